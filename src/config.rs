@@ -1,0 +1,1 @@
+//! Configuration: the embedded default, the user file, the environment and flags.

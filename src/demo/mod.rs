@@ -1,0 +1,1 @@
+//! Deterministic demo data that tells an operator's story.

@@ -1,0 +1,9 @@
+//! memscope: a terminal inspector and admin console for the memory of LLM applications.
+//!
+//! `memory` is the semantics (pure, no IO); everything else depends on it, never the reverse.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod memory;
+pub mod store;

@@ -1,0 +1,1 @@
+//! What `TokenBufferMemory` sends: the row window, the thread, prompt messages and pruning.

@@ -1,0 +1,8 @@
+//! The memory semantics: threads, trees, history, tokens and budgets. Pure code: no IO, no UI.
+
+pub mod budget;
+pub mod history;
+pub mod model;
+pub mod thread;
+pub mod tokens;
+pub mod tree;

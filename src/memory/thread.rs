@@ -1,0 +1,1 @@
+//! Thread extraction: Dify's newest-first walk and the true tree path.

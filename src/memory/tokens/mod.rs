@@ -1,0 +1,1 @@
+//! Token counting: encodings, the counters Dify uses, and a per-message count cache.

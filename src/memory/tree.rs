@@ -1,0 +1,1 @@
+//! The message tree: children, siblings (regenerations), leaves and anomalies.
