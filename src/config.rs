@@ -1,1 +1,299 @@
-//! Configuration: the embedded default, the user file, the environment and flags.
+//! Configuration: the embedded default (`config.toml`), a user file that overrides it, then the
+//! environment and flags for the database URL.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The documented default configuration, compiled in.
+pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
+
+/// Environment variable that overrides the configured database URL.
+pub const DATABASE_URL_ENV: &str = "MEMSCOPE_DATABASE_URL";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path} is not valid: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("no home directory: cannot place memscope's data and config directories")]
+    NoHome,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub database: DatabaseConfig,
+    pub storage: StorageConfig,
+    pub tokens: TokensConfig,
+    pub history: HistoryConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageConfig {
+    pub root: String,
+    pub kb_root: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokensConfig {
+    pub model: String,
+    pub counter: String,
+    pub encoding: String,
+    pub budget: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryConfig {
+    pub message_limit: i64,
+}
+
+/// Where memscope keeps its files.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Dirs {
+    pub data: PathBuf,
+    pub config: PathBuf,
+}
+
+impl Dirs {
+    /// The XDG directories (`$XDG_DATA_HOME/memscope`, `$XDG_CONFIG_HOME/memscope`).
+    pub fn from_env() -> Result<Dirs, ConfigError> {
+        let dirs = directories::ProjectDirs::from("", "", "memscope").ok_or(ConfigError::NoHome)?;
+        Ok(Dirs {
+            data: dirs.data_dir().to_path_buf(),
+            config: dirs.config_dir().to_path_buf(),
+        })
+    }
+
+    pub fn user_config_file(&self) -> PathBuf {
+        self.config.join("config.toml")
+    }
+
+    pub fn default_database_file(&self) -> PathBuf {
+        self.data.join("memscope.db")
+    }
+}
+
+/// Where the database URL in use came from: `info` says so, and only the embedded default is
+/// created and filled with the demo on first run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UrlSource {
+    Flag,
+    Environment,
+    ConfigFile,
+    EmbeddedDefault,
+}
+
+/// The configuration in effect, with the paths it was resolved from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Resolved {
+    pub config: Config,
+    pub dirs: Dirs,
+    /// The user config file that was read, if there was one.
+    pub config_file: Option<PathBuf>,
+    pub database_url: String,
+    pub url_source: UrlSource,
+    pub storage_root: PathBuf,
+    pub kb_root: PathBuf,
+}
+
+/// Parses the embedded default, then overlays `user_toml` key by key.
+pub fn merge(user_toml: Option<(&Path, &str)>) -> Result<Config, ConfigError> {
+    let mut merged: toml::Table = DEFAULT_CONFIG
+        .parse()
+        .expect("the embedded config.toml is valid TOML");
+    if let Some((path, text)) = user_toml {
+        let user: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| invalid(path, e))?;
+        overlay(&mut merged, user);
+    }
+    let path = user_toml.map_or(Path::new("<embedded config.toml>"), |(p, _)| p);
+    merged.try_into().map_err(|e| invalid(path, e))
+}
+
+fn invalid(path: &Path, error: toml::de::Error) -> ConfigError {
+    ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: error.message().to_string(),
+    }
+}
+
+fn overlay(base: &mut toml::Table, top: toml::Table) {
+    for (key, value) in top {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(base_table)), toml::Value::Table(top_table)) => {
+                overlay(base_table, top_table)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// Inputs that override the files: `--config`, `--db` and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub database_url: Option<String>,
+    pub env_database_url: Option<String>,
+}
+
+impl Overrides {
+    pub fn with_env(mut self) -> Self {
+        self.env_database_url = std::env::var(DATABASE_URL_ENV)
+            .ok()
+            .filter(|v| !v.is_empty());
+        self
+    }
+}
+
+/// Reads the user's config file (or the one named by `--config`) and applies the overrides.
+pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigError> {
+    let explicit = overrides.config_file.is_some();
+    let path = overrides
+        .config_file
+        .clone()
+        .unwrap_or_else(|| dirs.user_config_file());
+    let user_text = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => None,
+        Err(source) => return Err(ConfigError::Read { path, source }),
+    };
+    let config = merge(user_text.as_deref().map(|t| (path.as_path(), t)))?;
+    let (database_url, url_source) = if let Some(url) = &overrides.database_url {
+        (url.clone(), UrlSource::Flag)
+    } else if let Some(url) = &overrides.env_database_url {
+        (url.clone(), UrlSource::Environment)
+    } else if !config.database.url.is_empty() {
+        (config.database.url.clone(), UrlSource::ConfigFile)
+    } else {
+        (
+            sqlite_url(&dirs.default_database_file()),
+            UrlSource::EmbeddedDefault,
+        )
+    };
+    let under_data = |configured: &str, default: &str| {
+        if configured.is_empty() {
+            dirs.data.join(default)
+        } else {
+            PathBuf::from(configured)
+        }
+    };
+    Ok(Resolved {
+        storage_root: under_data(&config.storage.root, "storage"),
+        kb_root: under_data(&config.storage.kb_root, "knowledge_bases"),
+        config_file: user_text.map(|_| path),
+        database_url,
+        url_source,
+        config,
+        dirs,
+    })
+}
+
+/// A `sqlite://` URL for a file path.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}", path.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dirs(root: &Path) -> Dirs {
+        Dirs {
+            data: root.join("data"),
+            config: root.join("config"),
+        }
+    }
+
+    #[test]
+    fn embedded_default_parses_with_documented_values() {
+        let config = merge(None).unwrap();
+        assert_eq!(config.database.url, "");
+        assert_eq!(config.tokens.budget, 2000);
+        assert_eq!(config.tokens.counter, "openai");
+        assert_eq!(config.history.message_limit, 0);
+    }
+
+    #[test]
+    fn user_file_overrides_only_the_keys_it_sets() {
+        let config = merge(Some((Path::new("u.toml"), "[tokens]\nbudget = 4000\n"))).unwrap();
+        assert_eq!(config.tokens.budget, 4000);
+        assert_eq!(config.tokens.model, "gpt-4o");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_types_are_named() {
+        let err = merge(Some((Path::new("u.toml"), "[tokens]\nbudgit = 1\n"))).unwrap_err();
+        assert!(err.to_string().contains("budgit"), "{err}");
+        let err = merge(Some((Path::new("u.toml"), "[tokens]\nbudget = \"x\"\n"))).unwrap_err();
+        assert!(err.to_string().contains("u.toml"), "{err}");
+        let err = merge(Some((Path::new("u.toml"), "not toml ["))).unwrap_err();
+        assert!(matches!(err, ConfigError::Invalid { .. }));
+    }
+
+    #[test]
+    fn url_precedence_is_flag_then_env_then_file_then_default() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        std::fs::create_dir_all(&d.config).unwrap();
+        let default = resolve(d.clone(), &Overrides::default()).unwrap();
+        assert_eq!(default.url_source, UrlSource::EmbeddedDefault);
+        assert!(default.database_url.ends_with("data/memscope.db"));
+        assert_eq!(default.storage_root, d.data.join("storage"));
+
+        std::fs::write(
+            d.user_config_file(),
+            "[database]\nurl = \"sqlite:///f.db\"\n",
+        )
+        .unwrap();
+        let from_file = resolve(d.clone(), &Overrides::default()).unwrap();
+        assert_eq!(from_file.url_source, UrlSource::ConfigFile);
+        assert_eq!(from_file.config_file, Some(d.user_config_file()));
+
+        let env = Overrides {
+            env_database_url: Some("sqlite:///e.db".into()),
+            ..Overrides::default()
+        };
+        assert_eq!(
+            resolve(d.clone(), &env).unwrap().url_source,
+            UrlSource::Environment
+        );
+        let flag = Overrides {
+            database_url: Some("sqlite:///g.db".into()),
+            ..env
+        };
+        let resolved = resolve(d, &flag).unwrap();
+        assert_eq!(resolved.url_source, UrlSource::Flag);
+        assert_eq!(resolved.database_url, "sqlite:///g.db");
+    }
+
+    #[test]
+    fn a_missing_explicit_config_file_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let overrides = Overrides {
+            config_file: Some(tmp.path().join("nope.toml")),
+            ..Overrides::default()
+        };
+        assert!(matches!(
+            resolve(dirs(tmp.path()), &overrides),
+            Err(ConfigError::Read { .. })
+        ));
+    }
+}

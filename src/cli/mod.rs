@@ -1,1 +1,4 @@
-//! The headless command line.
+//! The headless command line: every command prints text for people or JSON for scripts.
+
+pub mod args;
+pub mod output;

@@ -6,3 +6,4 @@ pub mod model;
 pub mod thread;
 pub mod tokens;
 pub mod tree;
+pub mod wire;

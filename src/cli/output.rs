@@ -1,0 +1,177 @@
+//! How commands speak: JSON for scripts, text for people, and exit codes that tell them apart.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+/// Process exit codes, documented in the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Ok = 0,
+    /// `doctor` (and later `check`) found problems.
+    Findings = 1,
+    /// The command line was wrong (clap's own code).
+    Usage = 2,
+    /// The command failed: bad URL, not a memory database, unknown id, malformed input.
+    Failure = 3,
+}
+
+/// A command's failure, with the message an operator reads.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: ExitCode,
+}
+
+impl CliError {
+    pub fn failure(message: impl Into<String>) -> Self {
+        CliError {
+            message: message.into(),
+            code: ExitCode::Failure,
+        }
+    }
+}
+
+impl<E: std::error::Error> From<E> for CliError {
+    fn from(error: E) -> Self {
+        // The chain of causes, so "cannot open …: permission denied" keeps its reason.
+        let mut message = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                message.push_str(": ");
+                message.push_str(&text);
+            }
+            source = cause.source();
+        }
+        CliError::failure(message)
+    }
+}
+
+pub type CliResult<T = ExitCode> = Result<T, CliError>;
+
+/// Prints `value` as pretty JSON, or as the text `human` renders.
+pub fn emit<T: Serialize>(
+    json: bool,
+    value: &T,
+    human: impl FnOnce(&T) -> String,
+) -> CliResult<()> {
+    let mut out = std::io::stdout().lock();
+    let text = if json {
+        serde_json::to_string_pretty(value).map_err(CliError::from)?
+    } else {
+        human(value)
+    };
+    // A closed pipe (`memscope … | head`) is not an error worth a message.
+    match writeln!(out, "{}", text.trim_end_matches('\n')) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Right-aligns numbers and pads text into a fixed-width table for terminal output.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let numeric: Vec<bool> = (0..columns)
+        .map(|i| {
+            !rows.is_empty()
+                && rows.iter().all(|r| {
+                    r.get(i)
+                        .is_some_and(|c| c.chars().all(|ch| ch.is_ascii_digit() || ch == ','))
+                })
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                if numeric[i] {
+                    format!("{cell:>w$}", w = widths[i])
+                } else {
+                    format!("{cell:<w$}", w = widths[i])
+                }
+            })
+            .collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(header.to_vec())];
+    out.extend(
+        rows.iter()
+            .map(|r| line(r.iter().map(String::as_str).collect())),
+    );
+    out.join("\n")
+}
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: impl Into<i128>) -> String {
+    let n = n.into();
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// Shortens text to `max` characters for one table cell, on one line.
+pub fn cell(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+    }
+
+    #[test]
+    fn cell_flattens_and_truncates() {
+        assert_eq!(cell("a\nb", 10), "a b");
+        assert_eq!(cell("abcdef", 4), "abc…");
+        assert_eq!(cell("日本語テキスト", 3), "日本…");
+    }
+
+    #[test]
+    fn table_aligns_numbers_right() {
+        let t = table(
+            &["name", "n"],
+            &[vec!["a".into(), "5".into()], vec!["bb".into(), "10".into()]],
+        );
+        assert_eq!(t, "name   n\na      5\nbb    10");
+    }
+
+    #[test]
+    fn error_chain_is_kept() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let err = CliError::from(io);
+        assert_eq!(err.message, "denied");
+        assert_eq!(err.code, ExitCode::Failure);
+    }
+}
