@@ -3,6 +3,7 @@
 pub mod budget;
 pub mod history;
 pub mod model;
+pub mod models;
 pub mod thread;
 pub mod tokens;
 pub mod tree;
