@@ -88,6 +88,24 @@ pub enum StepReason {
     NotOnThread,
 }
 
+impl StepReason {
+    /// One line for a teaching view.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StepReason::FirstRow => "first row: the newest message always starts the thread",
+            StepReason::MatchesTrackedParent => "its id is the parent being tracked",
+            StepReason::AcceptedAfterNil => {
+                "the tracked parent is UUID_NIL: the next row is taken whatever its id"
+            }
+            StepReason::RootEndsWalk => "no parent: the thread's root, the walk stops",
+            StepReason::UnrelatedRootEndsWalk => {
+                "no parent and not on the thread, yet the walk stops here (bug #39031)"
+            }
+            StepReason::NotOnThread => "not on the thread: a sibling or another branch",
+        }
+    }
+}
+
 /// One examined row of a traced walk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExtractionStep {
@@ -217,6 +235,56 @@ pub enum ThreadComparison {
     },
 }
 
+impl std::fmt::Display for ThreadComparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let or_none = |id: &Option<String>| id.clone().unwrap_or_else(|| "nothing".to_owned());
+        match self {
+            ThreadComparison::Same => write!(f, "Dify's thread is the tree path"),
+            ThreadComparison::FollowedNewerLeaf { dify_start, chosen } => write!(
+                f,
+                "Dify starts from the newest message {dify_start}, not from {chosen} (#18827)"
+            ),
+            ThreadComparison::StoppedAtUnrelatedRoot {
+                root,
+                position,
+                expected,
+            } => write!(
+                f,
+                "Dify stopped at the unrelated root {root} at position {position} where the \
+                 tree has {} (#39031)",
+                or_none(expected)
+            ),
+            ThreadComparison::TookRowAfterNil {
+                nil_child,
+                taken,
+                tree_parent,
+            } => write!(
+                f,
+                "after {nil_child}'s UUID_NIL parent Dify took {taken}; the tree links {}",
+                or_none(tree_parent)
+            ),
+            ThreadComparison::WindowCut {
+                oldest_loaded,
+                parent_not_loaded,
+            } => write!(
+                f,
+                "the row window ends at {oldest_loaded}: its parent {parent_not_loaded} was not \
+                 loaded"
+            ),
+            ThreadComparison::Diverged {
+                position,
+                dify,
+                tree,
+            } => write!(
+                f,
+                "at position {position} Dify has {} and the tree has {}",
+                or_none(dify),
+                or_none(tree)
+            ),
+        }
+    }
+}
+
 /// Compares Dify's thread (`dify_thread`, indices into `window_newest_first` as
 /// [`extract_thread`] returns them) with the tree path from `chosen` up to its root.
 pub fn compare_with_tree<N: ThreadNode>(
@@ -225,11 +293,12 @@ pub fn compare_with_tree<N: ThreadNode>(
     tree: &MessageTree,
     chosen: NodeIndex,
 ) -> ThreadComparison {
-    let dify: Vec<&str> = dify_thread
+    // Indices outside the window are ignored rather than trusted.
+    let dify_rows: Vec<&N> = dify_thread
         .iter()
         .filter_map(|&row| window_newest_first.get(row))
-        .map(ThreadNode::node_id)
         .collect();
+    let dify: Vec<&str> = dify_rows.iter().map(|row| row.node_id()).collect();
     let mut path = tree.path_to_root(chosen).nodes;
     path.reverse();
     let tree_ids: Vec<&str> = path.iter().map(|&node| tree.id(node)).collect();
@@ -252,35 +321,39 @@ pub fn compare_with_tree<N: ThreadNode>(
         .count();
     let owned = |id: Option<&&str>| id.map(|id| (*id).to_owned());
     let expected = tree_ids.get(position);
-    if let Some(&taken) = dify.get(position) {
-        // position >= 1 here: both start with the chosen message.
-        let previous_row = &window_newest_first[dify_thread[position - 1]];
-        if declared_parent(previous_row) == Some(UUID_NIL) {
-            return ThreadComparison::TookRowAfterNil {
-                nil_child: previous_row.node_id().to_owned(),
-                taken: taken.to_owned(),
-                tree_parent: owned(expected),
-            };
+    let previous_row = position.checked_sub(1).and_then(|p| dify_rows.get(p));
+    match (previous_row, dify_rows.get(position)) {
+        (Some(previous_row), Some(taken_row)) => {
+            if declared_parent(*previous_row) == Some(UUID_NIL) {
+                return ThreadComparison::TookRowAfterNil {
+                    nil_child: previous_row.node_id().to_owned(),
+                    taken: taken_row.node_id().to_owned(),
+                    tree_parent: owned(expected),
+                };
+            }
+            if declared_parent(*taken_row).is_none() && !tree_ids.contains(&taken_row.node_id()) {
+                return ThreadComparison::StoppedAtUnrelatedRoot {
+                    root: taken_row.node_id().to_owned(),
+                    position,
+                    expected: owned(expected),
+                };
+            }
         }
-        let taken_row = &window_newest_first[dify_thread[position]];
-        if declared_parent(taken_row).is_none() && !tree_ids.contains(&taken) {
-            return ThreadComparison::StoppedAtUnrelatedRoot {
-                root: taken.to_owned(),
-                position,
-                expected: owned(expected),
-            };
+        (Some(oldest), None) => {
+            if let Some(&missing) = expected {
+                let loaded: FxHashSet<&str> = window_newest_first
+                    .iter()
+                    .map(ThreadNode::node_id)
+                    .collect();
+                if !loaded.contains(missing) {
+                    return ThreadComparison::WindowCut {
+                        oldest_loaded: oldest.node_id().to_owned(),
+                        parent_not_loaded: missing.to_owned(),
+                    };
+                }
+            }
         }
-    } else if let (Some(&oldest), Some(&missing)) = (dify.last(), expected) {
-        let loaded: FxHashSet<&str> = window_newest_first
-            .iter()
-            .map(ThreadNode::node_id)
-            .collect();
-        if !loaded.contains(missing) {
-            return ThreadComparison::WindowCut {
-                oldest_loaded: oldest.to_owned(),
-                parent_not_loaded: missing.to_owned(),
-            };
-        }
+        (None, _) => {}
     }
     ThreadComparison::Diverged {
         position,
@@ -580,6 +653,39 @@ pub(crate) mod tests {
                 position: 1,
                 dify: Some("A".into()),
                 tree: Some("B".into()),
+            }
+        );
+    }
+
+    #[test]
+    fn comparisons_and_reasons_read_as_sentences() {
+        let cut = compare("A<-- B<-A X<-- C<-B", "C<-B X<-- B<-A A<--", "C");
+        assert_eq!(
+            cut.to_string(),
+            "Dify stopped at the unrelated root X at position 1 where the tree has B (#39031)"
+        );
+        assert!(
+            StepReason::UnrelatedRootEndsWalk
+                .describe()
+                .contains("#39031")
+        );
+    }
+
+    #[test]
+    fn comparison_ignores_thread_indices_outside_the_window() {
+        let tree = MessageTree::build(&links("1<-- 2<-1"));
+        let window = links("2<-1 1<--");
+        let chosen = tree.find("2").expect("node exists");
+        assert_eq!(
+            compare_with_tree(&window, &[0, 1, 7], &tree, chosen),
+            ThreadComparison::Same
+        );
+        assert_eq!(
+            compare_with_tree(&window, &[], &tree, chosen),
+            ThreadComparison::Diverged {
+                position: 0,
+                dify: None,
+                tree: Some("2".into()),
             }
         );
     }

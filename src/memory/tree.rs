@@ -60,6 +60,29 @@ pub enum TreeAnomaly {
     Cycle { members: Vec<String> },
 }
 
+impl std::fmt::Display for TreeAnomaly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TreeAnomaly::DuplicateId { id, row, first_row } => {
+                write!(
+                    f,
+                    "row {row} repeats id {id} of row {first_row}; it is left out"
+                )
+            }
+            TreeAnomaly::DanglingParent { id, missing_parent } => write!(
+                f,
+                "{id} names parent {missing_parent}, which does not exist; shown as a root"
+            ),
+            TreeAnomaly::Cycle { members } => write!(
+                f,
+                "parent links go round through {}; cut at {}",
+                members.join(" -> "),
+                members.first().map_or("", String::as_str)
+            ),
+        }
+    }
+}
+
 /// A node's path up to its root, root first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TreePath {
@@ -519,6 +542,10 @@ mod tests {
             ]
         );
         assert_eq!(names(&t, t.roots().iter().copied()), ["a", "s"]);
+        assert_eq!(
+            t.anomalies()[0].to_string(),
+            "parent links go round through a -> c -> b; cut at a"
+        );
         let path = t.path_to_root(node(&t, "d"));
         assert_eq!(names(&t, path.nodes), ["a", "b", "c", "d"]);
         assert_eq!(path.root, RootKind::CycleBroken);
