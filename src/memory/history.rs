@@ -137,6 +137,10 @@ fn used_thread(
 
 /// `get_history_prompt_messages` before pruning, from the conversation's rows newest first and
 /// the `message_files` of those rows (in any order; each row keeps its files' relative order).
+///
+/// Files are always attached. Dify first reads the app's file-upload config and sends plain
+/// text when it is off, and raises when a workflow run it needs is missing (#32674); callers
+/// that know the config or the missing runs decide that before calling.
 pub fn assemble_history(
     rows_newest_first: &[StoredMessage],
     files: &[MessageFile],
