@@ -19,14 +19,17 @@ pub(crate) struct SmallDemo {
 }
 
 impl SmallDemo {
-    /// The story conversation titled `title` and its rows, oldest first.
-    pub(crate) fn conversation(&self, title: &str) -> (ConversationRow, Vec<StoredMessage>) {
-        let story = self
-            .summary
+    pub(crate) fn story(&self, title: &str) -> &Story {
+        self.summary
             .stories
             .iter()
             .find(|story| story.title == title)
-            .unwrap_or_else(|| panic!("no story {title:?}"));
+            .unwrap_or_else(|| panic!("no story {title:?}"))
+    }
+
+    /// The story conversation titled `title` and its rows, oldest first.
+    pub(crate) fn conversation(&self, title: &str) -> (ConversationRow, Vec<StoredMessage>) {
+        let story = self.story(title);
         let conversation = self
             .batches
             .iter()
@@ -339,12 +342,7 @@ fn batches_respect_foreign_key_order() {
     let demo = generate_into(11, Some(TINY_PLAN));
     let (violations, dangling_runs) = check_references(&demo.batches);
     assert_eq!(violations, Vec::<String>::new());
-    let orphan = demo
-        .summary
-        .stories
-        .iter()
-        .find(|story| story.title == "Orphaned workflow run")
-        .expect("orphan story");
+    let orphan = demo.story("Orphaned workflow run");
     assert_eq!(dangling_runs, std::slice::from_ref(&orphan.id));
 }
 
