@@ -62,7 +62,9 @@ const CONVERSATION_NAMES: &[&str] = &[
     "Plan upgrade",
 ];
 
-pub(crate) struct BulkGenerator {
+/// Generates a [`BulkPlan`] as batches of `conversations_per_batch` conversations; the first
+/// batch also carries the bulk apps. Batch `n` depends only on the seed, the tenant and `n`.
+pub struct BulkGenerator {
     seed: u64,
     plan: BulkPlan,
     apps: Vec<AppRow>,
@@ -70,7 +72,7 @@ pub(crate) struct BulkGenerator {
 }
 
 impl BulkGenerator {
-    pub(crate) fn new(seed: u64, tenant_id: &str, plan: BulkPlan) -> Self {
+    pub fn new(seed: u64, tenant_id: &str, plan: BulkPlan) -> Self {
         let mut rng = DemoRng::new(seed, APPS_STREAM);
         let created = base_time() - seconds(SECONDS_PER_YEAR + 24 * 3600);
         let apps = [
@@ -87,32 +89,6 @@ impl BulkGenerator {
             apps,
             next_chunk: 0,
         }
-    }
-
-    /// The next chunk of conversations (the first chunk also carries the bulk apps), or `None`
-    /// once the plan is complete.
-    pub(crate) fn next_batch(&mut self) -> Option<Batch> {
-        let per_batch = self.plan.conversations_per_batch.max(1);
-        let first = self.next_chunk * per_batch;
-        if first >= self.plan.conversations {
-            return None;
-        }
-        let last = (first + per_batch).min(self.plan.conversations);
-        let mut rng = DemoRng::new(self.seed, FIRST_STREAM + self.next_chunk);
-        let mut batch = Batch::default();
-        if self.next_chunk == 0 {
-            batch.apps = self.apps.clone();
-        }
-        let conversations = (last - first) as usize;
-        batch.conversations.reserve(conversations);
-        batch
-            .messages
-            .reserve(conversations * self.plan.rows_per_conversation);
-        for number in first..last {
-            self.conversation(&mut rng, number, &mut batch);
-        }
-        self.next_chunk += 1;
-        Some(batch)
     }
 
     fn conversation(&self, rng: &mut DemoRng, number: u64, batch: &mut Batch) {
@@ -171,6 +147,34 @@ impl BulkGenerator {
     }
 }
 
+impl Iterator for BulkGenerator {
+    type Item = Batch;
+
+    fn next(&mut self) -> Option<Batch> {
+        let per_batch = self.plan.conversations_per_batch.max(1);
+        let first = self.next_chunk * per_batch;
+        if first >= self.plan.conversations {
+            return None;
+        }
+        let last = (first + per_batch).min(self.plan.conversations);
+        let mut rng = DemoRng::new(self.seed, FIRST_STREAM + self.next_chunk);
+        let mut batch = Batch::default();
+        if self.next_chunk == 0 {
+            batch.apps = self.apps.clone();
+        }
+        let conversations = (last - first) as usize;
+        batch.conversations.reserve(conversations);
+        batch
+            .messages
+            .reserve(conversations * self.plan.rows_per_conversation);
+        for number in first..last {
+            self.conversation(&mut rng, number, &mut batch);
+        }
+        self.next_chunk += 1;
+        Some(batch)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,8 +186,7 @@ mod tests {
     };
 
     fn all_batches(plan: BulkPlan) -> Vec<Batch> {
-        let mut generator = BulkGenerator::new(3, "tenant", plan);
-        std::iter::from_fn(|| generator.next_batch()).collect()
+        BulkGenerator::new(3, "tenant", plan).collect()
     }
 
     #[test]

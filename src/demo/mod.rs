@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::store::rows::Batch;
 
-pub use bulk::BulkPlan;
+pub use bulk::{BulkGenerator, BulkPlan};
 pub use files::WriteFileError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +205,7 @@ pub struct Demo {
     tenant_id: String,
     storage_root: PathBuf,
     kb_root: PathBuf,
-    bulk: Option<bulk::BulkGenerator>,
+    bulk: Option<BulkGenerator>,
     next: Part,
     summary: DemoSummary,
 }
@@ -223,7 +223,7 @@ impl Demo {
         let tenant_id = ids::DemoRng::new(options.seed, TENANT_STREAM).uuid();
         Demo {
             seed: options.seed,
-            bulk: plan.map(|plan| bulk::BulkGenerator::new(options.seed, &tenant_id, plan)),
+            bulk: plan.map(|plan| BulkGenerator::new(options.seed, &tenant_id, plan)),
             tenant_id,
             storage_root: options.storage_root.clone(),
             kb_root: options.kb_root.clone(),
@@ -262,7 +262,7 @@ impl Iterator for Demo {
     fn next(&mut self) -> Option<Self::Item> {
         let batch = match self.next {
             Part::Done => return None,
-            Part::Bulk => match self.bulk.as_mut().and_then(bulk::BulkGenerator::next_batch) {
+            Part::Bulk => match self.bulk.as_mut().and_then(Iterator::next) {
                 Some(batch) => batch,
                 None => {
                     self.next = Part::Done;

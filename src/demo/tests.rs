@@ -444,3 +444,19 @@ fn an_unwritable_storage_root_is_a_file_error() {
     assert!(matches!(demo.next(), Some(Err(_))));
     assert!(demo.next().is_none(), "the iterator ends after an error");
 }
+
+#[test]
+fn demo_can_move_to_a_blocking_thread() {
+    // Callers generate on a blocking thread and insert on the async runtime.
+    fn movable<T: Send + 'static>(_: &T) {}
+    let storage = TempDir::new().expect("temp dir");
+    let demo = Demo::new(&DemoOptions {
+        scale: Scale::Large,
+        seed: 1,
+        storage_root: storage.path().to_owned(),
+        kb_root: storage.path().join("kb"),
+    });
+    movable(&demo);
+    let handle = std::thread::spawn(move || demo.take(1).count());
+    assert_eq!(handle.join().expect("thread finished"), 1);
+}
