@@ -21,6 +21,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -343,6 +344,18 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
             if mode == Mode::ReadOnly {
                 options = options.options([("default_transaction_read_only", "on")]);
             }
+            // The pool retries a refused connection until its acquire timeout; one direct
+            // connection reports an unreachable server at once.
+            let probe = tokio::time::timeout(ACQUIRE_TIMEOUT, options.connect())
+                .await
+                .map_err(|_| {
+                    unreachable(sqlx::Error::Io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no answer within {} s", ACQUIRE_TIMEOUT.as_secs()),
+                    )))
+                })?
+                .map_err(unreachable)?;
+            probe.close().await.map_err(unreachable)?;
             PgPoolOptions::new()
                 .max_connections(POSTGRES_POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)

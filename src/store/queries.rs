@@ -44,12 +44,8 @@ static MESSAGE_FILES_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-static EXISTING_RUNS_SQL: LazyLock<String> = LazyLock::new(|| {
-    in_list_query(
-        "SELECT id::text FROM workflow_runs WHERE id IN ",
-        "",
-    )
-});
+static EXISTING_RUNS_SQL: LazyLock<String> =
+    LazyLock::new(|| in_list_query("SELECT id::text FROM workflow_runs WHERE id IN ", ""));
 
 /// Ids as the database stores them (lowercase, hyphenated), dropping what is not a UUID: no row
 /// can have such an id, and PostgreSQL would reject it in a `::uuid` cast.
@@ -296,7 +292,10 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
         "chat_memory_messages",
         "SELECT COUNT(*) FROM chat_memory_messages",
     ),
-    ("chat_memory_trims", "SELECT COUNT(*) FROM chat_memory_trims"),
+    (
+        "chat_memory_trims",
+        "SELECT COUNT(*) FROM chat_memory_trims",
+    ),
     (
         "chat_memory_trim_archive",
         "SELECT COUNT(*) FROM chat_memory_trim_archive",
@@ -306,7 +305,10 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
     ("job", "SELECT COUNT(*) FROM job"),
     ("message", "SELECT COUNT(*) FROM message"),
     ("memory_base", "SELECT COUNT(*) FROM memory_base"),
-    ("memory_base_session", "SELECT COUNT(*) FROM memory_base_session"),
+    (
+        "memory_base_session",
+        "SELECT COUNT(*) FROM memory_base_session",
+    ),
     (
         "memory_base_workflow_run",
         "SELECT COUNT(*) FROM memory_base_workflow_run",
@@ -383,7 +385,10 @@ impl Store {
     }
 
     /// Every message of a conversation, oldest first (ties by id), for the message tree.
-    pub async fn all_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+    pub async fn all_messages(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         self.conversation_messages(conversation_id, ALL_MESSAGES_SQL, None)
             .await
     }
@@ -409,7 +414,10 @@ impl Store {
     }
 
     /// The files of the given messages, with their upload names, ordered by message then time.
-    pub async fn message_files(&self, message_ids: &[String]) -> Result<Vec<MessageFile>, StoreError> {
+    pub async fn message_files(
+        &self,
+        message_ids: &[String],
+    ) -> Result<Vec<MessageFile>, StoreError> {
         let ids = canonical_uuids(message_ids.iter().map(String::as_str));
         let mut files = Vec::new();
         for chunk in ids.chunks(IN_LIST_LEN) {

@@ -291,8 +291,11 @@ where
     }
     if let Ok(dir) = std::env::var(PG_MARKER_DIR_VAR) {
         std::fs::create_dir_all(&dir).expect("marker directory");
-        std::fs::write(std::path::Path::new(&dir).join(test.replace("::", "-")), "ran\n")
-            .expect("marker file");
+        std::fs::write(
+            std::path::Path::new(&dir).join(test.replace("::", "-")),
+            "ran\n",
+        )
+        .expect("marker file");
     }
 }
 
@@ -309,7 +312,13 @@ fn unique_schema_name(test: &str) -> String {
         .next()
         .unwrap_or(test)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(63 - "mst_".len() - suffix.len())
         .collect();
     format!("mst_{stem}{suffix}")
