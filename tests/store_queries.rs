@@ -44,6 +44,35 @@ fn listing_batch() -> Batch {
     }
 }
 
+/// Dify's own tables (with columns memscope does not model, and no `apps.memory_window`).
+const DIFY_OWN_SCHEMA: &str = "
+    CREATE TABLE apps (id uuid PRIMARY KEY, tenant_id uuid NOT NULL, name varchar(255) NOT NULL,
+        mode varchar(255) NOT NULL, icon varchar(255), enable_site boolean NOT NULL,
+        created_at timestamp NOT NULL, updated_at timestamp NOT NULL);
+    CREATE TABLE conversations (id uuid PRIMARY KEY, app_id uuid NOT NULL,
+        mode varchar(255) NOT NULL, name varchar(255) NOT NULL, inputs json NOT NULL,
+        status varchar(255) NOT NULL, from_source varchar(255) NOT NULL,
+        dialogue_count int NOT NULL DEFAULT 0, created_at timestamp NOT NULL,
+        updated_at timestamp NOT NULL, is_deleted boolean NOT NULL DEFAULT false);
+    CREATE TABLE messages (id uuid PRIMARY KEY, app_id uuid NOT NULL, conversation_id uuid NOT NULL,
+        inputs json NOT NULL, query text NOT NULL, message json NOT NULL,
+        message_tokens int NOT NULL DEFAULT 0, answer text NOT NULL,
+        answer_tokens int NOT NULL DEFAULT 0, parent_message_id uuid, currency varchar(255) NOT NULL,
+        status varchar(255) NOT NULL DEFAULT 'normal', error text, invoke_from varchar(255),
+        from_source varchar(255) NOT NULL, workflow_run_id uuid,
+        created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP, updated_at timestamp NOT NULL);
+    INSERT INTO apps VALUES ('00000000-0000-0000-0000-00000000000a'::uuid,
+        '00000000-0000-0000-0000-000000000001'::uuid, 'Dify bot', 'chat', NULL, true,
+        '2025-01-01 00:00:00', '2025-01-01 00:00:00');
+    INSERT INTO conversations VALUES ('00000000-0000-0000-0000-000000000014'::uuid,
+        '00000000-0000-0000-0000-00000000000a'::uuid, 'chat', 'Live chat', '{}', 'normal', 'api', 1,
+        '2025-01-01 00:00:00', '2025-01-01 00:01:00', false);
+    INSERT INTO messages VALUES ('00000000-0000-0000-0000-000000000032'::uuid,
+        '00000000-0000-0000-0000-00000000000a'::uuid, '00000000-0000-0000-0000-000000000014'::uuid,
+        '{}', 'hi', '\"\"', 3, 'hello', 4, NULL, 'USD', 'normal', NULL, 'service-api', 'api',
+        NULL, '2025-01-01 00:00:10', '2025-01-01 00:00:10');
+";
+
 async fn store_with(db: &common::TestDb, batch: &Batch) -> Store {
     let store = Store::init(db.url()).await.expect("init");
     store.insert_batch(batch).await.expect("insert");
@@ -169,6 +198,28 @@ db_tests! {
         assert_eq!(info.updated_at, at(300));
         assert_eq!(store.conversation_info(&id(77)).await.expect("info"), None);
         assert_eq!(store.conversation_info("garbage").await.expect("info"), None);
+        store.close().await;
+    }
+
+    async fn difys_own_database_is_read_unchanged(db) {
+        db.execute(DIFY_OWN_SCHEMA).await;
+        let store = Store::open(db.url(), Access::Auto).await.expect("open");
+        assert!(store.is_read_only());
+        let info = store
+            .conversation_info(&id(20))
+            .await
+            .expect("info")
+            .expect("conversation 20");
+        assert_eq!(info.app_name.as_deref(), Some("Dify bot"));
+        assert_eq!(info.memory_window, None);
+        assert_eq!(info.dialogue_count, 1);
+        let history = store.history_messages(&id(20), 500).await.expect("history");
+        assert_eq!(history.len(), 1);
+        assert_eq!((history[0].query.as_str(), history[0].answer.as_str()), ("hi", "hello"));
+        assert_eq!(history[0].created_at, at(10));
+        assert_eq!(history[0].message_tokens, 3);
+        let listed = listed_ids(&store, searching("hello")).await;
+        assert_eq!(listed, [id(20)]);
         store.close().await;
     }
 

@@ -366,7 +366,12 @@ impl Store {
         let Some(id) = canonical_uuid(conversation_id) else {
             return Ok(None);
         };
-        on_pool!(self.pool, CONVERSATION_INFO_SQL, |pool, sql| {
+        let query = if self.schema.has_app_memory_window() {
+            CONVERSATION_INFO_SQL
+        } else {
+            CONVERSATION_INFO_WITHOUT_WINDOW_SQL
+        };
+        on_pool!(self.pool, query, |pool, sql| {
             sqlx::query_as(sql).bind(&id).fetch_optional(pool).await
         })
         .map_err(|e| self.query_failed(e))
@@ -552,13 +557,25 @@ WHERE ($1::text IS NULL OR c.app_id = $1::uuid) \
 ORDER BY c.updated_at DESC, c.id DESC \
 LIMIT $6";
 
-const CONVERSATION_INFO_SQL: &str = "\
-SELECT c.id::text AS id, c.name, c.mode, c.status, c.from_source, \
-       c.dialogue_count::bigint AS dialogue_count, c.app_id::text AS app_id, \
-       a.name AS app_name, a.mode AS app_mode, a.memory_window::bigint AS memory_window, \
-       c.created_at, c.updated_at \
-FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
-WHERE c.id = $1::uuid";
+/// One conversation with its app; `$memory_window` is the app's window column expression.
+macro_rules! conversation_info_sql {
+    ($memory_window:literal) => {
+        concat!(
+            "SELECT c.id::text AS id, c.name, c.mode, c.status, c.from_source, \
+             c.dialogue_count::bigint AS dialogue_count, c.app_id::text AS app_id, \
+             a.name AS app_name, a.mode AS app_mode, ",
+            $memory_window,
+            " AS memory_window, c.created_at, c.updated_at \
+             FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
+             WHERE c.id = $1::uuid"
+        )
+    };
+}
+
+const CONVERSATION_INFO_SQL: &str = conversation_info_sql!("a.memory_window::bigint");
+
+/// For Dify's own database, whose `apps` keeps the window in the app config, not a column.
+const CONVERSATION_INFO_WITHOUT_WINDOW_SQL: &str = conversation_info_sql!("NULL::bigint");
 
 const HISTORY_SQL: &str = concat!(
     "SELECT ",

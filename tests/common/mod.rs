@@ -28,21 +28,24 @@ pub const PG_URL_VAR: &str = "MEMSCOPE_TEST_PG_URL";
 pub const PG_MARKER_DIR_VAR: &str = "MEMSCOPE_PG_MARKER_DIR";
 
 /// Generates, for each `async fn name(db) { … }`, a module `name` with the tests `sqlite` and
-/// `postgres` running the same body on a fresh database of each backend.
+/// `postgres` running the same body on a fresh database of each backend. Attributes before the
+/// `async fn` (e.g. `#[ignore]`) apply to both tests.
 #[macro_export]
 macro_rules! db_tests {
-    ($(async fn $name:ident($db:ident) $body:block)+) => {$(
+    ($($(#[$attr:meta])* async fn $name:ident($db:ident) $body:block)+) => {$(
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             async fn body($db: $crate::common::TestDb) $body
 
+            $(#[$attr])*
             #[tokio::test]
             async fn sqlite() {
                 $crate::common::run_sqlite(body).await;
             }
 
+            $(#[$attr])*
             #[tokio::test]
             async fn postgres() {
                 $crate::common::run_postgres(module_path!(), body).await;
