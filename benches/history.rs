@@ -70,7 +70,9 @@ fn conversation() -> Batch {
                 id: id.clone(),
                 conversation_id: conversation_id.clone(),
                 parent_message_id: own_parent,
-                query: format!("Question {i}: how does the retention policy apply to archived projects?"),
+                query: format!(
+                    "Question {i}: how does the retention policy apply to archived projects?"
+                ),
                 answer: format!(
                     "Answer {i}: archived projects keep their history for ninety days, then the \
                      summaries are kept and the raw messages are deleted. {}",

@@ -213,7 +213,9 @@ fn tokens_counts_a_message_file_per_message_and_in_total() {
     )
     .unwrap();
     let report = json(
-        memscope(home.path()).args(["tokens", "--model", "gpt-4o", "--input"]).arg(&input),
+        memscope(home.path())
+            .args(["tokens", "--model", "gpt-4o", "--input"])
+            .arg(&input),
         0,
     );
     // 3 + "user" + "Hello", 3 + "assistant" + "Hi there", + 3 reply priming (all 1-2 tokens).
@@ -221,7 +223,9 @@ fn tokens_counts_a_message_file_per_message_and_in_total() {
     assert_eq!(report["messages"][1]["tokens"], 6);
     assert_eq!(report["total"], 14);
     let zero = json(
-        memscope(home.path()).args(["tokens", "--counter", "zero", "--input"]).arg(&input),
+        memscope(home.path())
+            .args(["tokens", "--counter", "zero", "--input"])
+            .arg(&input),
         0,
     );
     assert_eq!(zero["total"], 0);
@@ -231,20 +235,35 @@ fn tokens_counts_a_message_file_per_message_and_in_total() {
 fn bad_input_gets_a_clear_error_and_a_distinct_exit_code() {
     let home = tempfile::tempdir().unwrap();
     let bad = home.path().join("bad.json");
-    std::fs::write(&bad, r#"[{"role":"user","content":"a"},{"role":"robot","content":"b"}]"#).unwrap();
-    let err = failure(memscope(home.path()).args(["tokens", "--input"]).arg(&bad), 3);
+    std::fs::write(
+        &bad,
+        r#"[{"role":"user","content":"a"},{"role":"robot","content":"b"}]"#,
+    )
+    .unwrap();
+    let err = failure(
+        memscope(home.path()).args(["tokens", "--input"]).arg(&bad),
+        3,
+    );
     assert!(err.contains("message 1: unknown role `robot`"), "{err}");
     std::fs::write(&bad, "{ not json").unwrap();
-    let err = failure(memscope(home.path()).args(["tokens", "--input"]).arg(&bad), 3);
+    let err = failure(
+        memscope(home.path()).args(["tokens", "--input"]).arg(&bad),
+        3,
+    );
     assert!(err.contains("not valid JSON"), "{err}");
     std::fs::write(&bad, r#"[{"role":"user","content":"a"}]"#).unwrap();
     let err = failure(
-        memscope(home.path()).args(["tokens", "--counter", "psychic", "--input"]).arg(&bad),
+        memscope(home.path())
+            .args(["tokens", "--counter", "psychic", "--input"])
+            .arg(&bad),
         3,
     );
     assert!(err.contains("unknown token counter `psychic`"), "{err}");
 
-    let err = failure(memscope(home.path()).args(["conversations", "--db", "mysql://x/y"]), 3);
+    let err = failure(
+        memscope(home.path()).args(["conversations", "--db", "mysql://x/y"]),
+        3,
+    );
     assert!(err.contains("mysql://x/y"), "{err}");
 
     let err = failure(memscope(home.path()).args(["history", "not-a-uuid"]), 3);
@@ -271,7 +290,10 @@ async fn a_database_that_is_not_memory_is_refused() {
     let other = home.path().join("other.db");
     sqlite_with_table(&other, "create table invoices(id integer)").await;
     let url = format!("sqlite://{}", other.display());
-    let err = failure(memscope(home.path()).args(["conversations", "--db", &url]), 3);
+    let err = failure(
+        memscope(home.path()).args(["conversations", "--db", &url]),
+        3,
+    );
     assert!(err.contains("not a memory database"), "{err}");
     let err = failure(memscope(home.path()).args(["init", "--db", &url]), 3);
     assert!(err.contains("memscope did not create"), "{err}");
@@ -292,8 +314,14 @@ async fn a_database_memscope_did_not_create_is_only_read() {
             .connect()
             .await
             .unwrap();
-        connection.execute("delete from memscope_meta").await.unwrap();
-        connection.execute("pragma wal_checkpoint(truncate)").await.unwrap();
+        connection
+            .execute("delete from memscope_meta")
+            .await
+            .unwrap();
+        connection
+            .execute("pragma wal_checkpoint(truncate)")
+            .await
+            .unwrap();
     }
     let before = std::fs::read(&file).unwrap();
     let info = json(memscope(home.path()).args(["info", "--db", &url]), 0);
@@ -307,7 +335,10 @@ async fn a_database_memscope_did_not_create_is_only_read() {
         json(memscope(home.path()).args(&args).args(["--db", &url]), 0);
     }
     json(memscope(home.path()).args(["doctor", "--db", &url]), 1);
-    assert!(std::fs::read(&file).unwrap() == before, "read commands wrote nothing");
+    assert!(
+        std::fs::read(&file).unwrap() == before,
+        "read commands wrote nothing"
+    );
     let err = failure(memscope(home.path()).args(["demo", "--db", &url]), 3);
     assert!(err.contains("memscope did not create"), "{err}");
 }

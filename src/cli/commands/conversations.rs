@@ -16,7 +16,11 @@ fn format_cursor(cursor: &ConversationCursor) -> String {
 }
 
 fn parse_cursor(text: &str) -> Result<ConversationCursor, CliError> {
-    let bad = || CliError::failure(format!("`{text}` is not a cursor printed by `conversations`"));
+    let bad = || {
+        CliError::failure(format!(
+            "`{text}` is not a cursor printed by `conversations`"
+        ))
+    };
     let (time, id) = text.split_once('~').ok_or_else(bad)?;
     let updated_at = NaiveDateTime::parse_from_str(time, CURSOR_TIME).map_err(|_| bad())?;
     Ok(ConversationCursor {

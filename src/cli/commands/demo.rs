@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::cli::Context;
 use crate::cli::args::{DemoArgs, Scale};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table, thousands};
-use crate::cli::Context;
 use crate::config::sqlite_url;
 use crate::demo::{Demo, DemoOptions, DemoSummary};
 use crate::store::rows::Batch;
@@ -70,7 +70,10 @@ async fn fill(store: &Store, options: DemoOptions) -> CliResult<DemoSummary> {
     let generator = std::thread::spawn(move || {
         let mut demo = Demo::new(&options);
         for batch in demo.by_ref() {
-            if sender.blocking_send(batch.map_err(|e| e.to_string())).is_err() {
+            if sender
+                .blocking_send(batch.map_err(|e| e.to_string()))
+                .is_err()
+            {
                 break;
             }
         }
@@ -198,7 +201,11 @@ pub async fn create_default_database(context: &Context, file: &Path) -> CliResul
     let dir = file.parent().unwrap_or(Path::new("."));
     create_dir(dir)?;
     let partial = file.with_extension("db.partial");
-    for stale in [partial.clone(), wal(&partial, "-wal"), wal(&partial, "-shm")] {
+    for stale in [
+        partial.clone(),
+        wal(&partial, "-wal"),
+        wal(&partial, "-shm"),
+    ] {
         // Leftovers of an interrupted first run; absent files are fine.
         let _ = std::fs::remove_file(stale);
     }
@@ -217,7 +224,10 @@ pub async fn create_default_database(context: &Context, file: &Path) -> CliResul
         ))
     })?;
     // The store reopens it read-write only if memscope created it: check that it did.
-    Store::open(&sqlite_url(file), Access::Auto).await?.close().await;
+    Store::open(&sqlite_url(file), Access::Auto)
+        .await?
+        .close()
+        .await;
     Ok(())
 }
 

@@ -46,7 +46,10 @@ fn render(r: &Report) -> String {
     out
 }
 
-fn limit_per_kind(report: DoctorReport, max_per_kind: usize) -> (BTreeMap<&'static str, usize>, Vec<Finding>) {
+fn limit_per_kind(
+    report: DoctorReport,
+    max_per_kind: usize,
+) -> (BTreeMap<&'static str, usize>, Vec<Finding>) {
     let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut kept = Vec::new();
     for finding in report.findings {
@@ -79,5 +82,9 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         findings,
     };
     emit(context.global.json, &report, render)?;
-    Ok(if any { ExitCode::Findings } else { ExitCode::Ok })
+    Ok(if any {
+        ExitCode::Findings
+    } else {
+        ExitCode::Ok
+    })
 }

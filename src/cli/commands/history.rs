@@ -82,14 +82,21 @@ fn render(r: &Report) -> String {
         }
         rows.push(vec![
             line.index.to_string(),
-            format!("{} {}", line.role.as_str(), &line.source_id[..line.source_id.len().min(8)]),
+            format!(
+                "{} {}",
+                line.role.as_str(),
+                &line.source_id[..line.source_id.len().min(8)]
+            ),
             line.tokens.to_string(),
             thousands(line.tokens_from_here),
             cell(&line.message.content.text(), 60),
         ]);
     }
     out.push('\n');
-    out.push_str(&table(&["#", "message", "tokens", "from here", "content"], &rows));
+    out.push_str(&table(
+        &["#", "message", "tokens", "from here", "content"],
+        &rows,
+    ));
     out
 }
 
@@ -112,10 +119,19 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         },
     };
     let mut cache = CountCache::default();
-    let view = BudgetView::compute(&loaded.rows_newest_first, &loaded.files, &settings, &mut cache);
+    let view = BudgetView::compute(
+        &loaded.rows_newest_first,
+        &loaded.files,
+        &settings,
+        &mut cache,
+    );
     let text = args.text.then(|| {
         let (_, kept) = view.history.split_at_cut(&view.pruned);
-        history_prompt_text(kept.iter().map(|m| &m.message), &args.human_prefix, &args.ai_prefix)
+        history_prompt_text(
+            kept.iter().map(|m| &m.message),
+            &args.human_prefix,
+            &args.ai_prefix,
+        )
     });
     let report = Report {
         conversation_id: loaded.info.id.clone(),

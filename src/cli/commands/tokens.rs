@@ -50,9 +50,8 @@ fn render(r: &Report) -> String {
 
 pub fn run(context: &Context, args: &TokensArgs) -> CliResult {
     let text = read_input(&args.input)?;
-    let messages = parse_messages(&text).map_err(|e| {
-        CliError::failure(format!("{}: {e}", args.input.display()))
-    })?;
+    let messages = parse_messages(&text)
+        .map_err(|e| CliError::failure(format!("{}: {e}", args.input.display())))?;
     let (counter, _) = counter_from(context, &args.tokens)?;
     let count = messages.len();
     let report = Report {
@@ -79,7 +78,10 @@ pub fn run(context: &Context, args: &TokensArgs) -> CliResult {
         } else {
             counter.list_overhead()
         },
-        previews: messages.iter().map(|m| m.content.text().into_owned()).collect(),
+        previews: messages
+            .iter()
+            .map(|m| m.content.text().into_owned())
+            .collect(),
     };
     emit(context.global.json, &report, render)?;
     Ok(ExitCode::Ok)
