@@ -79,6 +79,21 @@ db_tests! {
         assert!(matches!(error, StoreError::SchemaTooNew { .. }), "{error}");
     }
 
+    async fn older_schema_is_not_read_without_migrating(db) {
+        Store::init(db.url()).await.expect("init").close().await;
+        db.execute("UPDATE memscope_meta SET value = '0' WHERE key = 'schema_version'")
+            .await;
+        let error = unwrap_err(Store::open(db.url(), Access::ReadOnly).await).await;
+        assert!(
+            matches!(error, StoreError::SchemaOutdated { found: 0, supported: SCHEMA_VERSION, .. }),
+            "{error}"
+        );
+        // Opened for writing, pending migrations run instead.
+        let store = Store::open(db.url(), Access::Auto).await.expect("open");
+        assert!(!store.is_read_only());
+        store.close().await;
+    }
+
     async fn other_databases_are_not_memory_databases(db) {
         db.execute("CREATE TABLE users (id int PRIMARY KEY); CREATE TABLE messages (id int);")
             .await;

@@ -93,12 +93,14 @@ pub enum Access {
     ReadOnly,
 }
 
+#[derive(Clone)]
 enum DbPool {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
 
-/// An open memory database.
+/// An open memory database. Cloning is cheap and shares the connection pool.
+#[derive(Clone)]
 pub struct Store {
     pool: DbPool,
     /// The URL with its password redacted: what every error names.
