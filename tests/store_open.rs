@@ -175,3 +175,28 @@ async fn missing_sqlite_file_is_not_created_by_open() {
     assert!(matches!(error, StoreError::Unreachable { .. }), "{error}");
     assert!(!path.exists());
 }
+
+async fn journal_mode(db: &common::TestDb) -> Vec<Vec<common::Value>> {
+    db.fetch("PRAGMA journal_mode", &[common::Kind::Text]).await
+}
+
+#[tokio::test]
+async fn memscope_sqlite_file_uses_wal() {
+    common::run_sqlite(|db| async move {
+        Store::init(db.url()).await.expect("init").close().await;
+        assert_eq!(journal_mode(&db).await, [[common::Value::from("wal")]]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn foreign_sqlite_file_keeps_its_journal_mode() {
+    common::run_sqlite(|db| async move {
+        db.execute(FOREIGN_DIFY_SCHEMA).await;
+        let store = Store::open(db.url(), Access::Write).await.expect("open");
+        assert!(!store.is_read_only());
+        store.close().await;
+        assert_eq!(journal_mode(&db).await, [[common::Value::from("delete")]]);
+    })
+    .await;
+}
