@@ -18,14 +18,18 @@ use super::python_repr::push_str_repr;
 /// Which of Dify's counting behaviours to reproduce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterKind {
-    /// The classic OpenAI formula (Dify ≤ 0.15 core, and the OpenAI plugin until 2026).
+    /// The classic OpenAI formula (Dify ≤ 0.15 core, and the OpenAI plugin until 2026). Dify
+    /// raises `NotImplementedError` for model families it does not list; this counts them with
+    /// the standard 3 per message and +1 per name instead.
     OpenAi,
     /// The OpenAI plugin's 2026 estimate: the list's text joined by newlines, plus 3 per
     /// message and 3 per list.
     Plugin,
-    /// The message text alone, no overhead. Providers that use Dify's GPT-2 fallback each
-    /// build their own prompt text (role prefixes, separators) and count that; this is the
-    /// part every one of them counts, so it is a lower bound of their counts.
+    /// Each message's text alone (text parts concatenated; roles, names, tool calls and files
+    /// count nothing), with no per-message or per-list overhead. This is the core of what
+    /// providers on Dify's GPT-2 fallback count: each wraps the text in its own prompt format
+    /// (role prefixes, separators) before counting, so their counts are this plus a
+    /// provider-specific overhead. An unknown model gets that fallback's tokenizer, r50k_base.
     Raw,
     /// Always 0: Dify 1.x's default (`PLUGIN_BASED_TOKEN_COUNTING_ENABLED=false`), under which
     /// token pruning never removes anything.
