@@ -308,12 +308,13 @@ impl TokenCounter {
     /// is always a letter, though: the next segment starts with its role name. So `inner`
     /// counts the segment followed by `"\n"` and one probe letter, minus the probe's token.
     /// This is exact for all four encodings because no pattern matches across a newline
-    /// followed by a letter, and patterns look at most one character past a match.
+    /// followed by a letter, and the only look-ahead (`(?!\S)`) reads one character, which is
+    /// a letter in both cases.
     ///
     /// The same property gives a cut point that spares a second pass over the whole segment:
-    /// the last position after a newline that holds a letter. Pieces never cross it, so the
-    /// head before it is counted once (as `head + that letter`, minus the letter) and only the
-    /// short tail is counted twice, alone and before the probe.
+    /// the last position after a newline that holds an ASCII letter. Pieces never cross it, so
+    /// the head before it is counted once (as `head + that letter`, minus the letter) and only
+    /// the tail, usually the last line, is counted twice: alone and before the probe.
     fn plugin_tokens(&self, message: &PromptMessage) -> MessageTokens {
         const NEXT_SEGMENT_PROBE: &str = "\na";
         const LETTER_TOKENS: usize = 1;
