@@ -5,5 +5,6 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod inspect;
 pub mod memory;
 pub mod store;

@@ -1,1 +1,29 @@
 //! Token counting: encodings, the counters Dify uses, and a per-message count cache.
+//!
+//! - [`Encoding`]: the four OpenAI encodings, with process-wide tokenizers that load once
+//!   ([`preload`], [`is_loaded`]) and tiktoken's model table ([`encoding_for_model`]).
+//! - [`TokenCounter`]: one of Dify's counters ([`CounterKind`]) bound to an encoding. It counts
+//!   per message ([`MessageTokens`](crate::memory::budget::MessageTokens)), and those counts
+//!   add up exactly to its count of the whole list.
+//! - [`CountCache`]: per-message counts keyed by counter and content hash, so recounting a
+//!   thread after a change only tokenizes the messages that changed.
+//! - [`corpus`]: a deterministic mixed-text generator for tests and benchmarks.
+
+mod cache;
+pub mod corpus;
+mod counter;
+mod encoding;
+mod python_repr;
+
+pub use cache::{CacheStats, CountCache};
+pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
+pub use encoding::{Encoding, base_model, encoding_for_model, is_loaded, preload};
+
+/// Names that do not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokensError {
+    #[error("unknown encoding {0:?} (expected cl100k_base, o200k_base, p50k_base, r50k_base or gpt2)")]
+    UnknownEncoding(String),
+    #[error("unknown token counter {0:?} (expected openai, plugin, raw or zero)")]
+    UnknownCounter(String),
+}

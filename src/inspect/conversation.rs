@@ -1,0 +1,224 @@
+//! A conversation as memscope loads it, and its thread: Dify's extraction, the true tree path,
+//! and where the two differ.
+
+use serde::Serialize;
+
+use super::InspectError;
+use crate::memory::history::{MAX_ROW_WINDOW, row_window};
+use crate::memory::model::{MessageFile, StoredMessage};
+use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
+use crate::memory::tree::{MessageTree, NodeIndex};
+use crate::store::{ConversationInfo, Store};
+
+/// Where the row window in effect comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowSource {
+    /// `--message-limit` or the config's `history.message_limit`.
+    Requested,
+    /// The app's memory window (`MemoryConfig.window.size`).
+    App,
+    /// Neither: Dify's 500.
+    DifyDefault,
+}
+
+/// The `message_limit` memory is called with, and why: an explicit limit (> 0) wins, then the
+/// app's window, then Dify's default of 500 rows.
+pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usize, WindowSource) {
+    match (requested.filter(|&l| l > 0), app_window.filter(|&l| l > 0)) {
+        (Some(limit), _) => (row_window(Some(limit)), WindowSource::Requested),
+        (None, Some(limit)) => (row_window(Some(limit)), WindowSource::App),
+        (None, None) => (MAX_ROW_WINDOW, WindowSource::DifyDefault),
+    }
+}
+
+/// The newest rows of a conversation, as `TokenBufferMemory` queries them, with their files.
+#[derive(Debug, Clone)]
+pub struct WindowedRows {
+    pub info: ConversationInfo,
+    pub window: usize,
+    pub window_source: WindowSource,
+    /// At most `window` rows, newest first.
+    pub rows_newest_first: Vec<StoredMessage>,
+    pub files: Vec<MessageFile>,
+}
+
+async fn conversation_info(store: &Store, id: &str) -> Result<ConversationInfo, InspectError> {
+    store
+        .conversation_info(id)
+        .await?
+        .ok_or_else(|| InspectError::UnknownConversation {
+            id: id.to_owned(),
+            url: store.url().to_owned(),
+        })
+}
+
+async fn files_of(store: &Store, rows: &[StoredMessage]) -> Result<Vec<MessageFile>, InspectError> {
+    let ids: Vec<String> = rows.iter().map(|m| m.id.clone()).collect();
+    Ok(store.message_files(&ids).await?)
+}
+
+/// Loads what memory reads for a conversation: the window's rows and their files only, so a
+/// 10,000-message conversation costs one indexed LIMIT query and one batched file query.
+pub async fn load_window(
+    store: &Store,
+    id: &str,
+    requested_limit: Option<i64>,
+) -> Result<WindowedRows, InspectError> {
+    let info = conversation_info(store, id).await?;
+    let (window, window_source) = effective_window(requested_limit, info.memory_window);
+    let rows_newest_first = store.history_messages(&info.id, window as i64).await?;
+    let files = files_of(store, &rows_newest_first).await?;
+    Ok(WindowedRows {
+        info,
+        window,
+        window_source,
+        rows_newest_first,
+        files,
+    })
+}
+
+/// A whole conversation: every row (for the tree) and every file.
+#[derive(Debug, Clone)]
+pub struct LoadedConversation {
+    pub info: ConversationInfo,
+    /// Oldest first, ties broken by id (the reverse of the history query's order).
+    pub rows: Vec<StoredMessage>,
+    pub files: Vec<MessageFile>,
+}
+
+pub async fn load_conversation(store: &Store, id: &str) -> Result<LoadedConversation, InspectError> {
+    let info = conversation_info(store, id).await?;
+    let rows = store.all_messages(&info.id).await?;
+    let files = files_of(store, &rows).await?;
+    Ok(LoadedConversation { info, rows, files })
+}
+
+impl LoadedConversation {
+    pub fn tree(&self) -> MessageTree {
+        MessageTree::build(&self.rows)
+    }
+
+    /// The newest `window` rows, newest first: what the history query would return.
+    pub fn window_newest_first(&self, window: usize) -> Vec<StoredMessage> {
+        self.rows.iter().rev().take(window).cloned().collect()
+    }
+
+    pub fn find(&self, tree: &MessageTree, id: &str) -> Result<NodeIndex, InspectError> {
+        tree.find(id).ok_or_else(|| InspectError::UnknownMessage {
+            id: id.to_owned(),
+            conversation: self.info.id.clone(),
+        })
+    }
+
+    /// The rows of the true tree path from `leaf` up to its root, newest first.
+    pub fn path_newest_first(&self, tree: &MessageTree, leaf: NodeIndex) -> Vec<StoredMessage> {
+        tree.path_to_root(leaf)
+            .nodes
+            .iter()
+            .rev()
+            .map(|&node| self.rows[tree.row(node)].clone())
+            .collect()
+    }
+}
+
+/// Which thread a view marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThreadMode {
+    /// Dify's extraction as main does it (bug #39031 included).
+    Dify,
+    /// Dify's extraction with PR #39032's fix.
+    Fixed,
+    /// The true path from the chosen leaf up to its root.
+    Tree,
+}
+
+/// A conversation's thread seen both ways.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadView {
+    pub mode: ThreadMode,
+    /// The message the tree path ends at: the chosen leaf, else the newest message.
+    pub leaf: Option<String>,
+    pub window: usize,
+    /// The marked thread, oldest first.
+    pub thread: Vec<String>,
+    /// Dify's extraction over the window (in the mode's flavour: Fixed for `fixed`), oldest first.
+    pub extracted: Vec<String>,
+    /// The tree path from the root to the leaf.
+    pub tree_path: Vec<String>,
+    pub comparison: ThreadComparison,
+    pub comparison_text: String,
+    pub anomalies: Vec<String>,
+}
+
+/// Derives the thread view. `leaf` defaults to the newest row: the message Dify starts from.
+pub fn thread_view(
+    conversation: &LoadedConversation,
+    tree: &MessageTree,
+    leaf: Option<NodeIndex>,
+    mode: ThreadMode,
+    window: usize,
+) -> ThreadView {
+    let window_rows = conversation.window_newest_first(window);
+    let extraction = match mode {
+        ThreadMode::Fixed => ExtractionMode::Fixed,
+        ThreadMode::Dify | ThreadMode::Tree => ExtractionMode::Dify,
+    };
+    let extracted_rows = extract_thread(&window_rows, extraction);
+    let extracted: Vec<String> = extracted_rows
+        .iter()
+        .rev()
+        .map(|&row| window_rows[row].id.clone())
+        .collect();
+    let leaf = leaf.or_else(|| tree.find(&window_rows.first()?.id));
+    let tree_path: Vec<String> = leaf
+        .map(|leaf| {
+            tree.path_to_root(leaf)
+                .nodes
+                .iter()
+                .map(|&node| tree.id(node).to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let comparison = match leaf {
+        Some(leaf) => compare_with_tree(&window_rows, &extracted_rows, tree, leaf),
+        None => ThreadComparison::Same,
+    };
+    ThreadView {
+        mode,
+        leaf: leaf.map(|l| tree.id(l).to_owned()),
+        window,
+        thread: match mode {
+            ThreadMode::Tree => tree_path.clone(),
+            ThreadMode::Dify | ThreadMode::Fixed => extracted.clone(),
+        },
+        extracted,
+        tree_path,
+        comparison_text: comparison.to_string(),
+        comparison,
+        anomalies: tree.anomalies().iter().map(ToString::to_string).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_precedence_is_request_then_app_then_500() {
+        assert_eq!(
+            effective_window(Some(10), Some(20)),
+            (10, WindowSource::Requested)
+        );
+        assert_eq!(effective_window(Some(0), Some(20)), (20, WindowSource::App));
+        assert_eq!(
+            effective_window(None, Some(9999)),
+            (500, WindowSource::App)
+        );
+        assert_eq!(
+            effective_window(Some(-1), None),
+            (500, WindowSource::DifyDefault)
+        );
+    }
+}

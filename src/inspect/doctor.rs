@@ -1,0 +1,279 @@
+//! `doctor`: one pass over a memory database for the problems that make a bot forget, leak or
+//! overflow, each finding naming the row an operator should look at.
+
+use serde::Serialize;
+
+use super::InspectError;
+use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
+use crate::memory::model::StoredMessage;
+use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
+use crate::memory::tokens::{CountCache, TokenCounter};
+use crate::memory::tree::MessageTree;
+use crate::store::Store;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// Dify's extraction from the newest message is not the tree path to it: the model sees a
+    /// different thread than the conversation holds.
+    ThreadDivergence {
+        conversation_id: String,
+        newest_message: String,
+        comparison: ThreadComparison,
+        explanation: String,
+    },
+    /// The history, unpruned (as Dify 1.x sends it with token counting disabled), is over budget.
+    OverBudget {
+        conversation_id: String,
+        tokens: u64,
+        budget: i64,
+        messages: usize,
+    },
+    /// A cycle, a dangling parent or a duplicate id in the parent links.
+    TreeAnomaly {
+        conversation_id: String,
+        anomaly: String,
+    },
+    /// A message whose `workflow_run_id` names no run: history with files raises in Dify (#32674).
+    DanglingWorkflowRun {
+        conversation_id: String,
+        message_id: String,
+        workflow_run_id: String,
+    },
+    /// A node execution column that is not valid JSON.
+    UnreadableJson {
+        node_execution_id: String,
+        node_id: String,
+        column: String,
+        error: String,
+    },
+}
+
+impl Finding {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Finding::ThreadDivergence { .. } => "thread_divergence",
+            Finding::OverBudget { .. } => "over_budget",
+            Finding::TreeAnomaly { .. } => "tree_anomaly",
+            Finding::DanglingWorkflowRun { .. } => "dangling_workflow_run",
+            Finding::UnreadableJson { .. } => "unreadable_json",
+        }
+    }
+
+    /// One line for a terminal.
+    pub fn describe(&self) -> String {
+        match self {
+            Finding::ThreadDivergence {
+                conversation_id,
+                explanation,
+                ..
+            } => format!("conversation {conversation_id}: {explanation}"),
+            Finding::OverBudget {
+                conversation_id,
+                tokens,
+                budget,
+                messages,
+            } => format!(
+                "conversation {conversation_id}: history of {messages} messages is {tokens} tokens, \
+                 over the budget of {budget}; with token counting disabled (Dify 1.x default) all \
+                 of it is sent"
+            ),
+            Finding::TreeAnomaly {
+                conversation_id,
+                anomaly,
+            } => format!("conversation {conversation_id}: {anomaly}"),
+            Finding::DanglingWorkflowRun {
+                conversation_id,
+                message_id,
+                workflow_run_id,
+            } => format!(
+                "conversation {conversation_id}: message {message_id} points to workflow run \
+                 {workflow_run_id}, which does not exist"
+            ),
+            Finding::UnreadableJson {
+                node_execution_id,
+                node_id,
+                column,
+                error,
+            } => format!(
+                "node execution {node_execution_id} (node {node_id}): `{column}` is not valid JSON: {error}"
+            ),
+        }
+    }
+}
+
+/// What `doctor` checks histories against.
+#[derive(Debug, Clone)]
+pub struct DoctorSettings {
+    pub counter: TokenCounter,
+    pub budget: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DoctorReport {
+    pub conversations: usize,
+    pub messages: usize,
+    pub findings: Vec<Finding>,
+}
+
+/// The checks of one conversation's messages (oldest first), pure.
+pub fn check_conversation(
+    rows_oldest_first: &[StoredMessage],
+    settings: &DoctorSettings,
+    cache: &mut CountCache,
+) -> Vec<Finding> {
+    let Some(newest) = rows_oldest_first.last() else {
+        return Vec::new();
+    };
+    let conversation_id = &newest.conversation_id;
+    let mut findings = Vec::new();
+    let tree = MessageTree::build(rows_oldest_first);
+    findings.extend(tree.anomalies().iter().map(|anomaly| Finding::TreeAnomaly {
+        conversation_id: conversation_id.clone(),
+        anomaly: anomaly.to_string(),
+    }));
+
+    let window: Vec<StoredMessage> = rows_oldest_first
+        .iter()
+        .rev()
+        .take(MAX_ROW_WINDOW)
+        .cloned()
+        .collect();
+    let extracted = extract_thread(&window, ExtractionMode::Dify);
+    if let Some(leaf) = tree.find(&newest.id) {
+        let comparison = compare_with_tree(&window, &extracted, &tree, leaf);
+        // A thread cut by the row window is Dify working as designed, not a fault.
+        if !matches!(
+            comparison,
+            ThreadComparison::Same | ThreadComparison::WindowCut { .. }
+        ) {
+            findings.push(Finding::ThreadDivergence {
+                conversation_id: conversation_id.clone(),
+                newest_message: newest.id.clone(),
+                explanation: comparison.to_string(),
+                comparison,
+            });
+        }
+    }
+
+    let history = assemble_history(&window, &[], &HistoryOptions::default());
+    let messages: Vec<_> = history.prompt_messages().cloned().collect();
+    let tokens = cache.count_list(&settings.counter, &messages);
+    if tokens as i128 > settings.budget as i128 {
+        findings.push(Finding::OverBudget {
+            conversation_id: conversation_id.clone(),
+            tokens,
+            budget: settings.budget,
+            messages: messages.len(),
+        });
+    }
+    findings
+}
+
+/// Scans the whole database: one streaming pass over the messages, then the run and JSON checks.
+pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorReport, InspectError> {
+    let mut report = DoctorReport::default();
+    // Counts are not reused across conversations: a small cache keeps memory flat.
+    let mut cache = CountCache::new(4_096);
+    store
+        .for_each_conversation(|rows| {
+            report.conversations += 1;
+            report.messages += rows.len();
+            report
+                .findings
+                .extend(check_conversation(&rows, settings, &mut cache));
+        })
+        .await?;
+    for dangling in store.dangling_workflow_runs().await? {
+        report.findings.push(Finding::DanglingWorkflowRun {
+            conversation_id: dangling.conversation_id,
+            message_id: dangling.message_id,
+            workflow_run_id: dangling.workflow_run_id,
+        });
+    }
+    for bad in store.bad_node_json().await? {
+        report.findings.push(Finding::UnreadableJson {
+            node_execution_id: bad.node_execution_id,
+            node_id: bad.node_id,
+            column: bad.column.to_owned(),
+            error: bad.error,
+        });
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::tokens::CounterKind;
+    use chrono::NaiveDate;
+
+    fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {
+        StoredMessage {
+            id: id.into(),
+            conversation_id: "c".into(),
+            parent_message_id: parent.map(Into::into),
+            query: format!("question {id}"),
+            answer: format!("answer {id}"),
+            message_tokens: 0,
+            answer_tokens: 0,
+            status: "normal".into(),
+            error: None,
+            invoke_from: None,
+            workflow_run_id: None,
+            created_at: NaiveDate::from_ymd_opt(2026, 1, 1)
+                .unwrap()
+                .and_hms_opt(0, 0, second)
+                .unwrap(),
+        }
+    }
+
+    fn settings(budget: i64) -> DoctorSettings {
+        DoctorSettings {
+            counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
+            budget,
+        }
+    }
+
+    #[test]
+    fn a_healthy_conversation_has_no_findings() {
+        let rows = [row("a", None, 1), row("b", Some("a"), 2), row("c", Some("b"), 3)];
+        assert!(check_conversation(&rows, &settings(2000), &mut CountCache::default()).is_empty());
+    }
+
+    #[test]
+    fn issue_39031_is_found() {
+        // Oldest first: A, B←A, X (an unrelated regeneration root), C←B. Newest first the walk
+        // meets X between C and B and stops there.
+        let rows = [
+            row("a", None, 1),
+            row("b", Some("a"), 2),
+            row("x", None, 3),
+            row("c", Some("b"), 4),
+        ];
+        let findings = check_conversation(&rows, &settings(2000), &mut CountCache::default());
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(matches!(
+            &findings[0],
+            Finding::ThreadDivergence {
+                comparison: ThreadComparison::StoppedAtUnrelatedRoot { .. },
+                ..
+            }
+        ));
+        assert!(findings[0].describe().contains("#39031"));
+    }
+
+    #[test]
+    fn cycles_and_budgets_are_found() {
+        let rows = [row("a", Some("b"), 1), row("b", Some("a"), 2)];
+        let findings = check_conversation(&rows, &settings(5), &mut CountCache::default());
+        let kinds: Vec<_> = findings.iter().map(Finding::kind).collect();
+        assert!(kinds.contains(&"tree_anomaly"), "{kinds:?}");
+        assert!(kinds.contains(&"over_budget"), "{kinds:?}");
+    }
+
+    #[test]
+    fn empty_conversations_have_nothing_to_check() {
+        assert!(check_conversation(&[], &settings(0), &mut CountCache::default()).is_empty());
+    }
+}

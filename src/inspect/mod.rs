@@ -1,0 +1,70 @@
+//! What memscope shows, computed once for the CLI and the TUI alike: loading a conversation
+//! from the store, then pure functions that derive its thread, its token budget and its
+//! problems from the memory semantics.
+
+pub mod budget;
+pub mod conversation;
+pub mod doctor;
+
+use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error("no conversation {id} in {url}")]
+    UnknownConversation { id: String, url: String },
+    #[error("no message {id} in conversation {conversation}")]
+    UnknownMessage { id: String, conversation: String },
+    #[error("{0}")]
+    BadSetting(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The counter for a model, a counter name and an optional encoding override, as the config and
+/// the `--model`, `--counter` and `--encoding` flags name them.
+pub fn token_counter(
+    model: &str,
+    counter: &str,
+    encoding: Option<&str>,
+) -> Result<TokenCounter, InspectError> {
+    let kind: CounterKind = counter.parse().map_err(|_| {
+        InspectError::BadSetting(format!(
+            "unknown token counter `{counter}` (expected openai, plugin, raw or zero)"
+        ))
+    })?;
+    match encoding.filter(|e| !e.is_empty()) {
+        None => Ok(TokenCounter::for_model(kind, model)),
+        Some(name) => {
+            let encoding: Encoding = name.parse().map_err(|_| {
+                InspectError::BadSetting(format!(
+                    "unknown encoding `{name}` (expected cl100k_base, o200k_base, p50k_base or r50k_base)"
+                ))
+            })?;
+            Ok(TokenCounter::with_encoding(kind, encoding))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_parsed_with_clear_errors() {
+        assert_eq!(
+            token_counter("gpt-4o", "zero", None).unwrap().kind(),
+            CounterKind::Zero
+        );
+        assert_eq!(
+            token_counter("gpt-4o", "openai", Some("cl100k_base"))
+                .unwrap()
+                .encoding(),
+            Encoding::Cl100kBase
+        );
+        let err = token_counter("gpt-4o", "magic", None).unwrap_err();
+        assert!(err.to_string().contains("`magic`"), "{err}");
+        let err = token_counter("gpt-4o", "openai", Some("utf8")).unwrap_err();
+        assert!(err.to_string().contains("`utf8`"), "{err}");
+    }
+}

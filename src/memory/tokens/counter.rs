@@ -1,0 +1,701 @@
+//! The counters Dify puts behind `get_llm_num_tokens`, per message, exact when summed.
+//!
+//! Reference §6. Each counter splits its count of a list into per-message [`MessageTokens`]
+//! plus a per-list overhead, so that [`SuffixTotals`](crate::memory::budget::SuffixTotals)
+//! gives the exact count of every suffix the pruning loop looks at.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::memory::budget::MessageTokens;
+use crate::memory::model::{Content, PromptMessage, Role, ToolCall};
+
+use super::TokensError;
+use super::encoding::{Encoding, base_model, encoding_for_model};
+use super::python_repr::push_str_repr;
+
+/// Which of Dify's counting behaviours to reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CounterKind {
+    /// The classic OpenAI formula (Dify ≤ 0.15 core, and the OpenAI plugin until 2026).
+    OpenAi,
+    /// The OpenAI plugin's 2026 estimate: the list's text joined by newlines, plus 3 per
+    /// message and 3 per list.
+    Plugin,
+    /// The message text alone, no overhead. Providers that use Dify's GPT-2 fallback each
+    /// build their own prompt text (role prefixes, separators) and count that; this is the
+    /// part every one of them counts, so it is a lower bound of their counts.
+    Raw,
+    /// Always 0: Dify 1.x's default (`PLUGIN_BASED_TOKEN_COUNTING_ENABLED=false`), under which
+    /// token pruning never removes anything.
+    Zero,
+}
+
+impl CounterKind {
+    pub const ALL: [CounterKind; 4] = [
+        CounterKind::OpenAi,
+        CounterKind::Plugin,
+        CounterKind::Raw,
+        CounterKind::Zero,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CounterKind::OpenAi => "openai",
+            CounterKind::Plugin => "plugin",
+            CounterKind::Raw => "raw",
+            CounterKind::Zero => "zero",
+        }
+    }
+
+    /// The encoding used for a model tiktoken does not know: cl100k_base for the classic
+    /// formula and o200k_base for the plugin, as Dify does; GPT-2's r50k_base for `raw`, the
+    /// tokenizer of Dify's fallback. `zero` tokenizes nothing.
+    pub fn fallback_encoding(self) -> Encoding {
+        match self {
+            CounterKind::OpenAi => Encoding::Cl100kBase,
+            CounterKind::Plugin | CounterKind::Zero => Encoding::O200kBase,
+            CounterKind::Raw => Encoding::R50kBase,
+        }
+    }
+}
+
+impl fmt::Display for CounterKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CounterKind {
+    type Err = TokensError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CounterKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == s)
+            .ok_or_else(|| TokensError::UnknownCounter(s.to_owned()))
+    }
+}
+
+/// The classic formula's per-message constants (OpenAI's ChatML accounting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChatMlOverhead {
+    pub per_message: u8,
+    /// Added for each `name` key, on top of the name's own tokens.
+    pub per_name: i8,
+}
+
+impl ChatMlOverhead {
+    /// Every model but one. Dify raises `NotImplementedError` for model families it does not
+    /// list (anything but gpt-3.5-turbo, gpt-4* and o1/o3/o4); we count them with these.
+    pub const STANDARD: ChatMlOverhead = ChatMlOverhead {
+        per_message: 3,
+        per_name: 1,
+    };
+    /// `gpt-3.5-turbo-0301`, where a name replaces the role.
+    pub const GPT_35_TURBO_0301: ChatMlOverhead = ChatMlOverhead {
+        per_message: 4,
+        per_name: -1,
+    };
+
+    pub fn for_model(model: &str) -> ChatMlOverhead {
+        if base_model(model).starts_with("gpt-3.5-turbo-0301") {
+            ChatMlOverhead::GPT_35_TURBO_0301
+        } else {
+            ChatMlOverhead::STANDARD
+        }
+    }
+}
+
+/// Everything a per-message count depends on: two counters with the same id count every
+/// message the same, which is what [`CountCache`](super::CountCache) keys on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CounterId {
+    pub kind: CounterKind,
+    pub encoding: Encoding,
+    /// Used by [`CounterKind::OpenAi`] only; [`ChatMlOverhead::STANDARD`] for the others.
+    pub overhead: ChatMlOverhead,
+}
+
+/// Added once per non-empty list by the classic formula and the plugin ("every reply is
+/// primed with `<im_start>assistant`").
+const REPLY_PRIMING: u32 = 3;
+/// The plugin's fixed `3 * len(messages)`.
+const PLUGIN_PER_MESSAGE: u32 = 3;
+
+/// A counter: a [`CounterKind`] bound to an encoding and the model's constants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenCounter {
+    id: CounterId,
+    model: Option<String>,
+    fallback: bool,
+}
+
+impl TokenCounter {
+    /// The counter Dify would use for `model`, falling back to the kind's
+    /// [`fallback_encoding`](CounterKind::fallback_encoding) when tiktoken does not know it.
+    pub fn for_model(kind: CounterKind, model: &str) -> TokenCounter {
+        let known = encoding_for_model(model);
+        let overhead = match kind {
+            CounterKind::OpenAi => ChatMlOverhead::for_model(model),
+            _ => ChatMlOverhead::STANDARD,
+        };
+        TokenCounter {
+            id: CounterId {
+                kind,
+                encoding: known.unwrap_or(kind.fallback_encoding()),
+                overhead,
+            },
+            model: Some(model.to_owned()),
+            fallback: known.is_none() && kind != CounterKind::Zero,
+        }
+    }
+
+    /// A counter for an explicit encoding, with the standard classic constants.
+    pub fn with_encoding(kind: CounterKind, encoding: Encoding) -> TokenCounter {
+        TokenCounter {
+            id: CounterId {
+                kind,
+                encoding,
+                overhead: ChatMlOverhead::STANDARD,
+            },
+            model: None,
+            fallback: false,
+        }
+    }
+
+    pub fn id(&self) -> CounterId {
+        self.id
+    }
+
+    pub fn kind(&self) -> CounterKind {
+        self.id.kind
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.id.encoding
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// Whether the model was unknown and the kind's fallback encoding is in use.
+    pub fn used_fallback(&self) -> bool {
+        self.fallback
+    }
+
+    /// Tokens of `text` in this counter's encoding; 0 for [`CounterKind::Zero`].
+    pub fn count_text(&self, text: &str) -> usize {
+        match self.id.kind {
+            CounterKind::Zero => 0,
+            _ => self.id.encoding.count(text),
+        }
+    }
+
+    /// This message's share of a list count; see [`MessageTokens`].
+    pub fn count_message(&self, message: &PromptMessage) -> MessageTokens {
+        match self.id.kind {
+            CounterKind::OpenAi => MessageTokens::flat(self.classic_tokens(message)),
+            CounterKind::Plugin => self.plugin_tokens(message),
+            CounterKind::Raw => MessageTokens::flat(saturate(
+                self.id.encoding.count(&message.content.text()),
+            )),
+            CounterKind::Zero => MessageTokens::default(),
+        }
+    }
+
+    /// Tokens a non-empty list costs beyond its messages.
+    pub fn list_overhead(&self) -> u32 {
+        match self.id.kind {
+            CounterKind::OpenAi | CounterKind::Plugin => REPLY_PRIMING,
+            CounterKind::Raw | CounterKind::Zero => 0,
+        }
+    }
+
+    /// The count of the whole list, as the counter would give it; 0 for an empty list (Dify
+    /// never counts one: memory returns `[]` before counting).
+    pub fn count_list(&self, messages: &[PromptMessage]) -> u64 {
+        let Some((last, earlier)) = messages.split_last() else {
+            return 0;
+        };
+        let inner: u64 = earlier
+            .iter()
+            .map(|message| u64::from(self.count_message(message).inner))
+            .sum();
+        inner + u64::from(self.count_message(last).last) + u64::from(self.list_overhead())
+    }
+
+    /// One line for an operator: what is counted, with which encoding, and any fallback.
+    pub fn description(&self) -> String {
+        let encoding = match (&self.model, self.fallback) {
+            (Some(model), true) => format!(
+                "{} (fallback: tiktoken does not know model {model:?})",
+                self.id.encoding
+            ),
+            (Some(model), false) => format!("{} (model {model})", self.id.encoding),
+            (None, _) => self.id.encoding.to_string(),
+        };
+        let overhead = self.id.overhead;
+        match self.id.kind {
+            CounterKind::OpenAi => format!(
+                "openai: classic OpenAI formula, {encoding}; {} per message, {:+} per name, \
+                 {REPLY_PRIMING} per list",
+                overhead.per_message, overhead.per_name
+            ),
+            CounterKind::Plugin => format!(
+                "plugin: OpenAI plugin 2026 estimate, {encoding}; newline-joined text, \
+                 {PLUGIN_PER_MESSAGE} per message, {REPLY_PRIMING} per list"
+            ),
+            CounterKind::Raw => format!("raw: message text only, {encoding}; no overhead"),
+            CounterKind::Zero => {
+                "zero: token counting disabled (Dify 1.x default); nothing is ever pruned".into()
+            }
+        }
+    }
+
+    /// Dify's `_num_tokens_from_messages` for one message. The message becomes its OpenAI dict
+    /// (`role`, `content`, then `function_call` and `name` when present) and every value is
+    /// counted as `str(value)`:
+    /// - A tool message is `{"role": "function", "content", "name": tool_call_id}`; a message
+    ///   name, when set, replaces that `name`.
+    /// - An assistant message with tool calls gets `function_call = {name, arguments}` of the
+    ///   first call only, counted as Python's `str()` of that dict. Dify's `tool_calls` branch
+    ///   (which counts keys twice) never runs: the dict has no `tool_calls` key, and a list
+    ///   value would have been flattened to its text parts (`""`) before that branch anyway.
+    /// - List content: only user messages turn their parts into `{"type": "text"}` dicts, so
+    ///   only they count their text parts; other roles keep part objects, which the text filter
+    ///   skips, so their list content counts `""`. Images and files count 0 everywhere.
+    fn classic_tokens(&self, message: &PromptMessage) -> u32 {
+        let encoding = self.id.encoding;
+        let count = |text: &str| i64::try_from(encoding.count(text)).unwrap_or(i64::MAX);
+        let (role, name) = match message.role {
+            Role::Tool => (
+                "function",
+                Some(
+                    non_empty(&message.name)
+                        .unwrap_or_else(|| message.tool_call_id.as_deref().unwrap_or("")),
+                ),
+            ),
+            role => (role.as_str(), non_empty(&message.name)),
+        };
+        let mut tokens = i64::from(self.id.overhead.per_message)
+            + count(role)
+            + count(&classic_content(message));
+        if message.role == Role::Assistant {
+            if let Some(call) = message.tool_calls.first() {
+                tokens += count(&function_call_str(call));
+            }
+        }
+        if let Some(name) = name {
+            tokens += count(name) + i64::from(self.id.overhead.per_name);
+        }
+        u32::try_from(tokens.max(0)).unwrap_or(u32::MAX)
+    }
+
+    /// The plugin's `len(enc("\n".join(parts)))`, split per message.
+    ///
+    /// A message's segment is its parts joined by `"\n"`; `last` counts the segment alone and
+    /// `inner` counts it with the `"\n"` that follows when another message comes next. Counting
+    /// `segment + "\n"` alone is not exact: under the GPT-2 pattern (p50k, r50k) a trailing
+    /// whitespace run is one piece at the end of a text (`\s+(?!\S)`) but splits before a
+    /// letter, so e.g. `"x\n" + "\n"` is 1 token at the end and 2 before more text. What follows
+    /// is always a letter, though: the next segment starts with its role name. So `inner`
+    /// counts the segment followed by `"\n"` and one probe letter, minus the probe's token.
+    /// This is exact for all four encodings because no pattern matches across a newline
+    /// followed by a letter, and patterns look at most one character past a match.
+    ///
+    /// The same property gives a cut point that spares a second pass over the whole segment:
+    /// the last position after a newline that holds a letter. Pieces never cross it, so the
+    /// head before it is counted once (as `head + that letter`, minus the letter) and only the
+    /// short tail is counted twice, alone and before the probe.
+    fn plugin_tokens(&self, message: &PromptMessage) -> MessageTokens {
+        const NEXT_SEGMENT_PROBE: &str = "\na";
+        const LETTER_TOKENS: usize = 1;
+
+        let encoding = self.id.encoding;
+        let mut text = plugin_segment(message);
+        let segment_len = text.len();
+        text.push_str(NEXT_SEGMENT_PROBE);
+        let cut = tail_start(&text[..segment_len]);
+        let head = encoding.count(&text[..=cut]) - LETTER_TOKENS;
+        let last = head + encoding.count(&text[cut..segment_len]);
+        let inner = head + encoding.count(&text[cut..]) - LETTER_TOKENS;
+        MessageTokens {
+            inner: saturate(inner).saturating_add(PLUGIN_PER_MESSAGE),
+            last: saturate(last).saturating_add(PLUGIN_PER_MESSAGE),
+        }
+    }
+}
+
+impl fmt::Display for TokenCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.description())
+    }
+}
+
+fn saturate(tokens: usize) -> u32 {
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
+/// Python's truthiness test on an optional string: `None` and `""` are both "no name".
+fn non_empty(name: &Option<String>) -> Option<&str> {
+    name.as_deref().filter(|name| !name.is_empty())
+}
+
+fn classic_content(message: &PromptMessage) -> Cow<'_, str> {
+    match (&message.content, message.role) {
+        (Content::Text(text), _) => Cow::Borrowed(text),
+        (Content::Parts(_), Role::User) => message.content.text(),
+        (Content::Parts(_), _) => Cow::Borrowed(""),
+    }
+}
+
+/// `str({"name": ..., "arguments": ...})` as Python prints it.
+fn function_call_str(call: &ToolCall) -> String {
+    let mut out = String::with_capacity(call.name.len() + call.arguments.len() + 32);
+    out.push_str("{'name': ");
+    push_str_repr(&mut out, &call.name);
+    out.push_str(", 'arguments': ");
+    push_str_repr(&mut out, &call.arguments);
+    out.push('}');
+    out
+}
+
+/// The plugin's parts for one message, joined by `"\n"`: role, name or `""`, the text parts
+/// concatenated, then each tool call's id, function name and arguments (assistant messages
+/// only, as the plugin reads `tool_calls` from assistant messages alone).
+fn plugin_segment(message: &PromptMessage) -> String {
+    let text = message.content.text();
+    let name = message.name.as_deref().unwrap_or("");
+    let mut parts: Vec<&str> = vec![message.role.as_str(), name, &text];
+    if message.role == Role::Assistant {
+        for call in &message.tool_calls {
+            parts.extend([call.id.as_str(), call.name.as_str(), call.arguments.as_str()]);
+        }
+    }
+    parts.join("\n")
+}
+
+/// The last byte index holding an ASCII letter right after a newline, or 0 (the segment
+/// starts with its role name, a letter).
+fn tail_start(segment: &str) -> usize {
+    segment
+        .as_bytes()
+        .windows(2)
+        .rposition(|pair| pair[0] == b'\n' && pair[1].is_ascii_alphabetic())
+        .map_or(0, |newline| newline + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::model::ContentPart;
+
+    fn enc(encoding: Encoding, text: &str) -> u64 {
+        encoding.count(text) as u64
+    }
+
+    fn user(text: &str) -> PromptMessage {
+        PromptMessage::text(Role::User, text)
+    }
+
+    fn assistant(text: &str) -> PromptMessage {
+        PromptMessage::text(Role::Assistant, text)
+    }
+
+    fn named(mut message: PromptMessage, name: &str) -> PromptMessage {
+        message.name = Some(name.to_owned());
+        message
+    }
+
+    fn tool_result(call_id: &str, text: &str) -> PromptMessage {
+        let mut message = PromptMessage::text(Role::Tool, text);
+        message.tool_call_id = Some(call_id.to_owned());
+        message
+    }
+
+    fn calling(text: &str, calls: &[(&str, &str, &str)]) -> PromptMessage {
+        let mut message = assistant(text);
+        message.tool_calls = calls
+            .iter()
+            .map(|&(id, name, arguments)| ToolCall {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                arguments: arguments.to_owned(),
+            })
+            .collect();
+        message
+    }
+
+    fn image_then_text(role: Role, text: &str) -> PromptMessage {
+        PromptMessage::new(
+            role,
+            Content::Parts(vec![
+                ContentPart::Image {
+                    source: "https://example.com/cat.png".into(),
+                },
+                ContentPart::Text { text: text.into() },
+            ]),
+        )
+    }
+
+    fn classic(model: &str) -> TokenCounter {
+        TokenCounter::for_model(CounterKind::OpenAi, model)
+    }
+
+    #[test]
+    fn kinds_parse_and_display_their_names() {
+        for kind in CounterKind::ALL {
+            assert_eq!(kind.to_string().parse::<CounterKind>().unwrap(), kind);
+        }
+        assert_eq!(
+            "OpenAI".parse::<CounterKind>(),
+            Err(TokensError::UnknownCounter("OpenAI".into()))
+        );
+    }
+
+    #[test]
+    fn classic_reference_example_on_gpt_4o() {
+        let o200k = Encoding::O200kBase;
+        let list = [user("Hello"), assistant("Hi there")];
+        let expected = 3
+            + enc(o200k, "user")
+            + enc(o200k, "Hello")
+            + 3
+            + enc(o200k, "assistant")
+            + enc(o200k, "Hi there")
+            + 3;
+        assert_eq!(classic("gpt-4o").count_list(&list), expected);
+        // user, Hello, assistant: one token each; "Hi there": two.
+        assert_eq!(expected, 14);
+    }
+
+    #[test]
+    fn classic_names_cost_their_tokens_plus_one() {
+        let counter = classic("gpt-4");
+        let cl100k = Encoding::Cl100kBase;
+        let message = named(user("hey"), "alice_smith");
+        assert_eq!(
+            counter.count_message(&message),
+            MessageTokens::flat(
+                (3 + enc(cl100k, "user") + enc(cl100k, "hey") + enc(cl100k, "alice_smith") + 1)
+                    as u32
+            )
+        );
+        // Python treats "" as no name: no key, no per-name token.
+        assert_eq!(
+            counter.count_message(&named(user("hey"), "")),
+            counter.count_message(&user("hey"))
+        );
+    }
+
+    #[test]
+    fn classic_gpt_35_turbo_0301_uses_four_and_minus_one() {
+        let counter = classic("ft:gpt-3.5-turbo-0301:acme::x1");
+        assert_eq!(counter.id().overhead, ChatMlOverhead::GPT_35_TURBO_0301);
+        let cl100k = Encoding::Cl100kBase;
+        let expected = 4 + enc(cl100k, "user") + enc(cl100k, "hi") + enc(cl100k, "bob") - 1;
+        assert_eq!(
+            counter.count_message(&named(user("hi"), "bob")),
+            MessageTokens::flat(expected as u32)
+        );
+        assert_eq!(
+            classic("gpt-3.5-turbo-0613").id().overhead,
+            ChatMlOverhead::STANDARD
+        );
+    }
+
+    #[test]
+    fn classic_tool_message_is_a_function_message_named_by_its_call_id() {
+        let counter = classic("gpt-4o");
+        let o200k = Encoding::O200kBase;
+        let message = tool_result("call_Abc123", "{\"temp\": 21}");
+        let expected = 3
+            + enc(o200k, "function")
+            + enc(o200k, "{\"temp\": 21}")
+            + enc(o200k, "call_Abc123")
+            + 1;
+        assert_eq!(
+            counter.count_message(&message),
+            MessageTokens::flat(expected as u32)
+        );
+        // A message name overwrites the call id under the same key.
+        let renamed = named(message, "weather");
+        let expected =
+            3 + enc(o200k, "function") + enc(o200k, "{\"temp\": 21}") + enc(o200k, "weather") + 1;
+        assert_eq!(
+            counter.count_message(&renamed),
+            MessageTokens::flat(expected as u32)
+        );
+        // Without a call id the key is still there, holding "".
+        let anonymous = PromptMessage::text(Role::Tool, "ok");
+        assert_eq!(
+            counter.count_message(&anonymous),
+            MessageTokens::flat((3 + enc(o200k, "function") + enc(o200k, "ok") + 1) as u32)
+        );
+    }
+
+    #[test]
+    fn classic_assistant_tool_calls_count_the_first_call_as_a_python_dict() {
+        let counter = classic("gpt-4o");
+        let o200k = Encoding::O200kBase;
+        let message = calling(
+            "",
+            &[
+                ("call_1", "get_weather", "{\"city\": \"Paris\"}"),
+                ("call_2", "get_time", "{\"tz\": \"CET\"}"),
+            ],
+        );
+        let function_call = "{'name': 'get_weather', 'arguments': '{\"city\": \"Paris\"}'}";
+        let expected = 3 + enc(o200k, "assistant") + enc(o200k, "") + enc(o200k, function_call);
+        assert_eq!(
+            counter.count_message(&message),
+            MessageTokens::flat(expected as u32)
+        );
+        // Tool calls on any other role are not part of the OpenAI dict.
+        let mut from_user = user("");
+        from_user.tool_calls = message.tool_calls.clone();
+        assert_eq!(
+            counter.count_message(&from_user),
+            counter.count_message(&user(""))
+        );
+    }
+
+    #[test]
+    fn classic_list_content_counts_text_of_user_messages_only() {
+        let counter = classic("gpt-4o");
+        let o200k = Encoding::O200kBase;
+        assert_eq!(
+            counter.count_message(&image_then_text(Role::User, "what is this?")),
+            MessageTokens::flat((3 + enc(o200k, "user") + enc(o200k, "what is this?")) as u32)
+        );
+        assert_eq!(
+            counter.count_message(&image_then_text(Role::Assistant, "a cat")),
+            MessageTokens::flat((3 + enc(o200k, "assistant")) as u32)
+        );
+    }
+
+    #[test]
+    fn classic_unknown_model_falls_back_to_cl100k_and_says_so() {
+        let counter = classic("claude-3-opus");
+        assert_eq!(counter.encoding(), Encoding::Cl100kBase);
+        assert!(counter.used_fallback());
+        assert!(counter.description().contains("fallback"), "{counter}");
+        assert_eq!(counter.id().overhead, ChatMlOverhead::STANDARD);
+        assert!(!classic("gpt-4o").used_fallback());
+    }
+
+    #[test]
+    fn plugin_reference_formula() {
+        let counter = TokenCounter::for_model(CounterKind::Plugin, "gpt-4o");
+        let list = [user("Hello"), assistant("Hi there")];
+        let joined = "user\n\nHello\nassistant\n\nHi there";
+        assert_eq!(
+            counter.count_list(&list),
+            enc(Encoding::O200kBase, joined) + 3 * 2 + 3
+        );
+    }
+
+    #[test]
+    fn plugin_parts_include_names_and_assistant_tool_calls() {
+        let counter = TokenCounter::for_model(CounterKind::Plugin, "gpt-4.1-mini");
+        let list = [
+            named(user("weather?"), "ann"),
+            calling("", &[("call_9", "get_weather", "{\"city\":\"Oslo\"}")]),
+            tool_result("call_9", "rain"),
+        ];
+        let joined = "user\nann\nweather?\nassistant\n\n\ncall_9\nget_weather\n{\"city\":\"Oslo\"}\n\
+                      tool\n\nrain";
+        assert_eq!(
+            counter.count_list(&list),
+            enc(Encoding::O200kBase, joined) + 3 * 3 + 3
+        );
+    }
+
+    #[test]
+    fn plugin_unknown_model_falls_back_to_o200k() {
+        let counter = TokenCounter::for_model(CounterKind::Plugin, "deepseek-chat");
+        assert_eq!(counter.encoding(), Encoding::O200kBase);
+        assert!(counter.used_fallback());
+    }
+
+    #[test]
+    fn plugin_split_is_exact_where_a_trailing_newline_merges() {
+        // "x\n" then the separator: one "\n\n" token at the end of a text, two before more text.
+        let r50k = Encoding::R50kBase;
+        let counter = TokenCounter::with_encoding(CounterKind::Plugin, r50k);
+        let list = [user("x\n"), assistant("y")];
+        let joined = "user\n\nx\n\nassistant\n\ny";
+        assert_eq!(counter.count_list(&list), enc(r50k, joined) + 3 * 2 + 3);
+        let naive_inner = enc(r50k, "user\n\nx\n\n");
+        assert_ne!(
+            u64::from(counter.count_message(&list[0]).inner) - 3,
+            naive_inner,
+            "the example no longer shows the merge"
+        );
+    }
+
+    #[test]
+    fn every_role_starts_with_a_letter() {
+        // The plugin split relies on it: see `plugin_tokens`.
+        for role in [Role::System, Role::User, Role::Assistant, Role::Tool] {
+            assert!(role.as_str().starts_with(|c: char| c.is_ascii_alphabetic()));
+        }
+    }
+
+    #[test]
+    fn tail_starts_at_the_last_letter_after_a_newline() {
+        assert_eq!(tail_start("user\n\nabc"), 6);
+        assert_eq!(tail_start("user\nbob\n1\n"), 5);
+        assert_eq!(tail_start("user\n\n{}"), 0);
+    }
+
+    #[test]
+    fn raw_counts_text_only() {
+        let counter = TokenCounter::for_model(CounterKind::Raw, "my-local-llm");
+        assert_eq!(counter.encoding(), Encoding::R50kBase);
+        assert!(counter.used_fallback());
+        let message = named(image_then_text(Role::Assistant, "a cat"), "bot");
+        let tokens = enc(Encoding::R50kBase, "a cat") as u32;
+        assert_eq!(counter.count_message(&message), MessageTokens::flat(tokens));
+        assert_eq!(counter.list_overhead(), 0);
+        assert_eq!(
+            counter.count_list(&[message.clone(), message]),
+            2 * u64::from(tokens)
+        );
+    }
+
+    #[test]
+    fn zero_counts_nothing() {
+        let counter = TokenCounter::for_model(CounterKind::Zero, "anything");
+        assert!(!counter.used_fallback());
+        assert_eq!(counter.count_text("hello"), 0);
+        assert_eq!(counter.count_list(&[user("hello"), assistant("hi")]), 0);
+        assert!(counter.description().starts_with("zero"));
+    }
+
+    #[test]
+    fn empty_lists_count_zero() {
+        for kind in CounterKind::ALL {
+            assert_eq!(TokenCounter::for_model(kind, "gpt-4o").count_list(&[]), 0);
+        }
+    }
+
+    #[test]
+    fn descriptions_name_kind_encoding_and_model() {
+        let counter = classic("gpt-4o");
+        assert_eq!(
+            counter.description(),
+            "openai: classic OpenAI formula, o200k_base (model gpt-4o); 3 per message, +1 per \
+             name, 3 per list"
+        );
+        let plugin = TokenCounter::with_encoding(CounterKind::Plugin, Encoding::Cl100kBase);
+        assert_eq!(
+            plugin.description(),
+            "plugin: OpenAI plugin 2026 estimate, cl100k_base; newline-joined text, 3 per \
+             message, 3 per list"
+        );
+    }
+}

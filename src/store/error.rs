@@ -1,0 +1,138 @@
+//! What can go wrong opening or using the memory database, in terms an operator can act on.
+//! Every message names the database by its URL with the password redacted.
+
+/// Errors of the memory database layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "{url}: not a database URL memscope understands (use sqlite://PATH or postgres://USER@HOST/DB)"
+    )]
+    BadUrl { url: String },
+
+    #[error("cannot connect to {url}: {source}")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+
+    #[error(
+        "{url} is not a memory database: it has neither Dify's `messages` and `conversations` \
+         tables, nor Langflow's `message` table, nor memscope's `memscope_meta`"
+    )]
+    NotAMemoryDatabase { url: String },
+
+    #[error(
+        "{url} has memscope schema version {found}, newer than this memscope (version {supported}); \
+         upgrade memscope"
+    )]
+    SchemaTooNew {
+        url: String,
+        found: i64,
+        supported: i64,
+    },
+
+    #[error("{url} has an unreadable memscope schema version {value:?} in memscope_meta")]
+    BadSchemaVersion { url: String, value: String },
+
+    #[error(
+        "{url} has memscope schema version {found}, older than this memscope (version {supported}); \
+         open it for writing or run `init` to migrate it"
+    )]
+    SchemaOutdated {
+        url: String,
+        found: i64,
+        supported: i64,
+    },
+
+    #[error(
+        "{url} already holds tables memscope did not create; refusing to add memscope's schema to it"
+    )]
+    ForeignDatabase { url: String },
+
+    #[error(
+        "{url} is open read-only (memscope did not create it); open it with write access to change it"
+    )]
+    ReadOnly { url: String },
+
+    #[error("migrating {url} failed: {source}")]
+    Migration {
+        url: String,
+        #[source]
+        source: sqlx::migrate::MigrateError,
+    },
+
+    #[error("query on {url} failed: {source}")]
+    Query {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+}
+
+/// The URL with its password (if any) replaced by `***`, fit for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_owned();
+    };
+    let authority_start = scheme_end + 3;
+    let authority_end = url[authority_start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| authority_start + i);
+    let authority = &url[authority_start..authority_end];
+    // The last `@` ends the credentials: a password may itself contain `@`.
+    let Some(at) = authority.rfind('@') else {
+        return url.to_owned();
+    };
+    let Some(colon) = authority[..at].find(':') else {
+        return url.to_owned();
+    };
+    format!(
+        "{}{}:***{}",
+        &url[..authority_start],
+        &authority[..colon],
+        &url[authority_start + at..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn password_is_replaced() {
+        assert_eq!(
+            redact_url("postgres://admin:s3cret@db.local:5432/dify"),
+            "postgres://admin:***@db.local:5432/dify"
+        );
+    }
+
+    #[test]
+    fn password_containing_at_and_slash_free_authority() {
+        assert_eq!(
+            redact_url("postgresql://u:p@ss@host/db?sslmode=require"),
+            "postgresql://u:***@host/db?sslmode=require"
+        );
+    }
+
+    #[test]
+    fn urls_without_password_are_unchanged() {
+        for url in [
+            "postgres://postgres@127.0.0.1:5432/test",
+            "postgres://127.0.0.1/test",
+            "sqlite:///tmp/memory.db",
+            "sqlite:memory.db",
+            "not a url",
+        ] {
+            assert_eq!(redact_url(url), url);
+        }
+    }
+
+    #[test]
+    fn at_sign_in_path_is_not_credentials() {
+        assert_eq!(
+            redact_url("postgres://host/db?user=a:b@c"),
+            "postgres://host/db?user=a:b@c"
+        );
+    }
+}

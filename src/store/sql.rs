@@ -1,0 +1,84 @@
+//! One SQL text per query. Queries are written in PostgreSQL syntax, with explicit casts where a
+//! `uuid` column meets a text parameter or is selected as text; SQLite stores those columns as
+//! TEXT, so its text is the same query with the casts stripped.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+/// The query with every `::type` cast removed (outside string literals).
+pub fn strip_casts(postgres_sql: &str) -> String {
+    let mut out = String::with_capacity(postgres_sql.len());
+    let mut chars = postgres_sql.chars().peekable();
+    let mut in_literal = false;
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            // A doubled quote inside a literal toggles twice, so it needs no special case.
+            in_literal = !in_literal;
+        } else if !in_literal && c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            while chars
+                .peek()
+                .is_some_and(|&t| t.is_ascii_alphanumeric() || t == '_' || t == '[' || t == ']')
+            {
+                chars.next();
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The SQLite text of a static PostgreSQL query, computed once and kept for the process so it is
+/// `&'static str` (sqlx's `SqlSafeStr`) and sqlx's statement cache sees one text per query.
+pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
+    static CACHE: LazyLock<Mutex<HashMap<&'static str, &'static str>>> =
+        LazyLock::new(Default::default);
+    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    cache
+        .entry(postgres_sql)
+        .or_insert_with(|| Box::leak(strip_casts(postgres_sql).into_boxed_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_are_removed() {
+        assert_eq!(
+            strip_casts("SELECT id::text FROM m WHERE conversation_id = $1::uuid"),
+            "SELECT id FROM m WHERE conversation_id = $1"
+        );
+    }
+
+    #[test]
+    fn array_casts_and_typed_widths_are_removed() {
+        assert_eq!(
+            strip_casts("x = ANY($1::uuid[]) AND n::bigint > 0 AND t < $2::timestamptz"),
+            "x = ANY($1) AND n > 0 AND t < $2"
+        );
+    }
+
+    #[test]
+    fn string_literals_are_kept() {
+        assert_eq!(
+            strip_casts("SELECT 'a::b', 'it''s::x', c::text"),
+            "SELECT 'a::b', 'it''s::x', c"
+        );
+    }
+
+    #[test]
+    fn text_without_casts_is_unchanged() {
+        let sql = "SELECT a, b FROM t WHERE a = $1 AND b LIKE '%:%' ORDER BY a";
+        assert_eq!(strip_casts(sql), sql);
+    }
+
+    #[test]
+    fn sqlite_text_is_cached() {
+        let first = sqlite_text("SELECT $1::uuid");
+        let second = sqlite_text("SELECT $1::uuid");
+        assert_eq!(first, "SELECT $1");
+        assert!(std::ptr::eq(first, second));
+    }
+}
