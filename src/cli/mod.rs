@@ -1,4 +1,115 @@
 //! The headless command line: every command prints text for people or JSON for scripts.
 
 pub mod args;
+mod commands;
 pub mod output;
+
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+
+use crate::config::{self, Dirs, Overrides, Resolved, UrlSource};
+use crate::store::{Access, Store};
+use args::{Cli, Command, GlobalArgs};
+use output::{CliError, CliResult};
+
+/// Everything a command needs: the resolved configuration and how to open the database.
+pub struct Context {
+    pub resolved: Resolved,
+    pub global: GlobalArgs,
+}
+
+impl Context {
+    pub fn new(global: GlobalArgs) -> CliResult<Context> {
+        let overrides = Overrides {
+            config_file: global.config.clone(),
+            database_url: global.db.clone(),
+            env_database_url: None,
+        }
+        .with_env();
+        let resolved = config::resolve(Dirs::from_env()?, &overrides)?;
+        Ok(Context { resolved, global })
+    }
+
+    /// The embedded default database's file, when that is the database in use.
+    pub fn default_database_file(&self) -> Option<PathBuf> {
+        (self.resolved.url_source == UrlSource::EmbeddedDefault)
+            .then(|| self.resolved.dirs.default_database_file())
+    }
+
+    /// Opens the configured database. The embedded default is created and filled with the small
+    /// demo on first use, so memscope has something to show on a fresh machine.
+    pub async fn open(&self) -> CliResult<Store> {
+        if let Some(file) = self.default_database_file()
+            && !file.exists()
+        {
+            commands::demo::create_default_database(self, &file).await?;
+        }
+        let access = if self.global.write {
+            Access::Write
+        } else {
+            Access::Auto
+        };
+        Ok(Store::open(&self.resolved.database_url, access).await?)
+    }
+}
+
+/// The process entry point: parses arguments, runs the command, maps failures to exit codes.
+pub fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(CliError::from(e)),
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => std::process::ExitCode::from(code as u8),
+        Err(error) => fail(error),
+    }
+}
+
+fn fail(error: CliError) -> std::process::ExitCode {
+    eprintln!("memscope: {}", error.message);
+    std::process::ExitCode::from(error.code as u8)
+}
+
+async fn dispatch(cli: Cli) -> CliResult {
+    let context = Context::new(cli.global)?;
+    match cli.command {
+        None => commands::summary::run(&context).await,
+        Some(Command::Info) => commands::info::run(&context).await,
+        Some(Command::Init) => commands::demo::init(&context).await,
+        Some(Command::Demo(args)) => commands::demo::run(&context, &args).await,
+        Some(Command::Conversations(args)) => commands::conversations::run(&context, &args).await,
+        Some(Command::Thread(args)) => commands::thread::run(&context, &args).await,
+        Some(Command::History(args)) => commands::history::run(&context, &args).await,
+        Some(Command::Tokens(args)) => commands::tokens::run(&context, &args),
+        Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
+    }
+}
+
+/// The token counter the flags ask for, defaulting to the configuration.
+pub fn counter_from(
+    context: &Context,
+    args: &args::TokenArgs,
+) -> CliResult<(crate::memory::tokens::TokenCounter, String)> {
+    let tokens = &context.resolved.config.tokens;
+    let model = args.model.clone().unwrap_or_else(|| tokens.model.clone());
+    let counter = args.counter.as_deref().unwrap_or(&tokens.counter);
+    let encoding = args.encoding.as_deref().unwrap_or(&tokens.encoding);
+    let counter = crate::inspect::token_counter(&model, counter, Some(encoding))?;
+    Ok((counter, model))
+}
+
+/// Reads a file, or standard input for `-`.
+pub fn read_input(path: &Path) -> CliResult<String> {
+    if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| CliError::failure(format!("cannot read standard input: {e}")))
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| CliError::failure(format!("cannot read {}: {e}", path.display())))
+    }
+}

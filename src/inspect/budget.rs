@@ -172,7 +172,13 @@ mod tests {
     use crate::memory::model::UUID_NIL;
     use chrono::NaiveDate;
 
-    fn row(id: &str, parent: Option<&str>, query: &str, answer: &str, second: u32) -> StoredMessage {
+    fn row(
+        id: &str,
+        parent: Option<&str>,
+        query: &str,
+        answer: &str,
+        second: u32,
+    ) -> StoredMessage {
         StoredMessage {
             id: id.into(),
             conversation_id: "c".into(),
@@ -213,9 +219,18 @@ mod tests {
     #[test]
     fn pruning_drops_the_oldest_until_the_budget_holds() {
         let mut cache = CountCache::default();
-        let view = BudgetView::compute(&rows(), &[], &settings(CounterKind::OpenAi, 100), &mut cache);
+        let view = BudgetView::compute(
+            &rows(),
+            &[],
+            &settings(CounterKind::OpenAi, 100),
+            &mut cache,
+        );
         assert_eq!(view.counts.len(), 6);
-        assert_eq!(view.dropped(), 4, "the two long messages and the first turn go");
+        assert_eq!(
+            view.dropped(),
+            4,
+            "the two long messages and the first turn go"
+        );
         assert!(view.pruned.tokens_after <= 100);
         assert_eq!(view.sent_tokens, view.pruned.tokens_after);
         let lines = view.lines();
@@ -230,7 +245,11 @@ mod tests {
         let view = BudgetView::compute(&rows(), &[], &settings(CounterKind::Zero, 100), &mut cache);
         assert_eq!(view.dropped(), 0);
         assert_eq!(view.pruned.tokens_after, 0);
-        assert!(view.sent_tokens > 800, "real size is counted: {}", view.sent_tokens);
+        assert!(
+            view.sent_tokens > 800,
+            "real size is counted: {}",
+            view.sent_tokens
+        );
         assert!(view.zero_counter_trap());
         assert!(view.warnings()[0].contains("nothing is pruned"));
     }
@@ -238,7 +257,12 @@ mod tests {
     #[test]
     fn a_budget_change_recounts_nothing() {
         let mut cache = CountCache::default();
-        let first = BudgetView::compute(&rows(), &[], &settings(CounterKind::OpenAi, 100), &mut cache);
+        let first = BudgetView::compute(
+            &rows(),
+            &[],
+            &settings(CounterKind::OpenAi, 100),
+            &mut cache,
+        );
         let misses = cache.stats().misses;
         let second = BudgetView::for_history(
             first.history.clone(),

@@ -87,7 +87,10 @@ pub struct LoadedConversation {
     pub files: Vec<MessageFile>,
 }
 
-pub async fn load_conversation(store: &Store, id: &str) -> Result<LoadedConversation, InspectError> {
+pub async fn load_conversation(
+    store: &Store,
+    id: &str,
+) -> Result<LoadedConversation, InspectError> {
     let info = conversation_info(store, id).await?;
     let rows = store.all_messages(&info.id).await?;
     let files = files_of(store, &rows).await?;
@@ -212,10 +215,7 @@ mod tests {
             (10, WindowSource::Requested)
         );
         assert_eq!(effective_window(Some(0), Some(20)), (20, WindowSource::App));
-        assert_eq!(
-            effective_window(None, Some(9999)),
-            (500, WindowSource::App)
-        );
+        assert_eq!(effective_window(None, Some(9999)), (500, WindowSource::App));
         assert_eq!(
             effective_window(Some(-1), None),
             (500, WindowSource::DifyDefault)

@@ -237,7 +237,11 @@ mod tests {
 
     #[test]
     fn a_healthy_conversation_has_no_findings() {
-        let rows = [row("a", None, 1), row("b", Some("a"), 2), row("c", Some("b"), 3)];
+        let rows = [
+            row("a", None, 1),
+            row("b", Some("a"), 2),
+            row("c", Some("b"), 3),
+        ];
         assert!(check_conversation(&rows, &settings(2000), &mut CountCache::default()).is_empty());
     }
 

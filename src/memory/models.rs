@@ -29,7 +29,11 @@ const CONTEXT_WINDOWS: &[(&str, u64)] = &[
 /// The model's context window, if memscope knows it. `ft:` fine-tunes use their base model.
 pub fn context_window(model: &str) -> Option<u64> {
     let model = model.strip_prefix("ft:").unwrap_or(model);
-    let model = model.split(':').next().unwrap_or(model).to_ascii_lowercase();
+    let model = model
+        .split(':')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     CONTEXT_WINDOWS
         .iter()
         .filter(|(prefix, _)| model.starts_with(prefix))

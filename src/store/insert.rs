@@ -27,7 +27,7 @@ impl Backend {
     }
 }
 
-/// `INSERT INTO table (…) VALUES ($1, $2::uuid, …), (…)` for `rows` rows.
+/// `INSERT INTO table (…) VALUES ($1, $2::uuid, …), (…)` for `rows` rows (SQLite: `?`).
 fn insert_sql(table: &Table, rows: usize, backend: Backend) -> String {
     let names: Vec<&str> = table
         .columns
@@ -43,11 +43,18 @@ fn insert_sql(table: &Table, rows: usize, backend: Backend) -> String {
             if i > 0 {
                 sql.push_str(", ");
             }
-            sql.push('$');
-            sql.push_str(&param.to_string());
-            if let (Backend::Postgres, Some((_, cast))) = (backend, column.split_once("::")) {
-                sql.push_str("::");
-                sql.push_str(cast);
+            match backend {
+                // SQLite looks each `$NNN` name up in a list of the names seen so far, which is
+                // quadratic in a statement with thousands of parameters; `?` is not.
+                Backend::Sqlite => sql.push('?'),
+                Backend::Postgres => {
+                    sql.push('$');
+                    sql.push_str(&param.to_string());
+                    if let Some((_, cast)) = column.split_once("::") {
+                        sql.push_str("::");
+                        sql.push_str(cast);
+                    }
+                }
             }
         }
         sql.push(')');
@@ -74,7 +81,9 @@ where
         let sql = insert_sql(table, chunk.len(), backend);
         let query = chunk
             .iter()
-            .fold(sqlx::query(AssertSqlSafe(sql)), |query, row| bind(query, row));
+            .fold(sqlx::query(AssertSqlSafe(sql)), |query, row| {
+                bind(query, row)
+            });
         query.execute(&mut **tx).await?;
     }
     Ok(())
@@ -358,44 +367,62 @@ impl Store {
                         .bind(r.created_at)
                 })
                 .await?;
-                insert_rows(&mut tx, backend, &CONVERSATIONS, &batch.conversations, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.app_id)
-                        .bind(&r.name)
-                        .bind(&r.mode)
-                        .bind(&r.model_provider)
-                        .bind(&r.model_id)
-                        .bind(&r.status)
-                        .bind(&r.invoke_from)
-                        .bind(&r.from_source)
-                        .bind(r.dialogue_count)
-                        .bind(r.created_at)
-                        .bind(r.updated_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &CONVERSATIONS,
+                    &batch.conversations,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.app_id)
+                            .bind(&r.name)
+                            .bind(&r.mode)
+                            .bind(&r.model_provider)
+                            .bind(&r.model_id)
+                            .bind(&r.status)
+                            .bind(&r.invoke_from)
+                            .bind(&r.from_source)
+                            .bind(r.dialogue_count)
+                            .bind(r.created_at)
+                            .bind(r.updated_at)
+                    },
+                )
                 .await?;
-                insert_rows(&mut tx, backend, &UPLOAD_FILES, &batch.upload_files, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.tenant_id)
-                        .bind(&r.storage_type)
-                        .bind(&r.key)
-                        .bind(&r.name)
-                        .bind(r.size)
-                        .bind(&r.extension)
-                        .bind(&r.mime_type)
-                        .bind(r.created_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &UPLOAD_FILES,
+                    &batch.upload_files,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.tenant_id)
+                            .bind(&r.storage_type)
+                            .bind(&r.key)
+                            .bind(&r.name)
+                            .bind(r.size)
+                            .bind(&r.extension)
+                            .bind(&r.mime_type)
+                            .bind(r.created_at)
+                    },
+                )
                 .await?;
-                insert_rows(&mut tx, backend, &WORKFLOW_RUNS, &batch.workflow_runs, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.tenant_id)
-                        .bind(&r.app_id)
-                        .bind(&r.workflow_id)
-                        .bind(&r.run_type)
-                        .bind(&r.status)
-                        .bind(r.total_tokens)
-                        .bind(r.created_at)
-                        .bind(r.finished_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &WORKFLOW_RUNS,
+                    &batch.workflow_runs,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.tenant_id)
+                            .bind(&r.app_id)
+                            .bind(&r.workflow_id)
+                            .bind(&r.run_type)
+                            .bind(&r.status)
+                            .bind(r.total_tokens)
+                            .bind(r.created_at)
+                            .bind(r.finished_at)
+                    },
+                )
                 .await?;
                 insert_rows(&mut tx, backend, &MESSAGES, &batch.messages, |q, r| {
                     let m = &r.message;
@@ -415,35 +442,47 @@ impl Store {
                         .bind(m.created_at)
                 })
                 .await?;
-                insert_rows(&mut tx, backend, &MESSAGE_FILES, &batch.message_files, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.message_id)
-                        .bind(&r.file_type)
-                        .bind(&r.transfer_method)
-                        .bind(&r.url)
-                        .bind(&r.belongs_to)
-                        .bind(&r.upload_file_id)
-                        .bind(r.created_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &MESSAGE_FILES,
+                    &batch.message_files,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.message_id)
+                            .bind(&r.file_type)
+                            .bind(&r.transfer_method)
+                            .bind(&r.url)
+                            .bind(&r.belongs_to)
+                            .bind(&r.upload_file_id)
+                            .bind(r.created_at)
+                    },
+                )
                 .await?;
-                insert_rows(&mut tx, backend, &NODE_EXECUTIONS, &batch.node_executions, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.tenant_id)
-                        .bind(&r.app_id)
-                        .bind(&r.workflow_id)
-                        .bind(&r.workflow_run_id)
-                        .bind(r.index)
-                        .bind(&r.node_id)
-                        .bind(&r.node_type)
-                        .bind(&r.title)
-                        .bind(&r.inputs)
-                        .bind(&r.process_data)
-                        .bind(&r.outputs)
-                        .bind(&r.status)
-                        .bind(&r.error)
-                        .bind(&r.execution_metadata)
-                        .bind(r.created_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &NODE_EXECUTIONS,
+                    &batch.node_executions,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.tenant_id)
+                            .bind(&r.app_id)
+                            .bind(&r.workflow_id)
+                            .bind(&r.workflow_run_id)
+                            .bind(r.index)
+                            .bind(&r.node_id)
+                            .bind(&r.node_type)
+                            .bind(&r.title)
+                            .bind(&r.inputs)
+                            .bind(&r.process_data)
+                            .bind(&r.outputs)
+                            .bind(&r.status)
+                            .bind(&r.error)
+                            .bind(&r.execution_metadata)
+                            .bind(r.created_at)
+                    },
+                )
                 .await?;
                 insert_rows(
                     &mut tx,
@@ -461,15 +500,21 @@ impl Store {
                     },
                 )
                 .await?;
-                insert_rows(&mut tx, backend, &CHAT_MEMORIES, &batch.chat_memories, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.memory_node_id)
-                        .bind(&r.chat_id)
-                        .bind(&r.label)
-                        .bind(&r.policy)
-                        .bind(r.created_at)
-                        .bind(r.updated_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &CHAT_MEMORIES,
+                    &batch.chat_memories,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.memory_node_id)
+                            .bind(&r.chat_id)
+                            .bind(&r.label)
+                            .bind(&r.policy)
+                            .bind(r.created_at)
+                            .bind(r.updated_at)
+                    },
+                )
                 .await?;
                 insert_rows(
                     &mut tx,
@@ -515,37 +560,49 @@ impl Store {
                         .bind(r.finished_timestamp)
                 })
                 .await?;
-                insert_rows(&mut tx, backend, &LF_MESSAGES, &batch.lf_messages, |q, r| {
-                    q.bind(&r.id)
-                        .bind(r.timestamp)
-                        .bind(&r.sender)
-                        .bind(&r.sender_name)
-                        .bind(&r.session_id)
-                        .bind(&r.text)
-                        .bind(&r.files)
-                        .bind(r.error)
-                        .bind(r.edit)
-                        .bind(&r.properties)
-                        .bind(&r.category)
-                        .bind(&r.content_blocks)
-                        .bind(&r.flow_id)
-                        .bind(&r.run_id)
-                        .bind(r.is_output)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &LF_MESSAGES,
+                    &batch.lf_messages,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(r.timestamp)
+                            .bind(&r.sender)
+                            .bind(&r.sender_name)
+                            .bind(&r.session_id)
+                            .bind(&r.text)
+                            .bind(&r.files)
+                            .bind(r.error)
+                            .bind(r.edit)
+                            .bind(&r.properties)
+                            .bind(&r.category)
+                            .bind(&r.content_blocks)
+                            .bind(&r.flow_id)
+                            .bind(&r.run_id)
+                            .bind(r.is_output)
+                    },
+                )
                 .await?;
-                insert_rows(&mut tx, backend, &MEMORY_BASES, &batch.memory_bases, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.name)
-                        .bind(&r.flow_id)
-                        .bind(&r.user_id)
-                        .bind(r.threshold)
-                        .bind(&r.threshold_unit)
-                        .bind(r.auto_capture)
-                        .bind(&r.embedding_provider)
-                        .bind(&r.embedding_model)
-                        .bind(&r.kb_name)
-                        .bind(r.created_at)
-                })
+                insert_rows(
+                    &mut tx,
+                    backend,
+                    &MEMORY_BASES,
+                    &batch.memory_bases,
+                    |q, r| {
+                        q.bind(&r.id)
+                            .bind(&r.name)
+                            .bind(&r.flow_id)
+                            .bind(&r.user_id)
+                            .bind(r.threshold)
+                            .bind(&r.threshold_unit)
+                            .bind(r.auto_capture)
+                            .bind(&r.embedding_provider)
+                            .bind(&r.embedding_model)
+                            .bind(&r.kb_name)
+                            .bind(r.created_at)
+                    },
+                )
                 .await?;
                 insert_rows(
                     &mut tx,
@@ -622,7 +679,7 @@ mod tests {
     fn sqlite_placeholders_are_plain() {
         assert_eq!(
             insert_sql(&PAIR, 1, Backend::Sqlite),
-            "INSERT INTO t (id, body) VALUES ($1, $2)"
+            "INSERT INTO t (id, body) VALUES (?, ?)"
         );
     }
 }

@@ -21,6 +21,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
 pub const SCHEMA_VERSION: i64 = 1;
@@ -111,6 +112,8 @@ pub struct Store {
 struct Inspection {
     tables: BTreeSet<String>,
     meta: BTreeMap<String, String>,
+    /// Columns of `apps`: Dify's own lacks memscope's `memory_window`.
+    app_columns: BTreeSet<String>,
 }
 
 impl Inspection {
@@ -121,6 +124,10 @@ impl Inspection {
     fn is_memory_database(&self) -> bool {
         let has = |table: &str| self.tables.contains(table);
         self.created_by_memscope() || (has("messages") && has("conversations")) || has("message")
+    }
+
+    fn has_app_memory_window(&self) -> bool {
+        self.app_columns.contains("memory_window")
     }
 
     /// Tables other than sqlx's own bookkeeping.
@@ -328,6 +335,9 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 Mode::ReadWrite | Mode::Create => options
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
+                    // Bulk inserts update four B-trees per message; a 64 MiB page cache keeps
+                    // their hot pages in memory (negative: KiB, per connection, grown on demand).
+                    .pragma("cache_size", "-65536")
                     .create_if_missing(mode == Mode::Create),
             };
             SqlitePoolOptions::new()
@@ -343,6 +353,18 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
             if mode == Mode::ReadOnly {
                 options = options.options([("default_transaction_read_only", "on")]);
             }
+            // The pool retries a refused connection until its acquire timeout; one direct
+            // connection reports an unreachable server at once.
+            let probe = tokio::time::timeout(ACQUIRE_TIMEOUT, options.connect())
+                .await
+                .map_err(|_| {
+                    unreachable(sqlx::Error::Io(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no answer within {} s", ACQUIRE_TIMEOUT.as_secs()),
+                    )))
+                })?
+                .map_err(unreachable)?;
+            probe.close().await.map_err(unreachable)?;
             PgPoolOptions::new()
                 .max_connections(POSTGRES_POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
@@ -396,9 +418,30 @@ impl DbPool {
         } else {
             Vec::new()
         };
+        let app_columns: Vec<String> = if tables.contains("apps") {
+            match self {
+                DbPool::Sqlite(pool) => {
+                    sqlx::query_scalar("SELECT name FROM pragma_table_info('apps')")
+                        .fetch_all(pool)
+                        .await
+                }
+                DbPool::Postgres(pool) => {
+                    sqlx::query_scalar(
+                        "SELECT column_name::text FROM information_schema.columns \
+                         WHERE table_schema = current_schema() AND table_name = 'apps'",
+                    )
+                    .fetch_all(pool)
+                    .await
+                }
+            }
+            .map_err(failed)?
+        } else {
+            Vec::new()
+        };
         Ok(Inspection {
             tables,
             meta: meta.into_iter().collect(),
+            app_columns: app_columns.into_iter().collect(),
         })
     }
 }
@@ -430,6 +473,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            app_columns: BTreeSet::new(),
         }
     }
 

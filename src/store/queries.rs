@@ -44,12 +44,8 @@ static MESSAGE_FILES_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-static EXISTING_RUNS_SQL: LazyLock<String> = LazyLock::new(|| {
-    in_list_query(
-        "SELECT id::text FROM workflow_runs WHERE id IN ",
-        "",
-    )
-});
+static EXISTING_RUNS_SQL: LazyLock<String> =
+    LazyLock::new(|| in_list_query("SELECT id::text FROM workflow_runs WHERE id IN ", ""));
 
 /// Ids as the database stores them (lowercase, hyphenated), dropping what is not a UUID: no row
 /// can have such an id, and PostgreSQL would reject it in a `::uuid` cast.
@@ -296,7 +292,10 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
         "chat_memory_messages",
         "SELECT COUNT(*) FROM chat_memory_messages",
     ),
-    ("chat_memory_trims", "SELECT COUNT(*) FROM chat_memory_trims"),
+    (
+        "chat_memory_trims",
+        "SELECT COUNT(*) FROM chat_memory_trims",
+    ),
     (
         "chat_memory_trim_archive",
         "SELECT COUNT(*) FROM chat_memory_trim_archive",
@@ -306,7 +305,10 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
     ("job", "SELECT COUNT(*) FROM job"),
     ("message", "SELECT COUNT(*) FROM message"),
     ("memory_base", "SELECT COUNT(*) FROM memory_base"),
-    ("memory_base_session", "SELECT COUNT(*) FROM memory_base_session"),
+    (
+        "memory_base_session",
+        "SELECT COUNT(*) FROM memory_base_session",
+    ),
     (
         "memory_base_workflow_run",
         "SELECT COUNT(*) FROM memory_base_workflow_run",
@@ -364,7 +366,12 @@ impl Store {
         let Some(id) = canonical_uuid(conversation_id) else {
             return Ok(None);
         };
-        on_pool!(self.pool, CONVERSATION_INFO_SQL, |pool, sql| {
+        let query = if self.schema.has_app_memory_window() {
+            CONVERSATION_INFO_SQL
+        } else {
+            CONVERSATION_INFO_WITHOUT_WINDOW_SQL
+        };
+        on_pool!(self.pool, query, |pool, sql| {
             sqlx::query_as(sql).bind(&id).fetch_optional(pool).await
         })
         .map_err(|e| self.query_failed(e))
@@ -383,7 +390,10 @@ impl Store {
     }
 
     /// Every message of a conversation, oldest first (ties by id), for the message tree.
-    pub async fn all_messages(&self, conversation_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+    pub async fn all_messages(
+        &self,
+        conversation_id: &str,
+    ) -> Result<Vec<StoredMessage>, StoreError> {
         self.conversation_messages(conversation_id, ALL_MESSAGES_SQL, None)
             .await
     }
@@ -409,7 +419,10 @@ impl Store {
     }
 
     /// The files of the given messages, with their upload names, ordered by message then time.
-    pub async fn message_files(&self, message_ids: &[String]) -> Result<Vec<MessageFile>, StoreError> {
+    pub async fn message_files(
+        &self,
+        message_ids: &[String],
+    ) -> Result<Vec<MessageFile>, StoreError> {
         let ids = canonical_uuids(message_ids.iter().map(String::as_str));
         let mut files = Vec::new();
         for chunk in ids.chunks(IN_LIST_LEN) {
@@ -544,13 +557,25 @@ WHERE ($1::text IS NULL OR c.app_id = $1::uuid) \
 ORDER BY c.updated_at DESC, c.id DESC \
 LIMIT $6";
 
-const CONVERSATION_INFO_SQL: &str = "\
-SELECT c.id::text AS id, c.name, c.mode, c.status, c.from_source, \
-       c.dialogue_count::bigint AS dialogue_count, c.app_id::text AS app_id, \
-       a.name AS app_name, a.mode AS app_mode, a.memory_window::bigint AS memory_window, \
-       c.created_at, c.updated_at \
-FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
-WHERE c.id = $1::uuid";
+/// One conversation with its app; `$memory_window` is the app's window column expression.
+macro_rules! conversation_info_sql {
+    ($memory_window:literal) => {
+        concat!(
+            "SELECT c.id::text AS id, c.name, c.mode, c.status, c.from_source, \
+             c.dialogue_count::bigint AS dialogue_count, c.app_id::text AS app_id, \
+             a.name AS app_name, a.mode AS app_mode, ",
+            $memory_window,
+            " AS memory_window, c.created_at, c.updated_at \
+             FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
+             WHERE c.id = $1::uuid"
+        )
+    };
+}
+
+const CONVERSATION_INFO_SQL: &str = conversation_info_sql!("a.memory_window::bigint");
+
+/// For Dify's own database, whose `apps` keeps the window in the app config, not a column.
+const CONVERSATION_INFO_WITHOUT_WINDOW_SQL: &str = conversation_info_sql!("NULL::bigint");
 
 const HISTORY_SQL: &str = concat!(
     "SELECT ",

@@ -34,7 +34,9 @@ pub fn strip_casts(postgres_sql: &str) -> String {
 pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
     static CACHE: LazyLock<Mutex<HashMap<&'static str, &'static str>>> =
         LazyLock::new(Default::default);
-    let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     cache
         .entry(postgres_sql)
         .or_insert_with(|| Box::leak(strip_casts(postgres_sql).into_boxed_str()))

@@ -83,13 +83,24 @@ pub fn upload_file(n: u128, name: &str) -> UploadFileRow {
     }
 }
 
-pub fn message_file(n: u128, message: &MessageRow, upload: Option<&UploadFileRow>) -> MessageFileRow {
+pub fn message_file(
+    n: u128,
+    message: &MessageRow,
+    upload: Option<&UploadFileRow>,
+) -> MessageFileRow {
     MessageFileRow {
         id: id(n),
         message_id: message.message.id.clone(),
         file_type: "image".to_owned(),
-        transfer_method: if upload.is_some() { "local_file" } else { "remote_url" }.to_owned(),
-        url: upload.is_none().then(|| format!("https://example.com/{n}.png")),
+        transfer_method: if upload.is_some() {
+            "local_file"
+        } else {
+            "remote_url"
+        }
+        .to_owned(),
+        url: upload
+            .is_none()
+            .then(|| format!("https://example.com/{n}.png")),
         belongs_to: Some("user".to_owned()),
         upload_file_id: upload.map(|u| u.id.clone()),
         created_at: message.message.created_at,
@@ -170,7 +181,9 @@ pub fn full_batch() -> Batch {
         seq: 1,
         role: "assistant".to_owned(),
         content: "[{\"type\": \"text\", \"text\": \"café ☕\"}]".to_owned(),
-        tool_calls: Some("[{\"id\": \"c1\", \"name\": \"lookup\", \"arguments\": \"{}\"}]".to_owned()),
+        tool_calls: Some(
+            "[{\"id\": \"c1\", \"name\": \"lookup\", \"arguments\": \"{}\"}]".to_owned(),
+        ),
         tool_call_id: None,
         files: None,
         workflow_request_id: Some("req-1".to_owned()),
@@ -238,7 +251,10 @@ pub fn full_batch() -> Batch {
         user_id: Some(user.id.clone()),
         asset_id: Some(memory_base.id.clone()),
         asset_type: Some("memory_base".to_owned()),
-        dedupe_key: Some(format!("ingestion:{}:session-1:{}", memory_base.id, workflow_job.job_id)),
+        dedupe_key: Some(format!(
+            "ingestion:{}:session-1:{}",
+            memory_base.id, workflow_job.job_id
+        )),
         created_timestamp: at_utc(5),
         finished_timestamp: None,
     };

@@ -28,21 +28,24 @@ pub const PG_URL_VAR: &str = "MEMSCOPE_TEST_PG_URL";
 pub const PG_MARKER_DIR_VAR: &str = "MEMSCOPE_PG_MARKER_DIR";
 
 /// Generates, for each `async fn name(db) { … }`, a module `name` with the tests `sqlite` and
-/// `postgres` running the same body on a fresh database of each backend.
+/// `postgres` running the same body on a fresh database of each backend. Attributes before the
+/// `async fn` (e.g. `#[ignore]`) apply to both tests.
 #[macro_export]
 macro_rules! db_tests {
-    ($(async fn $name:ident($db:ident) $body:block)+) => {$(
+    ($($(#[$attr:meta])* async fn $name:ident($db:ident) $body:block)+) => {$(
         mod $name {
             #[allow(unused_imports)]
             use super::*;
 
             async fn body($db: $crate::common::TestDb) $body
 
+            $(#[$attr])*
             #[tokio::test]
             async fn sqlite() {
                 $crate::common::run_sqlite(body).await;
             }
 
+            $(#[$attr])*
             #[tokio::test]
             async fn postgres() {
                 $crate::common::run_postgres(module_path!(), body).await;
@@ -291,8 +294,11 @@ where
     }
     if let Ok(dir) = std::env::var(PG_MARKER_DIR_VAR) {
         std::fs::create_dir_all(&dir).expect("marker directory");
-        std::fs::write(std::path::Path::new(&dir).join(test.replace("::", "-")), "ran\n")
-            .expect("marker file");
+        std::fs::write(
+            std::path::Path::new(&dir).join(test.replace("::", "-")),
+            "ran\n",
+        )
+        .expect("marker file");
     }
 }
 
@@ -309,7 +315,13 @@ fn unique_schema_name(test: &str) -> String {
         .next()
         .unwrap_or(test)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(63 - "mst_".len() - suffix.len())
         .collect();
     format!("mst_{stem}{suffix}")

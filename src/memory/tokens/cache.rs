@@ -267,7 +267,10 @@ mod tests {
     fn same_model_family_shares_entries() {
         let messages = thread(4);
         let mut cache = CountCache::default();
-        cache.count_list(&TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"), &messages);
+        cache.count_list(
+            &TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
+            &messages,
+        );
         cache.count_list(
             &TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o-mini"),
             &messages,

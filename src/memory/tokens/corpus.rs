@@ -50,16 +50,81 @@ fn pick<'a>(rng: &mut ChaCha8Rng, items: &[&'a str]) -> &'a str {
 }
 
 const WORDS: &[&str] = &[
-    "the", "memory", "of", "a", "conversation", "is", "pruned", "when", "it", "grows", "beyond",
-    "budget", "tokens", "model", "answer", "question", "user", "we", "should", "check", "window",
-    "history", "because", "message", "thread", "branch", "regenerated", "quickly", "database",
-    "every", "night", "Alice", "Bob", "José", "Zoë", "Müller", "O'Brien", "Dify", "Langflow",
-    "internationalization", "don't", "it's", "we'll", "they've", "I'm", "can't", "you'd",
+    "the",
+    "memory",
+    "of",
+    "a",
+    "conversation",
+    "is",
+    "pruned",
+    "when",
+    "it",
+    "grows",
+    "beyond",
+    "budget",
+    "tokens",
+    "model",
+    "answer",
+    "question",
+    "user",
+    "we",
+    "should",
+    "check",
+    "window",
+    "history",
+    "because",
+    "message",
+    "thread",
+    "branch",
+    "regenerated",
+    "quickly",
+    "database",
+    "every",
+    "night",
+    "Alice",
+    "Bob",
+    "José",
+    "Zoë",
+    "Müller",
+    "O'Brien",
+    "Dify",
+    "Langflow",
+    "internationalization",
+    "don't",
+    "it's",
+    "we'll",
+    "they've",
+    "I'm",
+    "can't",
+    "you'd",
 ];
-const NUMBERS: &[&str] = &["42", "3.14", "2024", "1,000,000", "99%", "$12.50", "0x1F", "7th"];
+const NUMBERS: &[&str] = &[
+    "42",
+    "3.14",
+    "2024",
+    "1,000,000",
+    "99%",
+    "$12.50",
+    "0x1F",
+    "7th",
+];
 const PUNCTUATION: &[&str] = &[".", ",", "!", "?", ";", ":", " -", "...", "\"", "'"];
 const EMOJI: &[&str] = &[
-    "😀", "🎉", "👍", "🔥", "🤔", "❤️", "🚀", "😂", "🙏", "✨", "👩‍💻", "👨‍👩‍👧", "🇫🇷", "👋🏽", "🦀",
+    "😀",
+    "🎉",
+    "👍",
+    "🔥",
+    "🤔",
+    "❤️",
+    "🚀",
+    "😂",
+    "🙏",
+    "✨",
+    "👩‍💻",
+    "👨‍👩‍👧",
+    "🇫🇷",
+    "👋🏽",
+    "🦀",
 ];
 
 fn prose(rng: &mut ChaCha8Rng, out: &mut String) {
@@ -129,7 +194,9 @@ fn code(rng: &mut ChaCha8Rng, out: &mut String) {
     out.push_str("```\n");
 }
 
-const JSON_KEYS: &[&str] = &["id", "name", "status", "items", "score", "city", "tags", "note"];
+const JSON_KEYS: &[&str] = &[
+    "id", "name", "status", "items", "score", "city", "tags", "note",
+];
 const JSON_VALUES: &[&str] = &[
     "\"ok\"",
     "true",
@@ -201,7 +268,10 @@ fn emoji_chat(rng: &mut ChaCha8Rng, out: &mut String) {
         out.push_str(pick(rng, EMOJI));
     }
     out.push(' ');
-    out.push_str(pick(rng, &["lol", "omg yes", "see you", "ok!!", "thx", "haha"]));
+    out.push_str(pick(
+        rng,
+        &["lol", "omg yes", "see you", "ok!!", "thx", "haha"],
+    ));
     out.push(' ');
 }
 
@@ -216,7 +286,11 @@ mod tests {
         assert_ne!(first, mixed_messages(8, 50_000));
         let bytes: usize = first.iter().map(String::len).sum();
         assert!(bytes >= 50_000);
-        assert!(first.iter().all(|m| m.chars().count() >= MIN_CHARS as usize));
+        assert!(
+            first
+                .iter()
+                .all(|m| m.chars().count() >= MIN_CHARS as usize)
+        );
     }
 
     #[test]

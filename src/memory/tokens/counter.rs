@@ -199,9 +199,9 @@ impl TokenCounter {
         match self.id.kind {
             CounterKind::OpenAi => MessageTokens::flat(self.classic_tokens(message)),
             CounterKind::Plugin => self.plugin_tokens(message),
-            CounterKind::Raw => MessageTokens::flat(saturate(
-                self.id.encoding.count(&message.content.text()),
-            )),
+            CounterKind::Raw => {
+                MessageTokens::flat(saturate(self.id.encoding.count(&message.content.text())))
+            }
             CounterKind::Zero => MessageTokens::default(),
         }
     }
@@ -372,7 +372,11 @@ fn plugin_segment(message: &PromptMessage) -> String {
     let mut parts: Vec<&str> = vec![message.role.as_str(), name, &text];
     if message.role == Role::Assistant {
         for call in &message.tool_calls {
-            parts.extend([call.id.as_str(), call.name.as_str(), call.arguments.as_str()]);
+            parts.extend([
+                call.id.as_str(),
+                call.name.as_str(),
+                call.arguments.as_str(),
+            ]);
         }
     }
     parts.join("\n")

@@ -240,8 +240,14 @@ mod tests {
             ("text-davinci-001", Some(Encoding::R50kBase)),
             ("davinci", Some(Encoding::R50kBase)),
             ("gpt2", Some(Encoding::R50kBase)),
-            ("ft:gpt-4o-mini-2024-07-18:acme::abc123", Some(Encoding::O200kBase)),
-            ("ft:gpt-3.5-turbo-0613:personal::8abc", Some(Encoding::Cl100kBase)),
+            (
+                "ft:gpt-4o-mini-2024-07-18:acme::abc123",
+                Some(Encoding::O200kBase),
+            ),
+            (
+                "ft:gpt-3.5-turbo-0613:personal::8abc",
+                Some(Encoding::Cl100kBase),
+            ),
             ("ft:davinci-002:acme", Some(Encoding::Cl100kBase)),
             ("claude-3-5-sonnet", None),
             ("davinci-003", None),

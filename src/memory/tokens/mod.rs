@@ -22,7 +22,9 @@ pub use encoding::{Encoding, base_model, encoding_for_model, is_loaded, preload}
 /// Names that do not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokensError {
-    #[error("unknown encoding {0:?} (expected cl100k_base, o200k_base, p50k_base, r50k_base or gpt2)")]
+    #[error(
+        "unknown encoding {0:?} (expected cl100k_base, o200k_base, p50k_base, r50k_base or gpt2)"
+    )]
     UnknownEncoding(String),
     #[error("unknown token counter {0:?} (expected openai, plugin, raw or zero)")]
     UnknownCounter(String),

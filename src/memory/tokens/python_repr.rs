@@ -77,7 +77,10 @@ mod tests {
         assert_eq!(repr("l1\nl2\tx\r"), r"'l1\nl2\tx\r'");
         assert_eq!(repr("\u{0}\u{1b}\u{7f}"), r"'\x00\x1b\x7f'");
         assert_eq!(repr("\u{85}\u{a0}\u{ad}"), r"'\x85\xa0\xad'");
-        assert_eq!(repr("a\u{200b}b\u{2028}\u{3000}"), r"'a\u200bb\u2028\u3000'");
+        assert_eq!(
+            repr("a\u{200b}b\u{2028}\u{3000}"),
+            r"'a\u200bb\u2028\u3000'"
+        );
         assert_eq!(repr("\u{e0001}\u{f0000}"), r"'\U000e0001\U000f0000'");
     }
 

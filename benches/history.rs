@@ -1,0 +1,134 @@
+//! History assembly of a 10,000-message conversation on SQLite: fetch (the window's LIMIT query
+//! and its files), extraction, prompt building and pruning. Target: <= 20 ms warm.
+
+use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
+use criterion::{Criterion, criterion_group, criterion_main};
+use memscope::inspect::budget::{BudgetSettings, BudgetView};
+use memscope::inspect::conversation::load_window;
+use memscope::memory::history::HistoryOptions;
+use memscope::memory::model::StoredMessage;
+use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter, preload};
+use memscope::store::Store;
+use memscope::store::rows::{AppRow, Batch, ConversationRow, MessageRow};
+
+const MESSAGES: usize = 10_000;
+
+fn at(start: NaiveDateTime, seconds: usize) -> NaiveDateTime {
+    start + TimeDelta::seconds(seconds as i64)
+}
+
+fn uuid(n: usize) -> String {
+    format!("00000000-0000-4000-8000-{n:012x}")
+}
+
+/// One conversation: a chain where every fifth turn is regenerated once, with prose answers.
+fn conversation() -> Batch {
+    let start = NaiveDate::from_ymd_opt(2026, 1, 1)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap();
+    let app_id = uuid(1_000_000);
+    let conversation_id = uuid(1_000_001);
+    let mut batch = Batch {
+        apps: vec![AppRow {
+            id: app_id.clone(),
+            tenant_id: uuid(1_000_002),
+            name: "bench".into(),
+            mode: "chat".into(),
+            memory_window: None,
+            created_at: start,
+        }],
+        conversations: vec![ConversationRow {
+            id: conversation_id.clone(),
+            app_id: app_id.clone(),
+            name: "ten thousand messages".into(),
+            mode: "chat".into(),
+            model_provider: None,
+            model_id: None,
+            status: "normal".into(),
+            invoke_from: None,
+            from_source: "api".into(),
+            dialogue_count: 0,
+            created_at: start,
+            updated_at: at(start, MESSAGES),
+        }],
+        ..Batch::default()
+    };
+    let mut parent: Option<String> = None;
+    for i in 0..MESSAGES {
+        let id = uuid(i);
+        // A regeneration hangs from the same parent as the turn before it.
+        let regenerated = i % 5 == 4;
+        let own_parent = if regenerated {
+            batch.messages[i - 1].message.parent_message_id.clone()
+        } else {
+            parent.clone()
+        };
+        batch.messages.push(MessageRow {
+            app_id: app_id.clone(),
+            message: StoredMessage {
+                id: id.clone(),
+                conversation_id: conversation_id.clone(),
+                parent_message_id: own_parent,
+                query: format!(
+                    "Question {i}: how does the retention policy apply to archived projects?"
+                ),
+                answer: format!(
+                    "Answer {i}: archived projects keep their history for ninety days, then the \
+                     summaries are kept and the raw messages are deleted. {}",
+                    "Exports stay available to owners. ".repeat(i % 7)
+                ),
+                message_tokens: 40,
+                answer_tokens: 60,
+                status: "normal".into(),
+                error: None,
+                invoke_from: Some("web-app".into()),
+                workflow_run_id: None,
+                created_at: at(start, i),
+            },
+        });
+        parent = Some(id);
+    }
+    batch
+}
+
+fn history(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let store = runtime.block_on(async {
+        let store = Store::init(&url).await.unwrap();
+        store.insert_batch(&conversation()).await.unwrap();
+        store
+    });
+    preload(memscope::memory::tokens::Encoding::O200kBase);
+    let conversation_id = uuid(1_000_001);
+    let settings = BudgetSettings {
+        counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
+        max_tokens: 2000,
+        model: "gpt-4o".into(),
+        options: HistoryOptions::default(),
+    };
+    let assemble = |cache: &mut CountCache| {
+        runtime.block_on(async {
+            let rows = load_window(&store, &conversation_id, None).await.unwrap();
+            BudgetView::compute(&rows.rows_newest_first, &rows.files, &settings, cache)
+        })
+    };
+    let view = assemble(&mut CountCache::default());
+    assert_eq!(view.history.window, 500);
+    assert!(view.dropped() > 0, "the bench conversation is over budget");
+
+    let mut group = c.benchmark_group("history_10k_sqlite");
+    group.bench_function("fetch_extract_build_prune_cold_counts", |b| {
+        b.iter(|| assemble(&mut CountCache::default()))
+    });
+    let mut warm = CountCache::default();
+    group.bench_function("fetch_extract_build_prune_cached_counts", |b| {
+        b.iter(|| assemble(&mut warm))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, history);
+criterion_main!(benches);

@@ -1,0 +1,90 @@
+//! `doctor`: scan a database for memory problems; exit 1 when there are any.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::cli::args::DoctorArgs;
+use crate::cli::output::{CliResult, ExitCode, emit, thousands};
+use crate::cli::{Context, counter_from};
+use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
+
+#[derive(Serialize)]
+struct Report {
+    conversations: usize,
+    messages: usize,
+    budget: i64,
+    counter: String,
+    /// Findings per kind, all counted.
+    counts: BTreeMap<&'static str, usize>,
+    /// At most `--max-per-kind` of each kind.
+    findings: Vec<Finding>,
+}
+
+fn render(r: &Report) -> String {
+    let mut out = format!(
+        "scanned {} conversations, {} messages (budget {} tokens, counter {})\n",
+        thousands(r.conversations as i128),
+        thousands(r.messages as i128),
+        thousands(r.budget),
+        r.counter
+    );
+    if r.counts.is_empty() {
+        out.push_str("no findings\n");
+        return out;
+    }
+    for (kind, count) in &r.counts {
+        out.push_str(&format!("\n{kind}: {count}\n"));
+        for finding in r.findings.iter().filter(|f| f.kind() == *kind) {
+            out.push_str(&format!("  {}\n", finding.describe()));
+        }
+        let shown = r.findings.iter().filter(|f| f.kind() == *kind).count();
+        if shown < *count {
+            out.push_str(&format!("  … and {} more\n", count - shown));
+        }
+    }
+    out
+}
+
+fn limit_per_kind(
+    report: DoctorReport,
+    max_per_kind: usize,
+) -> (BTreeMap<&'static str, usize>, Vec<Finding>) {
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut kept = Vec::new();
+    for finding in report.findings {
+        let seen = counts.entry(finding.kind()).or_default();
+        *seen += 1;
+        if *seen <= max_per_kind {
+            kept.push(finding);
+        }
+    }
+    (counts, kept)
+}
+
+pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
+    let store = context.open().await?;
+    let (counter, _) = counter_from(context, &args.tokens)?;
+    let settings = DoctorSettings {
+        counter,
+        budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
+    };
+    let report = crate::inspect::doctor::run(&store, &settings).await?;
+    let (conversations, messages) = (report.conversations, report.messages);
+    let (counts, findings) = limit_per_kind(report, args.max_per_kind);
+    let any = !counts.is_empty();
+    let report = Report {
+        conversations,
+        messages,
+        budget: settings.budget,
+        counter: settings.counter.description(),
+        counts,
+        findings,
+    };
+    emit(context.global.json, &report, render)?;
+    Ok(if any {
+        ExitCode::Findings
+    } else {
+        ExitCode::Ok
+    })
+}

@@ -1,0 +1,159 @@
+//! `history`: exactly what TokenBufferMemory would send for a conversation.
+
+use serde::Serialize;
+
+use crate::cli::args::HistoryArgs;
+use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::{Context, counter_from};
+use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
+use crate::inspect::conversation::{WindowSource, load_window};
+use crate::memory::history::{HistoryOptions, history_prompt_text};
+use crate::memory::tokens::CountCache;
+
+#[derive(Serialize)]
+struct Report {
+    conversation_id: String,
+    conversation_name: String,
+    window: usize,
+    window_source: WindowSource,
+    rows_loaded: usize,
+    /// The newest row, dropped as the current request's placeholder.
+    popped: Option<String>,
+    counter: String,
+    model: String,
+    max_tokens: i64,
+    tokens_before: u64,
+    tokens_after: u64,
+    /// What the model receives, by the classic formula when the counter is `zero`.
+    sent_tokens: u64,
+    context_window: Option<u64>,
+    fits_context: Option<bool>,
+    dropped: usize,
+    kept: usize,
+    warnings: Vec<String>,
+    messages: Vec<BudgetLine>,
+    /// `get_history_prompt_text` of the kept messages, with `--text`.
+    text: Option<String>,
+}
+
+fn render(r: &Report) -> String {
+    if let Some(text) = &r.text {
+        return text.clone();
+    }
+    let mut out = format!(
+        "conversation {} \"{}\"\nwindow {} rows ({:?}), {} loaded{}\ncounter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
+        r.conversation_id,
+        r.conversation_name,
+        r.window,
+        r.window_source,
+        r.rows_loaded,
+        r.popped
+            .as_ref()
+            .map_or(String::new(), |id| format!(", placeholder {id} popped")),
+        r.counter,
+        thousands(r.max_tokens),
+        thousands(r.tokens_before),
+        thousands(r.tokens_after),
+        r.dropped,
+        r.dropped + r.kept,
+    );
+    if let (Some(window), Some(fits)) = (r.context_window, r.fits_context) {
+        out.push_str(&format!(
+            "sent: {} tokens, {} {}'s context window of {}\n",
+            thousands(r.sent_tokens),
+            if fits { "within" } else { "OVER" },
+            r.model,
+            thousands(window)
+        ));
+    }
+    for warning in &r.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    let mut rows = Vec::new();
+    for line in &r.messages {
+        if line.index == r.dropped && r.dropped > 0 {
+            rows.push(vec![
+                "──".into(),
+                "── cut line: everything above is pruned ──".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        rows.push(vec![
+            line.index.to_string(),
+            format!(
+                "{} {}",
+                line.role.as_str(),
+                &line.source_id[..line.source_id.len().min(8)]
+            ),
+            line.tokens.to_string(),
+            thousands(line.tokens_from_here),
+            cell(&line.message.content.text(), 60),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&table(
+        &["#", "message", "tokens", "from here", "content"],
+        &rows,
+    ));
+    out
+}
+
+pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
+    let store = context.open().await?;
+    let (counter, model) = counter_from(context, &args.tokens)?;
+    let requested = args
+        .message_limit
+        .or(Some(context.resolved.config.history.message_limit));
+    let loaded = load_window(&store, &args.conversation, requested).await?;
+    let settings = BudgetSettings {
+        counter,
+        max_tokens: args
+            .max_tokens
+            .unwrap_or(context.resolved.config.tokens.budget),
+        model,
+        options: HistoryOptions {
+            message_limit: Some(loaded.window as i64),
+            ..HistoryOptions::default()
+        },
+    };
+    let mut cache = CountCache::default();
+    let view = BudgetView::compute(
+        &loaded.rows_newest_first,
+        &loaded.files,
+        &settings,
+        &mut cache,
+    );
+    let text = args.text.then(|| {
+        let (_, kept) = view.history.split_at_cut(&view.pruned);
+        history_prompt_text(
+            kept.iter().map(|m| &m.message),
+            &args.human_prefix,
+            &args.ai_prefix,
+        )
+    });
+    let report = Report {
+        conversation_id: loaded.info.id.clone(),
+        conversation_name: loaded.info.name.clone(),
+        window: loaded.window,
+        window_source: loaded.window_source,
+        rows_loaded: loaded.rows_newest_first.len(),
+        popped: view.history.popped.clone(),
+        counter: view.counter_description.clone(),
+        model: view.model.clone(),
+        max_tokens: view.max_tokens,
+        tokens_before: view.pruned.tokens_before,
+        tokens_after: view.pruned.tokens_after,
+        sent_tokens: view.sent_tokens,
+        context_window: view.context_window,
+        fits_context: view.fits_context(),
+        dropped: view.dropped(),
+        kept: view.counts.len() - view.dropped(),
+        warnings: view.warnings(),
+        messages: view.lines(),
+        text,
+    };
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}

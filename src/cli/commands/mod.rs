@@ -1,0 +1,10 @@
+//! One module per command.
+
+pub mod conversations;
+pub mod demo;
+pub mod doctor;
+pub mod history;
+pub mod info;
+pub mod summary;
+pub mod thread;
+pub mod tokens;
