@@ -216,13 +216,20 @@ impl Keymap {
         Keymap::from_toml(DEFAULT_KEYS, None).expect("the built-in keymap is valid")
     }
 
-    /// Parses `base` (a `[keys]` table) and overlays `user` on it key by key.
-    pub fn from_toml(base: &str, user: Option<&str>) -> Result<Keymap, KeymapError> {
+    /// Parses the `[keys]` table of `base` (TOML text) and overlays `user`, the contents of a
+    /// user's `[keys]` table, key by key.
+    pub fn from_toml(base: &str, user: Option<&toml::Table>) -> Result<Keymap, KeymapError> {
+        let invalid = |e: toml::de::Error| KeymapError::Invalid(e.message().to_owned());
+        let mut base: toml::Table = toml::from_str(base).map_err(invalid)?;
+        let base_keys = match base.remove("keys") {
+            Some(toml::Value::Table(keys)) => keys,
+            _ => return Err(KeymapError::Invalid("no [keys] table".to_owned())),
+        };
         let mut entries: BTreeMap<(KeyContext, KeyChord), BindingEntry> = BTreeMap::new();
-        for text in std::iter::once(base).chain(user) {
-            let table: BTreeMap<String, BTreeMap<KeyContext, BTreeMap<String, BindingEntry>>> =
-                toml::from_str(text).map_err(|e| KeymapError::Invalid(e.message().to_owned()))?;
-            for (context, keys) in table.into_values().flatten() {
+        for keys in std::iter::once(base_keys).chain(user.cloned()) {
+            let by_context: BTreeMap<KeyContext, BTreeMap<String, BindingEntry>> =
+                keys.try_into().map_err(invalid)?;
+            for (context, keys) in by_context {
                 for (key_text, entry) in keys {
                     let key =
                         KeyChord::parse(&key_text).map_err(|problem| KeymapError::BadKey {
@@ -321,6 +328,15 @@ mod tests {
         KeyChord::parse(text).unwrap()
     }
 
+    /// The contents of the `[keys]` table of `text`.
+    fn user_keys(text: &str) -> toml::Table {
+        let mut table: toml::Table = toml::from_str(text).unwrap();
+        match table.remove("keys") {
+            Some(toml::Value::Table(keys)) => keys,
+            other => panic!("no [keys] table: {other:?}"),
+        }
+    }
+
     #[test]
     fn parses_and_prints_chords() {
         for text in [
@@ -381,7 +397,7 @@ mod tests {
             "x" = { action = "budget_up", desc = "more tokens" }
             "+" = { action = "none" }
         "#;
-        let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(user)).unwrap();
+        let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(&user_keys(user))).unwrap();
         let conv = KeyContext::Conversation;
         assert_eq!(keymap.lookup(conv, chord("x")), Some(Action::BudgetUp));
         assert_eq!(keymap.lookup(conv, chord("+")), None);
@@ -426,6 +442,15 @@ mod tests {
         ));
         assert!(matches!(
             Keymap::from_toml("[keys.nowhere]\n", None),
+            Err(KeymapError::Invalid(_))
+        ));
+        assert!(matches!(
+            Keymap::from_toml("[other]\n", None),
+            Err(KeymapError::Invalid(_))
+        ));
+        let unknown_field = user_keys("[keys.global]\n\"q\" = { action = \"quit\", when = 1 }");
+        assert!(matches!(
+            Keymap::from_toml(DEFAULT_KEYS, Some(&unknown_field)),
             Err(KeymapError::Invalid(_))
         ));
     }

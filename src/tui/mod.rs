@@ -46,11 +46,12 @@ pub struct App {
 }
 
 impl App {
-    /// Builds the app and sends its first requests. `keys` is the user's `[keys]` table, if any.
+    /// Builds the app and sends its first requests. `keys` overlays the built-in keymap: the
+    /// contents of a user's `[keys]` table.
     pub fn new(
         resolved: &Resolved,
         store: Store,
-        keys: Option<&str>,
+        keys: Option<&toml::Table>,
         theme: Theme,
     ) -> color_eyre::Result<App> {
         let keymap = Keymap::from_toml(keymap::DEFAULT_KEYS, keys)?;
