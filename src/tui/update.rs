@@ -194,19 +194,19 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
                     settings.models.len() - 1
                 }
             };
-            recompute_budget(state, effects);
+            settings_changed(state, effects);
         }
         ("counter", Some(name)) => match name.parse::<CounterKind>() {
             Ok(counter) => {
                 state.settings.counter = counter;
-                recompute_budget(state, effects);
+                settings_changed(state, effects);
             }
             Err(e) => state.message = Some(e.to_string()),
         },
         ("encoding", Some(name)) => match name.parse::<Encoding>() {
             Ok(encoding) => {
                 state.settings.encoding = Some(encoding);
-                recompute_budget(state, effects);
+                settings_changed(state, effects);
             }
             Err(e) => state.message = Some(e.to_string()),
         },
@@ -318,13 +318,13 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         (Action::NextModel, _) => {
             let settings = &mut state.settings;
             settings.model_index = (settings.model_index + 1) % settings.models.len();
-            recompute_budget(state, effects);
+            settings_changed(state, effects);
         }
         (Action::NextCounter, _) => {
             let all = CounterKind::ALL;
             let at = all.iter().position(|c| *c == state.settings.counter);
             state.settings.counter = all[at.map_or(0, |i| (i + 1) % all.len())];
-            recompute_budget(state, effects);
+            settings_changed(state, effects);
         }
         (Action::NextEncoding, _) => {
             let all = Encoding::ALL;
@@ -335,7 +335,7 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
                     all.get(at + 1).copied()
                 }
             };
-            recompute_budget(state, effects);
+            settings_changed(state, effects);
         }
         (Action::ToggleRowWindow, _) => {
             state.settings.app_window = !state.settings.app_window;
@@ -504,6 +504,12 @@ fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     recompute_budget(state, effects);
 }
 
+/// The model, counter or encoding changed: counts made with the old ones are stale.
+fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
+    state.list.thread_tokens.clear();
+    recompute_budget(state, effects);
+}
+
 fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
     let next_generation = state.generation();
     let Some(conversation) = state.conversation.as_mut() else {
@@ -543,16 +549,34 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                         .and_then(|id| rows.iter().position(|r| r.id == id))
                         .unwrap_or(state.list.selected)
                         .min(rows.len().saturating_sub(1));
+                    // Count only what is new or changed: polls reload the page every few
+                    // seconds and must not recount it.
+                    let unchanged: FxHashSet<(&str, i64)> = state
+                        .list
+                        .rows
+                        .iter()
+                        .map(|r| (r.id.as_str(), r.message_count))
+                        .collect();
+                    let to_count: Vec<String> = rows
+                        .iter()
+                        .filter(|r| {
+                            !state.list.thread_tokens.contains_key(&r.id)
+                                || !unchanged.contains(&(r.id.as_str(), r.message_count))
+                        })
+                        .map(|r| r.id.clone())
+                        .collect();
                     state.list.rows = rows;
                     state.list.status = LoadStatus::Loaded;
-                    let tokens_generation = state.generation();
-                    state.list.tokens_generation = tokens_generation;
-                    effects.push(Effect::CountThreads {
-                        generation: tokens_generation,
-                        ids: state.list.rows.iter().map(|r| r.id.clone()).collect(),
-                        settings: state.settings.budget_settings(),
-                        message_limit: state.settings.message_limit,
-                    });
+                    if !to_count.is_empty() {
+                        let tokens_generation = state.generation();
+                        state.list.tokens_generation = tokens_generation;
+                        effects.push(Effect::CountThreads {
+                            generation: tokens_generation,
+                            ids: to_count,
+                            settings: state.settings.budget_settings(),
+                            message_limit: state.settings.message_limit,
+                        });
+                    }
                 }
                 Err(error) => state.list.status = LoadStatus::Failed(error),
             }
@@ -873,6 +897,47 @@ mod tests {
             }),
         );
         assert_eq!(state.list.thread_tokens.get("x"), Some(&42));
+    }
+
+    #[test]
+    fn a_poll_recounts_only_new_or_changed_conversations() {
+        let mut state = state();
+        start(&mut state);
+        let effects = list_loaded(&mut state, &["x", "y"]);
+        let Some(Effect::CountThreads { generation, .. }) = effects.first() else {
+            panic!("{effects:?}");
+        };
+        let generation = *generation;
+        let tokens = vec![("x".to_owned(), 1), ("y".to_owned(), 2)];
+        update(
+            &mut state,
+            Event::Job(JobEvent::ThreadTokens { generation, tokens }),
+        );
+        let polled: Vec<Effect> = (0..POLL_EVERY_TICKS)
+            .flat_map(|_| update(&mut state, Event::Tick))
+            .collect();
+        assert!(matches!(&polled[..], [Effect::LoadList { .. }]));
+        assert!(list_loaded(&mut state, &["x", "y"]).is_empty());
+        let generation = state.list.generation;
+        let mut changed = summary("y");
+        changed.message_count += 1;
+        let rows = vec![summary("new"), summary("x"), changed];
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Ok(rows),
+            }),
+        );
+        assert!(matches!(&effects[..], [Effect::CountThreads { ids, .. }] if ids == &["new", "y"]));
+        for c in ":counter zero".chars() {
+            update(&mut state, key(c));
+        }
+        update(&mut state, code(KeyCode::Enter));
+        assert!(
+            state.list.thread_tokens.is_empty(),
+            "another counter makes the counts stale"
+        );
     }
 
     #[test]
