@@ -97,6 +97,21 @@ fn summary_lines<'a>(view: &BudgetView, theme: &Theme) -> Vec<Line<'a>> {
         ),
         theme.text,
     )];
+    let history = &view.history;
+    let popped = if history.popped.is_some() {
+        " (newest popped as the request's placeholder)"
+    } else {
+        ""
+    };
+    lines.push(Line::styled(
+        format!(
+            "row window {}: {} rows loaded, thread of {} rows{popped}",
+            history.window,
+            history.rows_given.min(history.window),
+            history.thread.len()
+        ),
+        theme.dim,
+    ));
     if view.zero_counter_trap() {
         lines.push(Line::styled(
             format!(
