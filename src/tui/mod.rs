@@ -17,13 +17,16 @@ use std::path::Path;
 use std::time::Duration;
 
 use color_eyre::eyre::WrapErr;
-use crossterm::event::{Event as TerminalEvent, KeyEventKind};
+use crossterm::event::{
+    DisableMouseCapture, EnableMouseCapture, Event as TerminalEvent, KeyEventKind, MouseEventKind,
+};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
 use crate::store::Store;
+use action::Action;
 use jobs::JobRunner;
 use keymap::Keymap;
 use state::{AppState, Settings};
@@ -34,6 +37,8 @@ use update::{Event, JobEvent, start, update};
 pub const TICK: Duration = Duration::from_millis(250);
 /// The log file, in the data directory: nothing is ever printed over the screen.
 pub const LOG_FILE: &str = "memscope-tui.log";
+/// Environment variable turning mouse wheel scrolling on (`1`).
+pub const MOUSE_ENV: &str = "MEMSCOPE_MOUSE";
 /// Environment variable with the log filter (`info` when unset).
 pub const LOG_ENV: &str = "MEMSCOPE_LOG";
 
@@ -121,7 +126,17 @@ pub async fn run(resolved: Resolved, store: Store) -> color_eyre::Result<()> {
     tracing::info!(database = %app.state.database, "TUI started");
     // ratatui's init chains a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init().wrap_err("could not set up the terminal")?;
-    let result = event_loop(&mut app, &mut terminal).await;
+    let mouse = mouse_wanted();
+    let mut result = Ok(());
+    if mouse {
+        result = capture_mouse().wrap_err("could not capture the mouse");
+    }
+    if result.is_ok() {
+        result = event_loop(&mut app, &mut terminal).await;
+    }
+    if mouse {
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    }
     ratatui::restore();
     tracing::info!("TUI stopped");
     result
@@ -159,8 +174,30 @@ fn terminal_event(event: TerminalEvent) -> Option<Event> {
     match event {
         TerminalEvent::Key(key) if key.kind == KeyEventKind::Press => Some(Event::Key(key)),
         TerminalEvent::Resize(..) => Some(Event::Resize),
+        TerminalEvent::Mouse(mouse) => match mouse.kind {
+            MouseEventKind::ScrollUp => Some(Event::Action(Action::Up)),
+            MouseEventKind::ScrollDown => Some(Event::Action(Action::Down)),
+            _ => None,
+        },
         _ => None,
     }
+}
+
+/// Whether `MEMSCOPE_MOUSE` asks for the wheel. Off by default: capturing the mouse takes the
+/// terminal's own text selection away.
+fn mouse_wanted() -> bool {
+    std::env::var(MOUSE_ENV).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "on"))
+}
+
+/// Captures the mouse, and releases it again on panic before the terminal is restored.
+fn capture_mouse() -> std::io::Result<()> {
+    crossterm::execute!(std::io::stdout(), EnableMouseCapture)?;
+    let restore_and_report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+        restore_and_report(info);
+    }));
+    Ok(())
 }
 
 /// Terminal input is read on its own thread: crossterm's read blocks.
@@ -195,4 +232,44 @@ fn init_logging(data_dir: &Path) -> Option<tracing_appender::non_blocking::Worke
         .try_init()
         .ok()?;
     Some(guard)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent};
+
+    fn mouse(kind: MouseEventKind) -> TerminalEvent {
+        TerminalEvent::Mouse(MouseEvent {
+            kind,
+            column: 3,
+            row: 4,
+            modifiers: KeyModifiers::NONE,
+        })
+    }
+
+    #[test]
+    fn terminal_events_become_core_events() {
+        let press = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+        assert!(matches!(
+            terminal_event(TerminalEvent::Key(press)),
+            Some(Event::Key(k)) if k == press
+        ));
+        let mut release = press;
+        release.kind = KeyEventKind::Release;
+        assert!(terminal_event(TerminalEvent::Key(release)).is_none());
+        assert!(matches!(
+            terminal_event(TerminalEvent::Resize(80, 24)),
+            Some(Event::Resize)
+        ));
+        assert!(matches!(
+            terminal_event(mouse(MouseEventKind::ScrollDown)),
+            Some(Event::Action(Action::Down))
+        ));
+        assert!(matches!(
+            terminal_event(mouse(MouseEventKind::ScrollUp)),
+            Some(Event::Action(Action::Up))
+        ));
+        assert!(terminal_event(mouse(MouseEventKind::Moved)).is_none());
+    }
 }
