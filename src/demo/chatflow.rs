@@ -62,6 +62,17 @@ struct ImageRef {
     name: String,
 }
 
+impl ImageRef {
+    /// A file reference as node memory and `sys.files` keep it.
+    fn reference(&self) -> Value {
+        json!({
+            "type": "image",
+            "transfer_method": "local_file",
+            "upload_file_id": self.upload_file_id,
+        })
+    }
+}
+
 /// One prompt message as an LLM node sent or received it.
 #[derive(Clone)]
 struct Said {
@@ -400,9 +411,10 @@ impl ChatflowConversation {
             Parent::Row(row) => Some(row),
             Parent::Root | Parent::Nil => None,
         };
-        let history = |contexts: &[Vec<Said>]| parent_row.map(|row| contexts[row].clone());
-        let mut researcher_context = history(&self.researcher_contexts).unwrap_or_default();
-        let mut writer_context = history(&self.writer_contexts).unwrap_or_default();
+        let history =
+            |contexts: &[Vec<Said>]| parent_row.map_or_else(Vec::new, |row| contexts[row].clone());
+        let researcher_history = history(&self.researcher_contexts);
+        let writer_history = history(&self.writer_contexts);
 
         let gap = rng.between(60, 600);
         let row = self.messages.turn(
@@ -421,23 +433,17 @@ impl ChatflowConversation {
 
         let mut user = Said::new(Role::User, spec.query);
         user.image = image.clone();
-        let researcher_prompts = prompts(RESEARCHER_SYSTEM, &researcher_context, &user);
-        researcher_context.push(user);
-        if let Some(arguments) = spec.search {
-            let call_id = format!("call_{}", rng.hex8());
-            let mut call = Said::new(Role::Assistant, "");
-            call.tool_calls.push(ToolCall {
-                id: call_id.clone(),
-                name: "web_search".to_owned(),
-                arguments: arguments.to_owned(),
-            });
-            let mut result = Said::new(Role::Tool, json_tool_output(rng, 3));
-            result.tool_call_id = Some(call_id);
-            researcher_context.extend([call, result]);
-        }
-        researcher_context.push(Said::new(Role::Assistant, spec.research.clone()));
-        let researcher_usage = Usage::of(&researcher_prompts, &spec.research);
-
+        let tool_trace = match spec.search {
+            Some(arguments) => web_search(rng, arguments),
+            None => Vec::new(),
+        };
+        let research = LlmCall::new(
+            RESEARCHER_SYSTEM,
+            researcher_history,
+            user,
+            tool_trace,
+            &spec.research,
+        );
         let writer_user = Said::new(
             Role::User,
             format!(
@@ -445,120 +451,43 @@ impl ChatflowConversation {
                 spec.research, spec.query
             ),
         );
-        let writer_prompts = prompts(WRITER_SYSTEM, &writer_context, &writer_user);
-        writer_context.extend([writer_user.clone(), Said::new(Role::Assistant, &spec.reply)]);
-        let writer_usage = Usage::of(&writer_prompts, &spec.reply);
+        let writing = LlmCall::new(
+            WRITER_SYSTEM,
+            writer_history,
+            writer_user.clone(),
+            Vec::new(),
+            &spec.reply,
+        );
 
         let stored = self.messages.row_mut(row);
         stored.workflow_run_id = Some(run_id.clone());
-        stored.message_tokens = researcher_usage.prompt_tokens + writer_usage.prompt_tokens;
-        stored.answer_tokens = researcher_usage.completion_tokens + writer_usage.completion_tokens;
+        stored.message_tokens = research.usage.prompt_tokens + writing.usage.prompt_tokens;
+        stored.answer_tokens = research.usage.completion_tokens + writing.usage.completion_tokens;
 
-        let run = Run {
-            chatflow,
-            run_id: &run_id,
-            started_at: message.created_at,
-        };
         let mut played = PlayedTurn {
             message_id: message.id.clone(),
             researcher_execution: None,
             writer_execution: None,
         };
         if spec.quirk != Quirk::RunCleanedUp {
-            batch.workflow_runs.push(WorkflowRunRow {
-                id: run_id.clone(),
-                tenant_id: chatflow.app.tenant_id.clone(),
-                app_id: chatflow.app.id.clone(),
-                workflow_id: chatflow.workflow_id.clone(),
-                run_type: "chat".to_owned(),
-                status: "succeeded".to_owned(),
-                total_tokens: researcher_usage.total() + writer_usage.total(),
-                created_at: run.started_at,
-                finished_at: Some(run.started_at + seconds(8)),
-            });
+            let run = Run {
+                chatflow,
+                run_id: &run_id,
+                started_at: message.created_at,
+            };
             let sys = json!({
                 "sys.query": spec.query,
-                "sys.files": image.iter().map(|image| json!({
-                    "type": "image",
-                    "transfer_method": "local_file",
-                    "upload_file_id": image.upload_file_id,
-                })).collect::<Vec<_>>(),
+                "sys.files": image.iter().map(ImageRef::reference).collect::<Vec<_>>(),
                 "sys.conversation_id": message.conversation_id,
                 "sys.dialogue_count": self.messages.thread_length(row),
                 "sys.app_id": chatflow.app.id,
                 "sys.workflow_id": chatflow.workflow_id,
                 "sys.workflow_run_id": run_id,
             });
-            let text = sys.to_string();
-            batch.node_executions.push(run.execution(
-                rng,
-                &START,
-                1,
-                Io {
-                    inputs: text.clone(),
-                    process_data: None,
-                    outputs: text,
-                    usage: None,
-                },
-            ));
-
-            let researcher_outputs =
-                llm_outputs(&spec.research, &researcher_usage, &researcher_context);
-            let researcher_row_outputs = if spec.quirk == Quirk::OffloadedResearch {
-                truncated_outputs(&spec.research, &researcher_usage, &researcher_context)
-            } else {
-                researcher_outputs.clone()
-            };
-            let researcher = run.execution(
-                rng,
-                &RESEARCHER,
-                2,
-                Io {
-                    inputs: "{}".to_owned(),
-                    process_data: Some(process_data(&researcher_prompts, &researcher_usage)),
-                    outputs: researcher_row_outputs.to_string(),
-                    usage: Some(&researcher_usage),
-                },
-            );
-            if spec.quirk == Quirk::OffloadedResearch {
-                let (file, offload) = run.offload(rng, &researcher, &researcher_outputs)?;
-                batch.upload_files.push(file);
-                batch.node_execution_offloads.push(offload);
-            }
-            played.researcher_execution = Some(researcher.id.clone());
-            batch.node_executions.push(researcher);
-
-            let writer_outputs =
-                llm_outputs(&spec.reply, &writer_usage, &writer_context).to_string();
-            let writer_outputs = if spec.quirk == Quirk::CutOffWriterOutputs {
-                cut_in_half(&writer_outputs).to_owned()
-            } else {
-                writer_outputs
-            };
-            let writer = run.execution(
-                rng,
-                &WRITER,
-                3,
-                Io {
-                    inputs: "{}".to_owned(),
-                    process_data: Some(process_data(&writer_prompts, &writer_usage)),
-                    outputs: writer_outputs,
-                    usage: Some(&writer_usage),
-                },
-            );
-            played.writer_execution = Some(writer.id.clone());
-            batch.node_executions.push(writer);
-            batch.node_executions.push(run.execution(
-                rng,
-                &ANSWER,
-                4,
-                Io {
-                    inputs: "{}".to_owned(),
-                    process_data: None,
-                    outputs: json!({"answer": spec.reply, "files": []}).to_string(),
-                    usage: None,
-                },
-            ));
+            let (researcher, writer) =
+                run.record(rng, &sys, &research, &writing, spec.quirk, batch)?;
+            played.researcher_execution = Some(researcher);
+            played.writer_execution = Some(writer);
         }
 
         let remembered_research = match spec.quirk {
@@ -569,18 +498,14 @@ impl ChatflowConversation {
             run_id,
             json!({
                 "user_content": spec.query,
-                "user_files": image.iter().map(|image| json!({
-                    "type": "image",
-                    "transfer_method": "local_file",
-                    "upload_file_id": image.upload_file_id,
-                })).collect::<Vec<_>>(),
+                "user_files": image.iter().map(ImageRef::reference).collect::<Vec<_>>(),
                 "assistant_content": remembered_research,
                 "assistant_files": [],
             }),
         );
         self.remember_writer_turn(rng, &message, parent_row, &writer_user.text, &spec.reply);
-        self.researcher_contexts.push(researcher_context);
-        self.writer_contexts.push(writer_context);
+        self.researcher_contexts.push(research.context);
+        self.writer_contexts.push(writing.context);
         Ok(played)
     }
 
@@ -678,6 +603,55 @@ fn prompts(system: &str, history: &[Said], user: &Said) -> Vec<Said> {
         .collect()
 }
 
+/// One LLM node's call in a run.
+struct LlmCall {
+    /// What was sent: system prompt, the node's history, the user message.
+    prompts: Vec<Said>,
+    /// `outputs["context"]`: the prompts without the system prompt, any tool trace, the reply.
+    context: Vec<Said>,
+    reply: String,
+    usage: Usage,
+}
+
+impl LlmCall {
+    fn new(
+        system: &str,
+        mut history: Vec<Said>,
+        user: Said,
+        tool_trace: Vec<Said>,
+        reply: &str,
+    ) -> Self {
+        let prompts = prompts(system, &history, &user);
+        history.push(user);
+        history.extend(tool_trace);
+        history.push(Said::new(Role::Assistant, reply));
+        LlmCall {
+            usage: Usage::of(&prompts, reply),
+            prompts,
+            context: history,
+            reply: reply.to_owned(),
+        }
+    }
+
+    fn outputs(&self) -> Value {
+        llm_outputs(&self.reply, &self.usage, &self.context)
+    }
+}
+
+/// A `web_search` tool call and its result, as the tool trace in a context.
+fn web_search(rng: &mut DemoRng, arguments: &str) -> Vec<Said> {
+    let call_id = format!("call_{}", rng.hex8());
+    let mut call = Said::new(Role::Assistant, "");
+    call.tool_calls.push(ToolCall {
+        id: call_id.clone(),
+        name: "web_search".to_owned(),
+        arguments: arguments.to_owned(),
+    });
+    let mut result = Said::new(Role::Tool, json_tool_output(rng, 3));
+    result.tool_call_id = Some(call_id);
+    vec![call, result]
+}
+
 /// An LLM call's token usage, estimated from the texts.
 struct Usage {
     prompt_tokens: i64,
@@ -732,10 +706,14 @@ fn llm_outputs(text: &str, usage: &Usage, context: &[Said]) -> Value {
 
 /// What stays in the row when outputs are offloaded: the text shortened and only the start of
 /// the context, so readers that ignore the offload link see a clipped history.
-fn truncated_outputs(text: &str, usage: &Usage, context: &[Said]) -> Value {
-    let mut shortened: String = text.chars().take(TRUNCATED_TEXT_CHARS).collect();
+fn truncated_outputs(call: &LlmCall) -> Value {
+    let mut shortened: String = call.reply.chars().take(TRUNCATED_TEXT_CHARS).collect();
     shortened.push_str("...");
-    llm_outputs(&shortened, usage, &context[..context.len().min(2)])
+    llm_outputs(
+        &shortened,
+        &call.usage,
+        &call.context[..call.context.len().min(2)],
+    )
 }
 
 fn process_data(prompts: &[Said], usage: &Usage) -> Value {
@@ -767,6 +745,17 @@ struct Io<'a> {
     usage: Option<&'a Usage>,
 }
 
+impl<'a> Io<'a> {
+    fn llm(call: &'a LlmCall, outputs: Value) -> Self {
+        Io {
+            inputs: "{}".to_owned(),
+            process_data: Some(process_data(&call.prompts, &call.usage)),
+            outputs: outputs.to_string(),
+            usage: Some(&call.usage),
+        }
+    }
+}
+
 /// One workflow run's execution rows.
 struct Run<'a> {
     chatflow: &'a Chatflow<'a>,
@@ -775,6 +764,73 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// Writes the run and its start, LLM and answer executions; returns the ids of the two LLM
+    /// executions.
+    fn record(
+        &self,
+        rng: &mut DemoRng,
+        sys: &Value,
+        research: &LlmCall,
+        writing: &LlmCall,
+        quirk: Quirk,
+        batch: &mut Batch,
+    ) -> Result<(String, String), WriteFileError> {
+        let app = self.chatflow.app;
+        batch.workflow_runs.push(WorkflowRunRow {
+            id: self.run_id.to_owned(),
+            tenant_id: app.tenant_id.clone(),
+            app_id: app.id.clone(),
+            workflow_id: self.chatflow.workflow_id.clone(),
+            run_type: "chat".to_owned(),
+            status: "succeeded".to_owned(),
+            total_tokens: research.usage.total() + writing.usage.total(),
+            created_at: self.started_at,
+            finished_at: Some(self.started_at + seconds(8)),
+        });
+        let sys = sys.to_string();
+        let start = Io {
+            inputs: sys.clone(),
+            process_data: None,
+            outputs: sys,
+            usage: None,
+        };
+        batch
+            .node_executions
+            .push(self.execution(rng, &START, 1, start));
+
+        let full_research = research.outputs();
+        let research_row = if quirk == Quirk::OffloadedResearch {
+            truncated_outputs(research)
+        } else {
+            full_research.clone()
+        };
+        let researcher = self.execution(rng, &RESEARCHER, 2, Io::llm(research, research_row));
+        if quirk == Quirk::OffloadedResearch {
+            let (file, offload) = self.offload(rng, &researcher, &full_research)?;
+            batch.upload_files.push(file);
+            batch.node_execution_offloads.push(offload);
+        }
+
+        let mut writer = self.execution(rng, &WRITER, 3, Io::llm(writing, writing.outputs()));
+        if quirk == Quirk::CutOffWriterOutputs {
+            writer.outputs = writer
+                .outputs
+                .as_deref()
+                .map(|text| cut_in_half(text).to_owned());
+        }
+        let answer = Io {
+            inputs: "{}".to_owned(),
+            process_data: None,
+            outputs: json!({"answer": writing.reply, "files": []}).to_string(),
+            usage: None,
+        };
+        let ids = (researcher.id.clone(), writer.id.clone());
+        batch
+            .node_executions
+            .extend([researcher, writer, self.execution(rng, &ANSWER, 4, answer)]);
+        Ok(ids)
+    }
+
     fn execution(&self, rng: &mut DemoRng, node: &Node, index: i64, io: Io) -> NodeExecutionRow {
         let app = self.chatflow.app;
         NodeExecutionRow {
