@@ -520,6 +520,10 @@ fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
     };
     conversation.budget_generation = next_generation;
     conversation.budget_status = LoadStatus::Loading;
+    let mut settings = state.settings.budget_settings();
+    if conversation.mode == ThreadMode::Fixed {
+        settings.options.extraction = ExtractionMode::Fixed;
+    }
     effects.push(Effect::ComputeBudget {
         generation: next_generation,
         window: state
@@ -527,7 +531,7 @@ fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
             .window(loaded.conversation.info.memory_window),
         leaf: conversation.selected,
         mode: conversation.mode,
-        settings: state.settings.budget_settings(),
+        settings,
         loaded,
     });
 }
@@ -1047,6 +1051,14 @@ mod tests {
         let c = conversation(&state);
         assert_eq!(c.mode, ThreadMode::Tree);
         assert!(c.thread_ids.contains("b2") && !c.thread_ids.contains("c"));
+        let effects = update(&mut state, key('t'));
+        assert_eq!(conversation(&state).mode, ThreadMode::Fixed);
+        let (_, _, settings) = budget_effect(&effects);
+        assert_eq!(
+            settings.options.extraction,
+            ExtractionMode::Fixed,
+            "memory runs the fix too"
+        );
     }
 
     #[test]
