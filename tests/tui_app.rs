@@ -1,14 +1,18 @@
-//! The whole app without a terminal: real jobs over the demo database, keys in, screens out.
+//! The whole app without a terminal: real jobs over a real database, keys in, screens out.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use common::fixtures;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::config::{self, Dirs, Overrides};
+use memscope::store::rows::Batch;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
-use memscope::tui::state::{LoadStatus, Screen};
+use memscope::tui::state::{LoadStatus, POLL_EVERY_TICKS, Screen};
 use memscope::tui::theme::Theme;
 use memscope::tui::update::Event;
 use ratatui::Terminal;
@@ -116,4 +120,63 @@ async fn keys_drive_the_app_over_the_demo_database() {
 
     press(&mut app, KeyCode::Char('q'));
     assert!(app.state.quit);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_written_elsewhere_appear_without_a_restart() {
+    let root = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", root.path().join("live.db").display());
+    let writer = Store::init(&url).await.unwrap();
+    writer.insert_batch(&fixtures::full_batch()).await.unwrap();
+    let dirs = Dirs {
+        data: root.path().join("data"),
+        config: root.path().join("config"),
+    };
+    let overrides = Overrides {
+        database_url: Some(url.clone()),
+        ..Overrides::default()
+    };
+    let resolved = config::resolve(dirs, &overrides).unwrap();
+    let reader = Store::open(&url, Access::ReadOnly).await.unwrap();
+    let mut app = App::new(&resolved, reader, None, Theme::monochrome()).unwrap();
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    press(&mut app, KeyCode::Enter);
+    let budget_loaded = |a: &App| {
+        a.state
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.budget_status == LoadStatus::Loaded)
+    };
+    settle(&mut app, budget_loaded).await;
+
+    // The full batch's conversation: its newest message is fixture 51.
+    let fixture_app = fixtures::app(10, "Support bot", "advanced-chat");
+    let conversation = fixtures::conversation(20, &fixture_app, "Refund question", 100);
+    let mut reply = fixtures::message(52, &conversation, 30);
+    reply.message.parent_message_id = Some(fixtures::id(51));
+    let batch = Batch {
+        messages: vec![reply],
+        ..Batch::default()
+    };
+    writer.insert_batch(&batch).await.unwrap();
+
+    for _ in 0..POLL_EVERY_TICKS {
+        app.handle(Event::Tick);
+    }
+    let new_id = fixtures::id(52);
+    settle(&mut app, |a| {
+        let c = a.state.conversation.as_ref().unwrap();
+        let followed = c
+            .loaded
+            .as_ref()
+            .is_some_and(|l| l.tree.id(c.selected) == new_id);
+        followed && c.budget_status == LoadStatus::Loaded
+    })
+    .await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    let budget = conversation.budget.as_ref().unwrap();
+    assert!(
+        budget.history.thread.contains(&new_id),
+        "the budget follows the new message"
+    );
 }
