@@ -37,20 +37,14 @@ fn conversation() -> Arc<Loaded> {
     let mut rows = Vec::with_capacity(MESSAGES as usize);
     let mut parent: Option<u32> = None;
     for n in 0..MESSAGES {
-        rows.push(StoredMessage {
-            id: id(n),
-            conversation_id: id(u32::MAX),
-            parent_message_id: parent.map(id),
-            query: format!("question {n}: how does the refund policy apply to order {n}?"),
-            answer: format!("answer {n}: it applies within thirty days of delivery."),
-            message_tokens: 20,
-            answer_tokens: 15,
-            status: "normal".to_owned(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: time(i64::from(n)),
-        });
+        rows.push(StoredMessage::turn(
+            id(n),
+            id(u32::MAX),
+            parent.map(id).as_deref(),
+            format!("question {n}: how does the refund policy apply to order {n}?"),
+            format!("answer {n}: it applies within thirty days of delivery."),
+            time(i64::from(n)),
+        ));
         // A regeneration is a sibling: the chain goes on from the earlier answer.
         if n % 10 != 9 {
             parent = Some(n);

@@ -69,20 +69,9 @@ fn summary(n: u32, name: &str, messages: i64) -> ConversationSummary {
 }
 
 fn message(n: u32, parent: Option<u32>, query: &str, answer: &str) -> StoredMessage {
-    StoredMessage {
-        id: id(n),
-        conversation_id: id(1),
-        parent_message_id: parent.map(id),
-        query: query.to_owned(),
-        answer: answer.to_owned(),
-        message_tokens: 12,
-        answer_tokens: 30,
-        status: "normal".to_owned(),
-        error: None,
-        invoke_from: Some("web-app".to_owned()),
-        workflow_run_id: None,
-        created_at: time(i64::from(n) * 10),
-    }
+    let parent = parent.map(id);
+    let created = time(i64::from(n) * 10);
+    StoredMessage::turn(id(n), id(1), parent.as_deref(), query, answer, created)
 }
 
 /// A refund conversation: the second answer was regenerated, the thread goes on from the first.

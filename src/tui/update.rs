@@ -718,20 +718,8 @@ mod tests {
     }
 
     fn message(id: &str, parent: Option<&str>, at: i64) -> StoredMessage {
-        StoredMessage {
-            id: id.to_owned(),
-            conversation_id: "c1".to_owned(),
-            parent_message_id: parent.map(str::to_owned),
-            query: format!("question {id}"),
-            answer: format!("answer {id}"),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".to_owned(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: time(at),
-        }
+        let (query, answer) = (format!("question {id}"), format!("answer {id}"));
+        StoredMessage::turn(id, "c1", parent, query, answer, time(at))
     }
 
     fn summary(id: &str) -> ConversationSummary {
