@@ -788,3 +788,54 @@ pub fn sparkline(sizes: &[u64]) -> String {
         })
         .collect()
 }
+
+/// The size of a node's newest context on the thread, for the nodes pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LatestContext {
+    /// `outputs`, or `prompts` where the node keeps no context.
+    pub source: ContextSource,
+    pub messages: usize,
+    pub tokens: u64,
+}
+
+/// Each node's executions in its latest thread run: one indexed lookup per node.
+pub async fn load_latest_executions(
+    store: &Store,
+    storage_root: &Path,
+    nodes: &[NodeSummary],
+) -> Result<BTreeMap<String, Vec<ExecutionDocs>>, InspectError> {
+    let mut latest = BTreeMap::new();
+    for node in nodes {
+        let Some(run_id) = &node.latest_run else {
+            continue;
+        };
+        let records = store.node_executions_in_run(run_id, &node.node_id).await?;
+        latest.insert(
+            node.node_id.clone(),
+            resolve_offloads(storage_root, records).await,
+        );
+    }
+    Ok(latest)
+}
+
+/// Counts a node's latest context: design B's when the node keeps one, else what it sent.
+pub fn latest_context(
+    executions: &[ExecutionDocs],
+    settings: &BudgetSettings,
+    cache: &mut CountCache,
+) -> Option<LatestContext> {
+    let parsed = parse_execution(succeeded(executions).or(executions.last())?);
+    let (source, list) = if parsed.outputs.context.found {
+        (ContextSource::Outputs, parsed.outputs.context)
+    } else if parsed.prompts.found {
+        (ContextSource::Prompts, parsed.prompts)
+    } else {
+        return None;
+    };
+    let messages = list.prompt_messages();
+    Some(LatestContext {
+        source,
+        messages: messages.len(),
+        tokens: cache.count_list(&settings.counter, &messages),
+    })
+}
