@@ -286,7 +286,8 @@ fn seed_message_cycles_end_the_walk_with_a_problem() {
 
 #[test]
 fn memory_file_document_failures() {
-    let cases: [(&[u8], fn(&NodeProblem) -> bool); 4] = [
+    type Expected = fn(&NodeProblem) -> bool;
+    let cases: [(&[u8], Expected); 4] = [
         (b"\xff\xfe", |p| matches!(p, NodeProblem::NotJson { .. })),
         (b"\"text\"", |p| {
             matches!(p, NodeProblem::NotAnObject { .. })
