@@ -56,7 +56,10 @@ fn opening_a_node_context_end_to_end() {
     let home = tempfile::tempdir().unwrap();
     let kyoto = conversation_id(home.path(), "Kyoto food trip");
 
-    assert_snapshot("nodes_pane.txt", &stdout(memscope(home.path()).args(["nodes", &kyoto])));
+    assert_snapshot(
+        "nodes_pane.txt",
+        &stdout(memscope(home.path()).args(["nodes", &kyoto])),
+    );
     assert_snapshot(
         "node_context.txt",
         &stdout(memscope(home.path()).args(["node-context", &kyoto, RESEARCHER])),
@@ -81,7 +84,10 @@ fn opening_a_node_context_end_to_end() {
         .filter(|t| !t["disagreement"].is_null())
         .collect();
     assert_eq!(flagged.len(), 1);
-    assert_eq!(flagged[0]["disagreement"]["disagreement"], "different_assistant");
+    assert_eq!(
+        flagged[0]["disagreement"]["disagreement"],
+        "different_assistant"
+    );
 
     let files = json(memscope(home.path()).args([
         "node-context",
@@ -94,15 +100,15 @@ fn opening_a_node_context_end_to_end() {
     ]));
     assert_eq!(files["messages"].as_array().unwrap().len(), 8);
     assert_eq!(files["tokens_before"], 0);
-    assert!(files["warnings"][0].as_str().unwrap().contains("nothing is pruned"));
+    assert!(
+        files["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("nothing is pruned")
+    );
 
-    let prompts = json(memscope(home.path()).args([
-        "node-context",
-        &kyoto,
-        WRITER,
-        "--source",
-        "prompts",
-    ]));
+    let prompts =
+        json(memscope(home.path()).args(["node-context", &kyoto, WRITER, "--source", "prompts"]));
     assert_eq!(prompts["messages"][0]["role"], "system");
 }
 
@@ -126,7 +132,11 @@ fn empty_states_and_failures_are_told_apart() {
     assert_eq!(missing["empty"]["empty"], "no_memory_file");
 
     let unknown = memscope(home.path())
-        .args(["node-context", "00000000-0000-0000-0000-00000000abcd", RESEARCHER])
+        .args([
+            "node-context",
+            "00000000-0000-0000-0000-00000000abcd",
+            RESEARCHER,
+        ])
         .output()
         .unwrap();
     assert_eq!(unknown.status.code(), Some(3));
