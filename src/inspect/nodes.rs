@@ -784,7 +784,7 @@ pub fn sparkline(sizes: &[u64]) -> String {
         .iter()
         .map(|&size| match max {
             0 => BARS[0],
-            _ => BARS[(size.saturating_mul(7).div_ceil(max)).min(7) as usize],
+            _ => BARS[(u128::from(size) * 7).div_ceil(u128::from(max)) as usize],
         })
         .collect()
 }
@@ -838,4 +838,314 @@ pub fn latest_context(
         messages: messages.len(),
         tokens: cache.count_list(&settings.counter, &messages),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDateTime;
+    use serde_json::json;
+
+    fn info(app_mode: &str) -> ConversationInfo {
+        ConversationInfo {
+            id: "c".into(),
+            name: "conversation".into(),
+            mode: app_mode.into(),
+            status: "normal".into(),
+            from_source: "api".into(),
+            dialogue_count: 0,
+            app_id: "a".into(),
+            app_name: None,
+            app_mode: Some(app_mode.into()),
+            memory_window: None,
+            created_at: NaiveDateTime::default(),
+            updated_at: NaiveDateTime::default(),
+        }
+    }
+
+    fn turn(n: usize) -> ThreadTurn {
+        ThreadTurn {
+            message_id: format!("m{n}"),
+            workflow_run_id: format!("run-{n}"),
+        }
+    }
+
+    fn thread(turns: usize) -> NodeThread {
+        NodeThread {
+            info: info(CHATFLOW_MODE),
+            leaf: None,
+            turns: (1..=turns).map(turn).collect(),
+            dangling: Vec::new(),
+        }
+    }
+
+    fn docs(run: usize, status: &str, outputs: serde_json::Value) -> ExecutionDocs {
+        ExecutionDocs {
+            id: format!("e{run}-{status}"),
+            workflow_run_id: format!("run-{run}"),
+            status: status.into(),
+            outputs: FullColumn {
+                text: Some(outputs.to_string()),
+                ..FullColumn::default()
+            },
+            process_data: FullColumn {
+                text: Some(
+                    json!({"prompts": [{"role": "system", "text": "s"}, {"role": "user", "text": "q"}]})
+                        .to_string(),
+                ),
+                ..FullColumn::default()
+            },
+        }
+    }
+
+    fn outputs(user: &str, reply: &str) -> serde_json::Value {
+        json!({"text": reply, "context": [
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": reply},
+        ]})
+    }
+
+    fn sources(memory_file: MemoryFileRead, last_run: Vec<ExecutionDocs>) -> NodeSources {
+        NodeSources {
+            node_id: "llm".into(),
+            memory_file,
+            last_run,
+        }
+    }
+
+    fn missing_file() -> MemoryFileRead {
+        MemoryFileRead::Missing {
+            path: "node_memory/a/c/llm.json".into(),
+        }
+    }
+
+    fn file(value: serde_json::Value) -> MemoryFileRead {
+        MemoryFileRead::Read {
+            path: "llm.json".into(),
+            bytes: value.to_string().into_bytes(),
+        }
+    }
+
+    #[test]
+    fn sources_cycle() {
+        let mut source = ContextSource::default();
+        let seen: Vec<ContextSource> = (0..3)
+            .map(|_| {
+                source = source.next();
+                source
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ContextSource::Prompts,
+                ContextSource::Files,
+                ContextSource::Outputs
+            ]
+        );
+    }
+
+    #[test]
+    fn every_source_has_an_empty_state() {
+        let mut chat = thread(1);
+        chat.info = info("chat");
+        let nothing = sources(missing_file(), Vec::new());
+        for source in ContextSource::ALL {
+            let context = node_context(&chat, &nothing, source);
+            assert!(matches!(
+                context.empty,
+                Some(EmptyState::NotAChatflow { .. })
+            ));
+            let context = node_context(&thread(0), &nothing, source);
+            assert_eq!(context.empty, Some(EmptyState::NoThreadRuns));
+        }
+        let files = node_context(&thread(1), &nothing, ContextSource::Files);
+        assert!(matches!(files.empty, Some(EmptyState::NoMemoryFile { .. })));
+        let outputs = node_context(&thread(1), &nothing, ContextSource::Outputs);
+        assert_eq!(
+            outputs.empty,
+            Some(EmptyState::NoExecution {
+                run_id: "run-1".into()
+            })
+        );
+        let main_branch = sources(
+            missing_file(),
+            vec![docs(1, "succeeded", json!({"text": "hi"}))],
+        );
+        let outputs = node_context(&thread(1), &main_branch, ContextSource::Outputs);
+        assert_eq!(outputs.empty, Some(EmptyState::NodeMemoryNotEnabled));
+        let prompts = node_context(&thread(1), &main_branch, ContextSource::Prompts);
+        assert_eq!(prompts.empty, None);
+        assert_eq!(prompts.messages[0].message.role, Role::System);
+    }
+
+    #[test]
+    fn design_b_reads_the_succeeded_execution_and_flags_a_dangling_run() {
+        let mut thread = thread(2);
+        thread.dangling.push(turn(2));
+        let executions = vec![
+            docs(2, "failed", json!({"text": "boom"})),
+            docs(2, "succeeded", outputs("q2", "a2")),
+        ];
+        let context = node_context(
+            &thread,
+            &sources(missing_file(), executions),
+            ContextSource::Outputs,
+        );
+        assert_eq!(context.execution_id.as_deref(), Some("e2-succeeded"));
+        assert_eq!(context.messages.len(), 2);
+        assert!(
+            matches!(&context.problems[..], [NodeProblem::DanglingRun { run_id, .. }] if run_id == "run-2")
+        );
+    }
+
+    #[test]
+    fn unreadable_items_leave_the_rest_of_the_context() {
+        let broken = json!({"context": [
+            {"role": "user", "content": "q"},
+            {"role": "narrator", "content": "?"},
+        ]});
+        let context = node_context(
+            &thread(1),
+            &sources(missing_file(), vec![docs(1, "succeeded", broken)]),
+            ContextSource::Outputs,
+        );
+        assert_eq!(context.messages.len(), 1);
+        assert!(matches!(
+            &context.problems[..],
+            [NodeProblem::UnknownRole { .. }]
+        ));
+        assert_eq!(context.empty, None);
+    }
+
+    #[test]
+    fn offload_problems_are_kept_with_the_row_copy() {
+        let mut execution = docs(1, "succeeded", outputs("q", "a"));
+        execution.outputs.problem = Some(NodeProblem::MissingOffloadFile {
+            execution_id: "e1".into(),
+            column: "outputs".into(),
+            file_id: "f".into(),
+            location: "no upload_files row".into(),
+        });
+        let context = node_context(
+            &thread(1),
+            &sources(missing_file(), vec![execution]),
+            ContextSource::Outputs,
+        );
+        assert_eq!(context.messages.len(), 2);
+        assert!(!context.offloaded);
+        assert!(
+            context.problems[0]
+                .to_string()
+                .contains("no upload_files row")
+        );
+    }
+
+    #[test]
+    fn the_timeline_compares_each_turn_with_the_file() {
+        let memory = file(json!({"version": 1, "turns": {
+            "run-1": {"user_content": "q1", "assistant_content": "a1"},
+            "run-2": {"user_content": "q2", "assistant_content": "draft"},
+            "run-4": {"user_content": "q4", "assistant_content": "a4"},
+        }}));
+        let executions = vec![
+            docs(1, "succeeded", outputs("q1", "a1")),
+            docs(2, "succeeded", outputs("q2", "final")),
+            docs(3, "succeeded", outputs("q3", "a3")),
+        ];
+        let built = timeline(&thread(4), "llm", &memory, &executions);
+        let flags: Vec<Option<Disagreement>> =
+            built.turns.iter().map(|t| t.disagreement.clone()).collect();
+        assert_eq!(flags[0], None);
+        assert!(matches!(
+            flags[1],
+            Some(Disagreement::DifferentAssistant { .. })
+        ));
+        assert_eq!(flags[2], Some(Disagreement::MissingInFile));
+        assert_eq!(flags[3], Some(Disagreement::MissingInOutputs));
+        assert_eq!(built.sizes(), [2, 2, 2, 0]);
+        assert_eq!(built.turns[3].executions, 0);
+        assert_eq!(built.turns[3].status, None);
+        // Without a file there is nothing to disagree with.
+        let alone = timeline(&thread(4), "llm", &missing_file(), &executions);
+        assert_eq!(alone.disagreements().count(), 0);
+    }
+
+    fn brief(run: usize, node_id: &str, second: i64) -> NodeExecutionBrief {
+        NodeExecutionBrief {
+            id: format!("{node_id}-{run}"),
+            workflow_run_id: format!("run-{run}"),
+            node_id: node_id.into(),
+            node_type: "llm".into(),
+            title: node_id.to_uppercase(),
+            status: "succeeded".into(),
+            index: 1,
+            created_at: NaiveDateTime::default() + chrono::TimeDelta::seconds(second),
+        }
+    }
+
+    #[test]
+    fn nodes_are_listed_in_first_run_order_with_their_latest_thread_run() {
+        // Run 9 is a regenerated sibling, not on the thread of runs 1 and 2.
+        let executions = [
+            brief(1, "writer", 1),
+            brief(1, "researcher", 0),
+            brief(2, "researcher", 5),
+            brief(9, "researcher", 9),
+            brief(9, "writer", 9),
+        ];
+        let nodes = summarize_nodes(&thread(2), &executions);
+        let rows: Vec<(&str, usize, usize, Option<&str>)> = nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.node_id.as_str(),
+                    n.executions,
+                    n.on_thread,
+                    n.latest_run.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("writer", 2, 1, Some("run-1")),
+                ("researcher", 3, 2, Some("run-2")),
+            ]
+        );
+    }
+
+    #[test]
+    fn sparkline_scales_to_the_largest_size() {
+        assert_eq!(sparkline(&[]), "");
+        assert_eq!(sparkline(&[0, 0]), "▁▁");
+        assert_eq!(sparkline(&[0, 1, 2, 4, 8]), "▁▂▃▅█");
+        assert_eq!(sparkline(&[u64::MAX, 1]), "█▂");
+    }
+
+    #[test]
+    fn budgets_count_node_contexts_like_histories() {
+        let context = node_context(
+            &thread(1),
+            &sources(
+                missing_file(),
+                vec![docs(1, "succeeded", outputs(&"long ".repeat(300), "a"))],
+            ),
+            ContextSource::Outputs,
+        );
+        let settings = BudgetSettings {
+            counter: crate::memory::tokens::TokenCounter::for_model(
+                crate::memory::tokens::CounterKind::OpenAi,
+                "gpt-4o",
+            ),
+            max_tokens: 50,
+            model: "gpt-4o".into(),
+            options: crate::memory::history::HistoryOptions::default(),
+        };
+        let view = NodeContextView::compute(context, &settings, &mut CountCache::default());
+        assert_eq!(view.budget.dropped(), 1, "the long user message is cut");
+        let lines = view.budget.lines();
+        assert_eq!(lines[0].source_id, "context[0]");
+        assert_eq!((lines[0].side, lines[1].side), (Side::Query, Side::Answer));
+    }
 }
