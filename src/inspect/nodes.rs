@@ -6,7 +6,7 @@
 //! (plain functions over what was loaded), so a UI loads in the background and recomputes a
 //! budget or switches sources without touching the database again.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -181,44 +181,33 @@ pub async fn load_conversation_executions(
 
 /// The nodes with executions, in the order they first ran.
 pub fn summarize_nodes(thread: &NodeThread, executions: &[NodeExecutionBrief]) -> Vec<NodeSummary> {
-    let on_thread: HashSet<String> = thread
+    let thread_position: HashMap<String, usize> = thread
         .turns
         .iter()
-        .map(|t| t.workflow_run_id.to_lowercase())
+        .enumerate()
+        .map(|(position, t)| (t.workflow_run_id.to_lowercase(), position))
         .collect();
-    let thread_position = |run_id: &str| {
-        thread
-            .turns
-            .iter()
-            .position(|t| t.workflow_run_id.eq_ignore_ascii_case(run_id))
-    };
     let mut nodes: Vec<NodeSummary> = Vec::new();
+    // Per node: its index in `nodes` and the thread position of its latest run.
+    let mut seen: HashMap<&str, (usize, Option<usize>)> = HashMap::new();
     for execution in executions {
-        let index = match nodes.iter().position(|n| n.node_id == execution.node_id) {
-            Some(index) => index,
-            None => {
-                nodes.push(NodeSummary {
-                    node_id: execution.node_id.clone(),
-                    node_type: execution.node_type.clone(),
-                    title: execution.title.clone(),
-                    executions: 0,
-                    on_thread: 0,
-                    latest_run: None,
-                });
-                nodes.len() - 1
-            }
-        };
-        let node = &mut nodes[index];
+        let (index, latest) = seen.entry(&execution.node_id).or_insert_with(|| {
+            nodes.push(NodeSummary {
+                node_id: execution.node_id.clone(),
+                node_type: execution.node_type.clone(),
+                title: execution.title.clone(),
+                executions: 0,
+                on_thread: 0,
+                latest_run: None,
+            });
+            (nodes.len() - 1, None)
+        });
+        let node = &mut nodes[*index];
         node.executions += 1;
-        if on_thread.contains(&execution.workflow_run_id.to_lowercase()) {
+        if let Some(&position) = thread_position.get(&execution.workflow_run_id.to_lowercase()) {
             node.on_thread += 1;
-            let newer = match &node.latest_run {
-                None => true,
-                Some(latest) => {
-                    thread_position(&execution.workflow_run_id) > thread_position(latest)
-                }
-            };
-            if newer {
+            if latest.is_none_or(|latest| position > latest) {
+                *latest = Some(position);
                 node.latest_run = Some(execution.workflow_run_id.clone());
             }
         }
@@ -327,13 +316,19 @@ pub enum MemoryFileRead {
     Read { path: String, bytes: Vec<u8> },
 }
 
-/// `node_memory/{app_id}/{conversation_id}/{node_id}.json` below the storage root.
+/// `node_memory/{app_id}/{conversation_id}/{node_id}.json` below the storage root. Node ids
+/// are plain names; a separator or `..` in one cannot name a file of that directory.
 pub fn memory_file_path(storage_root: &Path, info: &ConversationInfo, node_id: &str) -> PathBuf {
     storage_root
         .join("node_memory")
         .join(&info.app_id)
         .join(&info.id)
         .join(format!("{node_id}.json"))
+}
+
+/// Whether a node id stays inside its conversation's directory as a file name.
+fn is_plain_name(node_id: &str) -> bool {
+    !node_id.is_empty() && node_id != ".." && !node_id.contains(['/', '\\'])
 }
 
 pub async fn read_memory_file(path: &Path) -> MemoryFileRead {
@@ -369,8 +364,14 @@ pub async fn load_node_sources(
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<NodeSources, InspectError> {
-    let memory_file =
-        read_memory_file(&memory_file_path(storage_root, &thread.info, node_id)).await;
+    let path = memory_file_path(storage_root, &thread.info, node_id);
+    let memory_file = if is_plain_name(node_id) {
+        read_memory_file(&path).await
+    } else {
+        MemoryFileRead::Missing {
+            path: path.display().to_string(),
+        }
+    };
     let records = match thread.last_turn() {
         Some(turn) => {
             store
@@ -1113,6 +1114,15 @@ mod tests {
                 ("researcher", 3, 2, Some("run-2")),
             ]
         );
+    }
+
+    #[test]
+    fn node_ids_that_leave_the_directory_are_not_file_names() {
+        assert!(is_plain_name("1733817600001"));
+        assert!(is_plain_name("llm.v2"));
+        for bad in ["", "..", "../x", "a/b", "a\\b"] {
+            assert!(!is_plain_name(bad), "{bad}");
+        }
     }
 
     #[test]
