@@ -79,6 +79,21 @@ db_tests! {
         assert!(matches!(error, StoreError::SchemaTooNew { .. }), "{error}");
     }
 
+    async fn older_schema_is_not_read_without_migrating(db) {
+        Store::init(db.url()).await.expect("init").close().await;
+        db.execute("UPDATE memscope_meta SET value = '0' WHERE key = 'schema_version'")
+            .await;
+        let error = unwrap_err(Store::open(db.url(), Access::ReadOnly).await).await;
+        assert!(
+            matches!(error, StoreError::SchemaOutdated { found: 0, supported: SCHEMA_VERSION, .. }),
+            "{error}"
+        );
+        // Opened for writing, pending migrations run instead.
+        let store = Store::open(db.url(), Access::Auto).await.expect("open");
+        assert!(!store.is_read_only());
+        store.close().await;
+    }
+
     async fn other_databases_are_not_memory_databases(db) {
         db.execute("CREATE TABLE users (id int PRIMARY KEY); CREATE TABLE messages (id int);")
             .await;
@@ -159,4 +174,29 @@ async fn missing_sqlite_file_is_not_created_by_open() {
     let error = unwrap_err(Store::open(&url, Access::Write).await).await;
     assert!(matches!(error, StoreError::Unreachable { .. }), "{error}");
     assert!(!path.exists());
+}
+
+async fn journal_mode(db: &common::TestDb) -> Vec<Vec<common::Value>> {
+    db.fetch("PRAGMA journal_mode", &[common::Kind::Text]).await
+}
+
+#[tokio::test]
+async fn memscope_sqlite_file_uses_wal() {
+    common::run_sqlite(|db| async move {
+        Store::init(db.url()).await.expect("init").close().await;
+        assert_eq!(journal_mode(&db).await, [[common::Value::from("wal")]]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn foreign_sqlite_file_keeps_its_journal_mode() {
+    common::run_sqlite(|db| async move {
+        db.execute(FOREIGN_DIFY_SCHEMA).await;
+        let store = Store::open(db.url(), Access::Write).await.expect("open");
+        assert!(!store.is_read_only());
+        store.close().await;
+        assert_eq!(journal_mode(&db).await, [[common::Value::from("delete")]]);
+    })
+    .await;
 }

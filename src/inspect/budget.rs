@@ -179,23 +179,10 @@ mod tests {
         answer: &str,
         second: u32,
     ) -> StoredMessage {
-        StoredMessage {
-            id: id.into(),
-            conversation_id: "c".into(),
-            parent_message_id: parent.map(Into::into),
-            query: query.into(),
-            answer: answer.into(),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: NaiveDate::from_ymd_opt(2026, 1, 1)
-                .unwrap()
-                .and_hms_opt(0, 0, second)
-                .unwrap(),
-        }
+        let at = NaiveDate::from_ymd_opt(2026, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, second);
+        StoredMessage::turn(id, "c", parent, query, answer, at.unwrap())
     }
 
     fn settings(counter: CounterKind, max_tokens: i64) -> BudgetSettings {

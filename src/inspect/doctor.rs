@@ -353,23 +353,17 @@ mod tests {
     use chrono::NaiveDate;
 
     fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {
-        StoredMessage {
-            id: id.into(),
-            conversation_id: "c".into(),
-            parent_message_id: parent.map(Into::into),
-            query: format!("question {id}"),
-            answer: format!("answer {id}"),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: NaiveDate::from_ymd_opt(2026, 1, 1)
-                .unwrap()
-                .and_hms_opt(0, 0, second)
-                .unwrap(),
-        }
+        let at = NaiveDate::from_ymd_opt(2026, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, second);
+        StoredMessage::turn(
+            id,
+            "c",
+            parent,
+            format!("question {id}"),
+            format!("answer {id}"),
+            at.unwrap(),
+        )
     }
 
     fn settings(budget: i64) -> DoctorSettings {

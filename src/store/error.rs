@@ -70,8 +70,13 @@ pub enum StoreError {
     },
 }
 
-/// The URL with its password (if any) replaced by `***`, fit for messages and logs.
+/// The URL with its password (in the credentials or a `password=` parameter) replaced by `***`,
+/// fit for messages and logs.
 pub fn redact_url(url: &str) -> String {
+    redact_password_parameter(&redact_credentials(url))
+}
+
+fn redact_credentials(url: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
@@ -95,6 +100,28 @@ pub fn redact_url(url: &str) -> String {
     )
 }
 
+fn redact_password_parameter(url: &str) -> String {
+    let Some((base, rest)) = url.split_once('?') else {
+        return url.to_owned();
+    };
+    let (query, fragment) = rest
+        .split_once('#')
+        .map_or((rest, None), |(q, f)| (q, Some(f)));
+    let parameters: Vec<String> = query
+        .split('&')
+        .map(|parameter| match parameter.split_once('=') {
+            Some((key, _)) if key.eq_ignore_ascii_case("password") => format!("{key}=***"),
+            _ => parameter.to_owned(),
+        })
+        .collect();
+    let mut redacted = format!("{base}?{}", parameters.join("&"));
+    if let Some(fragment) = fragment {
+        redacted.push('#');
+        redacted.push_str(fragment);
+    }
+    redacted
+}
+
 #[cfg(test)]
 mod tests {
     use super::redact_url;
@@ -116,12 +143,26 @@ mod tests {
     }
 
     #[test]
+    fn password_parameter_is_replaced() {
+        assert_eq!(
+            redact_url("postgres://admin@db/dify?sslmode=require&password=s3cret&x=1"),
+            "postgres://admin@db/dify?sslmode=require&password=***&x=1"
+        );
+        assert_eq!(
+            redact_url("postgres://a:b@db/dify?PASSWORD=c#frag"),
+            "postgres://a:***@db/dify?PASSWORD=***#frag"
+        );
+    }
+
+    #[test]
     fn urls_without_password_are_unchanged() {
         for url in [
             "postgres://postgres@127.0.0.1:5432/test",
             "postgres://127.0.0.1/test",
             "sqlite:///tmp/memory.db",
             "sqlite:memory.db",
+            "sqlite:///tmp/m.db?mode=ro",
+            "postgres://h/db?options[search_path]=s&user=u",
             "not a url",
         ] {
             assert_eq!(redact_url(url), url);

@@ -1,351 +1,155 @@
-//! Writing a [`Batch`]: one transaction, multi-row INSERTs as large as the backend's bind
-//! parameter limit allows, tables in dependency order.
+//! Writing a [`Batch`]: one transaction, tables in dependency order, each table in as few
+//! statements as the backend allows. SQLite gets multi-row `VALUES` lists up to its bind
+//! parameter limit; PostgreSQL gets one array parameter per column, expanded with `UNNEST`,
+//! which it parses and plans far faster than thousands of `VALUES` rows.
 
-use sqlx::query::Query;
-use sqlx::{AssertSqlSafe, Database, Executor, IntoArguments, Transaction};
+use chrono::{DateTime, NaiveDateTime, Utc};
+use sqlx::{AssertSqlSafe, Postgres, Sqlite, Transaction};
 
-use super::rows::Batch;
-use super::{Backend, Store, StoreError};
+use super::rows::*;
+use super::{Store, StoreError};
+
+/// How to read one column's value from a row. The variant fixes the bound type.
+enum Column<R> {
+    Text(for<'r> fn(&'r R) -> Option<&'r str>),
+    Int(fn(&R) -> Option<i64>),
+    Bool(fn(&R) -> bool),
+    /// `timestamp` (naive, Dify).
+    Time(fn(&R) -> Option<NaiveDateTime>),
+    /// `timestamptz` (Langflow).
+    TimeTz(fn(&R) -> Option<DateTime<Utc>>),
+}
 
 /// A table as `insert_batch` writes it.
-struct Table {
+struct Table<R: 'static> {
     name: &'static str,
-    /// Columns in bind order. A `::type` suffix is the PostgreSQL cast the bound text needs
-    /// (`uuid`, `json`); SQLite stores those columns as TEXT and gets no cast.
-    columns: &'static [&'static str],
+    /// Column names in bind order. A `::type` suffix is the PostgreSQL cast the bound text
+    /// needs (`uuid`, `json`); SQLite stores those columns as TEXT and gets no cast.
+    columns: &'static [(&'static str, Column<R>)],
 }
 
-impl Backend {
-    /// Bind parameters one statement may carry.
-    fn max_bind_params(self) -> usize {
-        match self {
-            // SQLITE_MAX_VARIABLE_NUMBER since SQLite 3.32.
-            Backend::Sqlite => 32_766,
-            // The wire protocol counts parameters in an i16... read as unsigned.
-            Backend::Postgres => 65_535,
-        }
-    }
-}
-
-/// `INSERT INTO table (…) VALUES ($1, $2::uuid, …), (…)` for `rows` rows (SQLite: `?`).
-fn insert_sql(table: &Table, rows: usize, backend: Backend) -> String {
-    let names: Vec<&str> = table
-        .columns
-        .iter()
-        .map(|c| c.split_once("::").map_or(*c, |(name, _)| name))
-        .collect();
-    let mut sql = format!("INSERT INTO {} ({}) VALUES ", table.name, names.join(", "));
-    let mut param = 0;
-    for row in 0..rows {
-        sql.push_str(if row == 0 { "(" } else { ", (" });
-        for (i, column) in table.columns.iter().enumerate() {
-            param += 1;
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            match backend {
-                // SQLite looks each `$NNN` name up in a list of the names seen so far, which is
-                // quadratic in a statement with thousands of parameters; `?` is not.
-                Backend::Sqlite => sql.push('?'),
-                Backend::Postgres => {
-                    sql.push('$');
-                    sql.push_str(&param.to_string());
-                    if let Some((_, cast)) = column.split_once("::") {
-                        sql.push_str("::");
-                        sql.push_str(cast);
-                    }
-                }
-            }
-        }
-        sql.push(')');
-    }
-    sql
-}
-
-/// Inserts `rows` with as few statements as the bind limit allows; `bind` binds one row's
-/// values in the order of `table.columns`.
-async fn insert_rows<DB, R>(
-    tx: &mut Transaction<'_, DB>,
-    backend: Backend,
-    table: &Table,
-    rows: &[R],
-    bind: impl Fn(Query<'static, DB, DB::Arguments>, &R) -> Query<'static, DB, DB::Arguments>,
-) -> Result<(), sqlx::Error>
-where
-    DB: Database,
-    DB::Arguments: IntoArguments<DB>,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-{
-    let rows_per_statement = backend.max_bind_params() / table.columns.len();
-    for chunk in rows.chunks(rows_per_statement) {
-        let sql = insert_sql(table, chunk.len(), backend);
-        let query = chunk
+impl<R> Table<R> {
+    fn column_names(&self) -> String {
+        let names: Vec<&str> = self
+            .columns
             .iter()
-            .fold(sqlx::query(AssertSqlSafe(sql)), |query, row| {
-                bind(query, row)
-            });
+            .map(|(spec, _)| spec.split_once("::").map_or(*spec, |(name, _)| name))
+            .collect();
+        names.join(", ")
+    }
+
+    /// `INSERT INTO t (…) VALUES (?, ?), (?, ?)` for `rows` rows. Plain `?`: SQLite looks each
+    /// `$NNN` name up in the list of names seen so far, quadratic with thousands of them.
+    fn sqlite_sql(&self, rows: usize) -> String {
+        let row = format!("({})", vec!["?"; self.columns.len()].join(", "));
+        format!(
+            "INSERT INTO {} ({}) VALUES {}",
+            self.name,
+            self.column_names(),
+            vec![row; rows].join(", ")
+        )
+    }
+
+    /// `INSERT INTO t (…) SELECT * FROM UNNEST($1::uuid[], $2, …)`: one array per column.
+    fn postgres_sql(&self) -> String {
+        let arrays: Vec<String> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (spec, _))| match spec.split_once("::") {
+                Some((_, cast)) => format!("${}::{cast}[]", i + 1),
+                None => format!("${}", i + 1),
+            })
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) SELECT * FROM UNNEST({})",
+            self.name,
+            self.column_names(),
+            arrays.join(", ")
+        )
+    }
+}
+
+/// SQLITE_MAX_VARIABLE_NUMBER since SQLite 3.32.
+const SQLITE_MAX_BIND_PARAMS: usize = 32_766;
+/// Bounds the arrays of one PostgreSQL statement (the bind limit does not apply to them).
+const POSTGRES_ROWS_PER_STATEMENT: usize = 10_000;
+
+async fn insert_sqlite<R: Sync>(
+    tx: &mut Transaction<'_, Sqlite>,
+    table: &Table<R>,
+    rows: &[R],
+) -> Result<(), sqlx::Error> {
+    for chunk in rows.chunks(SQLITE_MAX_BIND_PARAMS / table.columns.len()) {
+        let mut query = sqlx::query(AssertSqlSafe(table.sqlite_sql(chunk.len())));
+        for row in chunk {
+            for (_, column) in table.columns {
+                query = match column {
+                    Column::Text(get) => query.bind(get(row)),
+                    Column::Int(get) => query.bind(get(row)),
+                    Column::Bool(get) => query.bind(get(row)),
+                    Column::Time(get) => query.bind(get(row)),
+                    Column::TimeTz(get) => query.bind(get(row)),
+                };
+            }
+        }
         query.execute(&mut **tx).await?;
     }
     Ok(())
 }
 
-const APPS: Table = Table {
-    name: "apps",
-    columns: &[
-        "id::uuid",
-        "tenant_id::uuid",
-        "name",
-        "mode",
-        "memory_window",
-        "created_at",
-    ],
-};
+async fn insert_postgres<R: Sync>(
+    tx: &mut Transaction<'_, Postgres>,
+    table: &Table<R>,
+    rows: &[R],
+) -> Result<(), sqlx::Error> {
+    for chunk in rows.chunks(POSTGRES_ROWS_PER_STATEMENT) {
+        let mut query = sqlx::query(AssertSqlSafe(table.postgres_sql()));
+        for (_, column) in table.columns {
+            query = match column {
+                Column::Text(get) => query.bind(chunk.iter().map(get).collect::<Vec<_>>()),
+                Column::Int(get) => query.bind(chunk.iter().map(get).collect::<Vec<_>>()),
+                Column::Bool(get) => query.bind(chunk.iter().map(get).collect::<Vec<_>>()),
+                Column::Time(get) => query.bind(chunk.iter().map(get).collect::<Vec<_>>()),
+                Column::TimeTz(get) => query.bind(chunk.iter().map(get).collect::<Vec<_>>()),
+            };
+        }
+        query.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
 
-const CONVERSATIONS: Table = Table {
-    name: "conversations",
-    columns: &[
-        "id::uuid",
-        "app_id::uuid",
-        "name",
-        "mode",
-        "model_provider",
-        "model_id",
-        "status",
-        "invoke_from",
-        "from_source",
-        "dialogue_count",
-        "created_at",
-        "updated_at",
-    ],
-};
-
-const UPLOAD_FILES: Table = Table {
-    name: "upload_files",
-    columns: &[
-        "id::uuid",
-        "tenant_id::uuid",
-        "storage_type",
-        "key",
-        "name",
-        "size",
-        "extension",
-        "mime_type",
-        "created_at",
-    ],
-};
-
-const WORKFLOW_RUNS: Table = Table {
-    name: "workflow_runs",
-    columns: &[
-        "id::uuid",
-        "tenant_id::uuid",
-        "app_id::uuid",
-        "workflow_id::uuid",
-        "type",
-        "status",
-        "total_tokens",
-        "created_at",
-        "finished_at",
-    ],
-};
-
-const MESSAGES: Table = Table {
-    name: "messages",
-    columns: &[
-        "id::uuid",
-        "app_id::uuid",
-        "conversation_id::uuid",
-        "parent_message_id::uuid",
-        "query",
-        "answer",
-        "message_tokens",
-        "answer_tokens",
-        "status",
-        "error",
-        "invoke_from",
-        "workflow_run_id::uuid",
-        "created_at",
-    ],
-};
-
-const MESSAGE_FILES: Table = Table {
-    name: "message_files",
-    columns: &[
-        "id::uuid",
-        "message_id::uuid",
-        "type",
-        "transfer_method",
-        "url",
-        "belongs_to",
-        "upload_file_id::uuid",
-        "created_at",
-    ],
-};
-
-const NODE_EXECUTIONS: Table = Table {
-    name: "workflow_node_executions",
-    columns: &[
-        "id::uuid",
-        "tenant_id::uuid",
-        "app_id::uuid",
-        "workflow_id::uuid",
-        "workflow_run_id::uuid",
-        "\"index\"",
-        "node_id",
-        "node_type",
-        "title",
-        "inputs",
-        "process_data",
-        "outputs",
-        "status",
-        "error",
-        "execution_metadata",
-        "created_at",
-    ],
-};
-
-const NODE_EXECUTION_OFFLOADS: Table = Table {
-    name: "workflow_node_execution_offload",
-    columns: &[
-        "id::uuid",
-        "tenant_id::uuid",
-        "app_id::uuid",
-        "node_execution_id::uuid",
-        "type",
-        "file_id::uuid",
-        "created_at",
-    ],
-};
-
-const CHAT_MEMORIES: Table = Table {
-    name: "chat_memories",
-    columns: &[
-        "id::uuid",
-        "memory_node_id",
-        "chat_id",
-        "label",
-        "policy",
-        "created_at",
-        "updated_at",
-    ],
-};
-
-const CHAT_MEMORY_MESSAGES: Table = Table {
-    name: "chat_memory_messages",
-    columns: &[
-        "id::uuid",
-        "chat_memory_id::uuid",
-        "seq",
-        "role",
-        "content",
-        "tool_calls",
-        "tool_call_id",
-        "files",
-        "workflow_request_id",
-        "is_summary",
-        "created_at",
-    ],
-};
-
-const LF_USERS: Table = Table {
-    name: "\"user\"",
-    columns: &["id::uuid", "username", "created_at"],
-};
-
-const FLOWS: Table = Table {
-    name: "flow",
-    columns: &["id::uuid", "name", "user_id::uuid", "updated_at"],
-};
-
-const JOBS: Table = Table {
-    name: "job",
-    columns: &[
-        "job_id::uuid",
-        "flow_id::uuid",
-        "status",
-        "type",
-        "user_id::uuid",
-        "asset_id::uuid",
-        "asset_type",
-        "dedupe_key",
-        "created_timestamp",
-        "finished_timestamp",
-    ],
-};
-
-const LF_MESSAGES: Table = Table {
-    name: "message",
-    columns: &[
-        "id::uuid",
-        "timestamp",
-        "sender",
-        "sender_name",
-        "session_id",
-        "text",
-        "files::json",
-        "error",
-        "edit",
-        "properties::json",
-        "category",
-        "content_blocks::json",
-        "flow_id::uuid",
-        "run_id::uuid",
-        "is_output",
-    ],
-};
-
-const MEMORY_BASES: Table = Table {
-    name: "memory_base",
-    columns: &[
-        "id::uuid",
-        "name",
-        "flow_id::uuid",
-        "user_id::uuid",
-        "threshold",
-        "threshold_unit",
-        "auto_capture",
-        "embedding_provider",
-        "embedding_model",
-        "kb_name",
-        "created_at",
-    ],
-};
-
-const MEMORY_BASE_SESSIONS: Table = Table {
-    name: "memory_base_session",
-    columns: &[
-        "id::uuid",
-        "memory_base_id::uuid",
-        "session_id",
-        "cursor_id::uuid",
-        "total_processed",
-        "last_sync_at",
-    ],
-};
-
-const MEMORY_BASE_WORKFLOW_RUNS: Table = Table {
-    name: "memory_base_workflow_run",
-    columns: &[
-        "id::uuid",
-        "memory_base_id::uuid",
-        "session_id",
-        "workflow_job_id::uuid",
-        "ingestion_job_id::uuid",
-        "recorded_at",
-    ],
-};
-
-const INGESTION_RECORDS: Table = Table {
-    name: "message_ingestion_record",
-    columns: &[
-        "id::uuid",
-        "message_id::uuid",
-        "memory_base_id::uuid",
-        "job_id::uuid",
-        "session_id",
-        "ingested_at",
-    ],
-};
+/// Inserts every table of `$batch` in dependency order with `$insert` (`insert_sqlite` or
+/// `insert_postgres`): the list is written once for both backends.
+macro_rules! insert_all {
+    ($insert:ident, $tx:expr, $batch:expr) => {{
+        let (tx, batch) = ($tx, $batch);
+        $insert(tx, &APPS, &batch.apps).await?;
+        $insert(tx, &CONVERSATIONS, &batch.conversations).await?;
+        $insert(tx, &UPLOAD_FILES, &batch.upload_files).await?;
+        $insert(tx, &WORKFLOW_RUNS, &batch.workflow_runs).await?;
+        $insert(tx, &MESSAGES, &batch.messages).await?;
+        $insert(tx, &MESSAGE_FILES, &batch.message_files).await?;
+        $insert(tx, &NODE_EXECUTIONS, &batch.node_executions).await?;
+        $insert(tx, &NODE_EXECUTION_OFFLOADS, &batch.node_execution_offloads).await?;
+        $insert(tx, &CHAT_MEMORIES, &batch.chat_memories).await?;
+        $insert(tx, &CHAT_MEMORY_MESSAGES, &batch.chat_memory_messages).await?;
+        $insert(tx, &LF_USERS, &batch.lf_users).await?;
+        $insert(tx, &FLOWS, &batch.flows).await?;
+        $insert(tx, &JOBS, &batch.jobs).await?;
+        $insert(tx, &LF_MESSAGES, &batch.lf_messages).await?;
+        $insert(tx, &MEMORY_BASES, &batch.memory_bases).await?;
+        $insert(tx, &MEMORY_BASE_SESSIONS, &batch.memory_base_sessions).await?;
+        $insert(
+            tx,
+            &MEMORY_BASE_WORKFLOW_RUNS,
+            &batch.memory_base_workflow_runs,
+        )
+        .await?;
+        $insert(tx, &INGESTION_RECORDS, &batch.ingestion_records).await?;
+        Ok::<(), sqlx::Error>(())
+    }};
+}
 
 impl Store {
     /// Writes every row of `batch` in one transaction: all of it, or on error nothing.
@@ -354,332 +158,371 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
-        let backend = self.backend();
-        on_pool!(self.pool, |pool| {
-            let mut tx = pool.begin().await.map_err(|e| self.query_failed(e))?;
-            let result: Result<(), sqlx::Error> = async {
-                insert_rows(&mut tx, backend, &APPS, &batch.apps, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.tenant_id)
-                        .bind(&r.name)
-                        .bind(&r.mode)
-                        .bind(r.memory_window)
-                        .bind(r.created_at)
-                })
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &CONVERSATIONS,
-                    &batch.conversations,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.app_id)
-                            .bind(&r.name)
-                            .bind(&r.mode)
-                            .bind(&r.model_provider)
-                            .bind(&r.model_id)
-                            .bind(&r.status)
-                            .bind(&r.invoke_from)
-                            .bind(&r.from_source)
-                            .bind(r.dialogue_count)
-                            .bind(r.created_at)
-                            .bind(r.updated_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &UPLOAD_FILES,
-                    &batch.upload_files,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.tenant_id)
-                            .bind(&r.storage_type)
-                            .bind(&r.key)
-                            .bind(&r.name)
-                            .bind(r.size)
-                            .bind(&r.extension)
-                            .bind(&r.mime_type)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &WORKFLOW_RUNS,
-                    &batch.workflow_runs,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.tenant_id)
-                            .bind(&r.app_id)
-                            .bind(&r.workflow_id)
-                            .bind(&r.run_type)
-                            .bind(&r.status)
-                            .bind(r.total_tokens)
-                            .bind(r.created_at)
-                            .bind(r.finished_at)
-                    },
-                )
-                .await?;
-                insert_rows(&mut tx, backend, &MESSAGES, &batch.messages, |q, r| {
-                    let m = &r.message;
-                    q.bind(&m.id)
-                        .bind(&r.app_id)
-                        .bind(&m.conversation_id)
-                        // Dify stores "no parent" as NULL; an empty string is not a uuid.
-                        .bind(m.parent_message_id.as_deref().filter(|p| !p.is_empty()))
-                        .bind(&m.query)
-                        .bind(&m.answer)
-                        .bind(m.message_tokens)
-                        .bind(m.answer_tokens)
-                        .bind(&m.status)
-                        .bind(&m.error)
-                        .bind(&m.invoke_from)
-                        .bind(&m.workflow_run_id)
-                        .bind(m.created_at)
-                })
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &MESSAGE_FILES,
-                    &batch.message_files,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.message_id)
-                            .bind(&r.file_type)
-                            .bind(&r.transfer_method)
-                            .bind(&r.url)
-                            .bind(&r.belongs_to)
-                            .bind(&r.upload_file_id)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &NODE_EXECUTIONS,
-                    &batch.node_executions,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.tenant_id)
-                            .bind(&r.app_id)
-                            .bind(&r.workflow_id)
-                            .bind(&r.workflow_run_id)
-                            .bind(r.index)
-                            .bind(&r.node_id)
-                            .bind(&r.node_type)
-                            .bind(&r.title)
-                            .bind(&r.inputs)
-                            .bind(&r.process_data)
-                            .bind(&r.outputs)
-                            .bind(&r.status)
-                            .bind(&r.error)
-                            .bind(&r.execution_metadata)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &NODE_EXECUTION_OFFLOADS,
-                    &batch.node_execution_offloads,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.tenant_id)
-                            .bind(&r.app_id)
-                            .bind(&r.node_execution_id)
-                            .bind(&r.offload_type)
-                            .bind(&r.file_id)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &CHAT_MEMORIES,
-                    &batch.chat_memories,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.memory_node_id)
-                            .bind(&r.chat_id)
-                            .bind(&r.label)
-                            .bind(&r.policy)
-                            .bind(r.created_at)
-                            .bind(r.updated_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &CHAT_MEMORY_MESSAGES,
-                    &batch.chat_memory_messages,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.chat_memory_id)
-                            .bind(r.seq)
-                            .bind(&r.role)
-                            .bind(&r.content)
-                            .bind(&r.tool_calls)
-                            .bind(&r.tool_call_id)
-                            .bind(&r.files)
-                            .bind(&r.workflow_request_id)
-                            .bind(r.is_summary)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(&mut tx, backend, &LF_USERS, &batch.lf_users, |q, r| {
-                    q.bind(&r.id).bind(&r.username).bind(r.created_at)
-                })
-                .await?;
-                insert_rows(&mut tx, backend, &FLOWS, &batch.flows, |q, r| {
-                    q.bind(&r.id)
-                        .bind(&r.name)
-                        .bind(&r.user_id)
-                        .bind(r.updated_at)
-                })
-                .await?;
-                insert_rows(&mut tx, backend, &JOBS, &batch.jobs, |q, r| {
-                    q.bind(&r.job_id)
-                        .bind(&r.flow_id)
-                        .bind(&r.status)
-                        .bind(&r.job_type)
-                        .bind(&r.user_id)
-                        .bind(&r.asset_id)
-                        .bind(&r.asset_type)
-                        .bind(&r.dedupe_key)
-                        .bind(r.created_timestamp)
-                        .bind(r.finished_timestamp)
-                })
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &LF_MESSAGES,
-                    &batch.lf_messages,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(r.timestamp)
-                            .bind(&r.sender)
-                            .bind(&r.sender_name)
-                            .bind(&r.session_id)
-                            .bind(&r.text)
-                            .bind(&r.files)
-                            .bind(r.error)
-                            .bind(r.edit)
-                            .bind(&r.properties)
-                            .bind(&r.category)
-                            .bind(&r.content_blocks)
-                            .bind(&r.flow_id)
-                            .bind(&r.run_id)
-                            .bind(r.is_output)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &MEMORY_BASES,
-                    &batch.memory_bases,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.name)
-                            .bind(&r.flow_id)
-                            .bind(&r.user_id)
-                            .bind(r.threshold)
-                            .bind(&r.threshold_unit)
-                            .bind(r.auto_capture)
-                            .bind(&r.embedding_provider)
-                            .bind(&r.embedding_model)
-                            .bind(&r.kb_name)
-                            .bind(r.created_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &MEMORY_BASE_SESSIONS,
-                    &batch.memory_base_sessions,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.memory_base_id)
-                            .bind(&r.session_id)
-                            .bind(&r.cursor_id)
-                            .bind(r.total_processed)
-                            .bind(r.last_sync_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &MEMORY_BASE_WORKFLOW_RUNS,
-                    &batch.memory_base_workflow_runs,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.memory_base_id)
-                            .bind(&r.session_id)
-                            .bind(&r.workflow_job_id)
-                            .bind(&r.ingestion_job_id)
-                            .bind(r.recorded_at)
-                    },
-                )
-                .await?;
-                insert_rows(
-                    &mut tx,
-                    backend,
-                    &INGESTION_RECORDS,
-                    &batch.ingestion_records,
-                    |q, r| {
-                        q.bind(&r.id)
-                            .bind(&r.message_id)
-                            .bind(&r.memory_base_id)
-                            .bind(&r.job_id)
-                            .bind(&r.session_id)
-                            .bind(r.ingested_at)
-                    },
-                )
-                .await
+        let failed = |e| self.query_failed(e);
+        // Dropping the transaction on error rolls the whole batch back.
+        match &self.pool {
+            super::DbPool::Sqlite(pool) => {
+                let mut tx = pool.begin().await.map_err(failed)?;
+                async { insert_all!(insert_sqlite, &mut tx, batch) }
+                    .await
+                    .map_err(failed)?;
+                tx.commit().await.map_err(failed)
             }
-            .await;
-            // Dropping `tx` on error rolls the whole batch back.
-            result.map_err(|e| self.query_failed(e))?;
-            tx.commit().await.map_err(|e| self.query_failed(e))
-        })
+            super::DbPool::Postgres(pool) => {
+                let mut tx = pool.begin().await.map_err(failed)?;
+                async { insert_all!(insert_postgres, &mut tx, batch) }
+                    .await
+                    .map_err(failed)?;
+                tx.commit().await.map_err(failed)
+            }
+        }
     }
 }
+
+use Column::{Bool, Int, Text, Time, TimeTz};
+
+const APPS: Table<AppRow> = Table {
+    name: "apps",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("tenant_id::uuid", Text(|r| Some(&r.tenant_id))),
+        ("name", Text(|r| Some(&r.name))),
+        ("mode", Text(|r| Some(&r.mode))),
+        ("memory_window", Int(|r| r.memory_window)),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const CONVERSATIONS: Table<ConversationRow> = Table {
+    name: "conversations",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("app_id::uuid", Text(|r| Some(&r.app_id))),
+        ("name", Text(|r| Some(&r.name))),
+        ("mode", Text(|r| Some(&r.mode))),
+        ("model_provider", Text(|r| r.model_provider.as_deref())),
+        ("model_id", Text(|r| r.model_id.as_deref())),
+        ("status", Text(|r| Some(&r.status))),
+        ("invoke_from", Text(|r| r.invoke_from.as_deref())),
+        ("from_source", Text(|r| Some(&r.from_source))),
+        ("dialogue_count", Int(|r| Some(r.dialogue_count))),
+        ("created_at", Time(|r| Some(r.created_at))),
+        ("updated_at", Time(|r| Some(r.updated_at))),
+    ],
+};
+
+const UPLOAD_FILES: Table<UploadFileRow> = Table {
+    name: "upload_files",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("tenant_id::uuid", Text(|r| Some(&r.tenant_id))),
+        ("storage_type", Text(|r| Some(&r.storage_type))),
+        ("key", Text(|r| Some(&r.key))),
+        ("name", Text(|r| Some(&r.name))),
+        ("size", Int(|r| Some(r.size))),
+        ("extension", Text(|r| Some(&r.extension))),
+        ("mime_type", Text(|r| r.mime_type.as_deref())),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const WORKFLOW_RUNS: Table<WorkflowRunRow> = Table {
+    name: "workflow_runs",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("tenant_id::uuid", Text(|r| Some(&r.tenant_id))),
+        ("app_id::uuid", Text(|r| Some(&r.app_id))),
+        ("workflow_id::uuid", Text(|r| Some(&r.workflow_id))),
+        ("type", Text(|r| Some(&r.run_type))),
+        ("status", Text(|r| Some(&r.status))),
+        ("total_tokens", Int(|r| Some(r.total_tokens))),
+        ("created_at", Time(|r| Some(r.created_at))),
+        ("finished_at", Time(|r| r.finished_at)),
+    ],
+};
+
+const MESSAGES: Table<MessageRow> = Table {
+    name: "messages",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.message.id))),
+        ("app_id::uuid", Text(|r| Some(&r.app_id))),
+        (
+            "conversation_id::uuid",
+            Text(|r| Some(&r.message.conversation_id)),
+        ),
+        // Dify stores "no parent" as NULL; an empty string is not a uuid.
+        ("parent_message_id::uuid", Text(|r| r.message.parent())),
+        ("query", Text(|r| Some(&r.message.query))),
+        ("answer", Text(|r| Some(&r.message.answer))),
+        ("message_tokens", Int(|r| Some(r.message.message_tokens))),
+        ("answer_tokens", Int(|r| Some(r.message.answer_tokens))),
+        ("status", Text(|r| Some(&r.message.status))),
+        ("error", Text(|r| r.message.error.as_deref())),
+        ("invoke_from", Text(|r| r.message.invoke_from.as_deref())),
+        (
+            "workflow_run_id::uuid",
+            Text(|r| r.message.workflow_run_id.as_deref()),
+        ),
+        ("created_at", Time(|r| Some(r.message.created_at))),
+    ],
+};
+
+const MESSAGE_FILES: Table<MessageFileRow> = Table {
+    name: "message_files",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("message_id::uuid", Text(|r| Some(&r.message_id))),
+        ("type", Text(|r| Some(&r.file_type))),
+        ("transfer_method", Text(|r| Some(&r.transfer_method))),
+        ("url", Text(|r| r.url.as_deref())),
+        ("belongs_to", Text(|r| r.belongs_to.as_deref())),
+        (
+            "upload_file_id::uuid",
+            Text(|r| r.upload_file_id.as_deref()),
+        ),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const NODE_EXECUTIONS: Table<NodeExecutionRow> = Table {
+    name: "workflow_node_executions",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("tenant_id::uuid", Text(|r| Some(&r.tenant_id))),
+        ("app_id::uuid", Text(|r| Some(&r.app_id))),
+        ("workflow_id::uuid", Text(|r| Some(&r.workflow_id))),
+        (
+            "workflow_run_id::uuid",
+            Text(|r| r.workflow_run_id.as_deref()),
+        ),
+        ("\"index\"", Int(|r| Some(r.index))),
+        ("node_id", Text(|r| Some(&r.node_id))),
+        ("node_type", Text(|r| Some(&r.node_type))),
+        ("title", Text(|r| Some(&r.title))),
+        ("inputs", Text(|r| r.inputs.as_deref())),
+        ("process_data", Text(|r| r.process_data.as_deref())),
+        ("outputs", Text(|r| r.outputs.as_deref())),
+        ("status", Text(|r| Some(&r.status))),
+        ("error", Text(|r| r.error.as_deref())),
+        (
+            "execution_metadata",
+            Text(|r| r.execution_metadata.as_deref()),
+        ),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const NODE_EXECUTION_OFFLOADS: Table<NodeExecutionOffloadRow> = Table {
+    name: "workflow_node_execution_offload",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("tenant_id::uuid", Text(|r| Some(&r.tenant_id))),
+        ("app_id::uuid", Text(|r| Some(&r.app_id))),
+        (
+            "node_execution_id::uuid",
+            Text(|r| Some(&r.node_execution_id)),
+        ),
+        ("type", Text(|r| Some(&r.offload_type))),
+        ("file_id::uuid", Text(|r| Some(&r.file_id))),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const CHAT_MEMORIES: Table<ChatMemoryRow> = Table {
+    name: "chat_memories",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("memory_node_id", Text(|r| Some(&r.memory_node_id))),
+        ("chat_id", Text(|r| Some(&r.chat_id))),
+        ("label", Text(|r| Some(&r.label))),
+        ("policy", Text(|r| Some(&r.policy))),
+        ("created_at", Time(|r| Some(r.created_at))),
+        ("updated_at", Time(|r| Some(r.updated_at))),
+    ],
+};
+
+const CHAT_MEMORY_MESSAGES: Table<ChatMemoryMessageRow> = Table {
+    name: "chat_memory_messages",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("chat_memory_id::uuid", Text(|r| Some(&r.chat_memory_id))),
+        ("seq", Int(|r| Some(r.seq))),
+        ("role", Text(|r| Some(&r.role))),
+        ("content", Text(|r| Some(&r.content))),
+        ("tool_calls", Text(|r| r.tool_calls.as_deref())),
+        ("tool_call_id", Text(|r| r.tool_call_id.as_deref())),
+        ("files", Text(|r| r.files.as_deref())),
+        (
+            "workflow_request_id",
+            Text(|r| r.workflow_request_id.as_deref()),
+        ),
+        ("is_summary", Bool(|r| r.is_summary)),
+        ("created_at", Time(|r| Some(r.created_at))),
+    ],
+};
+
+const LF_USERS: Table<LfUserRow> = Table {
+    name: "\"user\"",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("username", Text(|r| Some(&r.username))),
+        ("created_at", TimeTz(|r| Some(r.created_at))),
+    ],
+};
+
+const FLOWS: Table<FlowRow> = Table {
+    name: "flow",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("name", Text(|r| Some(&r.name))),
+        ("user_id::uuid", Text(|r| Some(&r.user_id))),
+        ("updated_at", TimeTz(|r| Some(r.updated_at))),
+    ],
+};
+
+const JOBS: Table<JobRow> = Table {
+    name: "job",
+    columns: &[
+        ("job_id::uuid", Text(|r| Some(&r.job_id))),
+        ("flow_id::uuid", Text(|r| r.flow_id.as_deref())),
+        ("status", Text(|r| Some(&r.status))),
+        ("type", Text(|r| Some(&r.job_type))),
+        ("user_id::uuid", Text(|r| r.user_id.as_deref())),
+        ("asset_id::uuid", Text(|r| r.asset_id.as_deref())),
+        ("asset_type", Text(|r| r.asset_type.as_deref())),
+        ("dedupe_key", Text(|r| r.dedupe_key.as_deref())),
+        ("created_timestamp", TimeTz(|r| Some(r.created_timestamp))),
+        ("finished_timestamp", TimeTz(|r| r.finished_timestamp)),
+    ],
+};
+
+const LF_MESSAGES: Table<LfMessageRow> = Table {
+    name: "message",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("timestamp", TimeTz(|r| Some(r.timestamp))),
+        ("sender", Text(|r| Some(&r.sender))),
+        ("sender_name", Text(|r| Some(&r.sender_name))),
+        ("session_id", Text(|r| Some(&r.session_id))),
+        ("text", Text(|r| Some(&r.text))),
+        ("files::json", Text(|r| Some(&r.files))),
+        ("error", Bool(|r| r.error)),
+        ("edit", Bool(|r| r.edit)),
+        ("properties::json", Text(|r| Some(&r.properties))),
+        ("category", Text(|r| Some(&r.category))),
+        ("content_blocks::json", Text(|r| Some(&r.content_blocks))),
+        ("flow_id::uuid", Text(|r| r.flow_id.as_deref())),
+        ("run_id::uuid", Text(|r| r.run_id.as_deref())),
+        ("is_output", Bool(|r| r.is_output)),
+    ],
+};
+
+const MEMORY_BASES: Table<MemoryBaseRow> = Table {
+    name: "memory_base",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("name", Text(|r| Some(&r.name))),
+        ("flow_id::uuid", Text(|r| Some(&r.flow_id))),
+        ("user_id::uuid", Text(|r| Some(&r.user_id))),
+        ("threshold", Int(|r| Some(r.threshold))),
+        ("threshold_unit", Text(|r| Some(&r.threshold_unit))),
+        ("auto_capture", Bool(|r| r.auto_capture)),
+        ("embedding_provider", Text(|r| Some(&r.embedding_provider))),
+        ("embedding_model", Text(|r| Some(&r.embedding_model))),
+        ("kb_name", Text(|r| Some(&r.kb_name))),
+        ("created_at", TimeTz(|r| Some(r.created_at))),
+    ],
+};
+
+const MEMORY_BASE_SESSIONS: Table<MemoryBaseSessionRow> = Table {
+    name: "memory_base_session",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("memory_base_id::uuid", Text(|r| Some(&r.memory_base_id))),
+        ("session_id", Text(|r| Some(&r.session_id))),
+        ("cursor_id::uuid", Text(|r| r.cursor_id.as_deref())),
+        ("total_processed", Int(|r| Some(r.total_processed))),
+        ("last_sync_at", TimeTz(|r| r.last_sync_at)),
+    ],
+};
+
+const MEMORY_BASE_WORKFLOW_RUNS: Table<MemoryBaseWorkflowRunRow> = Table {
+    name: "memory_base_workflow_run",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("memory_base_id::uuid", Text(|r| Some(&r.memory_base_id))),
+        ("session_id", Text(|r| Some(&r.session_id))),
+        (
+            "workflow_job_id::uuid",
+            Text(|r| r.workflow_job_id.as_deref()),
+        ),
+        (
+            "ingestion_job_id::uuid",
+            Text(|r| r.ingestion_job_id.as_deref()),
+        ),
+        ("recorded_at", TimeTz(|r| Some(r.recorded_at))),
+    ],
+};
+
+const INGESTION_RECORDS: Table<IngestionRecordRow> = Table {
+    name: "message_ingestion_record",
+    columns: &[
+        ("id::uuid", Text(|r| Some(&r.id))),
+        ("message_id::uuid", Text(|r| Some(&r.message_id))),
+        ("memory_base_id::uuid", Text(|r| Some(&r.memory_base_id))),
+        ("job_id::uuid", Text(|r| r.job_id.as_deref())),
+        ("session_id", Text(|r| Some(&r.session_id))),
+        ("ingested_at", TimeTz(|r| Some(r.ingested_at))),
+    ],
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const PAIR: Table = Table {
+    struct Pair {
+        id: String,
+        body: Option<String>,
+    }
+
+    const PAIRS: Table<Pair> = Table {
         name: "t",
-        columns: &["id::uuid", "body"],
+        columns: &[
+            ("id::uuid", Text(|r| Some(&r.id))),
+            ("body", Text(|r| r.body.as_deref())),
+        ],
     };
 
     #[test]
-    fn postgres_placeholders_carry_casts() {
+    fn postgres_binds_one_array_per_column_with_casts() {
         assert_eq!(
-            insert_sql(&PAIR, 2, Backend::Postgres),
-            "INSERT INTO t (id, body) VALUES ($1::uuid, $2), ($3::uuid, $4)"
+            PAIRS.postgres_sql(),
+            "INSERT INTO t (id, body) SELECT * FROM UNNEST($1::uuid[], $2)"
         );
     }
 
     #[test]
-    fn sqlite_placeholders_are_plain() {
+    fn sqlite_binds_plain_placeholders_per_row() {
         assert_eq!(
-            insert_sql(&PAIR, 1, Backend::Sqlite),
-            "INSERT INTO t (id, body) VALUES (?, ?)"
+            PAIRS.sqlite_sql(2),
+            "INSERT INTO t (id, body) VALUES (?, ?), (?, ?)"
         );
+    }
+
+    #[test]
+    fn columns_read_their_row() {
+        let pair = Pair {
+            id: "a".to_owned(),
+            body: None,
+        };
+        let values: Vec<Option<&str>> = PAIRS
+            .columns
+            .iter()
+            .map(|(_, column)| match column {
+                Text(get) => get(&pair),
+                _ => panic!("text columns only"),
+            })
+            .collect();
+        assert_eq!(values, [Some("a"), None]);
     }
 }

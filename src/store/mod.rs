@@ -96,12 +96,14 @@ pub enum Access {
     ReadOnly,
 }
 
+#[derive(Clone)]
 enum DbPool {
     Sqlite(SqlitePool),
     Postgres(PgPool),
 }
 
-/// An open memory database.
+/// An open memory database. Cloning is cheap and shares the connection pool.
+#[derive(Clone)]
 pub struct Store {
     pool: DbPool,
     /// The URL with its password redacted: what every error names.
@@ -192,8 +194,13 @@ impl Store {
             });
         }
         probe.close().await;
+        let write_mode = if schema.created_by_memscope() {
+            Mode::ReadWrite
+        } else {
+            Mode::ReadWriteForeign
+        };
         let mut store = Store {
-            pool: connect(url, &redacted, Mode::ReadWrite).await?,
+            pool: connect(url, &redacted, write_mode).await?,
             url: redacted,
             read_only,
             schema,
@@ -307,6 +314,8 @@ impl Store {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     ReadOnly,
+    /// Read-write on a database memscope did not create.
+    ReadWriteForeign,
     ReadWrite,
     /// Read-write, creating a missing SQLite file.
     Create,
@@ -331,16 +340,18 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
             let mut options = SqliteConnectOptions::from_str(url)
                 .map_err(|_| bad_url())?
                 .foreign_keys(true)
-                .busy_timeout(SQLITE_BUSY_TIMEOUT);
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
+                // Bulk inserts update four B-trees per message; a 64 MiB page cache keeps their
+                // hot pages in memory (negative: KiB, per connection, grown on demand).
+                .pragma("cache_size", "-65536");
             options = match mode {
-                // Changing the journal mode is a write: leave it as the file has it.
+                // The journal mode is a property of the file: leave it as its owner set it
+                // (changing it is a write, too).
                 Mode::ReadOnly => options.read_only(true),
+                Mode::ReadWriteForeign => options,
                 Mode::ReadWrite | Mode::Create => options
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
-                    // Bulk inserts update four B-trees per message; a 64 MiB page cache keeps
-                    // their hot pages in memory (negative: KiB, per connection, grown on demand).
-                    .pragma("cache_size", "-65536")
                     .create_if_missing(mode == Mode::Create),
             };
             SqlitePoolOptions::new()
