@@ -358,20 +358,9 @@ fn outputs_turn_is_the_last_user_message_and_the_reply() {
 }
 
 fn message(id: &str, parent: Option<&str>, run: Option<&str>, answer: &str) -> StoredMessage {
-    StoredMessage {
-        id: id.into(),
-        conversation_id: "c".into(),
-        parent_message_id: parent.map(Into::into),
-        query: "q".into(),
-        answer: answer.into(),
-        message_tokens: 0,
-        answer_tokens: 0,
-        status: "normal".into(),
-        error: None,
-        invoke_from: None,
-        workflow_run_id: run.map(Into::into),
-        created_at: NaiveDateTime::default(),
-    }
+    let mut message = StoredMessage::turn(id, "c", parent, "q", answer, NaiveDateTime::default());
+    message.workflow_run_id = run.map(Into::into);
+    message
 }
 
 #[test]
