@@ -55,7 +55,10 @@ macro_rules! on_pool {
 }
 
 mod insert;
+mod nodes;
 mod queries;
+
+pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
