@@ -80,6 +80,17 @@ impl BudgetView {
         }
     }
 
+    /// Moves the cut line to another budget: counts and totals are kept, so a budget key
+    /// redraws within the frame.
+    pub fn set_budget(&mut self, max_tokens: i64) {
+        self.pruned = prune(&self.totals, max_tokens);
+        self.max_tokens = max_tokens;
+        // With the zero counter nothing is ever pruned: what is sent does not change.
+        if self.counter_kind != CounterKind::Zero {
+            self.sent_tokens = self.pruned.tokens_after;
+        }
+    }
+
     /// Tokens of message `index` as part of the list (the last message may count one less).
     pub fn message_tokens(&self, index: usize) -> u32 {
         match self.counts.get(index) {
@@ -258,6 +269,10 @@ mod tests {
         );
         assert_eq!(cache.stats().misses, misses);
         assert_eq!(second.dropped(), 0);
+        let mut moved = first.clone();
+        moved.set_budget(100_000);
+        assert_eq!(moved.pruned, second.pruned);
+        assert_eq!(moved.sent_tokens, second.sent_tokens);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use serde::Deserialize;
 
 use super::action::Action;
 
-/// The default `[keys]` section, as it goes in `config.toml`.
-pub const DEFAULT_KEYS: &str = include_str!("keys.toml");
+/// The built-in keymap: the `[keys]` tables of the embedded `config.toml`.
+pub const DEFAULT_KEYS: &str = crate::config::DEFAULT_CONFIG;
 
 /// Where a binding applies. Global bindings apply everywhere unless the screen's own context
 /// binds the same key.

@@ -122,11 +122,12 @@ pub async fn run(resolved: Resolved, store: Store) -> color_eyre::Result<()> {
     let _log_guard = init_logging(&resolved.dirs.data);
     // main may have installed it already; either way panics get its report.
     let _ = color_eyre::install();
-    let mut app = App::new(&resolved, store, None, Theme::from_env())?;
+    let theme = Theme::from_env(&resolved.config.ui.theme);
+    let mut app = App::new(&resolved, store, Some(&resolved.config.keys), theme)?;
     tracing::info!(database = %app.state.database, "TUI started");
     // ratatui's init chains a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init().wrap_err("could not set up the terminal")?;
-    let mouse = mouse_wanted();
+    let mouse = mouse_wanted(resolved.config.ui.mouse);
     let mut result = Ok(());
     if mouse {
         result = capture_mouse().wrap_err("could not capture the mouse");
@@ -183,10 +184,13 @@ fn terminal_event(event: TerminalEvent) -> Option<Event> {
     }
 }
 
-/// Whether `MEMSCOPE_MOUSE` asks for the wheel. Off by default: capturing the mouse takes the
-/// terminal's own text selection away.
-fn mouse_wanted() -> bool {
-    std::env::var(MOUSE_ENV).is_ok_and(|v| matches!(v.as_str(), "1" | "true" | "on"))
+/// Whether to capture the mouse for the wheel: `MEMSCOPE_MOUSE` for one run, else `ui.mouse`.
+/// Off by default: capturing the mouse takes the terminal's own text selection away.
+fn mouse_wanted(configured: bool) -> bool {
+    match std::env::var(MOUSE_ENV) {
+        Ok(v) => matches!(v.as_str(), "1" | "true" | "on"),
+        Err(_) => configured,
+    }
 }
 
 /// Captures the mouse, and releases it again on panic before the terminal is restored.

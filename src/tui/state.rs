@@ -8,7 +8,6 @@ use rustc_hash::FxHashSet;
 use crate::config::Resolved;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadView, effective_window};
-use crate::memory::budget::prune;
 use crate::memory::history::HistoryOptions;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
@@ -375,16 +374,5 @@ impl AppState {
             }
         }
         warnings
-    }
-}
-
-/// `view` with another budget: counts and totals are kept, only the cut line moves, so a
-/// budget key redraws within the frame.
-pub fn with_budget(view: &mut BudgetView, max_tokens: i64) {
-    view.pruned = prune(&view.totals, max_tokens);
-    view.max_tokens = max_tokens;
-    // The zero counter keeps everything whatever the budget: what is sent does not change.
-    if view.counter_kind != CounterKind::Zero {
-        view.sent_tokens = view.pruned.tokens_after;
     }
 }

@@ -73,10 +73,12 @@ impl Theme {
         }
     }
 
-    /// `NO_COLOR` (any non-empty value) wins; otherwise `MEMSCOPE_THEME`.
-    pub fn from_env() -> Theme {
+    /// `NO_COLOR` (any non-empty value) wins; otherwise `MEMSCOPE_THEME`, else `configured`
+    /// (the config's `ui.theme`).
+    pub fn from_env(configured: &str) -> Theme {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Theme::choose(no_color, std::env::var(THEME_ENV).ok().as_deref())
+        let name = std::env::var(THEME_ENV).unwrap_or_else(|_| configured.to_owned());
+        Theme::choose(no_color, Some(&name))
     }
 
     pub fn choose(no_color: bool, name: Option<&str>) -> Theme {

@@ -17,7 +17,7 @@ use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
     AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, Overlay, PAGE_SIZE,
-    POLL_EVERY_TICKS, Prompt, Screen, with_budget,
+    POLL_EVERY_TICKS, Prompt, Screen,
 };
 
 /// What reaches the core.
@@ -457,7 +457,7 @@ fn select_demo_row(conversation: &mut ConversationState, loaded: &Loaded) {
 fn set_budget(state: &mut AppState, budget: i64) {
     state.settings.budget = budget.max(0);
     if let Some(view) = state.conversation.as_mut().and_then(|c| c.budget.as_mut()) {
-        with_budget(view, state.settings.budget);
+        view.set_budget(state.settings.budget);
     }
 }
 
@@ -633,7 +633,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             match result {
                 Ok(mut view) => {
                     // The budget may have changed while the job ran.
-                    with_budget(&mut view, state.settings.budget);
+                    view.set_budget(state.settings.budget);
                     conversation.budget = Some(*view);
                     conversation.budget_status = LoadStatus::Loaded;
                 }
