@@ -87,6 +87,9 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::History(args)) => commands::history::run(&context, &args).await,
         Some(Command::Tokens(args)) => commands::tokens::run(&context, &args),
         Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
+        Some(Command::Mb(args)) => commands::mb::run(&context, &args).await,
+        Some(Command::Capture(args)) => commands::mb::capture(&context, &args).await,
+        Some(Command::Watch(args)) => commands::mb::watch(&context, &args).await,
     }
 }
 

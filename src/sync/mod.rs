@@ -55,6 +55,12 @@ pub enum SyncError {
         session: String,
         seconds: u64,
     },
+    #[error("memory base {base} embeds with {configured}, not {offered}")]
+    WrongEmbedder {
+        base: String,
+        configured: String,
+        offered: String,
+    },
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -218,6 +224,11 @@ impl<E: Embedder> Syncer<E> {
         Ok(kb::kb_dir(&self.settings.kb_root, username, &base.kb_name))
     }
 
+    /// Whether this syncer's embedder is the one the base was created with.
+    pub fn embeds_for(&self, base: &MemoryBaseInfo) -> bool {
+        base.embedding_model.is_empty() || base.embedding_model == self.embedder.model()
+    }
+
     fn embedding_info(&self) -> EmbeddingInfo {
         EmbeddingInfo {
             provider: self.embedder.provider().to_owned(),
@@ -271,6 +282,13 @@ impl<E: Embedder> Syncer<E> {
                 session_id: session_id.to_owned(),
             }),
         };
+        if !self.embeds_for(base) {
+            return Err(SyncError::WrongEmbedder {
+                base: base.name.clone(),
+                configured: base.embedding_model.clone(),
+                offered: self.embedder.model().to_owned(),
+            });
+        }
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };

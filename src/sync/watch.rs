@@ -33,7 +33,8 @@ impl<E: Embedder> Syncer<E> {
     ) -> Result<Vec<WatchEvent>, SyncError> {
         let mut events = Vec::new();
         for base in self.store.memory_bases().await? {
-            if !base.auto_capture {
+            // Bases built with another embedder are another syncer's to watch.
+            if !base.auto_capture || !self.embeds_for(&base) {
                 continue;
             }
             for session_id in self.store.flow_sessions(&base.flow_id).await? {
