@@ -81,7 +81,9 @@ pub struct JobInfo {
 impl JobInfo {
     /// The session an ingestion job syncs, read from its dedupe key.
     pub fn session_id(&self) -> Option<&str> {
-        let key = self.dedupe_key.as_deref()?.strip_prefix("ingestion:")?;
+        let key = self.dedupe_key.as_deref()?;
+        let key = key.strip_prefix("regenerated:").unwrap_or(key);
+        let key = key.strip_prefix("ingestion:")?;
         let (_, rest) = key.split_once(':')?;
         Some(rest.rsplit_once(':').map_or(rest, |(session, _)| session))
     }
@@ -886,11 +888,15 @@ impl Store {
     }
 
     /// Regenerate's reset, in one transaction: every session's cursor and totals cleared, the
-    /// ingestion records deleted and the runs unstamped, so everything is pending again.
+    /// ingestion records deleted, the runs unstamped and the old jobs' dedupe keys retired, so
+    /// everything is pending again.
     pub async fn reset_memory_base(&self, memory_base_id: &str) -> Result<(), StoreError> {
         self.ensure_writable()?;
-        const STATEMENTS: [&str; 3] = [
+        const STATEMENTS: [&str; 4] = [
             "DELETE FROM message_ingestion_record WHERE memory_base_id = $1::uuid",
+            // The old jobs' scopes are to be ingested again: their keys must not dedupe.
+            "UPDATE job SET dedupe_key = 'regenerated:' || dedupe_key \
+             WHERE asset_id = $1::uuid AND dedupe_key LIKE 'ingestion:%'",
             "UPDATE memory_base_workflow_run SET ingestion_job_id = NULL \
              WHERE memory_base_id = $1::uuid",
             "UPDATE memory_base_session SET cursor_id = NULL, total_processed = 0 \
@@ -1057,6 +1063,7 @@ mod tests {
             job(Some("ingestion:b:a:b:r"), "completed").session_id(),
             Some("a:b")
         );
+        assert_eq!(job(Some("regenerated:ingestion:b:s:r"), "completed").session_id(), Some("s"));
         assert_eq!(job(None, "completed").session_id(), None);
         assert_eq!(job(Some("other"), "completed").session_id(), None);
         assert!(job(None, job_status::IN_PROGRESS).is_active());
