@@ -1063,7 +1063,10 @@ mod tests {
             job(Some("ingestion:b:a:b:r"), "completed").session_id(),
             Some("a:b")
         );
-        assert_eq!(job(Some("regenerated:ingestion:b:s:r"), "completed").session_id(), Some("s"));
+        assert_eq!(
+            job(Some("regenerated:ingestion:b:s:r"), "completed").session_id(),
+            Some("s")
+        );
         assert_eq!(job(None, "completed").session_id(), None);
         assert_eq!(job(Some("other"), "completed").session_id(), None);
         assert!(job(None, job_status::IN_PROGRESS).is_active());

@@ -209,9 +209,21 @@ impl<E: Embedder> Syncer<E> {
         }
     }
 
-    /// Deletes what the job wrote to the KB; the cursor never moved.
+    /// Deletes what the job wrote to the KB; the cursor never moved. When the base itself is
+    /// gone (deleted while this job outlived its lease), its whole KB directory goes.
     async fn roll_back(&self, scope: &Scope<'_>) -> Result<(), SyncError> {
         let kb_path = self.kb_path(scope.base)?;
+        if self
+            .store
+            .find_memory_bases(&scope.base.id)
+            .await?
+            .is_empty()
+        {
+            return crate::kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
+                path: kb_path.clone(),
+                source,
+            });
+        }
         if let Some(vectors) = VectorStore::open_existing(&kb_path).await? {
             let result = async {
                 vectors.delete_job(&scope.args.job_id).await?;
@@ -232,9 +244,14 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
         let kb_path = self.kb_path(scope.base)?;
+        // Creating the KB directory of a base deleted meanwhile would leave an orphan: check
+        // that the job is still wanted and the lock still ours first.
+        self.ensure_still_wanted(scope.args, cancel).await?;
+        let mut heartbeat = Heartbeat::new(self.settings.lease);
+        heartbeat.force(lock).await?;
         let vectors = VectorStore::open_or_create(&kb_path, self.embedder.dimension()).await?;
         let result = self
-            .write_and_commit(scope, &vectors, lock, progress, cancel)
+            .write_and_commit(scope, &vectors, lock, &mut heartbeat, progress, cancel)
             .await;
         if result.is_ok() {
             self.refresh_metadata(scope.base, &kb_path, &vectors)
@@ -249,6 +266,7 @@ impl<E: Embedder> Syncer<E> {
         scope: &Scope<'_>,
         vectors: &VectorStore,
         lock: &mut SessionLock,
+        heartbeat: &mut Heartbeat,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
@@ -263,7 +281,6 @@ impl<E: Embedder> Syncer<E> {
         };
         send(progress, scope, Stage::Running, counts);
         let splitter = RecursiveSplitter::default();
-        let mut heartbeat = Heartbeat::new(self.settings.lease);
         let mut message_ids: Vec<String> = Vec::with_capacity(total.max(0) as usize);
         let mut after: Option<MessagePosition> = scope.cursor.cloned();
         loop {
@@ -421,6 +438,11 @@ impl Heartbeat {
         if self.last.elapsed() < self.lease / 3 {
             return Ok(());
         }
+        self.force(lock).await
+    }
+
+    /// Renews now; fails when the lease was lost.
+    async fn force(&mut self, lock: &mut SessionLock) -> Result<(), SyncError> {
         if !lock.heartbeat(self.lease).await.map_err(SyncError::Lock)? {
             return Err(SyncError::LeaseLost(lock.name().to_owned()));
         }

@@ -302,7 +302,8 @@ impl<E: Embedder> Syncer<E> {
         }
     }
 
-    /// Syncs every tracked session of a base, one after the other.
+    /// Syncs every session of a base, one after the other, tracking first the sessions of its
+    /// flow that have messages but no session row yet.
     pub async fn sync_base(
         &self,
         base: &MemoryBaseInfo,
@@ -311,6 +312,11 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
+        for session_id in self.store.flow_sessions(&base.flow_id).await? {
+            self.store
+                .ensure_memory_base_session(&base.id, &session_id)
+                .await?;
+        }
         let sessions = self.store.memory_base_sessions(&base.id).await?;
         let mut outcomes = Vec::with_capacity(sessions.len());
         for session in sessions {

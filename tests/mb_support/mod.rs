@@ -21,9 +21,9 @@ pub fn time(seconds: i64) -> DateTime<Utc> {
 
 pub const USER: u128 = 0xA0;
 pub const FLOW: u128 = 0xF0;
-pub const BASE: u128 = 0xB0;
 
-/// A user, a flow and a memory base on it.
+/// A user, a flow and a memory base on it. The base's id is random: PostgreSQL tests share one
+/// database, and advisory locks are per database.
 pub async fn base(store: &Store, threshold: i64, unit: ThresholdUnit) -> MemoryBaseInfo {
     let batch = Batch {
         lf_users: vec![LfUserRow {
@@ -40,9 +40,10 @@ pub async fn base(store: &Store, threshold: i64, unit: ThresholdUnit) -> MemoryB
         ..Batch::default()
     };
     store.insert_batch(&batch).await.expect("user and flow");
+    let base_id = uuid::Uuid::new_v4().to_string();
     store
         .create_memory_base(&NewMemoryBase {
-            id: id(BASE),
+            id: base_id.clone(),
             name: "Support memory".into(),
             flow_id: id(FLOW),
             user_id: id(USER),
@@ -57,7 +58,7 @@ pub async fn base(store: &Store, threshold: i64, unit: ThresholdUnit) -> MemoryB
         .await
         .expect("memory base");
     store
-        .find_memory_bases(&id(BASE))
+        .find_memory_bases(&base_id)
         .await
         .expect("read base")
         .remove(0)
