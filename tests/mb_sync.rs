@@ -154,8 +154,10 @@ db_tests! {
         let f = Fixture::new(&db, 3, ThresholdUnit::Messages).await;
         messages(&f.store, "s1", 1, 10, 0).await;
         f.store.ensure_memory_base_session(&f.base.id, "s1").await.unwrap();
-        let mut batch = Batch::default();
-        batch.jobs = vec![run_job(0x100, 5), run_job(0x101, 9)];
+        let batch = Batch {
+            jobs: vec![run_job(0x100, 5), run_job(0x101, 9)],
+            ..Batch::default()
+        };
         f.store.insert_batch(&batch).await.unwrap();
         for (run, at) in [(0x100, 5), (0x101, 9)] {
             f.store.record_workflow_run(&f.base.id, "s1", &id(run), time(at)).await.unwrap();
