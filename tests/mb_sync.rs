@@ -309,6 +309,22 @@ db_tests! {
         assert!(syncer.check(&base).await.unwrap().mismatches.is_empty());
     }
 
+    async fn a_kb_is_rebuilt_from_the_ingestion_records_alone(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 9, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        messages(&f.store, "s1", 100, 4, 50).await;
+        let before = f.kb_chunks_per_message().await;
+        std::fs::remove_dir_all(syncer.kb_path(&f.base).unwrap()).unwrap();
+        std::fs::create_dir_all(syncer.kb_path(&f.base).unwrap()).unwrap();
+        assert_eq!(syncer.rebuild_from_records(&f.base).await.unwrap(), 9);
+        assert_eq!(f.kb_chunks_per_message().await, before, "pending messages stay out");
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.cursor_id.as_deref(), Some(id(9).as_str()));
+        assert!(syncer_check_ok(&syncer, &f).await);
+    }
+
     async fn capture_records_runs_and_syncs_at_the_threshold(db) {
         let f = Fixture::new(&db, 2, ThresholdUnit::Runs).await;
         let syncer = f.syncer(HashingEmbedder::default());

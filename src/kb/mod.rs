@@ -41,7 +41,7 @@ pub struct EmbeddingInfo {
 
 /// Writes `embedding_metadata.json` with the store's statistics, keeping the `id` and
 /// `created_at` of an earlier file. Written to a temporary file and renamed, so a reader never
-/// sees half a file.
+/// sees half a file. The directory must exist: a KB deleted meanwhile is not recreated.
 pub fn write_metadata(
     dir: &Path,
     embedding: &EmbeddingInfo,
@@ -55,7 +55,6 @@ pub fn write_metadata(
     } else {
         (stats.characters as f64 / stats.chunks as f64 * 10.0).round() / 10.0
     };
-    std::fs::create_dir_all(dir)?;
     let metadata = json!({
         "id": keep("id", Value::String(uuid::Uuid::new_v4().to_string())),
         "embedding_provider": embedding.provider,
@@ -203,6 +202,7 @@ mod tests {
     fn metadata_keeps_identity_and_counts_stats() {
         let dir = tempfile::tempdir().unwrap();
         let kb = kb_dir(dir.path(), "alice", "notes_0123abcd");
+        std::fs::create_dir_all(&kb).unwrap();
         let info = EmbeddingInfo {
             provider: "memscope".into(),
             model: "hashing-lexical".into(),
@@ -241,6 +241,8 @@ mod tests {
         );
         remove_kb_dir(&kb).unwrap();
         remove_kb_dir(&kb).unwrap();
+        assert!(write_metadata(&kb, &info, &stats, Utc::now()).is_err());
+        assert!(!kb.exists(), "a deleted KB is not recreated");
     }
 
     #[tokio::test]

@@ -574,6 +574,34 @@ impl Store {
         .map_err(|e| self.query_failed(e))
     }
 
+    /// The messages a base's ingestion records name, in (timestamp, id) order, with the job
+    /// that ingested each: what the KB should hold.
+    pub async fn ingested_messages(
+        &self,
+        memory_base_id: &str,
+    ) -> Result<Vec<(PendingMessage, Option<String>)>, StoreError> {
+        #[derive(FromRow)]
+        struct Ingested {
+            #[sqlx(flatten)]
+            message: PendingMessage,
+            job_id: Option<String>,
+        }
+        let rows: Vec<Ingested> = on_pool!(
+            self.pool,
+            "SELECT m.id::text AS id, m.timestamp, m.sender, m.sender_name, m.session_id, m.text, \
+             m.content_blocks::text AS content_blocks, m.flow_id::text AS flow_id, \
+             m.run_id::text AS run_id, r.job_id::text AS job_id \
+             FROM message_ingestion_record r JOIN message m ON m.id = r.message_id \
+             WHERE r.memory_base_id = $1::uuid ORDER BY m.timestamp, m.id",
+            |pool, sql| sqlx::query_as(sql)
+                .bind(memory_base_id)
+                .fetch_all(pool)
+                .await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        Ok(rows.into_iter().map(|r| (r.message, r.job_id)).collect())
+    }
+
     /// How many messages [`Store::messages_between`] pages through, in all.
     pub async fn count_messages_between(
         &self,

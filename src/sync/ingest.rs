@@ -213,17 +213,6 @@ impl<E: Embedder> Syncer<E> {
     /// gone (deleted while this job outlived its lease), its whole KB directory goes.
     async fn roll_back(&self, scope: &Scope<'_>) -> Result<(), SyncError> {
         let kb_path = self.kb_path(scope.base)?;
-        if self
-            .store
-            .find_memory_bases(&scope.base.id)
-            .await?
-            .is_empty()
-        {
-            return crate::kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
-                path: kb_path.clone(),
-                source,
-            });
-        }
         if let Some(vectors) = VectorStore::open_existing(&kb_path).await? {
             let result = async {
                 vectors.delete_job(&scope.args.job_id).await?;
@@ -232,6 +221,17 @@ impl<E: Embedder> Syncer<E> {
             .await;
             vectors.close().await;
             result?;
+        }
+        if self
+            .store
+            .find_memory_bases(&scope.base.id)
+            .await?
+            .is_empty()
+        {
+            crate::kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
+                path: kb_path.clone(),
+                source,
+            })?;
         }
         Ok(())
     }
@@ -381,6 +381,57 @@ impl<E: Embedder> Syncer<E> {
             return Err(SyncError::Cancelled(args.job_id.clone()));
         }
         Ok(())
+    }
+}
+
+impl<E: Embedder> Syncer<E> {
+    /// Writes into the KB exactly the messages the ingestion records name, each under the job
+    /// that ingested it, without touching cursors or records: materialises a KB whose
+    /// database state was written by someone else (the demo) or repairs one. Returns the
+    /// number of chunks written.
+    pub async fn rebuild_from_records(&self, base: &MemoryBaseInfo) -> Result<u64, SyncError> {
+        let kb_path = self.kb_path(base)?;
+        let ingested = self.store.ingested_messages(&base.id).await?;
+        let vectors = VectorStore::open_or_create(&kb_path, self.embedder.dimension()).await?;
+        let splitter = RecursiveSplitter::default();
+        let mut written = 0;
+        let result = async {
+            for page in ingested.chunks(self.settings.batch_messages.max(1) as usize) {
+                let mut pieces = Vec::new();
+                for (message, job_id) in page {
+                    let job_id = job_id.as_deref().unwrap_or("");
+                    for (id, content, metadata) in
+                        message_chunks(&splitter, &base.id, job_id, message)
+                    {
+                        pieces.push((message, job_id, id, content, metadata));
+                    }
+                }
+                let texts: Vec<String> = pieces.iter().map(|p| p.3.clone()).collect();
+                let embeddings = self.embedder.embed(&texts).await?;
+                check_vectors(&embeddings, texts.len(), self.embedder.dimension())?;
+                let records: Vec<ChunkRecord> = pieces
+                    .into_iter()
+                    .zip(embeddings)
+                    .map(
+                        |((message, job_id, chunk_id, content, metadata), embedding)| ChunkRecord {
+                            chunk_id,
+                            message_id: message.id.clone(),
+                            session_id: message.session_id.clone(),
+                            job_id: job_id.to_owned(),
+                            content,
+                            metadata,
+                            embedding,
+                        },
+                    )
+                    .collect();
+                vectors.upsert(&records).await?;
+                written += records.len() as u64;
+            }
+            self.refresh_metadata(base, &kb_path, &vectors).await
+        }
+        .await;
+        vectors.close().await;
+        result.map(|()| written)
     }
 }
 

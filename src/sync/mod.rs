@@ -442,6 +442,10 @@ impl<E: Embedder> Syncer<E> {
         kb_path: &Path,
         store: &VectorStore,
     ) -> Result<(), SyncError> {
+        if !kb_path.is_dir() {
+            // Deleted under a job that outlived its lease: nothing to describe.
+            return Ok(());
+        }
         let stats = store.stats().await?;
         kb::write_metadata(kb_path, &self.embedding_info(), &stats, base.created_at).map_err(
             |source| SyncError::Io {
