@@ -6,6 +6,8 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod inspect;
+pub mod kb;
 pub mod memory;
 pub mod store;
+pub mod sync;
 pub mod tui;

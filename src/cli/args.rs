@@ -59,6 +59,12 @@ pub enum Command {
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
     NodeContext(NodeContextArgs),
+    /// Memory bases: list, create, sync into their knowledge base, check, regenerate, search
+    Mb(MbArgs),
+    /// Record one flow run's messages (a JSON list) and run the memory-base threshold check
+    Capture(CaptureArgs),
+    /// Sync auto-capture memory bases whenever a session reaches its threshold
+    Watch(WatchArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -208,4 +214,150 @@ pub struct NodeContextArgs {
     pub max_tokens: Option<i64>,
     #[command(flatten)]
     pub tokens: TokenArgs,
+}
+
+/// How syncs embed and lock; defaults in code until the config file has them.
+#[derive(Debug, Args, Clone)]
+pub struct SyncArgs {
+    /// OpenAI-compatible embeddings server (http://host:port) for bases whose model is not hashing-lexical
+    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_URL", value_name = "URL")]
+    pub embeddings_url: Option<String>,
+    /// Dimension of that server's vectors
+    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_DIMENSION", default_value_t = 384)]
+    pub embeddings_dimension: usize,
+    /// Texts per embeddings request
+    #[arg(long, default_value_t = 64)]
+    pub embeddings_batch: usize,
+    /// Seconds before an embeddings request times out
+    #[arg(long, default_value_t = 60)]
+    pub embeddings_timeout: u64,
+    /// SQLite sync lease in seconds: how long a killed sync blocks its session
+    #[arg(long, env = "MEMSCOPE_SYNC_LEASE_SECS", default_value_t = 30)]
+    pub lease_secs: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct MbArgs {
+    #[command(subcommand)]
+    pub command: MbCommand,
+    #[command(flatten)]
+    pub sync: SyncArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    /// Output messages after the cursor (the seed)
+    Messages,
+    /// Completed flow runs not yet ingested (Langflow as shipped)
+    Runs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MbCommand {
+    /// List memory bases with their status and mismatches
+    List,
+    /// Create a memory base on a flow
+    Create {
+        name: String,
+        /// Flow id or name
+        #[arg(long)]
+        flow: String,
+        #[arg(long, default_value_t = 50)]
+        threshold: i64,
+        #[arg(long, value_enum, default_value_t = UnitArg::Runs)]
+        unit: UnitArg,
+        /// Sync automatically when a session reaches the threshold
+        #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+        auto_capture: bool,
+        /// hashing-lexical (offline) or a model of the embeddings server
+        #[arg(long, default_value = "hashing-lexical")]
+        embedding_model: String,
+    },
+    /// Show one memory base, its sessions and recent jobs
+    Show { base: String },
+    /// Change a memory base's name, threshold, unit or auto-capture
+    Update {
+        base: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        threshold: Option<i64>,
+        #[arg(long, value_enum)]
+        unit: Option<UnitArg>,
+        #[arg(long, action = clap::ArgAction::Set)]
+        auto_capture: Option<bool>,
+    },
+    /// Delete a memory base, its sessions and records and its knowledge base
+    Delete {
+        base: String,
+        /// Really delete
+        #[arg(long)]
+        yes: bool,
+    },
+    /// List a memory base's sessions: cursor, pending against threshold, last sync
+    Sessions { base: String },
+    /// Sync now: ingest every pending message of one session or of all
+    Sync {
+        base: String,
+        #[arg(long)]
+        session: Option<String>,
+        /// Wait up to this many seconds for a running sync instead of failing at once
+        #[arg(long, default_value_t = 0)]
+        wait: u64,
+    },
+    /// Rebuild the knowledge base from scratch (after a mismatch)
+    Regenerate {
+        base: String,
+        /// Really clear the cursors and the knowledge base
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Check knowledge bases against the database; exits 1 on any mismatch
+    Check { base: Option<String> },
+    /// Search a memory base's knowledge base
+    Search {
+        base: String,
+        query: String,
+        #[arg(long)]
+        session: Option<String>,
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+    },
+    /// Running and recent ingestion jobs
+    Jobs {
+        base: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+    /// Cancel a queued or running ingestion job (any process)
+    Cancel { job: String },
+}
+
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Flow id or name
+    #[arg(long)]
+    pub flow: String,
+    #[arg(long)]
+    pub session: String,
+    /// The run's id (default: a new one)
+    #[arg(long)]
+    pub run: Option<String>,
+    /// JSON list of {sender, text, sender_name?, is_output?, content_blocks?, timestamp?}; - for stdin
+    #[arg(long, value_name = "FILE", default_value = "-")]
+    pub input: PathBuf,
+    #[command(flatten)]
+    pub sync: SyncArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Seconds between checks
+    #[arg(long, default_value_t = 2)]
+    pub interval: u64,
+    /// Check once and exit
+    #[arg(long)]
+    pub once: bool,
+    #[command(flatten)]
+    pub sync: SyncArgs,
 }

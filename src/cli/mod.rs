@@ -91,6 +91,9 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
         Some(Command::Nodes(args)) => commands::nodes::list(&context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(&context, &args).await,
+        Some(Command::Mb(args)) => commands::mb::run(&context, &args).await,
+        Some(Command::Capture(args)) => commands::mb::capture(&context, &args).await,
+        Some(Command::Watch(args)) => commands::mb::watch(&context, &args).await,
     }
 }
 

@@ -14,6 +14,8 @@ pub enum ExitCode {
     Usage = 2,
     /// The command failed: bad URL, not a memory database, unknown id, malformed input.
     Failure = 3,
+    /// A memory-base session is already syncing (another process or job holds it).
+    Conflict = 4,
 }
 
 /// A command's failure, with the message an operator reads.

@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod doctor;
+pub mod memory_bases;
 pub mod nodes;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod history;
+pub mod memory_base;
 pub mod model;
 pub mod models;
 pub mod node_context;

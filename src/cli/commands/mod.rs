@@ -5,6 +5,7 @@ pub mod demo;
 pub mod doctor;
 pub mod history;
 pub mod info;
+pub mod mb;
 pub mod nodes;
 pub mod summary;
 pub mod thread;

@@ -1,0 +1,673 @@
+//! `mb` (memory bases), `capture` and `watch`.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::cli::args::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::{Context, read_input};
+use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
+use crate::kb::embedder::{AnyEmbedder, Embedder, HASHING_MODEL, HashingEmbedder};
+use crate::kb::openai::{API_KEY_ENV, OpenAiConfig, OpenAiEmbedder};
+use crate::memory::memory_base::{ThresholdUnit, kb_name};
+use crate::store::Store;
+use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate, NewMemoryBase};
+use crate::sync::capture::CapturedMessage;
+use crate::sync::watch::WatchEvent;
+use crate::sync::{CancelFlag, SyncError, SyncOutcome, SyncSettings, Syncer, Trigger};
+
+impl From<UnitArg> for ThresholdUnit {
+    fn from(unit: UnitArg) -> Self {
+        match unit {
+            UnitArg::Messages => ThresholdUnit::Messages,
+            UnitArg::Runs => ThresholdUnit::Runs,
+        }
+    }
+}
+
+/// A sync failure as the CLI reports it: "already syncing" has its own exit code.
+fn sync_failed(error: SyncError) -> CliError {
+    let code = match error {
+        SyncError::Conflict { .. } => ExitCode::Conflict,
+        _ => ExitCode::Failure,
+    };
+    CliError {
+        message: CliError::from(error).message,
+        code,
+    }
+}
+
+/// The embedder a memory base was created with: hashing, or the embeddings server.
+fn embedder_for(model: &str, args: &SyncArgs) -> CliResult<AnyEmbedder> {
+    if model.is_empty() || model == HASHING_MODEL {
+        return Ok(AnyEmbedder::Hashing(HashingEmbedder::default()));
+    }
+    let base_url = args.embeddings_url.clone().ok_or_else(|| {
+        CliError::failure(format!(
+            "embedding model {model} needs an embeddings server: set --embeddings-url or \
+             MEMSCOPE_EMBEDDINGS_URL"
+        ))
+    })?;
+    let embedder = OpenAiEmbedder::new(OpenAiConfig {
+        base_url,
+        model: model.to_owned(),
+        dimension: args.embeddings_dimension,
+        api_key: std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty()),
+        batch_size: args.embeddings_batch,
+        timeout: Duration::from_secs(args.embeddings_timeout),
+        retries: 3,
+    })?;
+    Ok(AnyEmbedder::OpenAi(embedder))
+}
+
+fn settings(context: &Context, args: &SyncArgs) -> SyncSettings {
+    SyncSettings {
+        lease: Duration::from_secs(args.lease_secs.max(1)),
+        ..SyncSettings::new(context.resolved.kb_root.clone())
+    }
+}
+
+fn syncer_for(context: &Context, store: &Store, model: &str, args: &SyncArgs) -> CliResult<Syncer> {
+    Ok(Syncer::new(
+        store.clone(),
+        embedder_for(model, args)?,
+        settings(context, args),
+    ))
+}
+
+async fn resolve(
+    store: &Store,
+    context: &Context,
+    args: &SyncArgs,
+    key: &str,
+) -> CliResult<(MemoryBaseInfo, Syncer)> {
+    let hashing = syncer_for(context, store, HASHING_MODEL, args)?;
+    let base = hashing.resolve(key).await.map_err(sync_failed)?;
+    let syncer = syncer_for(context, store, &base.embedding_model, args)?;
+    Ok((base, syncer))
+}
+
+pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
+    let store = context.open().await?;
+    let json = context.global.json;
+    let sync_args = &args.sync;
+    match &args.command {
+        MbCommand::List => {
+            let mut statuses = Vec::new();
+            for base in store.memory_bases().await? {
+                let syncer = syncer_for(context, &store, &base.embedding_model, sync_args)?;
+                statuses.push(
+                    view::base_status(&syncer, base)
+                        .await
+                        .map_err(sync_failed)?,
+                );
+            }
+            emit(json, &statuses, |s| render_bases(s))?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Create {
+            name,
+            flow,
+            threshold,
+            unit,
+            auto_capture,
+            embedding_model,
+        } => {
+            let flow_id = one_flow(&store, flow).await?;
+            let user_id = store
+                .flow_owner(&flow_id)
+                .await?
+                .flatten()
+                .ok_or_else(|| CliError::failure(format!("flow {flow} has no owner")))?;
+            if store
+                .find_memory_bases(name)
+                .await?
+                .iter()
+                .any(|b| b.user_id == user_id && &b.name == name)
+            {
+                return Err(CliError::failure(format!(
+                    "the flow's owner already has a memory base named {name:?}"
+                )));
+            }
+            let embedder = embedder_for(embedding_model, sync_args)?;
+            let id = uuid::Uuid::new_v4();
+            store
+                .create_memory_base(&NewMemoryBase {
+                    id: id.to_string(),
+                    name: name.clone(),
+                    flow_id,
+                    user_id,
+                    threshold: *threshold,
+                    unit: (*unit).into(),
+                    auto_capture: *auto_capture,
+                    embedding_provider: embedder.provider().to_owned(),
+                    embedding_model: embedder.model().to_owned(),
+                    kb_name: kb_name(name, &uuid::Uuid::new_v4()),
+                    created_at: Utc::now(),
+                })
+                .await?;
+            let (base, _) = resolve(&store, context, sync_args, &id.to_string()).await?;
+            emit(json, &base, |b| {
+                format!(
+                    "created memory base {} ({}), KB {}",
+                    b.name, b.id, b.kb_name
+                )
+            })?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Show { base } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            let status = view::base_status(&syncer, base)
+                .await
+                .map_err(sync_failed)?;
+            let sessions = view::sessions(&syncer, &status.base)
+                .await
+                .map_err(sync_failed)?;
+            let jobs = view::jobs(&syncer, Some(&status.base.id), 10)
+                .await
+                .map_err(sync_failed)?;
+            #[derive(Serialize)]
+            struct Show<'a> {
+                #[serde(flatten)]
+                status: &'a BaseStatus,
+                session_list: &'a [SessionStatus],
+                jobs: &'a [crate::store::memory_bases::JobInfo],
+            }
+            let show = Show {
+                status: &status,
+                session_list: &sessions,
+                jobs: &jobs,
+            };
+            emit(json, &show, |s| {
+                let mut out = render_bases(std::slice::from_ref(s.status));
+                out.push_str(&format!("\nKB: {}\n\n", s.status.kb_path.display()));
+                out.push_str(&render_sessions(s.session_list));
+                out.push_str("\n\nrecent jobs:\n");
+                out.push_str(&render_jobs(s.jobs));
+                out
+            })?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Update {
+            base,
+            name,
+            threshold,
+            unit,
+            auto_capture,
+        } => {
+            let (base, _) = resolve(&store, context, sync_args, base).await?;
+            let update = MemoryBaseUpdate {
+                name: name.clone(),
+                threshold: *threshold,
+                unit: unit.map(Into::into),
+                auto_capture: *auto_capture,
+            };
+            store.update_memory_base(&base.id, &update).await?;
+            let (base, _) = resolve(&store, context, sync_args, &base.id).await?;
+            emit(json, &base, |b| {
+                format!(
+                    "{}: threshold {} {}, auto-capture {}",
+                    b.name, b.threshold, b.threshold_unit, b.auto_capture
+                )
+            })?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Delete { base, yes } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            if !yes {
+                return Err(CliError::failure(format!(
+                    "deleting memory base {} removes its sessions, records and knowledge base; \
+                     add --yes to confirm",
+                    base.name
+                )));
+            }
+            let wait = syncer.settings.lease + Duration::from_secs(5);
+            let report = syncer.delete(&base, wait).await.map_err(sync_failed)?;
+            emit(json, &report, |r| {
+                format!(
+                    "deleted memory base {} ({} job(s) cancelled), removed {}",
+                    base.name,
+                    r.cancelled_jobs.len(),
+                    r.kb_path.display()
+                )
+            })?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Sessions { base } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            let sessions = view::sessions(&syncer, &base).await.map_err(sync_failed)?;
+            emit(json, &sessions, |s| render_sessions(s))?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Sync {
+            base,
+            session,
+            wait,
+        } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            let wait = Duration::from_secs(*wait);
+            let (progress, mut updates) = mpsc::unbounded_channel::<crate::sync::JobProgress>();
+            // Progress goes to stderr so stdout stays the result.
+            let show_progress = !json;
+            let printer = tokio::spawn(async move {
+                while let Some(update) = updates.recv().await {
+                    if show_progress {
+                        eprintln!(
+                            "job {} session {}: {}/{} messages, {} chunks",
+                            &update.job_id[..8],
+                            update.session_id,
+                            update.messages_done,
+                            update.messages_total,
+                            update.chunks_written
+                        );
+                    }
+                }
+            });
+            let cancel = CancelFlag::default();
+            let outcomes: Vec<Result<SyncOutcome, SyncError>> = match session {
+                Some(session) => vec![
+                    syncer
+                        .sync_session(
+                            &base,
+                            session,
+                            Trigger::Manual,
+                            wait,
+                            Some(&progress),
+                            &cancel,
+                        )
+                        .await,
+                ],
+                None => syncer
+                    .sync_base(&base, Trigger::Manual, wait, Some(&progress), &cancel)
+                    .await
+                    .map_err(sync_failed)?,
+            };
+            drop(progress);
+            let _ = printer.await;
+            report_outcomes(json, outcomes)
+        }
+        MbCommand::Regenerate { base, yes } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            if !yes {
+                return Err(CliError::failure(format!(
+                    "regenerating {} clears every cursor, its ingestion records and its \
+                     knowledge base, then re-ingests everything; add --yes to confirm",
+                    base.name
+                )));
+            }
+            let outcomes = syncer
+                .regenerate(&base, None, &CancelFlag::default())
+                .await
+                .map_err(sync_failed)?;
+            report_outcomes(json, outcomes)
+        }
+        MbCommand::Check { base } => {
+            let bases = match base {
+                Some(key) => vec![resolve(&store, context, sync_args, key).await?.0],
+                None => store.memory_bases().await?,
+            };
+            let mut reports = Vec::new();
+            for base in bases {
+                let syncer = syncer_for(context, &store, &base.embedding_model, sync_args)?;
+                reports.push(syncer.check(&base).await.map_err(sync_failed)?);
+            }
+            let any = reports.iter().any(|r| !r.mismatches.is_empty());
+            emit(json, &reports, |reports| {
+                reports
+                    .iter()
+                    .map(|r| {
+                        if r.mismatches.is_empty() {
+                            format!("{}: ok", r.name)
+                        } else {
+                            let reasons: Vec<String> =
+                                r.mismatches.iter().map(ToString::to_string).collect();
+                            format!("{}: MISMATCH: {}", r.name, reasons.join("; "))
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })?;
+            Ok(if any {
+                ExitCode::Findings
+            } else {
+                ExitCode::Ok
+            })
+        }
+        MbCommand::Search {
+            base,
+            query,
+            session,
+            top_k,
+        } => {
+            let (base, syncer) = resolve(&store, context, sync_args, base).await?;
+            let hits = view::search(&syncer, &base, query, session.as_deref(), *top_k)
+                .await
+                .map_err(sync_failed)?;
+            emit(json, &hits, |hits| {
+                let rows: Vec<Vec<String>> = hits
+                    .iter()
+                    .map(|h| {
+                        vec![
+                            format!("{:.3}", 1.0 - h.distance),
+                            cell(&h.session_id, 20),
+                            cell(&h.message_id, 8),
+                            cell(&h.content, 80),
+                        ]
+                    })
+                    .collect();
+                table(&["score", "session", "message", "content"], &rows)
+            })?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Jobs { base, limit } => {
+            let hashing = syncer_for(context, &store, HASHING_MODEL, sync_args)?;
+            let base_id = match base {
+                Some(key) => Some(hashing.resolve(key).await.map_err(sync_failed)?.id),
+                None => None,
+            };
+            let jobs = view::jobs(&hashing, base_id.as_deref(), *limit)
+                .await
+                .map_err(sync_failed)?;
+            emit(json, &jobs, |j| render_jobs(j))?;
+            Ok(ExitCode::Ok)
+        }
+        MbCommand::Cancel { job } => {
+            let hashing = syncer_for(context, &store, HASHING_MODEL, sync_args)?;
+            let cancelled = hashing.cancel_job(job).await.map_err(sync_failed)?;
+            emit(
+                json,
+                &serde_json::json!({ "job_id": job, "cancelled": cancelled }),
+                |_| {
+                    if cancelled {
+                        format!("job {job} cancelled; its process rolls it back at its next check")
+                    } else {
+                        format!("job {job} is not queued or running")
+                    }
+                },
+            )?;
+            Ok(if cancelled {
+                ExitCode::Ok
+            } else {
+                ExitCode::Failure
+            })
+        }
+    }
+}
+
+async fn one_flow(store: &Store, key: &str) -> CliResult<String> {
+    let mut flows = store.find_flows(key).await?;
+    match flows.len() {
+        1 => Ok(flows.remove(0)),
+        0 => Err(CliError::failure(format!("no flow {key:?}"))),
+        n => Err(CliError::failure(format!(
+            "{key:?} names {n} flows; use the id"
+        ))),
+    }
+}
+
+/// Prints sync outcomes; the exit code is Conflict when any session was already syncing,
+/// Failure when any other sync failed.
+fn report_outcomes(json: bool, outcomes: Vec<Result<SyncOutcome, SyncError>>) -> CliResult {
+    let mut code = ExitCode::Ok;
+    let mut results = Vec::new();
+    for outcome in outcomes {
+        match outcome {
+            Ok(outcome) => results.push(serde_json::to_value(&outcome)?),
+            Err(error) => {
+                let failure = sync_failed(error);
+                if code == ExitCode::Ok || failure.code == ExitCode::Conflict {
+                    code = failure.code;
+                }
+                eprintln!("memscope: {}", failure.message);
+                results.push(serde_json::json!({ "outcome": "error", "error": failure.message, "exit_code": failure.code as i32 }));
+            }
+        }
+    }
+    emit(json, &results, |results| {
+        results
+            .iter()
+            .map(|r| match r["outcome"].as_str() {
+                Some("completed") => format!(
+                    "session {}: ingested {} messages as {} chunks (job {})",
+                    r["session_id"].as_str().unwrap_or(""),
+                    r["messages"],
+                    r["chunks"],
+                    r["job_id"].as_str().unwrap_or("")
+                ),
+                Some("nothing_pending") => format!(
+                    "session {}: nothing pending",
+                    r["session_id"].as_str().unwrap_or("")
+                ),
+                Some("skipped") => format!(
+                    "session {}: skipped, another sync is running",
+                    r["session_id"].as_str().unwrap_or("")
+                ),
+                _ => format!("error: {}", r["error"].as_str().unwrap_or("")),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })?;
+    Ok(code)
+}
+
+fn render_bases(statuses: &[BaseStatus]) -> String {
+    if statuses.is_empty() {
+        return "no memory bases".to_owned();
+    }
+    let rows: Vec<Vec<String>> = statuses
+        .iter()
+        .map(|s| {
+            let b = &s.base;
+            let warning = if s.mismatches.is_empty() {
+                String::new()
+            } else {
+                format!("! {}", s.mismatches[0])
+            };
+            vec![
+                cell(&b.name, 24),
+                cell(b.flow_name.as_deref().unwrap_or(&b.flow_id), 20),
+                format!("{} {}", b.threshold, b.threshold_unit),
+                if b.auto_capture { "auto" } else { "manual" }.to_owned(),
+                cell(&b.kb_name, 28),
+                thousands(b.sessions),
+                thousands(b.total_processed),
+                s.status.as_str().to_owned(),
+                warning,
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "name",
+            "flow",
+            "threshold",
+            "capture",
+            "kb",
+            "sessions",
+            "processed",
+            "status",
+            "warning",
+        ],
+        &rows,
+    )
+}
+
+fn render_sessions(sessions: &[SessionStatus]) -> String {
+    if sessions.is_empty() {
+        return "no tracked sessions".to_owned();
+    }
+    let rows: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|s| {
+            vec![
+                cell(&s.session.session_id, 36),
+                format!("{}/{} {}", s.pending, s.threshold, s.unit),
+                gauge(s.ratio()),
+                s.session
+                    .cursor_id
+                    .as_deref()
+                    .map_or("-".to_owned(), |c| cell(c, 8)),
+                thousands(s.session.total_processed),
+                s.session.last_sync_at.map_or("never".to_owned(), |t| {
+                    t.format("%Y-%m-%d %H:%M").to_string()
+                }),
+            ]
+        })
+        .collect();
+    table(
+        &["session", "pending", "", "cursor", "processed", "last sync"],
+        &rows,
+    )
+}
+
+fn gauge(ratio: f64) -> String {
+    let filled = (ratio * 10.0).round() as usize;
+    format!(
+        "[{}{}]",
+        "#".repeat(filled),
+        ".".repeat(10 - filled.min(10))
+    )
+}
+
+fn render_jobs(jobs: &[crate::store::memory_bases::JobInfo]) -> String {
+    if jobs.is_empty() {
+        return "no ingestion jobs".to_owned();
+    }
+    let rows: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|j| {
+            let elapsed = j.finished_timestamp.unwrap_or_else(Utc::now) - j.created_timestamp;
+            vec![
+                j.job_id.clone(),
+                j.status.clone(),
+                cell(j.session_id().unwrap_or("-"), 36),
+                j.created_timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
+                format!("{:.1}s", elapsed.num_milliseconds() as f64 / 1000.0),
+            ]
+        })
+        .collect();
+    table(&["job", "status", "session", "created", "elapsed"], &rows)
+}
+
+pub async fn capture(context: &Context, args: &CaptureArgs) -> CliResult {
+    let messages: Vec<CapturedMessage> =
+        serde_json::from_str(&read_input(&args.input)?).map_err(|e| {
+            CliError::failure(format!("capture input is not a JSON list of messages: {e}"))
+        })?;
+    let store = context.open().await?;
+    let flow_id = one_flow(&store, &args.flow).await?;
+    // Capture itself embeds nothing; the syncs it starts use the bases' embedder.
+    let bases = store.memory_bases_of_flow(&flow_id).await?;
+    let model = bases
+        .iter()
+        .find(|b| b.auto_capture)
+        .map_or(HASHING_MODEL, |b| b.embedding_model.as_str());
+    let syncer = syncer_for(context, &store, model, &args.sync)?;
+    let report = syncer
+        .capture(&flow_id, &args.session, args.run.as_deref(), &messages)
+        .await
+        .map_err(sync_failed)?;
+    emit(context.global.json, &report, |r| {
+        let mut out = format!(
+            "recorded {} message(s) of run {} in session {} ({} memory base(s))",
+            r.message_ids.len(),
+            r.run_id,
+            r.session_id,
+            r.memory_bases.len()
+        );
+        for sync in &r.syncs {
+            if let SyncOutcome::Completed(job) = sync {
+                out.push_str(&format!(
+                    "\nthreshold reached: ingested {} messages (job {})",
+                    job.messages, job.job_id
+                ));
+            }
+        }
+        for error in &r.errors {
+            out.push_str(&format!("\nsync failed: {error}"));
+        }
+        out
+    })?;
+    Ok(if report.errors.is_empty() {
+        ExitCode::Ok
+    } else {
+        ExitCode::Failure
+    })
+}
+
+fn describe(event: &WatchEvent) -> String {
+    let result = match &event.result {
+        Ok(SyncOutcome::Completed(job)) => {
+            format!("ingested {} messages (job {})", job.messages, job.job_id)
+        }
+        Ok(SyncOutcome::NothingPending { .. }) => "nothing pending".to_owned(),
+        Ok(SyncOutcome::Skipped { .. }) => "skipped: another sync is running".to_owned(),
+        Err(error) => format!("failed: {error}"),
+    };
+    format!(
+        "{} / {}: {}/{} pending, {result}",
+        event.memory_base, event.session_id, event.pending, event.threshold
+    )
+}
+
+/// One pass over every auto-capture base, each synced with its own embedder.
+async fn watch_pass(
+    context: &Context,
+    store: &Store,
+    args: &WatchArgs,
+) -> CliResult<Vec<WatchEvent>> {
+    let mut models: Vec<String> = store
+        .memory_bases()
+        .await?
+        .into_iter()
+        .filter(|b| b.auto_capture)
+        .map(|b| b.embedding_model)
+        .collect();
+    models.sort();
+    models.dedup();
+    let mut events = Vec::new();
+    for model in models {
+        let syncer = syncer_for(context, store, &model, &args.sync)?;
+        events.extend(
+            syncer
+                .watch_once(None, &CancelFlag::default())
+                .await
+                .map_err(sync_failed)?,
+        );
+    }
+    Ok(events)
+}
+
+pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {
+    let store = context.open().await?;
+    let json = context.global.json;
+    if args.once {
+        let events = watch_pass(context, &store, args).await?;
+        emit(json, &events, |events| {
+            if events.is_empty() {
+                "no session reached its threshold".to_owned()
+            } else {
+                events.iter().map(describe).collect::<Vec<_>>().join("\n")
+            }
+        })?;
+        return Ok(ExitCode::Ok);
+    }
+    let interval = Duration::from_secs(args.interval.max(1));
+    loop {
+        for event in watch_pass(context, &store, args).await? {
+            let line = if json {
+                serde_json::to_string(&event)?
+            } else {
+                describe(&event)
+            };
+            println!("{line}");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::Ok),
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! What a memory-base view shows: bases with their status and mismatches, sessions with pending
+//! against threshold, recent jobs, and KB search. The CLI prints these; a TUI lists them and
+//! calls [`crate::sync::Syncer`] for the actions.
+
+use serde::Serialize;
+
+use crate::kb::embedder::Embedder;
+use crate::kb::store::{SearchHit, VectorStore};
+use crate::memory::memory_base::{Mismatch, threshold_reached};
+use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
+use crate::sync::{SyncError, Syncer};
+
+/// A memory base as a list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaseStatus {
+    #[serde(flatten)]
+    pub base: MemoryBaseInfo,
+    pub kb_path: std::path::PathBuf,
+    pub status: BaseState,
+    pub mismatches: Vec<Mismatch>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseState {
+    /// A job is queued or running.
+    Syncing,
+    /// The KB disagrees with the database: offer Regenerate.
+    Mismatch,
+    Ok,
+}
+
+impl BaseState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BaseState::Syncing => "syncing",
+            BaseState::Mismatch => "mismatch",
+            BaseState::Ok => "ok",
+        }
+    }
+}
+
+/// A tracked session with its pending count in its base's unit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionStatus {
+    #[serde(flatten)]
+    pub session: MemoryBaseSessionInfo,
+    pub pending: i64,
+    pub threshold: i64,
+    pub unit: &'static str,
+    /// Pending reached the threshold: an automatic check would sync it.
+    pub due: bool,
+}
+
+impl SessionStatus {
+    /// Pending over threshold, capped at 1, for a gauge.
+    pub fn ratio(&self) -> f64 {
+        if self.threshold <= 0 {
+            return if self.pending > 0 { 1.0 } else { 0.0 };
+        }
+        (self.pending as f64 / self.threshold as f64).min(1.0)
+    }
+}
+
+/// A base's status with its mismatch check.
+pub async fn base_status<E: Embedder>(
+    syncer: &Syncer<E>,
+    base: MemoryBaseInfo,
+) -> Result<BaseStatus, SyncError> {
+    let report = syncer.check(&base).await?;
+    let status = if base.active_jobs > 0 {
+        BaseState::Syncing
+    } else if !report.mismatches.is_empty() {
+        BaseState::Mismatch
+    } else {
+        BaseState::Ok
+    };
+    Ok(BaseStatus {
+        base,
+        kb_path: report.kb_path,
+        status,
+        mismatches: report.mismatches,
+    })
+}
+
+/// Every memory base with its status.
+pub async fn bases<E: Embedder>(syncer: &Syncer<E>) -> Result<Vec<BaseStatus>, SyncError> {
+    let mut out = Vec::new();
+    for base in syncer.store.memory_bases().await? {
+        out.push(base_status(syncer, base).await?);
+    }
+    Ok(out)
+}
+
+/// A base's tracked sessions with their pending counts.
+pub async fn sessions<E: Embedder>(
+    syncer: &Syncer<E>,
+    base: &MemoryBaseInfo,
+) -> Result<Vec<SessionStatus>, SyncError> {
+    let mut out = Vec::new();
+    for session in syncer.store.memory_base_sessions(&base.id).await? {
+        let pending = syncer.store.pending_count(base, &session).await?;
+        out.push(SessionStatus {
+            due: threshold_reached(pending, base.threshold),
+            pending,
+            threshold: base.threshold,
+            unit: base.unit().as_str(),
+            session,
+        });
+    }
+    Ok(out)
+}
+
+/// Recent ingestion jobs (running ones first), of one base or all.
+pub async fn jobs<E: Embedder>(
+    syncer: &Syncer<E>,
+    memory_base_id: Option<&str>,
+    limit: i64,
+) -> Result<Vec<JobInfo>, SyncError> {
+    let mut jobs = syncer.store.ingestion_jobs(memory_base_id, limit).await?;
+    jobs.sort_by_key(|job| !job.is_active());
+    Ok(jobs)
+}
+
+/// The `top_k` chunks of a base's KB nearest to `query`; none when the KB has no store yet.
+pub async fn search<E: Embedder>(
+    syncer: &Syncer<E>,
+    base: &MemoryBaseInfo,
+    query: &str,
+    session_id: Option<&str>,
+    top_k: usize,
+) -> Result<Vec<SearchHit>, SyncError> {
+    let Some(store) = VectorStore::open_existing(&syncer.kb_path(base)?).await? else {
+        return Ok(Vec::new());
+    };
+    let mut vectors = syncer.embedder.embed(&[query.to_owned()]).await?;
+    let hits = match vectors.pop() {
+        Some(vector) if vector.len() == store.dimension() => {
+            store.search(&vector, top_k, session_id).await
+        }
+        _ => Ok(Vec::new()),
+    };
+    store.close().await;
+    Ok(hits?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gauges_are_capped() {
+        let status = |pending, threshold| SessionStatus {
+            session: MemoryBaseSessionInfo {
+                id: "i".into(),
+                memory_base_id: "b".into(),
+                session_id: "s".into(),
+                cursor_id: None,
+                total_processed: 0,
+                last_sync_at: None,
+                pending_runs: pending,
+                ingestion_records: 0,
+            },
+            pending,
+            threshold,
+            unit: "runs",
+            due: threshold_reached(pending, threshold),
+        };
+        assert_eq!(status(5, 10).ratio(), 0.5);
+        assert_eq!(status(20, 10).ratio(), 1.0);
+        assert_eq!(status(1, 0).ratio(), 1.0);
+        assert_eq!(status(0, 0).ratio(), 0.0);
+    }
+}

@@ -1,0 +1,473 @@
+//! Memory-base syncs: one ingestion job per (memory base, session) at a time across processes,
+//! cancellation, delete, regenerate, mismatch checks, capture and the watcher.
+//!
+//! A job takes the session's lock (a PostgreSQL advisory lock, or a SQLite lease row it keeps
+//! renewing), re-reads the cursor, fixes its scope (the messages after the cursor up to the
+//! newest one now), writes their chunks under deterministic ids, and only then commits the
+//! cursor, totals, ingestion records and stamped runs in one transaction. A failed or cancelled
+//! job deletes its chunks and leaves the cursor alone.
+//!
+//! A TUI drives the same API: [`Syncer::sync_session`] with a progress channel and a
+//! [`CancelFlag`], [`Syncer::cancel_job`] for jobs of other processes, and
+//! [`crate::inspect::memory_bases`] to list bases, sessions and jobs.
+
+pub mod capture;
+mod ingest;
+pub mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::kb::embedder::{AnyEmbedder, EmbedError, Embedder};
+use crate::kb::store::{VectorStore, VectorStoreError};
+use crate::kb::{self, EmbeddingInfo};
+use crate::memory::memory_base::{
+    KbExpectation, Mismatch, is_safe_kb_name, lock_name, mismatches, threshold_reached,
+};
+use crate::store::memory_bases::{MemoryBaseInfo, SessionLock, job_status};
+use crate::store::{Store, StoreError};
+
+/// How long a SQLite sync lease lasts without renewal. A killed holder blocks the session for
+/// at most this long.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("no memory base {0:?}")]
+    NotFound(String),
+    #[error("{0:?} names {1} memory bases; use the id")]
+    Ambiguous(String, usize),
+    #[error("memory base {base}: session {session} is already syncing")]
+    Conflict { base: String, session: String },
+    #[error("ingestion job {0} was cancelled")]
+    Cancelled(String),
+    #[error("lost the sync lease {0}: it expired and another process took it")]
+    LeaseLost(String),
+    #[error("memory base {base}: session {session} stayed locked for {seconds} s")]
+    Busy {
+        base: String,
+        session: String,
+        seconds: u64,
+    },
+    #[error("memory base {base} embeds with {configured}, not {offered}")]
+    WrongEmbedder {
+        base: String,
+        configured: String,
+        offered: String,
+    },
+    #[error("kb_name {0:?} is not a safe directory name")]
+    UnsafeKbName(String),
+    #[error("sync lock: {0}")]
+    Lock(#[source] sqlx::Error),
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    VectorStore(#[from] VectorStoreError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+/// Who asked for a sync: a manual trigger reports a conflict, an automatic one stays quiet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    Manual,
+    Automatic,
+}
+
+/// Stops an in-process job at its next check (between batches).
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Where a job is, for progress gauges.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobProgress {
+    pub job_id: String,
+    pub memory_base_id: String,
+    pub session_id: String,
+    pub stage: Stage,
+    pub messages_done: u64,
+    pub messages_total: u64,
+    pub chunks_written: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Running,
+    Committed,
+    RolledBack { reason: String },
+}
+
+/// A finished job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobReport {
+    pub job_id: String,
+    pub memory_base_id: String,
+    pub session_id: String,
+    pub messages: u64,
+    pub chunks: u64,
+    pub cursor_id: String,
+}
+
+/// What a sync trigger did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum SyncOutcome {
+    Completed(JobReport),
+    NothingPending {
+        session_id: String,
+    },
+    /// An automatic trigger lost the race to another sync.
+    Skipped {
+        session_id: String,
+    },
+}
+
+/// Paths and timing shared by every sync.
+#[derive(Debug, Clone)]
+pub struct SyncSettings {
+    pub kb_root: PathBuf,
+    pub lease: Duration,
+    /// Messages read, chunked, embedded and written per batch.
+    pub batch_messages: i64,
+}
+
+impl SyncSettings {
+    pub fn new(kb_root: impl Into<PathBuf>) -> SyncSettings {
+        SyncSettings {
+            kb_root: kb_root.into(),
+            lease: DEFAULT_LEASE,
+            batch_messages: 2000,
+        }
+    }
+}
+
+/// Runs syncs of one database with one embedder.
+#[derive(Clone)]
+pub struct Syncer<E: Embedder = AnyEmbedder> {
+    pub store: Store,
+    pub embedder: E,
+    pub settings: SyncSettings,
+}
+
+/// A memory base's health.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    pub memory_base_id: String,
+    pub name: String,
+    pub kb_path: PathBuf,
+    pub observed: crate::memory::memory_base::KbObservation,
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// What delete removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeleteReport {
+    pub memory_base_id: String,
+    pub cancelled_jobs: Vec<String>,
+    pub kb_path: PathBuf,
+}
+
+impl<E: Embedder> Syncer<E> {
+    pub fn new(store: Store, embedder: E, settings: SyncSettings) -> Syncer<E> {
+        Syncer {
+            store,
+            embedder,
+            settings,
+        }
+    }
+
+    /// The memory base `key` (id or name) names.
+    pub async fn resolve(&self, key: &str) -> Result<MemoryBaseInfo, SyncError> {
+        let mut found = self.store.find_memory_bases(key).await?;
+        match found.len() {
+            0 => Err(SyncError::NotFound(key.to_owned())),
+            1 => Ok(found.remove(0)),
+            n => {
+                // An id match wins over name matches.
+                match found.iter().position(|b| b.id == key) {
+                    Some(i) => Ok(found.remove(i)),
+                    None => Err(SyncError::Ambiguous(key.to_owned(), n)),
+                }
+            }
+        }
+    }
+
+    /// A memory base's KB directory.
+    pub fn kb_path(&self, base: &MemoryBaseInfo) -> Result<PathBuf, SyncError> {
+        if !is_safe_kb_name(&base.kb_name) {
+            return Err(SyncError::UnsafeKbName(base.kb_name.clone()));
+        }
+        let username = base.username.as_deref().unwrap_or(&base.user_id);
+        Ok(kb::kb_dir(&self.settings.kb_root, username, &base.kb_name))
+    }
+
+    /// Whether this syncer's embedder is the one the base was created with.
+    pub fn embeds_for(&self, base: &MemoryBaseInfo) -> bool {
+        base.embedding_model.is_empty() || base.embedding_model == self.embedder.model()
+    }
+
+    fn embedding_info(&self) -> EmbeddingInfo {
+        EmbeddingInfo {
+            provider: self.embedder.provider().to_owned(),
+            model: self.embedder.model().to_owned(),
+            dimension: self.embedder.dimension(),
+        }
+    }
+
+    /// Takes a session's lock, waiting up to `wait` for it.
+    async fn lock(
+        &self,
+        base: &MemoryBaseInfo,
+        session_id: &str,
+        wait: Duration,
+    ) -> Result<Option<SessionLock>, SyncError> {
+        let name = lock_name(&base.id, session_id);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            if let Some(lock) = self
+                .store
+                .try_lock_session(&name, self.settings.lease)
+                .await?
+            {
+                return Ok(Some(lock));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Syncs one session now: ingests everything after its cursor. A manual trigger that finds
+    /// the session locked (waiting up to `wait`) or a duplicate job gets [`SyncError::Conflict`];
+    /// an automatic one gets [`SyncOutcome::Skipped`].
+    pub async fn sync_session(
+        &self,
+        base: &MemoryBaseInfo,
+        session_id: &str,
+        trigger: Trigger,
+        wait: Duration,
+        progress: Option<&mpsc::UnboundedSender<JobProgress>>,
+        cancel: &CancelFlag,
+    ) -> Result<SyncOutcome, SyncError> {
+        let conflict = || match trigger {
+            Trigger::Manual => Err(SyncError::Conflict {
+                base: base.name.clone(),
+                session: session_id.to_owned(),
+            }),
+            Trigger::Automatic => Ok(SyncOutcome::Skipped {
+                session_id: session_id.to_owned(),
+            }),
+        };
+        if !self.embeds_for(base) {
+            return Err(SyncError::WrongEmbedder {
+                base: base.name.clone(),
+                configured: base.embedding_model.clone(),
+                offered: self.embedder.model().to_owned(),
+            });
+        }
+        let Some(lock) = self.lock(base, session_id, wait).await? else {
+            return conflict();
+        };
+        let result = self
+            .sync_locked(base, session_id, lock, progress, cancel)
+            .await;
+        match result {
+            Err(ingest::Locked::Duplicate) => conflict(),
+            Err(ingest::Locked::Failed(error)) => Err(error),
+            Ok(outcome) => Ok(outcome),
+        }
+    }
+
+    /// Syncs every session of a base, one after the other, tracking first the sessions of its
+    /// flow that have messages but no session row yet.
+    pub async fn sync_base(
+        &self,
+        base: &MemoryBaseInfo,
+        trigger: Trigger,
+        wait: Duration,
+        progress: Option<&mpsc::UnboundedSender<JobProgress>>,
+        cancel: &CancelFlag,
+    ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
+        for session_id in self.store.flow_sessions(&base.flow_id).await? {
+            self.store
+                .ensure_memory_base_session(&base.id, &session_id)
+                .await?;
+        }
+        let sessions = self.store.memory_base_sessions(&base.id).await?;
+        let mut outcomes = Vec::with_capacity(sessions.len());
+        for session in sessions {
+            outcomes.push(
+                self.sync_session(base, &session.session_id, trigger, wait, progress, cancel)
+                    .await,
+            );
+        }
+        Ok(outcomes)
+    }
+
+    /// Whether a session's pending count reached its base's threshold.
+    pub async fn is_due(&self, base: &MemoryBaseInfo, session_id: &str) -> Result<bool, SyncError> {
+        let Some(session) = self.store.memory_base_session(&base.id, session_id).await? else {
+            return Ok(false);
+        };
+        let pending = self.store.pending_count(base, &session).await?;
+        Ok(threshold_reached(pending, base.threshold))
+    }
+
+    /// Asks a job to stop, whichever process runs it.
+    pub async fn cancel_job(&self, job_id: &str) -> Result<bool, SyncError> {
+        Ok(self.store.cancel_job(job_id, Utc::now()).await?)
+    }
+
+    /// Deletes a memory base: cancels its jobs, waits (up to `wait`) until each session's lock
+    /// is free, so no job writes any more, then deletes its rows and its KB directory.
+    pub async fn delete(
+        &self,
+        base: &MemoryBaseInfo,
+        wait: Duration,
+    ) -> Result<DeleteReport, SyncError> {
+        let kb_path = self.kb_path(base)?;
+        let cancelled_jobs = self.store.cancel_jobs_of_base(&base.id, Utc::now()).await?;
+        let locks = self.lock_all_sessions(base, wait).await?;
+        self.store.delete_memory_base(&base.id).await?;
+        let removed = kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
+            path: kb_path.clone(),
+            source,
+        });
+        release_all(locks).await;
+        removed?;
+        Ok(DeleteReport {
+            memory_base_id: base.id.clone(),
+            cancelled_jobs,
+            kb_path,
+        })
+    }
+
+    async fn lock_all_sessions(
+        &self,
+        base: &MemoryBaseInfo,
+        wait: Duration,
+    ) -> Result<Vec<SessionLock>, SyncError> {
+        let mut locks = Vec::new();
+        for session in self.store.memory_base_sessions(&base.id).await? {
+            match self.lock(base, &session.session_id, wait).await {
+                Ok(Some(lock)) => locks.push(lock),
+                Ok(None) => {
+                    release_all(locks).await;
+                    return Err(SyncError::Busy {
+                        base: base.name.clone(),
+                        session: session.session_id,
+                        seconds: wait.as_secs(),
+                    });
+                }
+                Err(error) => {
+                    release_all(locks).await;
+                    return Err(error);
+                }
+            }
+        }
+        Ok(locks)
+    }
+
+    /// Compares the KB on disk with what the database says was ingested.
+    pub async fn check(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
+        let kb_path = self.kb_path(base)?;
+        let observed = kb::observe(&kb_path).await;
+        let expected = KbExpectation {
+            total_processed: base.total_processed,
+            ingestion_records: base.ingestion_records,
+            embedding_model: base.embedding_model.clone(),
+            dimension: self.embedder.dimension() as i64,
+        };
+        Ok(CheckReport {
+            memory_base_id: base.id.clone(),
+            name: base.name.clone(),
+            mismatches: mismatches(&expected, &observed),
+            kb_path,
+            observed,
+        })
+    }
+
+    /// Rebuilds a memory base's KB: with every session locked (none may be syncing), clears the
+    /// cursors, records and run stamps and removes the KB directory; then syncs every session.
+    pub async fn regenerate(
+        &self,
+        base: &MemoryBaseInfo,
+        progress: Option<&mpsc::UnboundedSender<JobProgress>>,
+        cancel: &CancelFlag,
+    ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
+        let kb_path = self.kb_path(base)?;
+        let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
+        let reset = async {
+            self.store.reset_memory_base(&base.id).await?;
+            kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
+                path: kb_path.clone(),
+                source,
+            })
+        }
+        .await;
+        release_all(locks).await;
+        reset?;
+        self.sync_base(base, Trigger::Manual, Duration::ZERO, progress, cancel)
+            .await
+    }
+
+    /// Rewrites `embedding_metadata.json` from the vector store.
+    async fn refresh_metadata(
+        &self,
+        base: &MemoryBaseInfo,
+        kb_path: &Path,
+        store: &VectorStore,
+    ) -> Result<(), SyncError> {
+        if !kb_path.is_dir() {
+            // Deleted under a job that outlived its lease: nothing to describe.
+            return Ok(());
+        }
+        let stats = store.stats().await?;
+        kb::write_metadata(kb_path, &self.embedding_info(), &stats, base.created_at).map_err(
+            |source| SyncError::Io {
+                path: kb_path.to_path_buf(),
+                source,
+            },
+        )
+    }
+}
+
+async fn release_all(locks: Vec<SessionLock>) {
+    for lock in locks {
+        // A lock that cannot be released explicitly is released when its connection closes or
+        // its lease expires.
+        let _ = lock.release().await;
+    }
+}
+
+/// The job status a failed sync ends with.
+fn failed_status(error: &SyncError) -> &'static str {
+    match error {
+        SyncError::Cancelled(_) => job_status::CANCELLED,
+        _ => job_status::FAILED,
+    }
+}

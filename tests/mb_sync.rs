@@ -1,0 +1,372 @@
+//! Memory-base syncs through the library, on SQLite and PostgreSQL: what a job ingests, the
+//! cursor and records it commits, conflicts, rollbacks, delete, regenerate and capture.
+
+#[macro_use]
+mod common;
+mod mb_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use common::TestDb;
+use mb_support::*;
+use memscope::kb::embedder::{EmbedError, Embedder, HashingEmbedder};
+use memscope::kb::store::VectorStore;
+use memscope::memory::memory_base::{Mismatch, ThresholdUnit, dedupe_key, lock_name};
+use memscope::store::Store;
+use memscope::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
+use memscope::store::rows::Batch;
+use memscope::sync::capture::CapturedMessage;
+use memscope::sync::{CancelFlag, SyncError, SyncOutcome, SyncSettings, Syncer, Trigger};
+
+/// Hashing with hooks: fails from call `fail_from` on, sleeps per call, or runs `on_call`.
+#[derive(Clone, Default)]
+struct TestEmbedder {
+    calls: Arc<AtomicUsize>,
+    fail_from: Option<usize>,
+    delay: Duration,
+}
+
+impl Embedder for TestEmbedder {
+    fn provider(&self) -> &str {
+        "memscope"
+    }
+    fn model(&self) -> &str {
+        "hashing-lexical"
+    }
+    fn dimension(&self) -> usize {
+        384
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(self.delay).await;
+        if self.fail_from.is_some_and(|from| call >= from) {
+            return Err(EmbedError::Failed(format!("embedder down at call {call}")));
+        }
+        HashingEmbedder::default().embed(texts).await
+    }
+}
+
+struct Fixture {
+    store: Store,
+    base: MemoryBaseInfo,
+    kb_root: tempfile::TempDir,
+}
+
+impl Fixture {
+    async fn new(db: &TestDb, threshold: i64, unit: ThresholdUnit) -> Fixture {
+        let store = Store::init(db.url()).await.expect("init");
+        let base = base(&store, threshold, unit).await;
+        Fixture {
+            store,
+            base,
+            kb_root: tempfile::tempdir().expect("kb root"),
+        }
+    }
+
+    fn syncer<E: Embedder>(&self, embedder: E) -> Syncer<E> {
+        let mut settings = SyncSettings::new(self.kb_root.path());
+        settings.batch_messages = 5;
+        settings.lease = Duration::from_secs(1);
+        Syncer::new(self.store.clone(), embedder, settings)
+    }
+
+    async fn refreshed(&self) -> MemoryBaseInfo {
+        self.store
+            .find_memory_bases(&self.base.id)
+            .await
+            .unwrap()
+            .remove(0)
+    }
+
+    async fn kb_chunks_per_message(&self) -> Vec<(String, i64)> {
+        let syncer = self.syncer(HashingEmbedder::default());
+        match VectorStore::open_existing(&syncer.kb_path(&self.base).unwrap())
+            .await
+            .unwrap()
+        {
+            Some(store) => store.chunks_per_message().await.unwrap(),
+            None => Vec::new(),
+        }
+    }
+}
+
+async fn manual<E: Embedder>(
+    syncer: &Syncer<E>,
+    base: &MemoryBaseInfo,
+    session: &str,
+) -> Result<SyncOutcome, SyncError> {
+    syncer
+        .sync_session(
+            base,
+            session,
+            Trigger::Manual,
+            Duration::ZERO,
+            None,
+            &CancelFlag::default(),
+        )
+        .await
+}
+
+db_tests! {
+    async fn a_sync_ingests_every_message_once_and_moves_the_cursor(db) {
+        let f = Fixture::new(&db, 50, ThresholdUnit::Messages).await;
+        // Ties on the timestamp are ordered by id; one long message makes several chunks and a
+        // blank one makes none.
+        let mut batch = Batch::default();
+        for n in 1..=6u128 {
+            batch.lf_messages.push(message(n, "s1", 10, &format!("tied message {n}")));
+        }
+        batch.lf_messages.push(message(7, "s1", 11, &"long words ".repeat(300)));
+        batch.lf_messages.push(message(8, "s1", 12, "   "));
+        batch.lf_messages.push(message(9, "other-session", 13, "not this session"));
+        f.store.insert_batch(&batch).await.unwrap();
+
+        let syncer = f.syncer(HashingEmbedder::default());
+        let outcome = manual(&syncer, &f.base, "s1").await.unwrap();
+        let SyncOutcome::Completed(report) = outcome else { panic!("{outcome:?}") };
+        assert_eq!(report.messages, 8);
+        assert_eq!(report.cursor_id, id(8));
+        let chunks = f.kb_chunks_per_message().await;
+        assert_eq!(chunks.len(), 7, "the blank message has no chunk: {chunks:?}");
+        assert_eq!(chunks.iter().find(|(m, _)| *m == id(7)).unwrap().1, 4);
+        assert!(chunks.iter().filter(|(m, _)| *m != id(7)).all(|(_, n)| *n == 1));
+
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.cursor_id.as_deref(), Some(id(8).as_str()));
+        assert_eq!(session.total_processed, 7);
+        assert_eq!(session.ingestion_records, 7);
+        assert!(session.last_sync_at.is_some());
+        assert!(matches!(manual(&syncer, &f.base, "s1").await.unwrap(), SyncOutcome::NothingPending { .. }));
+
+        // A message at the cursor's timestamp but with a larger id is after it.
+        f.store.insert_batch(&Batch { lf_messages: vec![message(0x10, "s1", 12, "late tie")], ..Batch::default() }).await.unwrap();
+        let SyncOutcome::Completed(report) = manual(&syncer, &f.base, "s1").await.unwrap() else { panic!() };
+        assert_eq!(report.messages, 1);
+        let base = f.refreshed().await;
+        let check = syncer.check(&base).await.unwrap();
+        assert!(check.mismatches.is_empty(), "{:?}", check.mismatches);
+        assert_eq!(check.observed.store_chunks, Some(11));
+    }
+
+    async fn pending_counts_follow_the_threshold_unit(db) {
+        let f = Fixture::new(&db, 3, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 10, 0).await;
+        f.store.ensure_memory_base_session(&f.base.id, "s1").await.unwrap();
+        let batch = Batch {
+            jobs: vec![run_job(0x100, 5), run_job(0x101, 9)],
+            ..Batch::default()
+        };
+        f.store.insert_batch(&batch).await.unwrap();
+        for (run, at) in [(0x100, 5), (0x101, 9)] {
+            f.store.record_workflow_run(&f.base.id, "s1", &id(run), time(at)).await.unwrap();
+            // Recording twice is a no-op.
+            f.store.record_workflow_run(&f.base.id, "s1", &id(run), time(at)).await.unwrap();
+        }
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        // Messages: the 5 outputs (odd ids). Runs: 2 unstamped.
+        assert_eq!(f.store.pending_count(&f.base, &session).await.unwrap(), 5);
+        f.store.update_memory_base(&f.base.id, &MemoryBaseUpdate { unit: Some(ThresholdUnit::Runs), ..Default::default() }).await.unwrap();
+        let runs_base = f.refreshed().await;
+        assert_eq!(f.store.pending_count(&runs_base, &session).await.unwrap(), 2);
+
+        let syncer = f.syncer(HashingEmbedder::default());
+        assert!(syncer.is_due(&f.base, "s1").await.unwrap());
+        assert!(!syncer.is_due(&runs_base, "s1").await.unwrap());
+        manual(&syncer, &runs_base, "s1").await.unwrap();
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.pending_runs, 0, "the job stamped the runs");
+        assert_eq!(f.store.pending_count(&f.base, &session).await.unwrap(), 0);
+    }
+
+    async fn a_held_lock_is_a_conflict_for_manual_and_a_skip_for_automatic(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 4, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        let lock = f.store.try_lock_session(&lock_name(&f.base.id, "s1"), Duration::from_secs(1)).await.unwrap().unwrap();
+        assert!(f.store.try_lock_session(&lock_name(&f.base.id, "s1"), Duration::from_secs(1)).await.unwrap().is_none());
+        assert!(matches!(manual(&syncer, &f.base, "s1").await, Err(SyncError::Conflict { .. })));
+        let automatic = syncer.sync_session(&f.base, "s1", Trigger::Automatic, Duration::ZERO, None, &CancelFlag::default()).await;
+        assert!(matches!(automatic, Ok(SyncOutcome::Skipped { .. })));
+        // Another session is not blocked.
+        messages(&f.store, "s2", 100, 2, 0).await;
+        assert!(matches!(manual(&syncer, &f.base, "s2").await, Ok(SyncOutcome::Completed(_))));
+        // A holder that vanishes without releasing (a killed process) frees the session: its
+        // connection closes (PostgreSQL) or its lease expires (SQLite).
+        drop(lock);
+        let outcome = syncer.sync_session(&f.base, "s1", Trigger::Manual, Duration::from_secs(5), None, &CancelFlag::default()).await;
+        assert!(matches!(outcome, Ok(SyncOutcome::Completed(_))), "{outcome:?}");
+    }
+
+    async fn a_duplicate_job_is_a_conflict(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 3, 0).await;
+        f.store.create_ingestion_job(&id(0x900), &f.base.flow_id, &f.base.user_id, &f.base.id, &dedupe_key(&f.base.id, "s1", &id(3)), time(0)).await.unwrap();
+        f.store.finish_job(&id(0x900), "completed", time(1)).await.unwrap();
+        let syncer = f.syncer(HashingEmbedder::default());
+        assert!(matches!(manual(&syncer, &f.base, "s1").await, Err(SyncError::Conflict { .. })));
+        assert!(f.kb_chunks_per_message().await.is_empty());
+    }
+
+    async fn a_failing_embedder_rolls_back_its_chunks_and_keeps_the_cursor(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 4, 0).await;
+        let good = f.syncer(HashingEmbedder::default());
+        manual(&good, &f.base, "s1").await.unwrap();
+        messages(&f.store, "s1", 10, 20, 100).await;
+        // Pages of 5: the first three pages are written, the fourth fails.
+        let failing = f.syncer(TestEmbedder { fail_from: Some(3), ..TestEmbedder::default() });
+        let error = manual(&failing, &f.base, "s1").await.unwrap_err();
+        assert!(matches!(error, SyncError::Embed(_)), "{error}");
+        assert_eq!(f.kb_chunks_per_message().await.len(), 4, "only the first sync's chunks remain");
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.cursor_id.as_deref(), Some(id(4).as_str()));
+        assert_eq!(session.total_processed, 4);
+        let jobs = f.store.ingestion_jobs(Some(&f.base.id), 10).await.unwrap();
+        assert_eq!(jobs[0].status, "failed");
+        assert!(syncer_check_ok(&good, &f).await);
+
+        let SyncOutcome::Completed(report) = manual(&good, &f.base, "s1").await.unwrap() else { panic!() };
+        assert_eq!(report.messages, 20);
+        assert_eq!(f.kb_chunks_per_message().await.len(), 24);
+    }
+
+    async fn a_cancelled_job_rolls_back(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 30, 0).await;
+        let slow = f.syncer(TestEmbedder { delay: Duration::from_millis(100), ..TestEmbedder::default() });
+        let base = f.base.clone();
+        let cancel = CancelFlag::default();
+        let flag = cancel.clone();
+        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let job = tokio::spawn(async move {
+            slow.sync_session(&base, "s1", Trigger::Manual, Duration::ZERO, Some(&progress), &flag).await
+        });
+        // Cancel once something was written.
+        while let Some(update) = updates.recv().await {
+            if update.chunks_written > 0 {
+                break;
+            }
+        }
+        cancel.cancel();
+        let result = job.await.unwrap();
+        assert!(matches!(result, Err(SyncError::Cancelled(_))), "{result:?}");
+        assert!(f.kb_chunks_per_message().await.is_empty());
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!((session.cursor_id, session.total_processed, session.ingestion_records), (None, 0, 0));
+        assert_eq!(f.store.ingestion_jobs(Some(&f.base.id), 1).await.unwrap()[0].status, "cancelled");
+    }
+
+    async fn deleting_a_base_mid_sync_cancels_the_job_and_leaves_nothing(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 40, 0).await;
+        let slow = f.syncer(TestEmbedder { delay: Duration::from_millis(100), ..TestEmbedder::default() });
+        let base = f.base.clone();
+        let (progress, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let job = tokio::spawn(async move {
+            slow.sync_session(&base, "s1", Trigger::Manual, Duration::ZERO, Some(&progress), &CancelFlag::default()).await
+        });
+        while let Some(update) = updates.recv().await {
+            if update.chunks_written > 0 {
+                break;
+            }
+        }
+        let deleter = f.syncer(HashingEmbedder::default());
+        let kb_path = deleter.kb_path(&f.base).unwrap();
+        let report = deleter.delete(&f.base, Duration::from_secs(20)).await.unwrap();
+        assert_eq!(report.cancelled_jobs.len(), 1);
+        let result = job.await.unwrap();
+        assert!(matches!(result, Err(SyncError::Cancelled(_))), "{result:?}");
+        assert!(!kb_path.exists(), "KB directory removed");
+        assert!(f.store.find_memory_bases(&f.base.id).await.unwrap().is_empty());
+        for table in ["memory_base_session", "message_ingestion_record", "memory_base_workflow_run"] {
+            let rows = db.fetch(&format!("SELECT count(*) FROM {table}"), &[common::Kind::Int]).await;
+            assert_eq!(rows[0][0], common::Value::Int(0), "{table}");
+        }
+        assert_eq!(f.store.ingestion_jobs(None, 1).await.unwrap()[0].status, "cancelled");
+    }
+
+    async fn regenerate_rebuilds_a_deleted_kb_with_the_same_chunks(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 12, 0).await;
+        messages(&f.store, "s2", 100, 7, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        manual(&syncer, &f.base, "s2").await.unwrap();
+        let before = f.kb_chunks_per_message().await;
+        assert_eq!(before.len(), 19);
+        std::fs::remove_dir_all(syncer.kb_path(&f.base).unwrap()).unwrap();
+        let check = syncer.check(&f.refreshed().await).await.unwrap();
+        assert_eq!(check.mismatches, vec![Mismatch::DirectoryMissing]);
+
+        let outcomes = syncer.regenerate(&f.base, None, &CancelFlag::default()).await.unwrap();
+        assert_eq!(outcomes.len(), 2);
+        assert!(outcomes.iter().all(|o| matches!(o, Ok(SyncOutcome::Completed(_)))));
+        assert_eq!(f.kb_chunks_per_message().await, before);
+        let base = f.refreshed().await;
+        assert_eq!(base.total_processed, 19);
+        assert!(syncer.check(&base).await.unwrap().mismatches.is_empty());
+    }
+
+    async fn a_kb_is_rebuilt_from_the_ingestion_records_alone(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 9, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        messages(&f.store, "s1", 100, 4, 50).await;
+        let before = f.kb_chunks_per_message().await;
+        std::fs::remove_dir_all(syncer.kb_path(&f.base).unwrap()).unwrap();
+        std::fs::create_dir_all(syncer.kb_path(&f.base).unwrap()).unwrap();
+        assert_eq!(syncer.rebuild_from_records(&f.base).await.unwrap(), 9);
+        assert_eq!(f.kb_chunks_per_message().await, before, "pending messages stay out");
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.cursor_id.as_deref(), Some(id(9).as_str()));
+        assert!(syncer_check_ok(&syncer, &f).await);
+    }
+
+    async fn capture_records_runs_and_syncs_at_the_threshold(db) {
+        let f = Fixture::new(&db, 2, ThresholdUnit::Runs).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        let turn: Vec<CapturedMessage> = serde_json::from_str(
+            r#"[{"sender": "User", "text": "where is my parcel"},
+                {"sender": "Machine", "text": "it ships tomorrow"}]"#,
+        ).unwrap();
+        let first = syncer.capture(&f.base.flow_id, "s1", None, &turn).await.unwrap();
+        assert_eq!(first.message_ids.len(), 2);
+        assert!(first.syncs.is_empty(), "1 run < threshold 2");
+        let second = syncer.capture(&f.base.flow_id, "s1", Some(&id(0x77)), &turn).await.unwrap();
+        assert_eq!(second.run_id, id(0x77));
+        let [SyncOutcome::Completed(report)] = second.syncs.as_slice() else { panic!("{:?}", second.syncs) };
+        assert_eq!(report.messages, 4);
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!((session.pending_runs, session.total_processed), (0, 4));
+        let outputs = db.fetch("SELECT count(*) FROM message WHERE is_output AND run_id IS NOT NULL", &[common::Kind::Int]).await;
+        assert_eq!(outputs[0][0], common::Value::Int(2));
+    }
+
+    async fn a_threshold_change_applies_at_the_next_check(db) {
+        let f = Fixture::new(&db, 10, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 6, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        // The watcher starts tracking the session but 3 outputs < 10.
+        assert!(syncer.watch_once(None, &CancelFlag::default()).await.unwrap().is_empty());
+        assert!(f.store.memory_base_session(&f.base.id, "s1").await.unwrap().is_some());
+        f.store.update_memory_base(&f.base.id, &MemoryBaseUpdate { threshold: Some(3), ..Default::default() }).await.unwrap();
+        let events = syncer.watch_once(None, &CancelFlag::default()).await.unwrap();
+        assert_eq!(events.len(), 1);
+        assert!(matches!(events[0].result, Ok(SyncOutcome::Completed(_))));
+        f.store.update_memory_base(&f.base.id, &MemoryBaseUpdate { auto_capture: Some(false), ..Default::default() }).await.unwrap();
+        messages(&f.store, "s1", 50, 10, 100).await;
+        assert!(syncer.watch_once(None, &CancelFlag::default()).await.unwrap().is_empty(), "auto-capture off");
+    }
+}
+
+async fn syncer_check_ok<E: Embedder>(syncer: &Syncer<E>, f: &Fixture) -> bool {
+    syncer
+        .check(&f.refreshed().await)
+        .await
+        .unwrap()
+        .mismatches
+        .is_empty()
+}
