@@ -35,11 +35,13 @@ pub enum Action {
     ToggleDemo,
     DemoStep,
     DemoStepBack,
+    ToggleNodes,
+    NextSource,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 28] = [
+    pub const ALL: [Action; 30] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -68,6 +70,8 @@ impl Action {
         Action::ToggleDemo,
         Action::DemoStep,
         Action::DemoStepBack,
+        Action::ToggleNodes,
+        Action::NextSource,
     ];
 
     /// The description used when a binding does not give its own.
@@ -101,6 +105,8 @@ impl Action {
             Action::ToggleDemo => "extraction demo",
             Action::DemoStep => "demo: next step",
             Action::DemoStepBack => "demo: previous step",
+            Action::ToggleNodes => "nodes pane",
+            Action::NextSource => "design A / design B / prompts",
         }
     }
 }
