@@ -26,6 +26,8 @@ pub enum Action {
     Expand,
     ToggleThreadMode,
     JumpLatest,
+    ToggleNodes,
+    NextSource,
     BudgetUp,
     BudgetDown,
     NextModel,
@@ -35,8 +37,6 @@ pub enum Action {
     ToggleDemo,
     DemoStep,
     DemoStepBack,
-    ToggleNodes,
-    NextSource,
 }
 
 impl Action {
@@ -61,6 +61,8 @@ impl Action {
         Action::Expand,
         Action::ToggleThreadMode,
         Action::JumpLatest,
+        Action::ToggleNodes,
+        Action::NextSource,
         Action::BudgetUp,
         Action::BudgetDown,
         Action::NextModel,
@@ -70,8 +72,6 @@ impl Action {
         Action::ToggleDemo,
         Action::DemoStep,
         Action::DemoStepBack,
-        Action::ToggleNodes,
-        Action::NextSource,
     ];
 
     /// The description used when a binding does not give its own.
@@ -96,6 +96,8 @@ impl Action {
             Action::Expand => "expand",
             Action::ToggleThreadMode => "Dify thread / tree path",
             Action::JumpLatest => "latest leaf",
+            Action::ToggleNodes => "nodes pane",
+            Action::NextSource => "design A / design B / prompts",
             Action::BudgetUp => "budget +",
             Action::BudgetDown => "budget -",
             Action::NextModel => "next model",
@@ -105,8 +107,6 @@ impl Action {
             Action::ToggleDemo => "extraction demo",
             Action::DemoStep => "demo: next step",
             Action::DemoStepBack => "demo: previous step",
-            Action::ToggleNodes => "nodes pane",
-            Action::NextSource => "design A / design B / prompts",
         }
     }
 }

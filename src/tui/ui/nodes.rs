@@ -111,25 +111,22 @@ fn draw_list(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// A node: title and type, then id, executions and its latest context's size.
+/// A node: title, type and its latest context's tokens, then its id, executions and the
+/// context's length and source.
 fn node_lines<'a>(row: &NodeRow, selected: bool, width: usize, theme: &Theme) -> [Line<'a>; 2] {
     let node = &row.summary;
-    let latest = row.latest.map_or("no context".to_owned(), |latest| {
-        format!(
-            "{} msgs {} tok ({})",
-            latest.messages,
-            latest.tokens,
-            source_name(latest.source)
-        )
-    });
-    let first = format!(
-        "{} {} ({})",
-        if selected { "▸" } else { " " },
-        node.title,
-        node.node_type
-    );
+    let (tokens, messages) =
+        row.latest
+            .map_or((String::new(), "no context".to_owned()), |latest| {
+                (
+                    format!(" · {} tok", latest.tokens),
+                    format!("{} msgs ({})", latest.messages, source_name(latest.source)),
+                )
+            });
+    let marker = if selected { "▸" } else { " " };
+    let first = format!("{marker} {} ({}){tokens}", node.title, node.node_type);
     let second = format!(
-        "  {} · {} runs, {} on thread · {latest}",
+        "  {} · {} runs, {} on thread · {messages}",
         node.node_id, node.executions, node.on_thread
     );
     let style = if selected { theme.selected } else { theme.text };
@@ -225,7 +222,7 @@ fn draw_timeline(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rec
     };
     let disagreements = timeline.disagreements().count();
     let title = format!(
-        " Timeline · {} turns · {disagreements} A/B disagreements · context size per turn ",
+        " Timeline · {} turns · {disagreements} A/B disagreements ",
         timeline.turns.len()
     );
     let timeline_block = block(&title, theme);
@@ -277,12 +274,15 @@ fn is_flagged(turn: &TimelineTurn) -> bool {
 fn turn_line<'a>(number: usize, turn: &TimelineTurn, width: usize, theme: &Theme) -> Line<'a> {
     let count = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
     let mut text = format!(
-        "{number:>4} {} {:<9} context {:>3} prompts {:>3}",
+        "{number:>4} {} context {:>3} sent {:>3}",
         short_id(&turn.message_id),
-        turn.status.as_deref().unwrap_or("not run"),
         count(turn.context_messages),
         count(turn.prompt_messages),
     );
+    match turn.status.as_deref() {
+        Some("succeeded") => {}
+        status => text.push_str(&format!(" {}", status.unwrap_or("not run"))),
+    }
     let mut notes: Vec<String> = turn
         .disagreement
         .iter()
