@@ -201,8 +201,8 @@ fn frames(c: &mut Criterion) {
 }
 
 const NODE_TURNS: u32 = 1_000;
-/// Turns a node's context keeps (its window): it grows, then stays at this size.
-const NODE_WINDOW: usize = 50;
+/// Turns a node's context keeps (20 messages, as in the nodes bench): it grows, then stays.
+const NODE_WINDOW: usize = 10;
 const NODE_ID: &str = "1733817600001";
 
 /// A chatflow thread of [`NODE_TURNS`] turns, each with a run.
@@ -228,7 +228,7 @@ fn node_thread() -> Arc<NodeThread> {
 fn node_executions() -> Vec<ExecutionDocs> {
     (0..NODE_TURNS as usize)
         .map(|n| {
-            let context: Vec<serde_json::Value> = (n.saturating_sub(NODE_WINDOW)..=n)
+            let context: Vec<serde_json::Value> = (n.saturating_sub(NODE_WINDOW - 1)..=n)
                 .flat_map(|turn| {
                     [
                         serde_json::json!({"role": "user", "content": format!("question {turn}")}),
@@ -333,7 +333,7 @@ fn nodes(c: &mut Criterion) {
     let theme = Theme::dark();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
 
-    c.bench_function("node_context_switch_source_warm_102_messages", |b| {
+    c.bench_function("node_context_switch_source_warm_20_messages", |b| {
         b.iter(|| {
             let effects = update(&mut state, key('s'));
             run_node_jobs(&mut state, effects, &executions, &mut cache);
