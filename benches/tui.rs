@@ -1,6 +1,8 @@
 //! TUI frame costs with a 10,000-message conversation open (TestBackend, 120x40):
 //! drawing one frame, moving the selection (thread view + a budget request), and a budget key
-//! press followed by the redraw of the cut line.
+//! press followed by the redraw of the cut line. Then the nodes pane of a chatflow thread of
+//! 1,000 turns: computing a node's context (warm cache) and its timeline, as their jobs do, and
+//! drawing the pane with the timeline's sparkline.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -9,14 +11,19 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::inspect::budget::BudgetView;
 use memscope::inspect::conversation::LoadedConversation;
+use memscope::inspect::nodes::{
+    CHATFLOW_MODE, ExecutionDocs, FullColumn, MemoryFileRead, NodeContextView, NodeSources,
+    NodeSummary, NodeThread, node_context, timeline,
+};
 use memscope::memory::model::StoredMessage;
+use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
 use memscope::store::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
-use memscope::tui::state::{AppState, Loaded, Settings};
+use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
-use memscope::tui::update::{Effect, Event, JobEvent, start, update};
+use memscope::tui::update::{Effect, Event, JobEvent, LoadedNodes, start, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -193,5 +200,159 @@ fn frames(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, frames);
+const NODE_TURNS: u32 = 1_000;
+/// Turns a node's context keeps (20 messages, as in the nodes bench): it grows, then stays.
+const NODE_WINDOW: usize = 10;
+const NODE_ID: &str = "1733817600001";
+
+/// A chatflow thread of [`NODE_TURNS`] turns, each with a run.
+fn node_thread() -> Arc<NodeThread> {
+    let info = conversation().conversation.info.clone();
+    Arc::new(NodeThread {
+        info: ConversationInfo {
+            app_mode: Some(CHATFLOW_MODE.to_owned()),
+            ..info
+        },
+        leaf: None,
+        turns: (0..NODE_TURNS)
+            .map(|n| ThreadTurn {
+                message_id: id(n),
+                workflow_run_id: id(n + NODE_TURNS),
+            })
+            .collect(),
+        dangling: Vec::new(),
+    })
+}
+
+/// The node's execution in every run: design B's context of the last turns, and the prompts.
+fn node_executions() -> Vec<ExecutionDocs> {
+    (0..NODE_TURNS as usize)
+        .map(|n| {
+            let context: Vec<serde_json::Value> = (n.saturating_sub(NODE_WINDOW - 1)..=n)
+                .flat_map(|turn| {
+                    [
+                        serde_json::json!({"role": "user", "content": format!("question {turn}")}),
+                        serde_json::json!({"role": "assistant", "content": format!("answer {turn}")}),
+                    ]
+                })
+                .collect();
+            let column = |value: serde_json::Value| FullColumn {
+                text: Some(value.to_string()),
+                ..FullColumn::default()
+            };
+            ExecutionDocs {
+                id: format!("execution-{n}"),
+                workflow_run_id: id(n as u32 + NODE_TURNS),
+                status: "succeeded".to_owned(),
+                outputs: column(serde_json::json!({"text": "answer", "context": context})),
+                process_data: column(serde_json::json!({"prompts": context})),
+            }
+        })
+        .collect()
+}
+
+fn no_memory_file() -> MemoryFileRead {
+    MemoryFileRead::Missing {
+        path: format!("node_memory/{NODE_ID}.json"),
+    }
+}
+
+/// The long conversation with its nodes pane open on a loaded node, context and timeline.
+fn nodes_state(cache: &mut CountCache, executions: &[ExecutionDocs]) -> AppState {
+    let mut state = opened_state(cache);
+    let Some(Effect::LoadNodes { generation, .. }) = update(&mut state, key('o')).pop() else {
+        panic!("o opens the nodes pane");
+    };
+    let row = NodeRow {
+        summary: NodeSummary {
+            node_id: NODE_ID.to_owned(),
+            node_type: "llm".to_owned(),
+            title: "Research".to_owned(),
+            executions: NODE_TURNS as usize,
+            on_thread: NODE_TURNS as usize,
+            latest_run: Some(id(2 * NODE_TURNS - 1)),
+        },
+        latest: None,
+    };
+    let result = Ok(LoadedNodes {
+        thread: node_thread(),
+        rows: vec![row],
+    });
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::Nodes { generation, result }),
+    );
+    run_node_jobs(&mut state, effects, executions, cache);
+    state
+}
+
+/// What the node jobs compute once their rows are read.
+fn run_node_jobs(
+    state: &mut AppState,
+    effects: Vec<Effect>,
+    executions: &[ExecutionDocs],
+    cache: &mut CountCache,
+) {
+    for effect in effects {
+        let job = match effect {
+            Effect::LoadNodeContext {
+                generation,
+                thread,
+                node_id,
+                source,
+                settings,
+            } => {
+                let sources = NodeSources {
+                    node_id,
+                    memory_file: no_memory_file(),
+                    last_run: executions.last().cloned().into_iter().collect(),
+                };
+                let context = node_context(&thread, &sources, source);
+                let view = NodeContextView::compute(context, &settings, cache);
+                let result = Ok(Box::new(view));
+                JobEvent::NodeContext { generation, result }
+            }
+            Effect::LoadTimeline {
+                generation,
+                thread,
+                node_id,
+            } => {
+                let result = Ok(timeline(&thread, &node_id, &no_memory_file(), executions));
+                JobEvent::Timeline { generation, result }
+            }
+            _ => continue,
+        };
+        update(state, Event::Job(job));
+    }
+}
+
+fn nodes(c: &mut Criterion) {
+    let mut cache = CountCache::new(CountCache::DEFAULT_CAPACITY);
+    let executions = node_executions();
+    let mut state = nodes_state(&mut cache, &executions);
+    let theme = Theme::dark();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+
+    c.bench_function("node_context_switch_source_warm_20_messages", |b| {
+        b.iter(|| {
+            let effects = update(&mut state, key('s'));
+            run_node_jobs(&mut state, effects, &executions, &mut cache);
+        })
+    });
+
+    let thread = node_thread();
+    c.bench_function("node_timeline_job_1000_turns", |b| {
+        b.iter(|| timeline(&thread, NODE_ID, &no_memory_file(), black_box(&executions)))
+    });
+
+    c.bench_function("draw_frame_nodes_pane_1000_turn_timeline", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| ui::draw(black_box(&state), &theme, frame))
+                .unwrap();
+        })
+    });
+}
+
+criterion_group!(benches, frames, nodes);
 criterion_main!(benches);

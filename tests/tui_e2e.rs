@@ -151,3 +151,25 @@ fn help_then_quit_restores_the_terminal() {
         "the alternate screen was left"
     );
 }
+
+#[test]
+fn opens_a_node_context_of_the_demo_chatflow() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    // The demo's chatflow conversation (the demo's ids are fixed).
+    session.send(":conv f6d9281c-c415-4746-a331-2432019e8978\r");
+    session.wait_for("Kyoto food trip ›");
+    session.wait_for("tokens kept");
+    session.send("o");
+    session.wait_for("Research (llm)");
+    session.wait_for("Write reply (llm)");
+    // Start first, then the researcher: its context was offloaded and disagrees with design A.
+    session.send("j");
+    session.wait_for("outputs from the offloaded upload");
+    session.wait_for("A/B: assistant message differs");
+    session.wait_for("tokens kept");
+    session.send("ss");
+    session.wait_for("node memory file (design A)");
+    session.send("q");
+    assert!(session.wait_exit());
+}

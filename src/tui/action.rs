@@ -26,6 +26,8 @@ pub enum Action {
     Expand,
     ToggleThreadMode,
     JumpLatest,
+    ToggleNodes,
+    NextSource,
     BudgetUp,
     BudgetDown,
     NextModel,
@@ -39,7 +41,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 28] = [
+    pub const ALL: [Action; 30] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -59,6 +61,8 @@ impl Action {
         Action::Expand,
         Action::ToggleThreadMode,
         Action::JumpLatest,
+        Action::ToggleNodes,
+        Action::NextSource,
         Action::BudgetUp,
         Action::BudgetDown,
         Action::NextModel,
@@ -92,6 +96,8 @@ impl Action {
             Action::Expand => "expand",
             Action::ToggleThreadMode => "Dify thread / tree path",
             Action::JumpLatest => "latest leaf",
+            Action::ToggleNodes => "nodes pane",
+            Action::NextSource => "design A / design B / prompts",
             Action::BudgetUp => "budget +",
             Action::BudgetDown => "budget -",
             Action::NextModel => "next model",

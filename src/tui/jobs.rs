@@ -2,15 +2,24 @@
 //! Each kind of job has a slot; a new request aborts the slot's previous task, and the core
 //! drops any result whose generation is not the latest, so the latest request wins.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::state::Loaded;
-use super::update::{Effect, JobEvent};
+use super::state::{Loaded, NodeRow};
+use super::update::{Effect, JobEvent, LoadedNodes};
+use crate::inspect::InspectError;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{load_conversation, load_window};
+use crate::inspect::nodes::{
+    ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,
+    load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
+    load_timeline, node_context, summarize_nodes, timeline,
+};
+use crate::memory::history::PopRule;
+use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::store::Store;
 
@@ -21,22 +30,32 @@ enum Slot {
     Conversation,
     Budget,
     Poll,
+    Nodes,
+    NodeContext,
+    Timeline,
 }
 
-const SLOTS: usize = 5;
+const SLOTS: usize = 8;
 
 /// Runs effects against a store, sharing one token count cache between jobs.
 pub struct JobRunner {
     store: Arc<Store>,
+    /// Where Dify's files are: node memory files and offloaded outputs.
+    storage_root: Arc<PathBuf>,
     cache: Arc<Mutex<CountCache>>,
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
 }
 
 impl JobRunner {
-    pub fn new(store: Store, events: UnboundedSender<JobEvent>) -> JobRunner {
+    pub fn new(
+        store: Store,
+        storage_root: PathBuf,
+        events: UnboundedSender<JobEvent>,
+    ) -> JobRunner {
         JobRunner {
             store: Arc::new(store),
+            storage_root: Arc::new(storage_root),
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             events,
             running: Default::default(),
@@ -52,6 +71,7 @@ impl JobRunner {
         let store = self.store.clone();
         let cache = self.cache.clone();
         let events = self.events.clone();
+        let storage_root = self.storage_root.clone();
         let (slot, task): (Slot, JoinHandle<()>) = match effect {
             Effect::LoadList { generation, filter } => (
                 Slot::List,
@@ -129,11 +149,120 @@ impl JobRunner {
                     }
                 }),
             ),
+            Effect::LoadNodes {
+                generation,
+                conversation_id,
+                leaf,
+                settings,
+            } => (
+                Slot::Nodes,
+                tokio::spawn(async move {
+                    let result =
+                        match load_nodes(&store, &storage_root, &conversation_id, leaf.as_deref())
+                            .await
+                        {
+                            Ok((thread, nodes)) => tokio::task::spawn_blocking(move || {
+                                let mut cache =
+                                    cache.lock().unwrap_or_else(PoisonError::into_inner);
+                                let rows = nodes
+                                    .into_iter()
+                                    .map(|(summary, docs)| NodeRow {
+                                        latest: latest_context(&docs, &settings, &mut cache),
+                                        summary,
+                                    })
+                                    .collect();
+                                LoadedNodes { thread, rows }
+                            })
+                            .await
+                            .map_err(report),
+                            Err(error) => Err(report(error)),
+                        };
+                    let _ = events.send(JobEvent::Nodes { generation, result });
+                }),
+            ),
+            Effect::LoadNodeContext {
+                generation,
+                thread,
+                node_id,
+                source,
+                settings,
+            } => (
+                Slot::NodeContext,
+                tokio::spawn(async move {
+                    let result = match load_node_sources(&store, &storage_root, &thread, &node_id)
+                        .await
+                    {
+                        Ok(sources) => tokio::task::spawn_blocking(move || {
+                            let context = node_context(&thread, &sources, source);
+                            let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                            Box::new(NodeContextView::compute(context, &settings, &mut cache))
+                        })
+                        .await
+                        .map_err(report),
+                        Err(error) => Err(report(error)),
+                    };
+                    let _ = events.send(JobEvent::NodeContext { generation, result });
+                }),
+            ),
+            Effect::LoadTimeline {
+                generation,
+                thread,
+                node_id,
+            } => (
+                Slot::Timeline,
+                tokio::spawn(async move {
+                    let result = load_node_timeline(&store, &storage_root, &thread, &node_id)
+                        .await
+                        .map_err(report);
+                    let _ = events.send(JobEvent::Timeline { generation, result });
+                }),
+            ),
         };
         if let Some(previous) = self.running[slot as usize].replace(task) {
             previous.abort();
         }
     }
+}
+
+/// The thread node memory reads at `leaf`, and each node with its executions in its latest
+/// thread run (to count its latest context).
+async fn load_nodes(
+    store: &Store,
+    storage_root: &Path,
+    conversation_id: &str,
+    leaf: Option<&str>,
+) -> Result<(Arc<NodeThread>, Vec<(NodeSummary, Vec<ExecutionDocs>)>), InspectError> {
+    let thread = load_thread(
+        store,
+        conversation_id,
+        leaf,
+        ExtractionMode::Dify,
+        PopRule::default(),
+    )
+    .await?;
+    let executions = load_conversation_executions(store, &thread.info.id).await?;
+    let nodes = summarize_nodes(&thread, &executions);
+    let mut latest = load_latest_executions(store, storage_root, &nodes).await?;
+    let rows = nodes
+        .into_iter()
+        .map(|node| {
+            let docs = latest.remove(&node.node_id).unwrap_or_default();
+            (node, docs)
+        })
+        .collect();
+    Ok((Arc::new(thread), rows))
+}
+
+/// A node's timeline over the thread, compared with its memory file.
+async fn load_node_timeline(
+    store: &Store,
+    storage_root: &Path,
+    thread: &NodeThread,
+    node_id: &str,
+) -> Result<Timeline, InspectError> {
+    let sources = load_node_sources(store, storage_root, thread, node_id).await?;
+    let executions = load_timeline(store, storage_root, thread, node_id).await?;
+    Ok(timeline(thread, node_id, &sources.memory_file, &executions))
 }
 
 /// Tokens of each conversation's latest thread, reported one conversation at a time so the

@@ -23,6 +23,7 @@ pub enum KeyContext {
     Global,
     Conversations,
     Conversation,
+    Nodes,
 }
 
 impl KeyContext {
@@ -31,6 +32,7 @@ impl KeyContext {
             KeyContext::Global => "Everywhere",
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
+            KeyContext::Nodes => "Nodes pane",
         }
     }
 }

@@ -69,7 +69,7 @@ impl App {
         );
         state.config_warnings = warnings;
         let (sender, jobs) = mpsc::unbounded_channel();
-        let mut runner = JobRunner::new(store, sender);
+        let mut runner = JobRunner::new(store, resolved.storage_root.clone(), sender);
         runner.preload(state.settings.counter().encoding());
         for effect in start(&mut state) {
             runner.run(effect);

@@ -8,6 +8,9 @@ use rustc_hash::FxHashSet;
 use crate::config::Resolved;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadView, effective_window};
+use crate::inspect::nodes::{
+    ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
+};
 use crate::memory::history::HistoryOptions;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
@@ -220,6 +223,74 @@ impl DemoState {
     }
 }
 
+/// A node of the nodes pane with the size of its latest context on the thread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeRow {
+    pub summary: NodeSummary,
+    pub latest: Option<LatestContext>,
+}
+
+/// The nodes pane of a chatflow conversation at the selected leaf, and the selected node's
+/// context and timeline, each loaded by its own job.
+#[derive(Debug, Clone)]
+pub struct NodesState {
+    /// The message whose thread the pane shows; `None`: the newest, as Dify reads it.
+    pub leaf: Option<String>,
+    pub status: LoadStatus,
+    pub generation: u64,
+    pub thread: Option<Arc<NodeThread>>,
+    pub rows: Vec<NodeRow>,
+    pub selected: usize,
+    pub source: ContextSource,
+    pub context: Option<NodeContextView>,
+    pub context_status: LoadStatus,
+    pub context_generation: u64,
+    pub timeline: Option<Timeline>,
+    pub timeline_status: LoadStatus,
+    pub timeline_generation: u64,
+}
+
+impl NodesState {
+    pub fn new(leaf: Option<String>, generation: u64) -> NodesState {
+        NodesState {
+            leaf,
+            status: LoadStatus::Loading,
+            generation,
+            thread: None,
+            rows: Vec::new(),
+            selected: 0,
+            source: ContextSource::default(),
+            context: None,
+            context_status: LoadStatus::Loading,
+            context_generation: 0,
+            timeline: None,
+            timeline_status: LoadStatus::Loading,
+            timeline_generation: 0,
+        }
+    }
+
+    pub fn selected_node(&self) -> Option<&NodeSummary> {
+        self.rows.get(self.selected).map(|row| &row.summary)
+    }
+
+    /// Why node memory does not apply to this conversation, when it does not.
+    pub fn empty(&self) -> Option<EmptyState> {
+        let thread = self.thread.as_ref()?;
+        if !thread.is_chatflow() {
+            return Some(EmptyState::NotAChatflow {
+                app_mode: thread.info.app_mode.clone(),
+            });
+        }
+        thread.turns.is_empty().then_some(EmptyState::NoThreadRuns)
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.status.is_loading()
+            || (self.selected_node().is_some()
+                && (self.context_status.is_loading() || self.timeline_status.is_loading()))
+    }
+}
+
 /// The open conversation.
 #[derive(Debug, Clone)]
 pub struct ConversationState {
@@ -243,6 +314,8 @@ pub struct ConversationState {
     pub demo: Option<DemoState>,
     /// The newest row when last loaded: polling compares against it.
     pub newest_id: Option<String>,
+    /// Open when the nodes pane is shown instead of the tree.
+    pub nodes: Option<NodesState>,
 }
 
 impl ConversationState {
@@ -265,6 +338,7 @@ impl ConversationState {
             budget_generation: 0,
             demo: None,
             newest_id: None,
+            nodes: None,
         }
     }
 
@@ -343,8 +417,14 @@ impl AppState {
     pub fn key_context(&self) -> KeyContext {
         match self.screen {
             Screen::Conversations => KeyContext::Conversations,
+            Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
         }
+    }
+
+    /// The open nodes pane.
+    pub fn nodes(&self) -> Option<&NodesState> {
+        self.conversation.as_ref()?.nodes.as_ref()
     }
 
     pub fn generation(&mut self) -> u64 {
@@ -355,10 +435,11 @@ impl AppState {
     /// Whether any background load is under way, for the spinner.
     pub fn busy(&self) -> bool {
         let conversation_busy = self.screen == Screen::Conversation
-            && self
-                .conversation
-                .as_ref()
-                .is_some_and(|c| c.status.is_loading() || c.budget_status.is_loading());
+            && self.conversation.as_ref().is_some_and(|c| {
+                c.status.is_loading()
+                    || c.budget_status.is_loading()
+                    || c.nodes.as_ref().is_some_and(NodesState::is_loading)
+            });
         self.list.status.is_loading() || conversation_busy
     }
 
@@ -371,6 +452,9 @@ impl AppState {
             }
             if let Some(budget) = &conversation.budget {
                 warnings.extend(budget.warnings());
+            }
+            if let Some(view) = conversation.nodes.as_ref().and_then(|n| n.context.as_ref()) {
+                warnings.extend(view.budget.warnings());
             }
         }
         warnings

@@ -8,6 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{ThreadMode, thread_view};
+use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::thread::{ExtractionMode, extract_thread_traced};
 use crate::memory::tokens::{CounterKind, Encoding};
 use crate::memory::tree::NodeIndex;
@@ -16,8 +17,8 @@ use crate::store::{ConversationFilter, ConversationSummary};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
-    AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, Overlay, PAGE_SIZE,
-    POLL_EVERY_TICKS, Prompt, Screen,
+    AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodeRow, NodesState,
+    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen,
 };
 
 /// What reaches the core.
@@ -60,6 +61,35 @@ pub enum Effect {
     PollNewest {
         id: String,
     },
+    /// The thread at `leaf` as node memory reads it, its nodes and their latest context sizes.
+    LoadNodes {
+        generation: u64,
+        conversation_id: String,
+        /// `None`: the newest message, Dify's own query.
+        leaf: Option<String>,
+        settings: BudgetSettings,
+    },
+    /// One node's context from `source`, with its budget.
+    LoadNodeContext {
+        generation: u64,
+        thread: Arc<NodeThread>,
+        node_id: String,
+        source: ContextSource,
+        settings: BudgetSettings,
+    },
+    /// One node's executions across the thread's turns.
+    LoadTimeline {
+        generation: u64,
+        thread: Arc<NodeThread>,
+        node_id: String,
+    },
+}
+
+/// What the nodes job reports: the thread and the pane's rows.
+#[derive(Debug)]
+pub struct LoadedNodes {
+    pub thread: Arc<NodeThread>,
+    pub rows: Vec<NodeRow>,
 }
 
 /// Results of effects.
@@ -84,6 +114,18 @@ pub enum JobEvent {
     Newest {
         id: String,
         newest: Option<String>,
+    },
+    Nodes {
+        generation: u64,
+        result: Result<LoadedNodes, String>,
+    },
+    NodeContext {
+        generation: u64,
+        result: Result<Box<NodeContextView>, String>,
+    },
+    Timeline {
+        generation: u64,
+        result: Result<Timeline, String>,
     },
 }
 
@@ -298,6 +340,12 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         state.screen = Screen::Conversations;
         return;
     };
+    if conversation.nodes.is_some() && nodes_action(state, action, effects) {
+        return;
+    }
+    let Some(conversation) = state.conversation.as_mut() else {
+        return;
+    };
     let loaded = conversation.loaded.clone();
     match (action, loaded) {
         (Action::Back, _) => {
@@ -350,6 +398,12 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
             refresh_thread(state, effects);
         }
         (_, None) => {}
+        (Action::ToggleNodes, Some(loaded)) if !loaded.tree.is_empty() => {
+            let leaf = (loaded.tree.latest_leaf() != Some(conversation.selected))
+                .then(|| loaded.tree.id(conversation.selected).to_owned());
+            conversation.nodes = Some(NodesState::new(leaf, generation));
+            reload_nodes(state, effects);
+        }
         (Action::ToggleDemo, Some(loaded)) => {
             if conversation.demo.take().is_none() {
                 let window = state
@@ -412,6 +466,97 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
     }
 }
 
+/// Keys of the open nodes pane; `false` leaves the action to the conversation (budget keys).
+fn nodes_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
+    let Some(nodes) = state.conversation.as_mut().and_then(|c| c.nodes.as_mut()) else {
+        return false;
+    };
+    let last = nodes.rows.len().saturating_sub(1);
+    let target = match action {
+        Action::Back | Action::ToggleNodes => {
+            if let Some(conversation) = state.conversation.as_mut() {
+                conversation.nodes = None;
+            }
+            return true;
+        }
+        Action::Refresh => {
+            reload_nodes(state, effects);
+            return true;
+        }
+        Action::NextSource => {
+            nodes.source = nodes.source.next();
+            load_node(state, false, effects);
+            return true;
+        }
+        Action::Up => nodes.selected.saturating_sub(1),
+        Action::Down => (nodes.selected + 1).min(last),
+        Action::PageUp => nodes.selected.saturating_sub(10),
+        Action::PageDown => (nodes.selected + 10).min(last),
+        Action::Top => 0,
+        Action::Bottom => last,
+        _ => return false,
+    };
+    if target != nodes.selected {
+        nodes.selected = target;
+        nodes.context = None;
+        nodes.timeline = None;
+        load_node(state, true, effects);
+    }
+    true
+}
+
+/// Asks for the nodes pane at its leaf; what is shown stays until the answer comes.
+fn reload_nodes(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let settings = state.settings.budget_settings();
+    let Some(conversation) = state.conversation.as_mut() else {
+        return;
+    };
+    let Some(nodes) = conversation.nodes.as_mut() else {
+        return;
+    };
+    nodes.generation = generation;
+    nodes.status = LoadStatus::Loading;
+    effects.push(Effect::LoadNodes {
+        generation,
+        conversation_id: conversation.id.clone(),
+        leaf: nodes.leaf.clone(),
+        settings,
+    });
+}
+
+/// Asks for the selected node's context, and its timeline when the node or thread changed.
+fn load_node(state: &mut AppState, with_timeline: bool, effects: &mut Vec<Effect>) {
+    let context_generation = state.generation();
+    let timeline_generation = state.generation();
+    let settings = state.settings.budget_settings();
+    let Some(nodes) = state.conversation.as_mut().and_then(|c| c.nodes.as_mut()) else {
+        return;
+    };
+    let (Some(thread), Some(node)) = (nodes.thread.clone(), nodes.selected_node()) else {
+        return;
+    };
+    let node_id = node.node_id.clone();
+    nodes.context_generation = context_generation;
+    nodes.context_status = LoadStatus::Loading;
+    if with_timeline {
+        nodes.timeline_generation = timeline_generation;
+        nodes.timeline_status = LoadStatus::Loading;
+        effects.push(Effect::LoadTimeline {
+            generation: timeline_generation,
+            thread: thread.clone(),
+            node_id: node_id.clone(),
+        });
+    }
+    effects.push(Effect::LoadNodeContext {
+        generation: context_generation,
+        thread,
+        node_id,
+        source: nodes.source,
+        settings,
+    });
+}
+
 /// Puts the cursor on visible line `target` (clamped).
 fn move_cursor(conversation: &mut ConversationState, loaded: &Loaded, target: usize) {
     let visible = loaded.tree.visible(|n| conversation.is_collapsed(n));
@@ -456,7 +601,15 @@ fn select_demo_row(conversation: &mut ConversationState, loaded: &Loaded) {
 
 fn set_budget(state: &mut AppState, budget: i64) {
     state.settings.budget = budget.max(0);
-    if let Some(view) = state.conversation.as_mut().and_then(|c| c.budget.as_mut()) {
+    let Some(conversation) = state.conversation.as_mut() else {
+        return;
+    };
+    let node_budget = conversation
+        .nodes
+        .as_mut()
+        .and_then(|n| n.context.as_mut())
+        .map(|view| &mut view.budget);
+    for view in conversation.budget.iter_mut().chain(node_budget) {
         view.set_budget(state.settings.budget);
     }
 }
@@ -507,6 +660,8 @@ fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
 /// The model, counter or encoding changed: counts made with the old ones are stale.
 fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
     state.list.thread_tokens.clear();
+    // The pane's token column and the node's budget are counted with them too.
+    reload_nodes(state, effects);
     recompute_budget(state, effects);
 }
 
@@ -653,6 +808,66 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             effects.push(Effect::LoadConversation { generation, id });
             return false;
         }
+        JobEvent::Nodes { generation, result } => {
+            let Some(nodes) = state
+                .conversation
+                .as_mut()
+                .and_then(|c| c.nodes.as_mut())
+                .filter(|n| n.generation == generation)
+            else {
+                return false;
+            };
+            match result {
+                Ok(loaded) => {
+                    let selected_id = nodes.selected_node().map(|n| n.node_id.clone());
+                    let selected = selected_id
+                        .and_then(|id| loaded.rows.iter().position(|r| r.summary.node_id == id))
+                        .unwrap_or(0);
+                    nodes.selected = selected;
+                    nodes.rows = loaded.rows;
+                    nodes.thread = Some(loaded.thread);
+                    nodes.status = LoadStatus::Loaded;
+                    load_node(state, true, effects);
+                }
+                Err(error) => nodes.status = LoadStatus::Failed(error),
+            }
+        }
+        JobEvent::NodeContext { generation, result } => {
+            let Some(nodes) = state
+                .conversation
+                .as_mut()
+                .and_then(|c| c.nodes.as_mut())
+                .filter(|n| n.context_generation == generation)
+            else {
+                return false;
+            };
+            match result {
+                Ok(mut view) => {
+                    // The budget may have changed while the job ran.
+                    view.budget.set_budget(state.settings.budget);
+                    nodes.context = Some(*view);
+                    nodes.context_status = LoadStatus::Loaded;
+                }
+                Err(error) => nodes.context_status = LoadStatus::Failed(error),
+            }
+        }
+        JobEvent::Timeline { generation, result } => {
+            let Some(nodes) = state
+                .conversation
+                .as_mut()
+                .and_then(|c| c.nodes.as_mut())
+                .filter(|n| n.timeline_generation == generation)
+            else {
+                return false;
+            };
+            match result {
+                Ok(timeline) => {
+                    nodes.timeline = Some(timeline);
+                    nodes.timeline_status = LoadStatus::Loaded;
+                }
+                Err(error) => nodes.timeline_status = LoadStatus::Failed(error),
+            }
+        }
     }
     true
 }
@@ -687,7 +902,7 @@ mod tests {
     use crate::memory::model::StoredMessage;
     use crate::memory::tokens::{CountCache, TokenCounter};
     use crate::store::ConversationInfo;
-    use crate::tui::keymap::Keymap;
+    use crate::tui::keymap::{KeyContext, Keymap};
     use crate::tui::state::Settings;
 
     pub(crate) fn settings() -> Settings {
@@ -1322,5 +1537,201 @@ mod tests {
             Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
         );
         assert!(state.quit);
+    }
+
+    /// A chatflow thread of one turn for the nodes pane.
+    fn node_thread() -> Arc<NodeThread> {
+        let info = loaded().conversation.info.clone();
+        Arc::new(NodeThread {
+            info: ConversationInfo {
+                app_mode: Some(crate::inspect::nodes::CHATFLOW_MODE.to_owned()),
+                ..info
+            },
+            leaf: None,
+            turns: vec![crate::memory::node_context::ThreadTurn {
+                message_id: "c".to_owned(),
+                workflow_run_id: "run-c".to_owned(),
+            }],
+            dangling: Vec::new(),
+        })
+    }
+
+    fn node_row(node_id: &str) -> NodeRow {
+        NodeRow {
+            summary: crate::inspect::nodes::NodeSummary {
+                node_id: node_id.to_owned(),
+                node_type: "llm".to_owned(),
+                title: node_id.to_uppercase(),
+                executions: 1,
+                on_thread: 1,
+                latest_run: Some("run-c".to_owned()),
+            },
+            latest: None,
+        }
+    }
+
+    fn nodes_generation(effects: &[Effect]) -> u64 {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::LoadNodes { generation, .. } => Some(*generation),
+                _ => None,
+            })
+            .expect("a nodes load")
+    }
+
+    /// The fixture conversation with its nodes pane open and loaded (nodes `llm1`, `llm2`).
+    fn nodes_open() -> (AppState, Vec<Effect>) {
+        let mut state = opened();
+        let generation = nodes_generation(&update(&mut state, key('o')));
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::Nodes {
+                generation,
+                result: Ok(LoadedNodes {
+                    thread: node_thread(),
+                    rows: vec![node_row("llm1"), node_row("llm2")],
+                }),
+            }),
+        );
+        (state, effects)
+    }
+
+    fn context_request(effects: &[Effect]) -> (u64, String, ContextSource) {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::LoadNodeContext {
+                    generation,
+                    node_id,
+                    source,
+                    ..
+                } => Some((*generation, node_id.clone(), *source)),
+                _ => None,
+            })
+            .expect("a node context load")
+    }
+
+    fn empty_context(source: ContextSource) -> Box<NodeContextView> {
+        let sources = crate::inspect::nodes::NodeSources {
+            node_id: "llm1".to_owned(),
+            memory_file: crate::inspect::nodes::MemoryFileRead::Missing {
+                path: "llm1.json".to_owned(),
+            },
+            last_run: Vec::new(),
+        };
+        let context = crate::inspect::nodes::node_context(&node_thread(), &sources, source);
+        let settings = settings().budget_settings();
+        Box::new(NodeContextView::compute(
+            context,
+            &settings,
+            &mut CountCache::new(10),
+        ))
+    }
+
+    #[test]
+    fn opening_the_nodes_pane_at_the_latest_leaf_reads_dify_s_own_thread() {
+        let mut state = opened();
+        let effects = update(&mut state, key('o'));
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadNodes { leaf: None, conversation_id, .. }] if conversation_id == "c1"
+        ));
+        assert_eq!(state.key_context(), KeyContext::Nodes);
+        update(&mut state, key('o'));
+        assert!(state.nodes().is_none(), "o closes the pane again");
+        // Another leaf: its tree path.
+        update(&mut state, key('k'));
+        let effects = update(&mut state, key('o'));
+        assert!(
+            matches!(&effects[..], [Effect::LoadNodes { leaf: Some(_), .. }]),
+            "{effects:?}"
+        );
+    }
+
+    #[test]
+    fn loaded_nodes_ask_for_the_first_node_s_context_and_timeline() {
+        let (state, effects) = nodes_open();
+        let (_, node_id, source) = context_request(&effects);
+        assert_eq!((node_id.as_str(), source), ("llm1", ContextSource::Outputs));
+        assert!(
+            effects
+                .iter()
+                .any(|e| matches!(e, Effect::LoadTimeline { node_id, .. } if node_id == "llm1"))
+        );
+        assert!(state.busy());
+    }
+
+    #[test]
+    fn only_the_latest_node_context_request_is_shown() {
+        let (mut state, effects) = nodes_open();
+        let (stale, _, _) = context_request(&effects);
+        let (latest, _, source) = context_request(&update(&mut state, key('s')));
+        assert_eq!(source, ContextSource::Prompts);
+        let stale_result = JobEvent::NodeContext {
+            generation: stale,
+            result: Ok(empty_context(ContextSource::Outputs)),
+        };
+        update(&mut state, Event::Job(stale_result));
+        assert!(
+            state.nodes().unwrap().context.is_none(),
+            "a stale result is dropped"
+        );
+        let latest_result = JobEvent::NodeContext {
+            generation: latest,
+            result: Ok(empty_context(ContextSource::Prompts)),
+        };
+        update(&mut state, Event::Job(latest_result));
+        let nodes = state.nodes().unwrap();
+        let view = nodes.context.as_ref().unwrap();
+        assert_eq!(view.context.source, ContextSource::Prompts);
+        assert_eq!(nodes.context_status, LoadStatus::Loaded);
+    }
+
+    #[test]
+    fn a_failed_node_context_is_an_error_state_not_a_crash() {
+        let (mut state, effects) = nodes_open();
+        let (generation, _, _) = context_request(&effects);
+        let failed = JobEvent::NodeContext {
+            generation,
+            result: Err("database is locked".to_owned()),
+        };
+        update(&mut state, Event::Job(failed));
+        let nodes = state.nodes().unwrap();
+        assert_eq!(
+            nodes.context_status,
+            LoadStatus::Failed("database is locked".to_owned())
+        );
+    }
+
+    #[test]
+    fn moving_to_another_node_clears_its_view_and_loads_it() {
+        let (mut state, effects) = nodes_open();
+        let (generation, _, _) = context_request(&effects);
+        let result = JobEvent::NodeContext {
+            generation,
+            result: Ok(empty_context(ContextSource::Outputs)),
+        };
+        update(&mut state, Event::Job(result));
+        let effects = update(&mut state, key('j'));
+        assert_eq!(context_request(&effects).1, "llm2");
+        assert!(state.nodes().unwrap().context.is_none());
+        assert!(
+            update(&mut state, key('j')).is_empty(),
+            "already the last node"
+        );
+    }
+
+    #[test]
+    fn a_new_counter_recounts_the_nodes_pane_and_the_budget_moves_its_cut() {
+        let (mut state, _) = nodes_open();
+        let effects = update(&mut state, key('c'));
+        let generation = nodes_generation(&effects);
+        assert_eq!(state.nodes().unwrap().generation, generation);
+        update(&mut state, key('+'));
+        assert_eq!(state.settings.budget, 2000 + BUDGET_STEP);
+        update(&mut state, code(KeyCode::Esc));
+        assert!(state.nodes().is_none());
+        assert_eq!(state.key_context(), KeyContext::Conversation);
     }
 }

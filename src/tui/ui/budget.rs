@@ -41,6 +41,36 @@ pub fn draw(
         settings.counter,
         settings.budget
     );
+    let panel = Panel {
+        title,
+        view: conversation.budget.as_ref(),
+        status: &conversation.budget_status,
+        of: BudgetOf::History,
+    };
+    draw_panel(state, &panel, theme, frame, area);
+}
+
+/// What a budget panel counts: a conversation's history has a row window and a thread; a node
+/// context is the list the node keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetOf {
+    History,
+    NodeContext,
+}
+
+/// A budget panel's contents: the view (absent until counted) and where its job stands.
+pub struct Panel<'a> {
+    pub title: String,
+    pub view: Option<&'a BudgetView>,
+    pub status: &'a LoadStatus,
+    pub of: BudgetOf,
+}
+
+/// The live budget: per message tokens, running totals from each message on, the cut line of
+/// the pruning rule, and whether the model can take what is sent.
+pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let settings = &state.settings;
+    let title = panel.title.as_str();
     let block = Block::default()
         .borders(Borders::ALL)
         .title(title)
@@ -48,8 +78,8 @@ pub fn draw(
         .title_style(theme.title);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let Some(view) = &conversation.budget else {
-        let text = match &conversation.budget_status {
+    let Some(view) = panel.view else {
+        let text = match panel.status {
             LoadStatus::Failed(error) => format!("Could not count tokens: {error}"),
             _ if !is_loaded(settings.counter().encoding()) => {
                 format!("Loading the {} tokenizer…", settings.counter().encoding())
@@ -59,7 +89,7 @@ pub fn draw(
         frame.render_widget(placeholder(text, theme.dim), inner);
         return;
     };
-    let summary = summary_lines(view, theme);
+    let summary = summary_lines(view, panel.of, theme);
     let [text_area, gauge_area, rows_area] = Layout::vertical([
         Constraint::Length(summary.len() as u16),
         Constraint::Length(1),
@@ -83,10 +113,10 @@ pub fn draw(
             .gauge_style(if over { theme.error } else { theme.gauge }),
         gauge_area,
     );
-    draw_rows(view, theme, frame, rows_area);
+    draw_rows(view, panel.of, theme, frame, rows_area);
 }
 
-fn summary_lines<'a>(view: &BudgetView, theme: &Theme) -> Vec<Line<'a>> {
+fn summary_lines<'a>(view: &BudgetView, of: BudgetOf, theme: &Theme) -> Vec<Line<'a>> {
     let mut lines = vec![Line::styled(
         format!(
             "{} messages, {} tokens before pruning; {} dropped, {} sent",
@@ -98,20 +128,22 @@ fn summary_lines<'a>(view: &BudgetView, theme: &Theme) -> Vec<Line<'a>> {
         theme.text,
     )];
     let history = &view.history;
-    let popped = if history.popped.is_some() {
-        " (newest popped as the request's placeholder)"
-    } else {
-        ""
-    };
-    lines.push(Line::styled(
-        format!(
-            "row window {}: {} rows loaded, thread of {} rows{popped}",
-            history.window,
-            history.rows_given.min(history.window),
-            history.thread.len()
-        ),
-        theme.dim,
-    ));
+    if of == BudgetOf::History {
+        let popped = if history.popped.is_some() {
+            " (newest popped as the request's placeholder)"
+        } else {
+            ""
+        };
+        lines.push(Line::styled(
+            format!(
+                "row window {}: {} rows loaded, thread of {} rows{popped}",
+                history.window,
+                history.rows_given.min(history.window),
+                history.thread.len()
+            ),
+            theme.dim,
+        ));
+    }
     if view.zero_counter_trap() {
         lines.push(Line::styled(
             format!(
@@ -152,7 +184,7 @@ fn summary_lines<'a>(view: &BudgetView, theme: &Theme) -> Vec<Line<'a>> {
 
 /// The history around the cut line: message tokens and the total from each message on, which
 /// is what pruning compares with the budget.
-fn draw_rows(view: &BudgetView, theme: &Theme, frame: &mut Frame, area: Rect) {
+fn draw_rows(view: &BudgetView, of: BudgetOf, theme: &Theme, frame: &mut Frame, area: Rect) {
     let height = usize::from(area.height);
     if height == 0 {
         return;
@@ -160,10 +192,11 @@ fn draw_rows(view: &BudgetView, theme: &Theme, frame: &mut Frame, area: Rect) {
     let width = usize::from(area.width);
     let messages = &view.history.messages;
     if messages.is_empty() {
-        frame.render_widget(
-            placeholder("The history is empty: nothing is sent.", theme.dim),
-            area,
-        );
+        let text = match of {
+            BudgetOf::History => "The history is empty: nothing is sent.",
+            BudgetOf::NodeContext => "The context is empty: nothing is sent.",
+        };
+        frame.render_widget(placeholder(text, theme.dim), area);
         return;
     }
     let cut = view.dropped();

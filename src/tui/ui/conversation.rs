@@ -6,25 +6,24 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::{Component, budget, one_line, placeholder, short_id};
+use super::{Component, budget, nodes, one_line, placeholder, short_id};
 use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::StepDecision;
-use crate::tui::keymap::KeyContext;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
 use crate::tui::theme::Theme;
 
 pub struct ConversationView;
 
 impl Component for ConversationView {
-    fn key_context(&self) -> KeyContext {
-        KeyContext::Conversation
-    }
-
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         let Some(conversation) = &state.conversation else {
             frame.render_widget(placeholder("No conversation open.", theme.dim), area);
             return;
         };
+        if let Some(nodes) = &conversation.nodes {
+            nodes::draw(state, nodes, theme, frame, area);
+            return;
+        }
         let loaded = match (&conversation.status, &conversation.loaded) {
             (LoadStatus::Failed(error), _) => {
                 let text = format!("Could not load conversation {}: {error}", conversation.id);

@@ -5,17 +5,12 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
 
 use super::{Component, placeholder, short_id};
-use crate::tui::keymap::KeyContext;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub struct ConversationList;
 
 impl Component for ConversationList {
-    fn key_context(&self) -> KeyContext {
-        KeyContext::Conversations
-    }
-
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         let list = &state.list;
         let filter = if list.filter.is_empty() {

@@ -4,6 +4,7 @@
 mod budget;
 mod conversation;
 mod conversations;
+mod nodes;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -20,10 +21,9 @@ pub const MIN_HEIGHT: u16 = 12;
 
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
-/// A screen: draws itself and names the key context its hints come from.
+/// A screen: draws itself.
 pub trait Component {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect);
-    fn key_context(&self) -> KeyContext;
 }
 
 fn component(screen: Screen) -> &'static dyn Component {
@@ -62,7 +62,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
     draw_status(state, theme, frame, status);
     match &state.overlay {
         Overlay::Prompt(prompt) => draw_prompt(prompt, theme, frame, bottom),
-        _ => draw_hints(state, screen.key_context(), theme, frame, bottom),
+        _ => draw_hints(state, state.key_context(), theme, frame, bottom),
     }
     if state.overlay == Overlay::Help {
         draw_help(state, theme, frame, body);
@@ -103,6 +103,12 @@ fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         if conversation.demo.is_some() {
             crumbs.push("extraction demo".to_owned());
+        }
+        if let Some(nodes) = &conversation.nodes {
+            crumbs.push("nodes".to_owned());
+            if let Some(node) = nodes.selected_node() {
+                crumbs.push(node.title.clone());
+            }
         }
     }
     spans.push(Span::styled(crumbs.join(" › "), theme.text));
@@ -174,6 +180,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Global,
         KeyContext::Conversations,
         KeyContext::Conversation,
+        KeyContext::Nodes,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {
