@@ -7,4 +7,5 @@ pub mod models;
 pub mod thread;
 pub mod tokens;
 pub mod tree;
+pub mod trim;
 pub mod wire;
