@@ -36,9 +36,10 @@ pub fn group_messages(messages: &[PromptMessage]) -> Vec<Group> {
         if message.role == Role::Assistant && !message.tool_calls.is_empty() {
             let answers = |result: &PromptMessage| {
                 result.role == Role::Tool
-                    && result.tool_call_id.as_ref().is_none_or(|id| {
-                        message.tool_calls.iter().any(|call| &call.id == id)
-                    })
+                    && result
+                        .tool_call_id
+                        .as_ref()
+                        .is_none_or(|id| message.tool_calls.iter().any(|call| &call.id == id))
             };
             while end < messages.len() && answers(&messages[end]) {
                 end += 1;

@@ -221,7 +221,8 @@ fn last_max_tokens(
         }
     }
     let overhead = counter.list_overhead();
-    let system = (options.include_system && end > 0 && messages[0].role == Role::System).then_some(0);
+    let system =
+        (options.include_system && end > 0 && messages[0].role == Role::System).then_some(0);
     let start = usize::from(system.is_some());
     let mut budget = options.max_tokens;
     if system.is_some() {
@@ -273,7 +274,10 @@ impl Search<'_> {
     /// Tokens of the first `taken` messages of the order plus `extra` after them (in search
     /// order), counted in the list's real order.
     fn count(&self, taken: usize, extra: Option<MessageTokens>) -> i128 {
-        let items = self.order[..taken].iter().map(|&i| self.counts[i]).chain(extra);
+        let items = self.order[..taken]
+            .iter()
+            .map(|&i| self.counts[i])
+            .chain(extra);
         let total = if self.reversed {
             let mut real: Vec<MessageTokens> = items.collect();
             real.reverse();
@@ -305,7 +309,9 @@ impl Search<'_> {
             kept = (0..n).map(whole).collect();
         } else {
             // Counts only grow with the prefix, so the longest prefix that fits is a partition.
-            let fits = (0..=n).collect::<Vec<_>>().partition_point(|&k| self.count(k, None) <= max);
+            let fits = (0..=n)
+                .collect::<Vec<_>>()
+                .partition_point(|&k| self.count(k, None) <= max);
             let taken = fits.saturating_sub(1);
             kept = (0..taken).map(whole).collect();
             if allow_partial && taken < n {
@@ -314,7 +320,10 @@ impl Search<'_> {
         }
         if let Some(end_on) = end_on {
             while let Some(last) = kept.last() {
-                let message = last.replacement.as_ref().unwrap_or(&self.messages[last.index]);
+                let message = last
+                    .replacement
+                    .as_ref()
+                    .unwrap_or(&self.messages[last.index]);
                 if is_type(message, end_on) {
                     break;
                 }
@@ -344,13 +353,21 @@ impl Search<'_> {
         if let Content::Parts(parts) = &message.content {
             let n = parts.len();
             for blocks in (1..n).rev() {
-                let range = if self.reversed { n - blocks..n } else { 0..blocks };
+                let range = if self.reversed {
+                    n - blocks..n
+                } else {
+                    0..blocks
+                };
                 let candidate = keep(Content::Parts(parts[range].to_vec()));
                 if self.count(taken, Some(candidate.tokens)) <= max {
                     return Some(candidate);
                 }
             }
-            nearest_block = if self.reversed { parts.last() } else { parts.first() };
+            nearest_block = if self.reversed {
+                parts.last()
+            } else {
+                parts.first()
+            };
         }
         let text = match &message.content {
             Content::Text(text) => Some(text.as_str()),
@@ -383,3 +400,7 @@ impl Search<'_> {
         (splits_kept > 0).then(|| keep(Content::Text(join(splits_kept))))
     }
 }
+
+#[cfg(test)]
+#[path = "langchain_tests.rs"]
+mod tests;

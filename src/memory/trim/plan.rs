@@ -145,7 +145,9 @@ impl TrimPlan {
 
     /// Whether applying the plan changes nothing.
     pub fn is_noop(&self) -> bool {
-        self.steps.iter().all(|step| matches!(step, Step::Keep { .. }))
+        self.steps
+            .iter()
+            .all(|step| matches!(step, Step::Keep { .. }))
     }
 
     /// Messages in the trimmed list (the summary counts once it has text).

@@ -279,7 +279,15 @@ impl<'a> PolicyPlanner<'a> {
         {
             removed_groups += 1;
         }
-        self.finish(&prepared, &groups[..removed_groups], tokens_before)
+        // Replacing a lone summary by a summary of it gains nothing, and would never settle.
+        let removed = &groups[..removed_groups];
+        if removed
+            .iter()
+            .all(|g| g.len() == 1 && is_summary(&self.context[g.start]))
+        {
+            return self.finish(&prepared, &[], tokens_before);
+        }
+        self.finish(&prepared, removed, tokens_before)
     }
 
     /// Pinned messages plus drop middle's first messages, extended to a whole group.
@@ -396,8 +404,8 @@ impl<'a> PolicyPlanner<'a> {
                 None => Step::Keep { index },
             });
         }
-        let summary = (self.policy.summarization.enabled && cut_end > cut_start).then(|| {
-            SummarySlot {
+        let summary =
+            (self.policy.summarization.enabled && cut_end > cut_start).then(|| SummarySlot {
                 summarized: (cut_start..cut_end).collect(),
                 groups: removed.len(),
                 prompt: summarize_prompt(
@@ -406,8 +414,7 @@ impl<'a> PolicyPlanner<'a> {
                 ),
                 text: None,
                 summarizer: None,
-            }
-        });
+            });
         let kept = prepared.counts[..cut_start]
             .iter()
             .chain(&prepared.counts[cut_end..])
@@ -472,7 +479,9 @@ impl Prepared {
     ) {
         self.counts[index] = counter.count_message(&message);
         // An image stub on an emptied result keeps the first reason: both are shown as modified.
-        let reason = self.modified[index].as_ref().map_or(reason, |(_, first)| *first);
+        let reason = self.modified[index]
+            .as_ref()
+            .map_or(reason, |(_, first)| *first);
         self.modified[index] = Some((message, reason));
     }
 }
@@ -494,3 +503,7 @@ fn span(groups: &[Group]) -> (usize, usize) {
         _ => (0, 0),
     }
 }
+
+#[cfg(test)]
+#[path = "policy_tests.rs"]
+mod tests;
