@@ -54,9 +54,11 @@ macro_rules! on_pool {
     }};
 }
 
+mod chat_memory;
 mod insert;
 mod queries;
 
+pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, TableCount,
