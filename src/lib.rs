@@ -8,3 +8,4 @@ pub mod demo;
 pub mod inspect;
 pub mod memory;
 pub mod store;
+pub mod summarize;

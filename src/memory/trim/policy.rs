@@ -166,7 +166,7 @@ pub fn is_summary(message: &PromptMessage) -> bool {
 /// replans on every parameter change without counting unchanged messages).
 pub struct PolicyPlanner<'a> {
     policy: &'a ChatMemoryPolicy,
-    context: Vec<PromptMessage>,
+    context: Context<'a>,
     counts: Vec<MessageTokens>,
     counter: &'a dyn MessageCounter,
 }
@@ -182,7 +182,7 @@ impl<'a> PolicyPlanner<'a> {
     /// gives them); plan indices cover the predefined messages first, then the history.
     pub fn new(
         policy: &'a ChatMemoryPolicy,
-        history: &[PromptMessage],
+        history: &'a [PromptMessage],
         history_counts: &[MessageTokens],
         counter: &'a dyn MessageCounter,
     ) -> Result<Self, TrimError> {
@@ -193,10 +193,15 @@ impl<'a> PolicyPlanner<'a> {
                 counts: history_counts.len(),
             });
         }
-        let mut context = policy.predefined_messages.clone();
-        let mut counts: Vec<MessageTokens> =
-            context.iter().map(|m| counter.count_message(m)).collect();
-        context.extend_from_slice(history);
+        let context = Context {
+            predefined: &policy.predefined_messages,
+            history,
+        };
+        let mut counts: Vec<MessageTokens> = context
+            .predefined
+            .iter()
+            .map(|m| counter.count_message(m))
+            .collect();
         counts.extend_from_slice(history_counts);
         Ok(PolicyPlanner {
             policy,
@@ -207,8 +212,12 @@ impl<'a> PolicyPlanner<'a> {
     }
 
     /// The predefined messages followed by the history: what plan indices refer to.
-    pub fn context(&self) -> &[PromptMessage] {
-        &self.context
+    pub fn context(&self) -> Vec<PromptMessage> {
+        [self.context.predefined, self.context.history].concat()
+    }
+
+    pub fn message(&self, index: usize) -> &PromptMessage {
+        &self.context[index]
     }
 
     pub fn predefined_len(&self) -> usize {
@@ -236,7 +245,7 @@ impl<'a> PolicyPlanner<'a> {
             return self.finish(&prepared, &[], tokens_before);
         }
         let head = self.protected_len();
-        let groups: Vec<Group> = group_messages(&self.context[head..])
+        let groups: Vec<Group> = group_messages(self.context.tail(head))
             .into_iter()
             .map(|g| Group {
                 start: g.start + head,
@@ -304,7 +313,7 @@ impl<'a> PolicyPlanner<'a> {
             let wanted = usize::try_from(self.policy.keep_first).unwrap_or(usize::MAX);
             let first = (head + wanted).min(self.context.len());
             // Extend to the end of the group holding the last kept-first message.
-            head = group_messages(&self.context[head..])
+            head = group_messages(self.context.tail(head))
                 .into_iter()
                 .map(|g| g.end + head)
                 .find(|&end| end >= first)
@@ -451,6 +460,10 @@ impl<'a> PolicyPlanner<'a> {
             .flat_map(|slot| slot.summarized.iter().map(|&i| &self.context[i]))
     }
 
+    pub fn counter(&self) -> &dyn MessageCounter {
+        self.counter
+    }
+
     pub fn summary_max_tokens(&self) -> usize {
         usize::try_from(self.policy.summary_max_tokens).unwrap_or(usize::MAX)
     }
@@ -464,7 +477,7 @@ impl Prepared {
         }
     }
 
-    fn message<'m>(&'m self, index: usize, context: &'m [PromptMessage]) -> &'m PromptMessage {
+    fn message<'m>(&'m self, index: usize, context: &'m Context) -> &'m PromptMessage {
         self.modified[index]
             .as_ref()
             .map_or(&context[index], |(message, _)| message)
@@ -483,6 +496,34 @@ impl Prepared {
             .as_ref()
             .map_or(reason, |(_, first)| *first);
         self.modified[index] = Some((message, reason));
+    }
+}
+
+/// The predefined messages followed by the history, without copying either.
+struct Context<'a> {
+    predefined: &'a [PromptMessage],
+    history: &'a [PromptMessage],
+}
+
+impl Context<'_> {
+    fn len(&self) -> usize {
+        self.predefined.len() + self.history.len()
+    }
+
+    /// Messages from `start` on; `start` is never inside the predefined messages.
+    fn tail(&self, start: usize) -> &[PromptMessage] {
+        &self.history[start - self.predefined.len()..]
+    }
+}
+
+impl std::ops::Index<usize> for Context<'_> {
+    type Output = PromptMessage;
+
+    fn index(&self, index: usize) -> &PromptMessage {
+        match index.checked_sub(self.predefined.len()) {
+            Some(in_history) => &self.history[in_history],
+            None => &self.predefined[index],
+        }
     }
 }
 

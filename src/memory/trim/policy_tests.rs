@@ -83,7 +83,7 @@ fn apply(
         );
         planner.fill_summary(&mut plan, text, EXTRACTIVE_LABEL);
     }
-    let messages = plan.messages(planner.context());
+    let messages = plan.messages(&planner.context());
     (messages[planner.predefined_len()..].to_vec(), plan)
 }
 
