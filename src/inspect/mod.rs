@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod doctor;
+pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 use crate::store::StoreError;
