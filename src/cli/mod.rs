@@ -87,6 +87,8 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::History(args)) => commands::history::run(&context, &args).await,
         Some(Command::Tokens(args)) => commands::tokens::run(&context, &args),
         Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
+        Some(Command::ChatMemory(command)) => commands::chat_memory::run(&context, command).await,
+        Some(Command::Trim(command)) => commands::trim::run(&context, command).await,
     }
 }
 

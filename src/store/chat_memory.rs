@@ -28,7 +28,7 @@ pub struct ChatMemorySummary {
 }
 
 /// One change applied to a chat memory.
-#[derive(Debug, Clone, PartialEq, Eq, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, FromRow, serde::Serialize)]
 pub struct ChangeRecord {
     pub id: String,
     pub chat_memory_id: String,
