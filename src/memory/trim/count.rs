@@ -5,9 +5,10 @@ use crate::memory::budget::MessageTokens;
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::TokenCounter;
 
+/// `Sync` so plans can be summarized across awaits on any runtime.
 /// Counts messages so that a list counts the `inner` of every message but the last, the `last`
 /// of the last, and [`list_overhead`](MessageCounter::list_overhead) once (0 for an empty list).
-pub trait MessageCounter {
+pub trait MessageCounter: Sync {
     fn count_message(&self, message: &PromptMessage) -> MessageTokens;
     fn list_overhead(&self) -> u32;
     /// Tokens of a bare text, for capping a summary.
