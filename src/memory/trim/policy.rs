@@ -390,14 +390,22 @@ impl<'a> PolicyPlanner<'a> {
     /// The plan: steps in order with the summary after the removed slice.
     fn finish(&self, prepared: &Prepared, removed: &[Group], tokens_before: u64) -> TrimPlan {
         let (cut_start, cut_end) = span(removed);
+        let mut removal_reasons = Vec::with_capacity(cut_end - cut_start);
+        for group in removed {
+            for index in group.start..group.end {
+                removal_reasons.push(if group.orphan {
+                    Reason::OrphanToolResult
+                } else if index > group.start {
+                    Reason::ToolGroup
+                } else {
+                    Reason::OverLimit
+                });
+            }
+        }
         let mut steps = Vec::with_capacity(self.context.len() + 1);
         for index in 0..self.context.len() {
             if (cut_start..cut_end).contains(&index) {
-                let reason = match removed.iter().find(|g| g.start <= index && index < g.end) {
-                    Some(g) if g.orphan => Reason::OrphanToolResult,
-                    Some(g) if g.start < index => Reason::ToolGroup,
-                    _ => Reason::OverLimit,
-                };
+                let reason = removal_reasons[index - cut_start];
                 steps.push(Step::Remove { index, reason });
                 if index + 1 == cut_end && self.policy.summarization.enabled {
                     steps.push(Step::Summary);
