@@ -77,7 +77,7 @@ pub enum ChatMemoryCommand {
         offset: i64,
     },
     /// Add a message to (memory node, chat id), creating the memory if needed, then apply its policy
-    Add(ChatMemoryAddArgs),
+    Add(Box<ChatMemoryAddArgs>),
     /// Delete messages (latest workflow request or all, by roles); `trim undo` restores them
     Delete(ChatMemoryDeleteArgs),
 }
@@ -140,9 +140,9 @@ pub struct ChatMemoryDeleteArgs {
 #[derive(Debug, Subcommand)]
 pub enum TrimCommand {
     /// What a trim would do, changing nothing
-    Preview(TrimArgs),
+    Preview(Box<TrimArgs>),
     /// Apply a chat memory's trim (policy and flags) in one transaction
-    Apply(TrimArgs),
+    Apply(Box<TrimArgs>),
     /// Restore the last change of a chat memory exactly
     Undo {
         /// Chat memory id

@@ -73,7 +73,7 @@ enum Source {
         label: String,
         messages: Vec<PromptMessage>,
     },
-    ChatMemory(LoadedMemory),
+    ChatMemory(Box<LoadedMemory>),
 }
 
 impl Source {
@@ -118,7 +118,7 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
     match &args.chat_memory {
         Some(id) => {
             let loaded = load_memory(&store, id).await?;
-            Ok((Source::ChatMemory(loaded), Some(store)))
+            Ok((Source::ChatMemory(Box::new(loaded)), Some(store)))
         }
         None => Err(CliError {
             message: "name a history: --input FILE, --conversation ID or --chat-memory ID".into(),
