@@ -51,6 +51,13 @@ fn preview(c: &mut Criterion) {
     group.bench_function("drop middle at 4,000 tokens with a summary prompt", |b| {
         b.iter(|| session.preview_policy(black_box(&policy)).unwrap())
     });
+    let without_summary = ChatMemoryPolicy {
+        summarization: Default::default(),
+        ..policy.clone()
+    };
+    group.bench_function("drop middle at 4,000 tokens", |b| {
+        b.iter(|| session.preview_policy(black_box(&without_summary)).unwrap())
+    });
     let options = TrimOptions {
         strategy: Strategy::Last,
         include_system: true,
