@@ -111,6 +111,43 @@ fn preview_apply_and_undo_a_chat_memory_trim() {
 }
 
 #[test]
+fn conversation_threads_are_previewed_never_applied() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let list = json(memscope(home.path(), &db).args(["conversations", "--limit", "1"]));
+    let id = list["conversations"][0]["id"].as_str().unwrap().to_owned();
+    let preview = json(memscope(home.path(), &db).args([
+        "trim",
+        "preview",
+        "--conversation",
+        &id,
+        "--strategy",
+        "drop-middle",
+        "--keep-first",
+        "1",
+        "--max-messages",
+        "2",
+        "--summarize",
+    ]));
+    assert_eq!(preview["mode"], "policy");
+    assert!(
+        preview["source"]
+            .as_str()
+            .unwrap()
+            .contains("thread history")
+    );
+    assert!(preview["messages_after"].as_u64().unwrap() <= 2);
+    let (_, stderr) = run(
+        memscope(home.path(), &db).args(["trim", "apply", "--conversation", &id, "--yes"]),
+        3,
+    );
+    assert!(
+        stderr.contains("a conversation thread is a view computed at read time"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn adding_and_deleting_through_the_cli() {
     let home = tempfile::tempdir().unwrap();
     let db = demo(home.path());
