@@ -66,26 +66,18 @@ fn conversation() -> Batch {
         };
         batch.messages.push(MessageRow {
             app_id: app_id.clone(),
-            message: StoredMessage {
-                id: id.clone(),
-                conversation_id: conversation_id.clone(),
-                parent_message_id: own_parent,
-                query: format!(
-                    "Question {i}: how does the retention policy apply to archived projects?"
-                ),
-                answer: format!(
+            message: StoredMessage::turn(
+                id.clone(),
+                conversation_id.clone(),
+                own_parent.as_deref(),
+                format!("Question {i}: how does the retention policy apply to archived projects?"),
+                format!(
                     "Answer {i}: archived projects keep their history for ninety days, then the \
                      summaries are kept and the raw messages are deleted. {}",
                     "Exports stay available to owners. ".repeat(i % 7)
                 ),
-                message_tokens: 40,
-                answer_tokens: 60,
-                status: "normal".into(),
-                error: None,
-                invoke_from: Some("web-app".into()),
-                workflow_run_id: None,
-                created_at: at(start, i),
-            },
+                at(start, i),
+            ),
         });
         parent = Some(id);
     }

@@ -31,6 +31,9 @@ pub struct Config {
     pub storage: StorageConfig,
     pub tokens: TokensConfig,
     pub history: HistoryConfig,
+    pub ui: UiConfig,
+    /// The TUI keymap: `[keys.<context>]` tables of `"key" = { action, desc }`.
+    pub keys: toml::Table,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -59,6 +62,14 @@ pub struct TokensConfig {
 #[serde(deny_unknown_fields)]
 pub struct HistoryConfig {
     pub message_limit: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiConfig {
+    /// `dark` or `light`.
+    pub theme: String,
+    pub mouse: bool,
 }
 
 /// Where memscope keeps its files.
@@ -229,6 +240,20 @@ mod tests {
         assert_eq!(config.tokens.budget, 2000);
         assert_eq!(config.tokens.counter, "openai");
         assert_eq!(config.history.message_limit, 0);
+        assert_eq!(config.ui.theme, "dark");
+        assert!(
+            config.keys.contains_key("global"),
+            "the keymap is documented in config.toml"
+        );
+    }
+
+    #[test]
+    fn a_user_key_binding_overlays_the_defaults() {
+        let user = "[keys.global]\n\"x\" = { action = \"quit\", desc = \"leave\" }\n";
+        let config = merge(Some((Path::new("u.toml"), user))).unwrap();
+        let global = config.keys["global"].as_table().unwrap();
+        assert!(global.contains_key("x"));
+        assert!(global.contains_key("q"), "defaults stay");
     }
 
     #[test]

@@ -9,3 +9,4 @@ pub mod inspect;
 pub mod memory;
 pub mod store;
 pub mod summarize;
+pub mod tui;

@@ -61,6 +61,10 @@ pub enum Command {
     /// Preview trims on any history, apply them to chat memories, undo the last one
     #[command(subcommand)]
     Trim(TrimCommand),
+    /// List the nodes that ran in a chatflow conversation, with their latest context size
+    Nodes(NodesArgs),
+    /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
+    NodeContext(NodeContextArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -368,4 +372,44 @@ pub struct DoctorArgs {
     /// Show at most this many findings of each kind (all are counted)
     #[arg(long, default_value_t = 20)]
     pub max_per_kind: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct NodesArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// The leaf whose thread counts as "on thread" (default: the newest message)
+    #[arg(long, value_name = "MSG")]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NodeSource {
+    /// Design A: the node memory file in object storage
+    Files,
+    /// Design B: outputs["context"] of the thread's last run
+    Outputs,
+    /// What the node actually sent: process_data["prompts"], system prompt included
+    Prompts,
+}
+
+#[derive(Debug, Args)]
+pub struct NodeContextArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// Node id (as `nodes` lists it)
+    pub node: String,
+    /// The leaf to see the context at (default: the newest message)
+    #[arg(long, value_name = "MSG")]
+    pub leaf: Option<String>,
+    /// Which source to show
+    #[arg(long, value_enum, default_value_t = NodeSource::Outputs)]
+    pub source: NodeSource,
+    /// max_token_limit (default from config: Dify's 2000)
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
 }

@@ -78,6 +78,8 @@ fn fail(error: CliError) -> std::process::ExitCode {
 async fn dispatch(cli: Cli) -> CliResult {
     let context = Context::new(cli.global)?;
     match cli.command {
+        // The TUI when a person is at the terminal; the summary when piped.
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui(&context).await,
         None => commands::summary::run(&context).await,
         Some(Command::Info) => commands::info::run(&context).await,
         Some(Command::Init) => commands::demo::init(&context).await,
@@ -89,7 +91,17 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
         Some(Command::ChatMemory(command)) => commands::chat_memory::run(&context, command).await,
         Some(Command::Trim(command)) => commands::trim::run(&context, command).await,
+        Some(Command::Nodes(args)) => commands::nodes::list(&context, &args).await,
+        Some(Command::NodeContext(args)) => commands::nodes::context(&context, &args).await,
     }
+}
+
+async fn tui(context: &Context) -> CliResult {
+    let store = context.open().await?;
+    crate::tui::run(context.resolved.clone(), store)
+        .await
+        .map_err(|e| CliError::failure(format!("{e:#}")))?;
+    Ok(output::ExitCode::Ok)
 }
 
 /// The token counter the flags ask for, defaulting to the configuration.

@@ -80,6 +80,17 @@ impl BudgetView {
         }
     }
 
+    /// Moves the cut line to another budget: counts and totals are kept, so a budget key
+    /// redraws within the frame.
+    pub fn set_budget(&mut self, max_tokens: i64) {
+        self.pruned = prune(&self.totals, max_tokens);
+        self.max_tokens = max_tokens;
+        // With the zero counter nothing is ever pruned: what is sent does not change.
+        if self.counter_kind != CounterKind::Zero {
+            self.sent_tokens = self.pruned.tokens_after;
+        }
+    }
+
     /// Tokens of message `index` as part of the list (the last message may count one less).
     pub fn message_tokens(&self, index: usize) -> u32 {
         match self.counts.get(index) {
@@ -179,23 +190,10 @@ mod tests {
         answer: &str,
         second: u32,
     ) -> StoredMessage {
-        StoredMessage {
-            id: id.into(),
-            conversation_id: "c".into(),
-            parent_message_id: parent.map(Into::into),
-            query: query.into(),
-            answer: answer.into(),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: NaiveDate::from_ymd_opt(2026, 1, 1)
-                .unwrap()
-                .and_hms_opt(0, 0, second)
-                .unwrap(),
-        }
+        let at = NaiveDate::from_ymd_opt(2026, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, second);
+        StoredMessage::turn(id, "c", parent, query, answer, at.unwrap())
     }
 
     fn settings(counter: CounterKind, max_tokens: i64) -> BudgetSettings {
@@ -271,6 +269,10 @@ mod tests {
         );
         assert_eq!(cache.stats().misses, misses);
         assert_eq!(second.dropped(), 0);
+        let mut moved = first.clone();
+        moved.set_budget(100_000);
+        assert_eq!(moved.pruned, second.pruned);
+        assert_eq!(moved.sent_tokens, second.sent_tokens);
     }
 
     #[test]

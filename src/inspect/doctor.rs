@@ -1,11 +1,15 @@
 //! `doctor`: one pass over a memory database for the problems that make a bot forget, leak or
 //! overflow, each finding naming the row an operator should look at.
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
 use super::InspectError;
+use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
+use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
@@ -47,6 +51,14 @@ pub enum Finding {
         column: String,
         error: String,
     },
+    /// Node memory that cannot be read in full: an LLM execution's `context` or `prompts`, an
+    /// offloaded copy, or a node memory file. The rest of the node's context still reads.
+    NodeContext {
+        /// The execution, or `None` for a node memory file.
+        node_execution_id: Option<String>,
+        node_id: Option<String>,
+        problem: NodeProblem,
+    },
 }
 
 impl Finding {
@@ -57,6 +69,7 @@ impl Finding {
             Finding::TreeAnomaly { .. } => "tree_anomaly",
             Finding::DanglingWorkflowRun { .. } => "dangling_workflow_run",
             Finding::UnreadableJson { .. } => "unreadable_json",
+            Finding::NodeContext { .. } => "node_context",
         }
     }
 
@@ -98,6 +111,12 @@ impl Finding {
             } => format!(
                 "node execution {node_execution_id} (node {node_id}): `{column}` is not valid JSON: {error}"
             ),
+            Finding::NodeContext {
+                node_id, problem, ..
+            } => match node_id {
+                Some(node_id) => format!("node {node_id}: {problem}"),
+                None => problem.to_string(),
+            },
         }
     }
 }
@@ -107,6 +126,9 @@ impl Finding {
 pub struct DoctorSettings {
     pub counter: TokenCounter,
     pub budget: i64,
+    /// Dify's object storage root, for node memory files and offloaded outputs; `None` skips
+    /// the checks that read files.
+    pub storage_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -199,7 +221,129 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
             error: bad.error,
         });
     }
+    report
+        .findings
+        .extend(node_context_findings(store, settings).await?);
     Ok(report)
+}
+
+/// The problems in one LLM execution's context and prompts. An unparsable row column is
+/// already an `unreadable_json` finding; an unparsable offloaded copy is reported here.
+fn execution_findings(docs: &ExecutionDocs, node_id: &str) -> Vec<Finding> {
+    let parsed = parse_execution(docs);
+    let row_not_json = |problem: &NodeProblem, offloaded: bool| {
+        !offloaded && matches!(problem, NodeProblem::NotJson { .. })
+    };
+    let problems = parsed.problems.iter().chain(
+        parsed
+            .outputs
+            .context
+            .problems
+            .iter()
+            .filter(|p| !row_not_json(p, docs.outputs.offloaded)),
+    );
+    let problems = problems.chain(
+        parsed
+            .prompts
+            .problems
+            .iter()
+            .filter(|p| !row_not_json(p, docs.process_data.offloaded)),
+    );
+    problems
+        .map(|problem| Finding::NodeContext {
+            node_execution_id: Some(docs.id.clone()),
+            node_id: Some(node_id.to_owned()),
+            problem: problem.clone(),
+        })
+        .collect()
+}
+
+/// Streams every LLM execution, then follows offload links and reads every node memory file.
+async fn node_context_findings(
+    store: &Store,
+    settings: &DoctorSettings,
+) -> Result<Vec<Finding>, InspectError> {
+    let mut findings = Vec::new();
+    let mut offloaded = Vec::new();
+    store
+        .for_each_llm_execution(|record| {
+            if record.outputs_offload.is_some() || record.process_data_offload.is_some() {
+                // Read after the stream: the copy in storage is the one that counts.
+                offloaded.push(record);
+                return;
+            }
+            let node_id = record.node_id.clone();
+            let docs = ExecutionDocs {
+                id: record.id,
+                workflow_run_id: record.workflow_run_id,
+                status: record.status,
+                outputs: FullColumn {
+                    text: record.outputs,
+                    ..Default::default()
+                },
+                process_data: FullColumn {
+                    text: record.process_data,
+                    ..Default::default()
+                },
+            };
+            findings.extend(execution_findings(&docs, &node_id));
+        })
+        .await?;
+    let Some(root) = &settings.storage_root else {
+        return Ok(findings);
+    };
+    let node_ids: Vec<String> = offloaded.iter().map(|r| r.node_id.clone()).collect();
+    for (docs, node_id) in resolve_offloads(root, offloaded).await.iter().zip(node_ids) {
+        findings.extend(execution_findings(docs, &node_id));
+    }
+    findings.extend(memory_file_findings(root));
+    Ok(findings)
+}
+
+/// Parses every `node_memory/{app_id}/{conversation_id}/{node_id}.json` below `root`.
+fn memory_file_findings(root: &Path) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for path in memory_files(&root.join("node_memory")) {
+        let what = path.display().to_string();
+        let node_id = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned());
+        let problems = match std::fs::read(&path) {
+            Ok(bytes) => parse_memory_file(&bytes, &what).problems,
+            Err(error) => vec![NodeProblem::UnreadableFile {
+                path: what,
+                error: error.to_string(),
+            }],
+        };
+        findings.extend(problems.into_iter().map(|problem| Finding::NodeContext {
+            node_execution_id: None,
+            node_id: node_id.clone(),
+            problem,
+        }));
+    }
+    findings
+}
+
+/// The `*.json` files two directory levels below `node_memory`, sorted; a missing or
+/// unreadable directory has none.
+fn memory_files(node_memory: &Path) -> Vec<PathBuf> {
+    let children = |dir: &Path| -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .collect();
+        paths.sort();
+        paths
+    };
+    children(node_memory)
+        .iter()
+        .filter(|p| p.is_dir())
+        .flat_map(|app| children(app))
+        .filter(|p| p.is_dir())
+        .flat_map(|conversation| children(&conversation))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -209,29 +353,24 @@ mod tests {
     use chrono::NaiveDate;
 
     fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {
-        StoredMessage {
-            id: id.into(),
-            conversation_id: "c".into(),
-            parent_message_id: parent.map(Into::into),
-            query: format!("question {id}"),
-            answer: format!("answer {id}"),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: NaiveDate::from_ymd_opt(2026, 1, 1)
-                .unwrap()
-                .and_hms_opt(0, 0, second)
-                .unwrap(),
-        }
+        let at = NaiveDate::from_ymd_opt(2026, 1, 1)
+            .unwrap()
+            .and_hms_opt(0, 0, second);
+        StoredMessage::turn(
+            id,
+            "c",
+            parent,
+            format!("question {id}"),
+            format!("answer {id}"),
+            at.unwrap(),
+        )
     }
 
     fn settings(budget: i64) -> DoctorSettings {
         DoctorSettings {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             budget,
+            storage_root: None,
         }
     }
 

@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod doctor;
+pub mod nodes;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

@@ -4,6 +4,7 @@ pub mod budget;
 pub mod history;
 pub mod model;
 pub mod models;
+pub mod node_context;
 pub mod thread;
 pub mod tokens;
 pub mod tree;

@@ -29,6 +29,32 @@ pub struct StoredMessage {
 }
 
 impl StoredMessage {
+    /// A finished turn with Dify's column defaults for the rest: status `normal`, no token
+    /// counts, no error, no workflow run.
+    pub fn turn(
+        id: impl Into<String>,
+        conversation_id: impl Into<String>,
+        parent_message_id: Option<&str>,
+        query: impl Into<String>,
+        answer: impl Into<String>,
+        created_at: NaiveDateTime,
+    ) -> StoredMessage {
+        StoredMessage {
+            id: id.into(),
+            conversation_id: conversation_id.into(),
+            parent_message_id: parent_message_id.map(Into::into),
+            query: query.into(),
+            answer: answer.into(),
+            message_tokens: 0,
+            answer_tokens: 0,
+            status: "normal".into(),
+            error: None,
+            invoke_from: None,
+            workflow_run_id: None,
+            created_at,
+        }
+    }
+
     /// The parent link as the extraction reads it: `None` and `""` both mean "no parent".
     pub fn parent(&self) -> Option<&str> {
         self.parent_message_id.as_deref().filter(|p| !p.is_empty())

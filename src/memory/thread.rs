@@ -553,19 +553,8 @@ pub(crate) mod tests {
 
     #[test]
     fn stored_messages_extract_like_links() {
-        let message = |id: &str, parent: Option<&str>| StoredMessage {
-            id: id.into(),
-            conversation_id: "c".into(),
-            parent_message_id: parent.map(Into::into),
-            query: String::new(),
-            answer: String::new(),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: chrono::NaiveDateTime::default(),
+        let message = |id: &str, parent: Option<&str>| {
+            StoredMessage::turn(id, "c", parent, "", "", chrono::NaiveDateTime::default())
         };
         let rows = [
             message("2", Some("1")),

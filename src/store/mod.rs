@@ -56,9 +56,12 @@ macro_rules! on_pool {
 
 mod chat_memory;
 mod insert;
+mod nodes;
 mod queries;
 
 pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
+pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
+
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, TableCount,

@@ -25,10 +25,10 @@ macro_rules! message_columns {
 
 /// Ids bound per `IN (…)` query. Shorter lists are padded with their first id, so every query
 /// has one text and one prepared statement.
-const IN_LIST_LEN: usize = 256;
+pub(super) const IN_LIST_LEN: usize = 256;
 
 /// `prefix` followed by `($1::uuid, …, $N::uuid)` and `suffix`, for [`IN_LIST_LEN`] ids.
-fn in_list_query(prefix: &str, suffix: &str) -> String {
+pub(super) fn in_list_query(prefix: &str, suffix: &str) -> String {
     let placeholders: Vec<String> = (1..=IN_LIST_LEN).map(|n| format!("${n}::uuid")).collect();
     format!("{prefix}({}){suffix}", placeholders.join(", "))
 }
@@ -49,7 +49,7 @@ static EXISTING_RUNS_SQL: LazyLock<String> =
 
 /// Ids as the database stores them (lowercase, hyphenated), dropping what is not a UUID: no row
 /// can have such an id, and PostgreSQL would reject it in a `::uuid` cast.
-fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(super) fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut seen = HashSet::new();
     ids.into_iter()
         .filter_map(canonical_uuid)
@@ -57,7 +57,7 @@ fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         .collect()
 }
 
-fn canonical_uuid(id: &str) -> Option<String> {
+pub(super) fn canonical_uuid(id: &str) -> Option<String> {
     uuid::Uuid::parse_str(id)
         .ok()
         .map(|u| u.hyphenated().to_string())
@@ -532,7 +532,7 @@ impl Store {
 
 /// `ids` (at most [`IN_LIST_LEN`]) padded to [`IN_LIST_LEN`] values by repeating the first: a
 /// repeated value does not change an `IN` list's result.
-fn padded(ids: &[String]) -> impl Iterator<Item = &String> {
+pub(super) fn padded(ids: &[String]) -> impl Iterator<Item = &String> {
     ids.iter()
         .chain(ids.first().into_iter().cycle())
         .take(IN_LIST_LEN)

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod doctor;
 pub mod history;
 pub mod info;
+pub mod nodes;
 pub mod summary;
 pub mod thread;
 pub mod tokens;

@@ -18,14 +18,18 @@ use super::python_repr::push_str_repr;
 /// Which of Dify's counting behaviours to reproduce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CounterKind {
-    /// The classic OpenAI formula (Dify ≤ 0.15 core, and the OpenAI plugin until 2026).
+    /// The classic OpenAI formula (Dify ≤ 0.15 core, and the OpenAI plugin until 2026). Dify
+    /// raises `NotImplementedError` for model families it does not list; this counts them with
+    /// the standard 3 per message and +1 per name instead.
     OpenAi,
     /// The OpenAI plugin's 2026 estimate: the list's text joined by newlines, plus 3 per
     /// message and 3 per list.
     Plugin,
-    /// The message text alone, no overhead. Providers that use Dify's GPT-2 fallback each
-    /// build their own prompt text (role prefixes, separators) and count that; this is the
-    /// part every one of them counts, so it is a lower bound of their counts.
+    /// Each message's text alone (text parts concatenated; roles, names, tool calls and files
+    /// count nothing), with no per-message or per-list overhead. This is the core of what
+    /// providers on Dify's GPT-2 fallback count: each wraps the text in its own prompt format
+    /// (role prefixes, separators) before counting, so their counts are this plus a
+    /// provider-specific overhead. An unknown model gets that fallback's tokenizer, r50k_base.
     Raw,
     /// Always 0: Dify 1.x's default (`PLUGIN_BASED_TOKEN_COUNTING_ENABLED=false`), under which
     /// token pruning never removes anything.
@@ -304,12 +308,13 @@ impl TokenCounter {
     /// is always a letter, though: the next segment starts with its role name. So `inner`
     /// counts the segment followed by `"\n"` and one probe letter, minus the probe's token.
     /// This is exact for all four encodings because no pattern matches across a newline
-    /// followed by a letter, and patterns look at most one character past a match.
+    /// followed by a letter, and the only look-ahead (`(?!\S)`) reads one character, which is
+    /// a letter in both cases.
     ///
     /// The same property gives a cut point that spares a second pass over the whole segment:
-    /// the last position after a newline that holds a letter. Pieces never cross it, so the
-    /// head before it is counted once (as `head + that letter`, minus the letter) and only the
-    /// short tail is counted twice, alone and before the probe.
+    /// the last position after a newline that holds an ASCII letter. Pieces never cross it, so
+    /// the head before it is counted once (as `head + that letter`, minus the letter) and only
+    /// the tail, usually the last line, is counted twice: alone and before the probe.
     fn plugin_tokens(&self, message: &PromptMessage) -> MessageTokens {
         const NEXT_SEGMENT_PROBE: &str = "\na";
         const LETTER_TOKENS: usize = 1;

@@ -1,0 +1,197 @@
+//! TUI frame costs with a 10,000-message conversation open (TestBackend, 120x40):
+//! drawing one frame, moving the selection (thread view + a budget request), and a budget key
+//! press followed by the redraw of the cut line.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::inspect::budget::BudgetView;
+use memscope::inspect::conversation::LoadedConversation;
+use memscope::memory::model::StoredMessage;
+use memscope::memory::tokens::{CountCache, CounterKind, preload};
+use memscope::store::{ConversationInfo, ConversationSummary};
+use memscope::tui::keymap::Keymap;
+use memscope::tui::state::{AppState, Loaded, Settings};
+use memscope::tui::theme::Theme;
+use memscope::tui::ui;
+use memscope::tui::update::{Effect, Event, JobEvent, start, update};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const MESSAGES: u32 = 10_000;
+
+fn id(n: u32) -> String {
+    format!("{n:08x}-0000-4000-8000-000000000000")
+}
+
+fn time(seconds: i64) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp(1_750_000_000 + seconds, 0)
+        .unwrap()
+        .naive_utc()
+}
+
+/// A long conversation: a chain where every tenth message was regenerated once.
+fn conversation() -> Arc<Loaded> {
+    let mut rows = Vec::with_capacity(MESSAGES as usize);
+    let mut parent: Option<u32> = None;
+    for n in 0..MESSAGES {
+        rows.push(StoredMessage::turn(
+            id(n),
+            id(u32::MAX),
+            parent.map(id).as_deref(),
+            format!("question {n}: how does the refund policy apply to order {n}?"),
+            format!("answer {n}: it applies within thirty days of delivery."),
+            time(i64::from(n)),
+        ));
+        // A regeneration is a sibling: the chain goes on from the earlier answer.
+        if n % 10 != 9 {
+            parent = Some(n);
+        }
+    }
+    let info = ConversationInfo {
+        id: id(u32::MAX),
+        name: "Long conversation".to_owned(),
+        mode: "chat".to_owned(),
+        status: "normal".to_owned(),
+        from_source: "api".to_owned(),
+        dialogue_count: i64::from(MESSAGES),
+        app_id: id(7),
+        app_name: Some("bench".to_owned()),
+        app_mode: Some("chat".to_owned()),
+        memory_window: None,
+        created_at: time(0),
+        updated_at: time(i64::from(MESSAGES)),
+    };
+    Arc::new(Loaded::new(LoadedConversation {
+        info,
+        rows,
+        files: Vec::new(),
+    }))
+}
+
+fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
+    for effect in effects {
+        if let Effect::ComputeBudget {
+            generation,
+            loaded,
+            leaf,
+            mode,
+            window,
+            settings,
+        } = effect
+        {
+            let rows = loaded.budget_rows(leaf, mode, window);
+            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
+            let result = Ok(Box::new(view));
+            update(state, Event::Job(JobEvent::Budget { generation, result }));
+        }
+    }
+}
+
+fn opened_state(cache: &mut CountCache) -> AppState {
+    let settings = Settings {
+        models: vec!["gpt-4o".to_owned()],
+        model_index: 0,
+        counter: CounterKind::OpenAi,
+        encoding: None,
+        budget: 2000,
+        message_limit: 0,
+        app_window: true,
+    };
+    preload(settings.counter().encoding());
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings,
+        "sqlite://bench".into(),
+        false,
+    );
+    start(&mut state);
+    let generation = state.list.generation;
+    let summary = ConversationSummary {
+        id: id(u32::MAX),
+        name: "Long conversation".to_owned(),
+        app_id: id(7),
+        app_name: Some("bench".to_owned()),
+        app_mode: Some("chat".to_owned()),
+        mode: "chat".to_owned(),
+        message_count: i64::from(MESSAGES),
+        last_activity: time(0),
+        updated_at: time(0),
+    };
+    let result = Ok(vec![summary]);
+    update(
+        &mut state,
+        Event::Job(JobEvent::List { generation, result }),
+    );
+    let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
+    let Some(Effect::LoadConversation { generation, .. }) =
+        update(&mut state, Event::Key(enter)).pop()
+    else {
+        panic!("Enter opens the conversation");
+    };
+    let result = Ok(conversation());
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::Conversation { generation, result }),
+    );
+    run_budgets(&mut state, effects, cache);
+    state
+}
+
+fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn frames(c: &mut Criterion) {
+    let mut cache = CountCache::new(CountCache::DEFAULT_CAPACITY);
+    let mut state = opened_state(&mut cache);
+    let theme = Theme::dark();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+
+    c.bench_function("draw_frame_10k_conversation", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| ui::draw(black_box(&state), &theme, frame))
+                .unwrap();
+        })
+    });
+
+    c.bench_function("budget_key_to_redrawn_cut_line_10k", |b| {
+        let mut step = 0u32;
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { '+' } else { '-' }));
+            assert!(effects.is_empty());
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+        })
+    });
+
+    c.bench_function("move_selection_10k_thread_view_and_budget", |b| {
+        let mut step = 0u32;
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { 'j' } else { 'k' }));
+            run_budgets(&mut state, effects, &mut cache);
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+        })
+    });
+
+    let mut bottom = state.clone();
+    update(&mut bottom, key('G'));
+    c.bench_function("draw_frame_10k_cursor_at_the_bottom", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| ui::draw(black_box(&bottom), &theme, frame))
+                .unwrap();
+        })
+    });
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);

@@ -1,0 +1,344 @@
+//! `nodes` and `node-context`: the nodes that ran in a chatflow conversation, and what one node
+//! remembers (design A or B) and actually sent, with its token budget and timeline.
+
+use serde::Serialize;
+
+use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
+use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::{Context, counter_from};
+use crate::inspect::budget::{BudgetLine, BudgetSettings};
+use crate::inspect::nodes::{
+    ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
+    latest_context, load_conversation_executions, load_latest_executions, load_node_sources,
+    load_thread, load_timeline, node_context, sparkline, summarize_nodes, timeline,
+};
+use crate::memory::history::{HistoryOptions, PopRule};
+use crate::memory::node_context::NodeProblem;
+use crate::memory::thread::ExtractionMode;
+use crate::memory::tokens::CountCache;
+
+fn settings(
+    context: &Context,
+    tokens: &TokenArgs,
+    max_tokens: Option<i64>,
+) -> CliResult<BudgetSettings> {
+    let (counter, model) = counter_from(context, tokens)?;
+    Ok(BudgetSettings {
+        counter,
+        max_tokens: max_tokens.unwrap_or(context.resolved.config.tokens.budget),
+        model,
+        options: HistoryOptions::default(),
+    })
+}
+
+/// The thread as Dify's node memory derives it: current extraction and placeholder pop.
+async fn thread(
+    store: &crate::store::Store,
+    conversation: &str,
+    leaf: Option<&str>,
+) -> CliResult<NodeThread> {
+    Ok(load_thread(
+        store,
+        conversation,
+        leaf,
+        ExtractionMode::Dify,
+        PopRule::default(),
+    )
+    .await?)
+}
+
+/// A UUID's first 8 characters; other labels (`context[3]`) whole.
+fn short(id: &str) -> &str {
+    match uuid::Uuid::parse_str(id) {
+        Ok(_) => &id[..8],
+        Err(_) => id,
+    }
+}
+
+#[derive(Serialize)]
+struct NodeRow {
+    #[serde(flatten)]
+    node: NodeSummary,
+    latest_context: Option<LatestContext>,
+}
+
+#[derive(Serialize)]
+struct NodesReport {
+    conversation_id: String,
+    conversation_name: String,
+    app_mode: Option<String>,
+    /// Why node memory does not apply, when it does not.
+    empty: Option<EmptyState>,
+    thread_turns: usize,
+    counter: String,
+    nodes: Vec<NodeRow>,
+}
+
+fn render_nodes(r: &NodesReport) -> String {
+    let mut out = format!(
+        "conversation {} \"{}\" ({} thread turns with a workflow run)\ncounter {}\n",
+        r.conversation_id, r.conversation_name, r.thread_turns, r.counter
+    );
+    if let Some(empty) = &r.empty {
+        out.push_str(&format!("{empty}\n"));
+    }
+    let rows: Vec<Vec<String>> = r
+        .nodes
+        .iter()
+        .map(|row| {
+            let (messages, tokens) =
+                row.latest_context
+                    .map_or((String::new(), String::new()), |l| {
+                        (
+                            format!("{} ({})", l.messages, source_name(l.source)),
+                            thousands(l.tokens),
+                        )
+                    });
+            vec![
+                row.node.node_id.clone(),
+                row.node.node_type.clone(),
+                cell(&row.node.title, 30),
+                row.node.executions.to_string(),
+                row.node.on_thread.to_string(),
+                messages,
+                tokens,
+            ]
+        })
+        .collect();
+    out.push('\n');
+    out.push_str(&table(
+        &[
+            "node",
+            "type",
+            "title",
+            "executions",
+            "on thread",
+            "latest context",
+            "tokens",
+        ],
+        &rows,
+    ));
+    out
+}
+
+fn source_name(source: ContextSource) -> &'static str {
+    match source {
+        ContextSource::Files => "files",
+        ContextSource::Outputs => "outputs",
+        ContextSource::Prompts => "prompts",
+    }
+}
+
+pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
+    let store = context.open().await?;
+    let settings = settings(context, &args.tokens, None)?;
+    let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
+    let empty = (!thread.is_chatflow()).then(|| EmptyState::NotAChatflow {
+        app_mode: thread.info.app_mode.clone(),
+    });
+    let executions = load_conversation_executions(&store, &thread.info.id).await?;
+    let nodes = summarize_nodes(&thread, &executions);
+    let storage_root = &context.resolved.storage_root;
+    let mut latest = load_latest_executions(&store, storage_root, &nodes).await?;
+    let mut cache = CountCache::default();
+    let nodes = nodes
+        .into_iter()
+        .map(|node| NodeRow {
+            latest_context: latest
+                .remove(&node.node_id)
+                .and_then(|docs| latest_context(&docs, &settings, &mut cache)),
+            node,
+        })
+        .collect();
+    let report = NodesReport {
+        conversation_id: thread.info.id.clone(),
+        conversation_name: thread.info.name.clone(),
+        app_mode: thread.info.app_mode.clone(),
+        empty,
+        thread_turns: thread.turns.len(),
+        counter: settings.counter.description(),
+        nodes,
+    };
+    emit(context.global.json, &report, render_nodes)?;
+    Ok(ExitCode::Ok)
+}
+
+#[derive(Serialize)]
+struct ContextReport {
+    conversation_id: String,
+    node_id: String,
+    source: ContextSource,
+    leaf: Option<String>,
+    run_id: Option<String>,
+    execution_id: Option<String>,
+    offloaded: bool,
+    empty: Option<EmptyState>,
+    /// Per-item problems: the rest of the context still shows.
+    problems: Vec<NodeProblem>,
+    missing_runs: Vec<String>,
+    counter: String,
+    model: String,
+    max_tokens: i64,
+    tokens_before: u64,
+    tokens_after: u64,
+    sent_tokens: u64,
+    context_window: Option<u64>,
+    dropped: usize,
+    warnings: Vec<String>,
+    messages: Vec<BudgetLine>,
+    timeline: Timeline,
+    sparkline: String,
+}
+
+fn render_context(r: &ContextReport) -> String {
+    let mut out = format!(
+        "conversation {} node {}: {}\n",
+        r.conversation_id,
+        r.node_id,
+        r.source.describe()
+    );
+    if let Some(run) = &r.run_id {
+        out.push_str(&format!(
+            "run {run}, execution {}{}\n",
+            r.execution_id.as_deref().unwrap_or("none"),
+            if r.offloaded {
+                " (outputs read from the offloaded upload)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(empty) = &r.empty {
+        out.push_str(&format!("empty: {empty}\n"));
+    }
+    for problem in &r.problems {
+        out.push_str(&format!("error: {problem}\n"));
+    }
+    if !r.missing_runs.is_empty() {
+        out.push_str(&format!(
+            "{} thread runs have no turn in the file (skipped, as Dify does)\n",
+            r.missing_runs.len()
+        ));
+    }
+    out.push_str(&format!(
+        "counter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
+        r.counter,
+        thousands(r.max_tokens),
+        thousands(r.tokens_before),
+        thousands(r.tokens_after),
+        r.dropped,
+        r.messages.len()
+    ));
+    for warning in &r.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    let mut rows = Vec::new();
+    for line in &r.messages {
+        if line.index == r.dropped && r.dropped > 0 {
+            rows.push(vec![
+                "──".into(),
+                "── cut line: everything above is pruned ──".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        rows.push(vec![
+            line.index.to_string(),
+            format!("{} {}", line.role.as_str(), short(&line.source_id)),
+            line.tokens.to_string(),
+            thousands(line.tokens_from_here),
+            cell(&line.message.content.text(), 60),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&table(
+        &["#", "message", "tokens", "from here", "content"],
+        &rows,
+    ));
+    out.push_str(&format!(
+        "\n\ntimeline ({} turns): {}\n",
+        r.timeline.turns.len(),
+        r.sparkline
+    ));
+    let turns: Vec<Vec<String>> = r
+        .timeline
+        .turns
+        .iter()
+        .enumerate()
+        .map(|(i, turn)| {
+            let mut notes: Vec<String> = turn
+                .disagreement
+                .iter()
+                .map(|d| format!("A/B: {d}"))
+                .collect();
+            notes.extend(turn.problems.iter().map(ToString::to_string));
+            vec![
+                (i + 1).to_string(),
+                short(&turn.message_id).to_owned(),
+                short(&turn.workflow_run_id).to_owned(),
+                turn.status.clone().unwrap_or_else(|| "not run".to_owned()),
+                turn.context_messages
+                    .map_or(String::new(), |n| n.to_string()),
+                turn.prompt_messages
+                    .map_or(String::new(), |n| n.to_string()),
+                cell(&notes.join("; "), 70),
+            ]
+        })
+        .collect();
+    out.push_str(&table(
+        &[
+            "turn", "message", "run", "status", "context", "prompts", "notes",
+        ],
+        &turns,
+    ));
+    out
+}
+
+pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
+    let store = context.open().await?;
+    let settings = settings(context, &args.tokens, args.max_tokens)?;
+    let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
+    let storage_root = &context.resolved.storage_root;
+    let sources = load_node_sources(&store, storage_root, &thread, &args.node).await?;
+    let executions = load_timeline(&store, storage_root, &thread, &args.node).await?;
+    let source = match args.source {
+        NodeSource::Files => ContextSource::Files,
+        NodeSource::Outputs => ContextSource::Outputs,
+        NodeSource::Prompts => ContextSource::Prompts,
+    };
+    let mut cache = CountCache::default();
+    let view = NodeContextView::compute(
+        node_context(&thread, &sources, source),
+        &settings,
+        &mut cache,
+    );
+    let timeline = timeline(&thread, &args.node, &sources.memory_file, &executions);
+    let budget = &view.budget;
+    let report = ContextReport {
+        conversation_id: thread.info.id.clone(),
+        node_id: args.node.clone(),
+        source,
+        leaf: thread.leaf.clone(),
+        run_id: view.context.run_id.clone(),
+        execution_id: view.context.execution_id.clone(),
+        offloaded: view.context.offloaded,
+        empty: view.context.empty.clone(),
+        problems: view.context.problems.clone(),
+        missing_runs: view.context.missing_runs.clone(),
+        counter: budget.counter_description.clone(),
+        model: budget.model.clone(),
+        max_tokens: budget.max_tokens,
+        tokens_before: budget.pruned.tokens_before,
+        tokens_after: budget.pruned.tokens_after,
+        sent_tokens: budget.sent_tokens,
+        context_window: budget.context_window,
+        dropped: budget.dropped(),
+        warnings: budget.warnings(),
+        messages: budget.lines(),
+        sparkline: sparkline(&timeline.sizes()),
+        timeline,
+    };
+    emit(context.global.json, &report, render_context)?;
+    Ok(ExitCode::Ok)
+}

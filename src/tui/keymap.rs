@@ -1,0 +1,465 @@
+//! The keymap: key chords to actions per context, each binding with a description. The help
+//! popup and the hint bar are generated from it, so they never disagree with what keys do.
+//!
+//! The text is a `[keys]` table of `config.toml`; [`DEFAULT_KEYS`] is the built-in one, and a
+//! user table overrides it key by key (an action of `"none"` unbinds a key).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde::Deserialize;
+
+use super::action::Action;
+
+/// The built-in keymap: the `[keys]` tables of the embedded `config.toml`.
+pub const DEFAULT_KEYS: &str = crate::config::DEFAULT_CONFIG;
+
+/// Where a binding applies. Global bindings apply everywhere unless the screen's own context
+/// binds the same key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyContext {
+    Global,
+    Conversations,
+    Conversation,
+}
+
+impl KeyContext {
+    pub fn title(self) -> &'static str {
+        match self {
+            KeyContext::Global => "Everywhere",
+            KeyContext::Conversations => "Conversation list",
+            KeyContext::Conversation => "Conversation",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum KeymapError {
+    #[error("[keys] is not valid: {0}")]
+    Invalid(String),
+    #[error("[keys.{context}] \"{key}\": {problem}")]
+    BadKey {
+        context: String,
+        key: String,
+        problem: String,
+    },
+}
+
+/// One key with its modifiers. Shift is folded into the character for printable keys, so `G`
+/// matches whatever the terminal reports for shift-g.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyChord {
+    code: ChordCode,
+    ctrl: bool,
+    alt: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum ChordCode {
+    Char(char),
+    Named(NamedKey),
+    F(u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum NamedKey {
+    Esc,
+    Enter,
+    Tab,
+    BackTab,
+    Backspace,
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Space,
+}
+
+const NAMED_KEYS: [(&str, NamedKey); 14] = [
+    ("esc", NamedKey::Esc),
+    ("enter", NamedKey::Enter),
+    ("tab", NamedKey::Tab),
+    ("backtab", NamedKey::BackTab),
+    ("backspace", NamedKey::Backspace),
+    ("up", NamedKey::Up),
+    ("down", NamedKey::Down),
+    ("left", NamedKey::Left),
+    ("right", NamedKey::Right),
+    ("pageup", NamedKey::PageUp),
+    ("pagedown", NamedKey::PageDown),
+    ("home", NamedKey::Home),
+    ("end", NamedKey::End),
+    ("space", NamedKey::Space),
+];
+
+impl KeyChord {
+    /// Parses `q`, `G`, `?`, `ctrl-c`, `alt-x`, `esc`, `pagedown`, `f1`.
+    pub fn parse(text: &str) -> Result<KeyChord, String> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut rest = text;
+        loop {
+            if let Some(after) = rest.strip_prefix("ctrl-").filter(|r| !r.is_empty()) {
+                ctrl = true;
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix("alt-").filter(|r| !r.is_empty()) {
+                alt = true;
+                rest = after;
+            } else {
+                break;
+            }
+        }
+        let mut chars = rest.chars();
+        let code = match (chars.next(), chars.next()) {
+            (Some(c), None) => ChordCode::Char(c),
+            (None, _) => return Err("empty key".to_owned()),
+            _ => {
+                let lower = rest.to_ascii_lowercase();
+                if let Some((_, named)) = NAMED_KEYS.iter().find(|(name, _)| *name == lower) {
+                    ChordCode::Named(*named)
+                } else if let Some(n) = lower
+                    .strip_prefix('f')
+                    .and_then(|n| n.parse::<u8>().ok())
+                    .filter(|n| (1..=24).contains(n))
+                {
+                    ChordCode::F(n)
+                } else {
+                    return Err(format!("unknown key name {rest:?}"));
+                }
+            }
+        };
+        Ok(KeyChord { code, ctrl, alt })
+    }
+
+    /// The chord a terminal key event stands for; `None` for keys no binding can name.
+    pub fn from_event(event: &KeyEvent) -> Option<KeyChord> {
+        let code = match event.code {
+            KeyCode::Char(' ') => ChordCode::Named(NamedKey::Space),
+            KeyCode::Char(c) => ChordCode::Char(c),
+            KeyCode::Esc => ChordCode::Named(NamedKey::Esc),
+            KeyCode::Enter => ChordCode::Named(NamedKey::Enter),
+            KeyCode::Tab => ChordCode::Named(NamedKey::Tab),
+            KeyCode::BackTab => ChordCode::Named(NamedKey::BackTab),
+            KeyCode::Backspace => ChordCode::Named(NamedKey::Backspace),
+            KeyCode::Up => ChordCode::Named(NamedKey::Up),
+            KeyCode::Down => ChordCode::Named(NamedKey::Down),
+            KeyCode::Left => ChordCode::Named(NamedKey::Left),
+            KeyCode::Right => ChordCode::Named(NamedKey::Right),
+            KeyCode::PageUp => ChordCode::Named(NamedKey::PageUp),
+            KeyCode::PageDown => ChordCode::Named(NamedKey::PageDown),
+            KeyCode::Home => ChordCode::Named(NamedKey::Home),
+            KeyCode::End => ChordCode::Named(NamedKey::End),
+            KeyCode::F(n) => ChordCode::F(n),
+            _ => return None,
+        };
+        Some(KeyChord {
+            code,
+            ctrl: event.modifiers.contains(KeyModifiers::CONTROL),
+            alt: event.modifiers.contains(KeyModifiers::ALT),
+        })
+    }
+}
+
+impl fmt::Display for KeyChord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ctrl {
+            f.write_str("ctrl-")?;
+        }
+        if self.alt {
+            f.write_str("alt-")?;
+        }
+        match self.code {
+            ChordCode::Char(c) => write!(f, "{c}"),
+            ChordCode::F(n) => write!(f, "f{n}"),
+            ChordCode::Named(named) => {
+                let name = NAMED_KEYS
+                    .iter()
+                    .find(|(_, k)| *k == named)
+                    .map_or("?", |(name, _)| name);
+                f.write_str(name)
+            }
+        }
+    }
+}
+
+/// One key bound to an action, with what the help says about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    pub context: KeyContext,
+    pub key: KeyChord,
+    pub action: Action,
+    pub description: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BindingEntry {
+    action: String,
+    desc: Option<String>,
+}
+
+/// The bindings in effect, sorted by context then action order then key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keymap {
+    bindings: Vec<Binding>,
+}
+
+impl Keymap {
+    /// The built-in keymap.
+    pub fn default_keys() -> Keymap {
+        Keymap::from_toml(DEFAULT_KEYS, None).expect("the built-in keymap is valid")
+    }
+
+    /// Parses the `[keys]` table of `base` (TOML text) and overlays `user`, the contents of a
+    /// user's `[keys]` table, key by key.
+    pub fn from_toml(base: &str, user: Option<&toml::Table>) -> Result<Keymap, KeymapError> {
+        let invalid = |e: toml::de::Error| KeymapError::Invalid(e.message().to_owned());
+        let mut base: toml::Table = toml::from_str(base).map_err(invalid)?;
+        let base_keys = match base.remove("keys") {
+            Some(toml::Value::Table(keys)) => keys,
+            _ => return Err(KeymapError::Invalid("no [keys] table".to_owned())),
+        };
+        let mut entries: BTreeMap<(KeyContext, KeyChord), BindingEntry> = BTreeMap::new();
+        for keys in std::iter::once(base_keys).chain(user.cloned()) {
+            let by_context: BTreeMap<KeyContext, BTreeMap<String, BindingEntry>> =
+                keys.try_into().map_err(invalid)?;
+            for (context, keys) in by_context {
+                for (key_text, entry) in keys {
+                    let key =
+                        KeyChord::parse(&key_text).map_err(|problem| KeymapError::BadKey {
+                            context: format!("{context:?}").to_lowercase(),
+                            key: key_text.clone(),
+                            problem,
+                        })?;
+                    entries.insert((context, key), entry);
+                }
+            }
+        }
+        let mut bindings = Vec::with_capacity(entries.len());
+        for ((context, key), entry) in entries {
+            if entry.action == "none" {
+                continue;
+            }
+            let action: Action =
+                serde::de::Deserialize::deserialize(serde::de::value::StrDeserializer::<
+                    serde::de::value::Error,
+                >::new(&entry.action))
+                .map_err(|_| KeymapError::BadKey {
+                    context: format!("{context:?}").to_lowercase(),
+                    key: key.to_string(),
+                    problem: format!("unknown action {:?}", entry.action),
+                })?;
+            let description = entry
+                .desc
+                .unwrap_or_else(|| action.default_description().to_owned());
+            bindings.push(Binding {
+                context,
+                key,
+                action,
+                description,
+            });
+        }
+        bindings.sort_by_key(|b| (b.context, action_rank(b.action), b.key));
+        Ok(Keymap { bindings })
+    }
+
+    /// The action a key triggers in `context`, the screen's own bindings first.
+    pub fn lookup(&self, context: KeyContext, key: KeyChord) -> Option<Action> {
+        let find = |ctx: KeyContext| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == ctx && b.key == key)
+                .map(|b| b.action)
+        };
+        find(context).or_else(|| find(KeyContext::Global))
+    }
+
+    pub fn bindings(&self) -> &[Binding] {
+        &self.bindings
+    }
+
+    /// One entry per action of `context` (its keys joined), for the hint bar and the help.
+    pub fn grouped(&self, context: KeyContext) -> Vec<(String, &str)> {
+        let mut groups: Vec<(String, &str)> = Vec::new();
+        let mut last_action = None;
+        for binding in self.bindings.iter().filter(|b| b.context == context) {
+            if last_action == Some(binding.action) {
+                if let Some((keys, _)) = groups.last_mut() {
+                    keys.push('/');
+                    keys.push_str(&binding.key.to_string());
+                }
+            } else {
+                groups.push((binding.key.to_string(), &binding.description));
+                last_action = Some(binding.action);
+            }
+        }
+        groups
+    }
+
+    /// The first key bound to `action` in `context` or globally, to name it in messages.
+    pub fn key_for(&self, context: KeyContext, action: Action) -> Option<KeyChord> {
+        [context, KeyContext::Global].into_iter().find_map(|ctx| {
+            self.bindings
+                .iter()
+                .find(|b| b.context == ctx && b.action == action)
+                .map(|b| b.key)
+        })
+    }
+}
+
+fn action_rank(action: Action) -> usize {
+    Action::ALL
+        .iter()
+        .position(|a| *a == action)
+        .unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chord(text: &str) -> KeyChord {
+        KeyChord::parse(text).unwrap()
+    }
+
+    /// The contents of the `[keys]` table of `text`.
+    fn user_keys(text: &str) -> toml::Table {
+        let mut table: toml::Table = toml::from_str(text).unwrap();
+        match table.remove("keys") {
+            Some(toml::Value::Table(keys)) => keys,
+            other => panic!("no [keys] table: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_and_prints_chords() {
+        for text in [
+            "q", "G", "?", "ctrl-c", "alt-x", "esc", "pagedown", "f1", "space", "-",
+        ] {
+            assert_eq!(chord(text).to_string(), text);
+        }
+        assert_eq!(chord("PageDown"), chord("pagedown"));
+        assert!(KeyChord::parse("").is_err());
+        assert!(KeyChord::parse("hyper-q").is_err());
+        assert!(KeyChord::parse("f99").is_err());
+    }
+
+    #[test]
+    fn terminal_events_map_to_chords_with_shift_folded() {
+        let shifted = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(KeyChord::from_event(&shifted), Some(chord("G")));
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(KeyChord::from_event(&ctrl_c), Some(chord("ctrl-c")));
+        let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
+        assert_eq!(KeyChord::from_event(&space), Some(chord("space")));
+        let insert = KeyEvent::new(KeyCode::Insert, KeyModifiers::NONE);
+        assert_eq!(KeyChord::from_event(&insert), None);
+    }
+
+    #[test]
+    fn default_keymap_has_vim_keys_arrows_and_help() {
+        let keymap = Keymap::default_keys();
+        let list = KeyContext::Conversations;
+        assert_eq!(keymap.lookup(list, chord("j")), Some(Action::Down));
+        assert_eq!(keymap.lookup(list, chord("down")), Some(Action::Down));
+        assert_eq!(keymap.lookup(list, chord("?")), Some(Action::ToggleHelp));
+        assert_eq!(keymap.lookup(list, chord("ctrl-c")), Some(Action::Quit));
+        let conv = KeyContext::Conversation;
+        assert_eq!(keymap.lookup(conv, chord("+")), Some(Action::BudgetUp));
+        assert_eq!(
+            keymap.lookup(conv, chord("t")),
+            Some(Action::ToggleThreadMode)
+        );
+        assert_eq!(keymap.lookup(list, chord("+")), None);
+    }
+
+    #[test]
+    fn every_action_is_bound_by_default() {
+        let keymap = Keymap::default_keys();
+        for action in Action::ALL {
+            assert!(
+                keymap.bindings().iter().any(|b| b.action == action),
+                "{action:?} has no default key"
+            );
+        }
+    }
+
+    #[test]
+    fn user_table_overrides_unbinds_and_describes() {
+        let user = r#"
+            [keys.conversation]
+            "x" = { action = "budget_up", desc = "more tokens" }
+            "+" = { action = "none" }
+        "#;
+        let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(&user_keys(user))).unwrap();
+        let conv = KeyContext::Conversation;
+        assert_eq!(keymap.lookup(conv, chord("x")), Some(Action::BudgetUp));
+        assert_eq!(keymap.lookup(conv, chord("+")), None);
+        let described = keymap
+            .bindings()
+            .iter()
+            .find(|b| b.key == chord("x"))
+            .unwrap();
+        assert_eq!(described.description, "more tokens");
+    }
+
+    #[test]
+    fn context_binding_shadows_global() {
+        let text = r#"
+            [keys.global]
+            "q" = { action = "quit" }
+            [keys.conversation]
+            "q" = { action = "back" }
+        "#;
+        let keymap = Keymap::from_toml(text, None).unwrap();
+        assert_eq!(
+            keymap.lookup(KeyContext::Conversation, chord("q")),
+            Some(Action::Back)
+        );
+        assert_eq!(
+            keymap.lookup(KeyContext::Conversations, chord("q")),
+            Some(Action::Quit)
+        );
+    }
+
+    #[test]
+    fn errors_name_the_context_and_key() {
+        let bad_action = "[keys.global]\n\"q\" = { action = \"explode\" }";
+        assert!(matches!(
+            Keymap::from_toml(bad_action, None),
+            Err(KeymapError::BadKey { problem, .. }) if problem.contains("explode")
+        ));
+        let bad_key = "[keys.global]\n\"hyper-q\" = { action = \"quit\" }";
+        assert!(matches!(
+            Keymap::from_toml(bad_key, None),
+            Err(KeymapError::BadKey { key, .. }) if key == "hyper-q"
+        ));
+        assert!(matches!(
+            Keymap::from_toml("[keys.nowhere]\n", None),
+            Err(KeymapError::Invalid(_))
+        ));
+        assert!(matches!(
+            Keymap::from_toml("[other]\n", None),
+            Err(KeymapError::Invalid(_))
+        ));
+        let unknown_field = user_keys("[keys.global]\n\"q\" = { action = \"quit\", when = 1 }");
+        assert!(matches!(
+            Keymap::from_toml(DEFAULT_KEYS, Some(&unknown_field)),
+            Err(KeymapError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn grouped_joins_keys_of_one_action() {
+        let keymap = Keymap::default_keys();
+        let groups = keymap.grouped(KeyContext::Global);
+        let down = groups.iter().find(|(_, desc)| *desc == "down").unwrap();
+        assert!(down.0.contains('j') && down.0.contains("down"), "{down:?}");
+    }
+}

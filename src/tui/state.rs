@@ -1,0 +1,378 @@
+//! Everything the TUI shows, as plain data: no terminal, no database. [`super::update`] changes
+//! it; the components in [`super::ui`] draw it.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+
+use crate::config::Resolved;
+use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadView, effective_window};
+use crate::memory::history::HistoryOptions;
+use crate::memory::model::StoredMessage;
+use crate::memory::thread::ExtractionTrace;
+use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
+use crate::memory::tree::{MessageTree, NodeIndex};
+use crate::store::{ConversationCursor, ConversationSummary};
+
+use super::keymap::{KeyContext, Keymap};
+
+/// Conversations per list page: a keyset page, so every page costs the same.
+pub const PAGE_SIZE: i64 = 50;
+/// Ticks (of [`super::TICK`]) between two polls of the database for new messages.
+pub const POLL_EVERY_TICKS: u64 = 8;
+/// How much one `+`/`-` changes the budget.
+pub const BUDGET_STEP: i64 = 250;
+
+/// Models the model key cycles through (the configured one is added first if missing).
+pub const MODELS: [&str; 6] = [
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-4",
+    "gpt-3.5-turbo",
+    "claude-3-5-sonnet",
+];
+
+/// Where a view's data stands. Each pane shows it, so nothing is ever silently blank.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LoadStatus {
+    #[default]
+    Loading,
+    Loaded,
+    Failed(String),
+}
+
+impl LoadStatus {
+    pub fn is_loading(&self) -> bool {
+        matches!(self, LoadStatus::Loading)
+    }
+}
+
+/// How budgets are computed; the keys of the budget panel change it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub models: Vec<String>,
+    pub model_index: usize,
+    pub counter: CounterKind,
+    /// `None`: the model's own encoding.
+    pub encoding: Option<Encoding>,
+    pub budget: i64,
+    /// `history.message_limit` from the config (0 or less: none requested).
+    pub message_limit: i64,
+    /// Whether the app's memory window is honoured; off shows Dify's 500-row default.
+    pub app_window: bool,
+}
+
+impl Settings {
+    /// The configured settings; unknown counter or encoding names fall back to the defaults,
+    /// which the status bar reports as a warning.
+    pub fn from_config(resolved: &Resolved) -> (Settings, Vec<String>) {
+        let tokens = &resolved.config.tokens;
+        let mut warnings = Vec::new();
+        let counter = tokens.counter.parse().unwrap_or_else(|_| {
+            warnings.push(format!(
+                "unknown counter {:?}: using openai",
+                tokens.counter
+            ));
+            CounterKind::OpenAi
+        });
+        let encoding = match tokens.encoding.as_str() {
+            "" => None,
+            name => name.parse().map_or_else(
+                |_| {
+                    warnings.push(format!("unknown encoding {name:?}: using the model's"));
+                    None
+                },
+                Some,
+            ),
+        };
+        let mut models: Vec<String> = MODELS.iter().map(|m| (*m).to_owned()).collect();
+        let model_index = models
+            .iter()
+            .position(|m| *m == tokens.model)
+            .unwrap_or_else(|| {
+                models.insert(0, tokens.model.clone());
+                0
+            });
+        let settings = Settings {
+            models,
+            model_index,
+            counter,
+            encoding,
+            budget: tokens.budget,
+            message_limit: resolved.config.history.message_limit,
+            app_window: true,
+        };
+        (settings, warnings)
+    }
+
+    pub fn model(&self) -> &str {
+        &self.models[self.model_index]
+    }
+
+    pub fn counter(&self) -> TokenCounter {
+        match self.encoding {
+            Some(encoding) => TokenCounter::with_encoding(self.counter, encoding),
+            None => TokenCounter::for_model(self.counter, self.model()),
+        }
+    }
+
+    pub fn budget_settings(&self) -> BudgetSettings {
+        BudgetSettings {
+            counter: self.counter(),
+            max_tokens: self.budget,
+            model: self.model().to_owned(),
+            options: HistoryOptions::default(),
+        }
+    }
+
+    /// The row window for a conversation whose app has `app_window`.
+    pub fn window(&self, app_window: Option<i64>) -> usize {
+        let app = app_window.filter(|_| self.app_window);
+        effective_window(Some(self.message_limit), app).0
+    }
+}
+
+/// The conversation list: one keyset page at a time.
+#[derive(Debug, Clone, Default)]
+pub struct ListState {
+    pub status: LoadStatus,
+    pub rows: Vec<ConversationSummary>,
+    pub selected: usize,
+    /// The applied `/` filter.
+    pub filter: String,
+    /// Cursors of the pages before the current one, and the current page's own.
+    pub previous_pages: Vec<Option<ConversationCursor>>,
+    pub page_after: Option<ConversationCursor>,
+    pub generation: u64,
+    /// Tokens of each listed conversation's latest thread, filled in by a background job.
+    pub thread_tokens: rustc_hash::FxHashMap<String, u64>,
+    pub tokens_generation: u64,
+}
+
+impl ListState {
+    pub fn has_next_page(&self) -> bool {
+        self.rows.len() as i64 >= PAGE_SIZE
+    }
+
+    pub fn page_number(&self) -> usize {
+        self.previous_pages.len() + 1
+    }
+}
+
+/// A loaded conversation with its tree, shared with background jobs.
+#[derive(Debug)]
+pub struct Loaded {
+    pub conversation: LoadedConversation,
+    pub tree: MessageTree,
+}
+
+impl Loaded {
+    pub fn new(conversation: LoadedConversation) -> Loaded {
+        let tree = conversation.tree();
+        Loaded { conversation, tree }
+    }
+
+    pub fn message(&self, node: NodeIndex) -> &StoredMessage {
+        &self.conversation.rows[self.tree.row(node)]
+    }
+
+    /// The rows memory would load if `leaf` were the newest message: in Dify's modes, the
+    /// rows up to it, newest first, at most `window`; in tree mode, the tree path alone.
+    pub fn budget_rows(
+        &self,
+        leaf: NodeIndex,
+        mode: ThreadMode,
+        window: usize,
+    ) -> Vec<StoredMessage> {
+        match mode {
+            ThreadMode::Tree => self.conversation.path_newest_first(&self.tree, leaf),
+            ThreadMode::Dify | ThreadMode::Fixed => self.conversation.rows[..=self.tree.row(leaf)]
+                .iter()
+                .rev()
+                .take(window)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// The extraction demo: Dify's walk replayed one examined row at a time.
+#[derive(Debug, Clone)]
+pub struct DemoState {
+    pub trace: ExtractionTrace,
+    /// Steps shown so far (1 = the first row examined).
+    pub shown: usize,
+}
+
+impl DemoState {
+    pub fn current(&self) -> Option<&crate::memory::thread::ExtractionStep> {
+        self.trace.steps.get(self.shown.checked_sub(1)?)
+    }
+
+    /// Ids kept so far.
+    pub fn thread_so_far(&self) -> impl Iterator<Item = &str> {
+        self.trace.steps[..self.shown]
+            .iter()
+            .filter(|s| s.decision != crate::memory::thread::StepDecision::Skipped)
+            .map(|s| s.id.as_str())
+    }
+}
+
+/// The open conversation.
+#[derive(Debug, Clone)]
+pub struct ConversationState {
+    pub id: String,
+    pub status: LoadStatus,
+    pub loaded: Option<Arc<Loaded>>,
+    pub generation: u64,
+    pub selected: NodeIndex,
+    /// Position of the selection among the visible tree lines.
+    pub cursor: usize,
+    pub collapsed: FxHashSet<NodeIndex>,
+    pub mode: ThreadMode,
+    pub thread: Option<ThreadView>,
+    pub thread_ids: FxHashSet<String>,
+    /// Rows on Dify's extraction but not on the tree path, and the reverse: the divergence.
+    pub dify_only: FxHashSet<String>,
+    pub tree_only: FxHashSet<String>,
+    pub budget: Option<BudgetView>,
+    pub budget_status: LoadStatus,
+    pub budget_generation: u64,
+    pub demo: Option<DemoState>,
+    /// The newest row when last loaded: polling compares against it.
+    pub newest_id: Option<String>,
+}
+
+impl ConversationState {
+    pub fn new(id: String, generation: u64, mode: ThreadMode) -> ConversationState {
+        ConversationState {
+            id,
+            status: LoadStatus::Loading,
+            loaded: None,
+            generation,
+            selected: 0,
+            cursor: 0,
+            collapsed: FxHashSet::default(),
+            mode,
+            thread: None,
+            thread_ids: FxHashSet::default(),
+            dify_only: FxHashSet::default(),
+            tree_only: FxHashSet::default(),
+            budget: None,
+            budget_status: LoadStatus::Loading,
+            budget_generation: 0,
+            demo: None,
+            newest_id: None,
+        }
+    }
+
+    pub fn is_collapsed(&self, node: NodeIndex) -> bool {
+        self.collapsed.contains(&node)
+    }
+}
+
+/// Which screen is in front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Conversations,
+    Conversation,
+}
+
+/// A text being typed at the bottom of the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    Filter(String),
+    Command(String),
+}
+
+/// A popup or prompt over the screen.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    Help,
+    Prompt(Prompt),
+}
+
+/// The whole state of the TUI.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub keymap: Keymap,
+    pub screen: Screen,
+    pub list: ListState,
+    pub conversation: Option<ConversationState>,
+    pub settings: Settings,
+    pub overlay: Overlay,
+    /// The database, password redacted.
+    pub database: String,
+    pub read_only: bool,
+    /// Problems found in settings or data, counted in the status bar.
+    pub config_warnings: Vec<String>,
+    /// The last command-line or job message.
+    pub message: Option<String>,
+    pub ticks: u64,
+    /// Whether the previous frame is out of date.
+    pub dirty: bool,
+    pub quit: bool,
+    /// Source of generation numbers for "latest request wins".
+    pub next_generation: u64,
+}
+
+impl AppState {
+    pub fn new(keymap: Keymap, settings: Settings, database: String, read_only: bool) -> AppState {
+        AppState {
+            keymap,
+            screen: Screen::Conversations,
+            list: ListState::default(),
+            conversation: None,
+            settings,
+            overlay: Overlay::None,
+            database,
+            read_only,
+            config_warnings: Vec::new(),
+            message: None,
+            ticks: 0,
+            dirty: true,
+            quit: false,
+            next_generation: 1,
+        }
+    }
+
+    pub fn key_context(&self) -> KeyContext {
+        match self.screen {
+            Screen::Conversations => KeyContext::Conversations,
+            Screen::Conversation => KeyContext::Conversation,
+        }
+    }
+
+    pub fn generation(&mut self) -> u64 {
+        self.next_generation += 1;
+        self.next_generation
+    }
+
+    /// Whether any background load is under way, for the spinner.
+    pub fn busy(&self) -> bool {
+        let conversation_busy = self.screen == Screen::Conversation
+            && self
+                .conversation
+                .as_ref()
+                .is_some_and(|c| c.status.is_loading() || c.budget_status.is_loading());
+        self.list.status.is_loading() || conversation_busy
+    }
+
+    /// Warnings in effect: settings, the open conversation's anomalies, its budget.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = self.config_warnings.clone();
+        if let Some(conversation) = self.conversation.as_ref() {
+            if let Some(thread) = &conversation.thread {
+                warnings.extend(thread.anomalies.iter().cloned());
+            }
+            if let Some(budget) = &conversation.budget {
+                warnings.extend(budget.warnings());
+            }
+        }
+        warnings
+    }
+}

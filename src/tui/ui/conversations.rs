@@ -1,0 +1,109 @@
+//! The conversation list: one keyset page, with loading, empty and error states.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
+
+use super::{Component, placeholder, short_id};
+use crate::tui::keymap::KeyContext;
+use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::theme::Theme;
+
+pub struct ConversationList;
+
+impl Component for ConversationList {
+    fn key_context(&self) -> KeyContext {
+        KeyContext::Conversations
+    }
+
+    fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+        let list = &state.list;
+        let filter = if list.filter.is_empty() {
+            String::new()
+        } else {
+            format!(" matching {:?}", list.filter)
+        };
+        let title = format!(" Conversations{filter} · page {} ", list.page_number());
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(title)
+            .border_style(theme.dim)
+            .title_style(theme.title);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        match &list.status {
+            LoadStatus::Loading if list.rows.is_empty() => {
+                frame.render_widget(placeholder("Loading conversations…", theme.dim), inner);
+                return;
+            }
+            LoadStatus::Failed(error) => {
+                let text = format!("Could not load conversations: {error}\n\nr: try again");
+                frame.render_widget(placeholder(text, theme.error), inner);
+                return;
+            }
+            _ if list.rows.is_empty() => {
+                let text = if list.filter.is_empty() {
+                    "No conversations in this database.".to_owned()
+                } else {
+                    format!(
+                        "No conversation matches {:?}. esc clears the filter.",
+                        list.filter
+                    )
+                };
+                frame.render_widget(placeholder(text, theme.dim), inner);
+                return;
+            }
+            _ => {}
+        }
+        let header = Row::new([
+            "Name",
+            "App",
+            "Mode",
+            "Msgs",
+            "Last activity",
+            "Tokens",
+            "Id",
+        ])
+        .style(theme.title);
+        let rows = list.rows.iter().map(|row| {
+            let tokens = list
+                .thread_tokens
+                .get(&row.id)
+                .map_or_else(|| "…".to_owned(), u64::to_string);
+            let name = if row.name.is_empty() {
+                "(unnamed)"
+            } else {
+                &row.name
+            };
+            Row::new([
+                Cell::from(name.to_owned()),
+                Cell::from(
+                    row.app_name
+                        .clone()
+                        .unwrap_or_else(|| "(no app)".to_owned()),
+                ),
+                Cell::from(row.mode.clone()),
+                Cell::from(row.message_count.to_string()),
+                Cell::from(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
+                Cell::from(tokens),
+                Cell::from(short_id(&row.id).to_owned()),
+            ])
+            .style(theme.text)
+        });
+        let widths = [
+            Constraint::Fill(3),
+            Constraint::Fill(2),
+            Constraint::Length(10),
+            Constraint::Length(6),
+            Constraint::Length(16),
+            Constraint::Length(7),
+            Constraint::Length(8),
+        ];
+        let table = Table::new(rows, widths)
+            .header(header)
+            .row_highlight_style(theme.selected)
+            .highlight_symbol("> ");
+        let mut table_state = TableState::default().with_selected(Some(list.selected));
+        frame.render_stateful_widget(table, inner, &mut table_state);
+    }
+}

@@ -1,0 +1,257 @@
+//! Drawing: the frame (header, status bar, hint bar, prompt, help popup) around the screen in
+//! front. Everything draws from `&AppState`: no IO, no waiting.
+
+mod budget;
+mod conversation;
+mod conversations;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::keymap::KeyContext;
+use super::state::{AppState, Overlay, Prompt, Screen};
+use super::theme::Theme;
+
+/// Below this size the layout cannot show its panes; a message says so instead.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 12;
+
+const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
+
+/// A screen: draws itself and names the key context its hints come from.
+pub trait Component {
+    fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect);
+    fn key_context(&self) -> KeyContext;
+}
+
+fn component(screen: Screen) -> &'static dyn Component {
+    match screen {
+        Screen::Conversations => &conversations::ConversationList,
+        Screen::Conversation => &conversation::ConversationView,
+    }
+}
+
+/// Draws one frame.
+pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "terminal too small: {}x{}, memscope needs {MIN_WIDTH}x{MIN_HEIGHT}",
+            area.width, area.height
+        );
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(theme.warning)
+                .wrap(Default::default()),
+            area,
+        );
+        return;
+    }
+    let [header, body, status, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let screen = component(state.screen);
+    draw_header(state, theme, frame, header);
+    screen.render(state, theme, frame, body);
+    draw_status(state, theme, frame, status);
+    match &state.overlay {
+        Overlay::Prompt(prompt) => draw_prompt(prompt, theme, frame, bottom),
+        _ => draw_hints(state, screen.key_context(), theme, frame, bottom),
+    }
+    if state.overlay == Overlay::Help {
+        draw_help(state, theme, frame, body);
+    }
+}
+
+fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let tab = |name: &'static str, screen: Screen| {
+        if state.screen == screen {
+            Span::styled(format!(" {name} "), theme.selected)
+        } else {
+            Span::styled(format!(" {name} "), theme.dim)
+        }
+    };
+    let mut spans = vec![
+        Span::styled("memscope ", theme.title),
+        tab("Conversations", Screen::Conversations),
+        tab("Conversation", Screen::Conversation),
+        Span::styled("  ", theme.dim),
+    ];
+    let mut crumbs = vec!["Conversations".to_owned()];
+    if let Some(conversation) = state
+        .conversation
+        .as_ref()
+        .filter(|_| state.screen == Screen::Conversation)
+    {
+        let name = conversation
+            .loaded
+            .as_ref()
+            .map(|l| l.conversation.info.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| short_id(&conversation.id).to_owned());
+        crumbs.push(name);
+        if let Some(loaded) = &conversation.loaded {
+            if !loaded.tree.is_empty() {
+                crumbs.push(short_id(loaded.tree.id(conversation.selected)).to_owned());
+            }
+        }
+        if conversation.demo.is_some() {
+            crumbs.push("extraction demo".to_owned());
+        }
+    }
+    spans.push(Span::styled(crumbs.join(" › "), theme.text));
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![Span::styled(format!(" {} ", state.database), theme.text)];
+    if state.read_only {
+        spans.push(Span::styled(" read-only ", theme.badge));
+        spans.push(Span::raw(" "));
+    }
+    if !state.list.filter.is_empty() {
+        spans.push(Span::styled(
+            format!("filter: {} ", state.list.filter),
+            theme.warning,
+        ));
+    }
+    if state.busy() {
+        let spinner = SPINNER[(state.ticks % SPINNER.len() as u64) as usize];
+        spans.push(Span::styled(format!("{spinner} working "), theme.title));
+    }
+    let warnings = state.warnings().len();
+    if warnings > 0 {
+        spans.push(Span::styled(
+            format!("⚠ warnings: {warnings} "),
+            theme.warning,
+        ));
+    }
+    if let Some(message) = &state.message {
+        spans.push(Span::styled(message.clone(), theme.error));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let mut spans = Vec::new();
+    let global = state.keymap.grouped(KeyContext::Global);
+    let wanted_globals = ["help", "command line", "back / close", "quit"];
+    let globals = global
+        .iter()
+        .filter(|(_, desc)| wanted_globals.contains(desc));
+    for (keys, desc) in state.keymap.grouped(context).iter().chain(globals) {
+        spans.push(Span::styled(format!(" {keys}"), theme.title));
+        spans.push(Span::styled(format!(" {desc} "), theme.dim));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let (sigil, text) = match prompt {
+        Prompt::Filter(text) => ("/", text),
+        Prompt::Command(text) => (":", text),
+    };
+    let line = Line::from(vec![
+        Span::styled(sigil, theme.title),
+        Span::styled(text.as_str(), theme.text),
+        Span::styled("█", theme.dim),
+    ]);
+    frame.render_widget(line, area);
+    frame.set_cursor_position((area.x + 1 + text.chars().count() as u16, area.y));
+}
+
+fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
+    let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
+    // (keys, description) entries; a heading has no keys.
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for context in [
+        KeyContext::Global,
+        KeyContext::Conversations,
+        KeyContext::Conversation,
+    ] {
+        entries.push((String::new(), context.title().to_owned()));
+        for (keys, desc) in state.keymap.grouped(context) {
+            entries.push((keys, desc.to_owned()));
+        }
+    }
+    entries.push((String::new(), "Commands".to_owned()));
+    for command in [
+        ":conv ID",
+        ":budget N",
+        ":model NAME",
+        ":counter NAME",
+        ":encoding NAME",
+        ":q",
+    ] {
+        entries.push((command.to_owned(), String::new()));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Help: keys from [keys] in config.toml · esc closes ")
+        .border_style(theme.title);
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    // Flow the entries into as many columns as the height needs, each as wide as its keys.
+    let rows = usize::from(inner.height.max(1));
+    let columns = entries.len().div_ceil(rows).max(1);
+    let areas =
+        Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
+    for (chunk, column) in entries.chunks(rows).zip(areas.iter()) {
+        let key_width = chunk
+            .iter()
+            .map(|(keys, _)| keys.chars().count())
+            .max()
+            .unwrap_or(0);
+        let lines: Vec<Line> = chunk
+            .iter()
+            .map(|(keys, desc)| {
+                if keys.is_empty() {
+                    Line::styled(desc.clone(), theme.title)
+                } else {
+                    Line::from(vec![
+                        Span::styled(format!("{keys:>key_width$} "), theme.warning),
+                        Span::styled(desc.clone(), theme.text),
+                    ])
+                }
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), *column);
+    }
+}
+
+/// The first block of a UUID: enough to tell rows apart on screen.
+pub(crate) fn short_id(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}
+
+/// A one-line placeholder for loading, empty and error states.
+pub(crate) fn placeholder<'a>(
+    text: impl Into<String>,
+    style: ratatui::style::Style,
+) -> Paragraph<'a> {
+    Paragraph::new(text.into())
+        .style(style)
+        .wrap(Default::default())
+}
+
+/// `text` on one line, cut to `width` characters with an ellipsis.
+pub(crate) fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}

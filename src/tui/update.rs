@@ -1,0 +1,1326 @@
+//! The pure core: `update(state, event) -> effects`. No IO happens here; effects are requests
+//! the job runner carries out, and their results come back as [`JobEvent`]s.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rustc_hash::FxHashSet;
+
+use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::inspect::conversation::{ThreadMode, thread_view};
+use crate::memory::thread::{ExtractionMode, extract_thread_traced};
+use crate::memory::tokens::{CounterKind, Encoding};
+use crate::memory::tree::NodeIndex;
+use crate::store::{ConversationFilter, ConversationSummary};
+
+use super::action::Action;
+use super::keymap::KeyChord;
+use super::state::{
+    AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, Overlay, PAGE_SIZE,
+    POLL_EVERY_TICKS, Prompt, Screen,
+};
+
+/// What reaches the core.
+#[derive(Debug)]
+pub enum Event {
+    Key(KeyEvent),
+    Action(Action),
+    Job(JobEvent),
+    Tick,
+    Resize,
+}
+
+/// Work for the job runner. Loads carry a generation: only the latest one's result is used.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    LoadList {
+        generation: u64,
+        filter: ConversationFilter,
+    },
+    /// Tokens of each conversation's latest thread, for the visible page.
+    CountThreads {
+        generation: u64,
+        ids: Vec<String>,
+        settings: BudgetSettings,
+        message_limit: i64,
+    },
+    LoadConversation {
+        generation: u64,
+        id: String,
+    },
+    ComputeBudget {
+        generation: u64,
+        loaded: Arc<Loaded>,
+        leaf: NodeIndex,
+        mode: ThreadMode,
+        window: usize,
+        settings: BudgetSettings,
+    },
+    /// Asks for the conversation's newest message id, to notice messages written elsewhere.
+    PollNewest {
+        id: String,
+    },
+}
+
+/// Results of effects.
+#[derive(Debug)]
+pub enum JobEvent {
+    List {
+        generation: u64,
+        result: Result<Vec<ConversationSummary>, String>,
+    },
+    ThreadTokens {
+        generation: u64,
+        tokens: Vec<(String, u64)>,
+    },
+    Conversation {
+        generation: u64,
+        result: Result<Arc<Loaded>, String>,
+    },
+    Budget {
+        generation: u64,
+        result: Result<Box<BudgetView>, String>,
+    },
+    Newest {
+        id: String,
+        newest: Option<String>,
+    },
+}
+
+/// Applies one event. Marks the state dirty when the screen must be redrawn.
+pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    let changed = match event {
+        Event::Key(key) => on_key(state, key, &mut effects),
+        Event::Action(action) => on_action(state, action, &mut effects),
+        Event::Job(job) => on_job(state, job, &mut effects),
+        Event::Tick => on_tick(state, &mut effects),
+        Event::Resize => true,
+    };
+    state.dirty |= changed;
+    effects
+}
+
+/// The first request of a session: the first page of conversations.
+pub fn start(state: &mut AppState) -> Vec<Effect> {
+    vec![reload_list(state, true)]
+}
+
+fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+        state.quit = true;
+        return true;
+    }
+    if let Overlay::Prompt(prompt) = &mut state.overlay {
+        let text = match prompt {
+            Prompt::Filter(text) | Prompt::Command(text) => text,
+        };
+        match key.code {
+            KeyCode::Esc => state.overlay = Overlay::None,
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Enter => {
+                let prompt = prompt.clone();
+                state.overlay = Overlay::None;
+                submit_prompt(state, prompt, effects);
+            }
+            KeyCode::Char(c) => text.push(c),
+            _ => return false,
+        }
+        return true;
+    }
+    let action =
+        KeyChord::from_event(&key).and_then(|k| state.keymap.lookup(state.key_context(), k));
+    match action {
+        Some(action) => on_action(state, action, effects),
+        None => false,
+    }
+}
+
+fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
+    state.message = None;
+    if state.overlay == Overlay::Help {
+        match action {
+            Action::Quit => state.quit = true,
+            Action::ToggleHelp | Action::Back => state.overlay = Overlay::None,
+            _ => {}
+        }
+        return true;
+    }
+    match action {
+        Action::Quit => state.quit = true,
+        Action::ToggleHelp => state.overlay = Overlay::Help,
+        Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
+        _ => match state.screen {
+            Screen::Conversations => list_action(state, action, effects),
+            Screen::Conversation => conversation_action(state, action, effects),
+        },
+    }
+    true
+}
+
+fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>) {
+    match prompt {
+        Prompt::Filter(text) => {
+            state.list.filter = text.trim().to_owned();
+            state.list.previous_pages.clear();
+            state.list.page_after = None;
+            state.list.selected = 0;
+            effects.push(reload_list(state, true));
+        }
+        Prompt::Command(text) => run_command(state, &text, effects),
+    }
+}
+
+fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
+    let mut words = text.split_whitespace();
+    let (Some(command), argument) = (words.next(), words.next()) else {
+        return;
+    };
+    match (command, argument) {
+        ("q" | "quit", _) => state.quit = true,
+        ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
+        ("budget", Some(n)) => match n.parse::<i64>() {
+            Ok(budget) => set_budget(state, budget),
+            Err(_) => state.message = Some(format!("not a number: {n}")),
+        },
+        ("model", Some(name)) => {
+            let settings = &mut state.settings;
+            settings.model_index = match settings.models.iter().position(|m| m == name) {
+                Some(index) => index,
+                None => {
+                    settings.models.push(name.to_owned());
+                    settings.models.len() - 1
+                }
+            };
+            settings_changed(state, effects);
+        }
+        ("counter", Some(name)) => match name.parse::<CounterKind>() {
+            Ok(counter) => {
+                state.settings.counter = counter;
+                settings_changed(state, effects);
+            }
+            Err(e) => state.message = Some(e.to_string()),
+        },
+        ("encoding", Some(name)) => match name.parse::<Encoding>() {
+            Ok(encoding) => {
+                state.settings.encoding = Some(encoding);
+                settings_changed(state, effects);
+            }
+            Err(e) => state.message = Some(e.to_string()),
+        },
+        _ => {
+            state.message = Some(format!(
+                "unknown command :{text} (:conv ID, :budget N, :model NAME, :counter NAME, \
+                 :encoding NAME, :q)"
+            ))
+        }
+    }
+}
+
+fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
+    let generation = state.generation();
+    state.list.generation = generation;
+    if show_loading {
+        state.list.status = LoadStatus::Loading;
+    }
+    Effect::LoadList {
+        generation,
+        filter: ConversationFilter {
+            app_id: None,
+            search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
+            limit: PAGE_SIZE,
+            after: state.list.page_after.clone(),
+        },
+    }
+}
+
+fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let list = &mut state.list;
+    let last = list.rows.len().saturating_sub(1);
+    match action {
+        Action::Up => list.selected = list.selected.saturating_sub(1),
+        Action::Down => list.selected = (list.selected + 1).min(last),
+        Action::PageUp => list.selected = list.selected.saturating_sub(10),
+        Action::PageDown => list.selected = (list.selected + 10).min(last),
+        Action::Top => list.selected = 0,
+        Action::Bottom => list.selected = last,
+        Action::Open => {
+            if let Some(row) = list.rows.get(list.selected) {
+                let id = row.id.clone();
+                open_conversation(state, id, effects);
+            }
+        }
+        Action::Filter => {
+            state.overlay = Overlay::Prompt(Prompt::Filter(list.filter.clone()));
+        }
+        Action::NextPage if list.has_next_page() => {
+            let next = list.rows.last().map(ConversationSummary::cursor);
+            let current = std::mem::replace(&mut list.page_after, next);
+            list.previous_pages.push(current);
+            list.selected = 0;
+            effects.push(reload_list(state, true));
+        }
+        Action::PrevPage => {
+            if let Some(previous) = list.previous_pages.pop() {
+                list.page_after = previous;
+                list.selected = 0;
+                effects.push(reload_list(state, true));
+            }
+        }
+        Action::Refresh => effects.push(reload_list(state, true)),
+        Action::Back if !list.filter.is_empty() => {
+            list.filter.clear();
+            list.previous_pages.clear();
+            list.page_after = None;
+            list.selected = 0;
+            effects.push(reload_list(state, true));
+        }
+        _ => {}
+    }
+}
+
+fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let mode = state
+        .conversation
+        .as_ref()
+        .map_or(ThreadMode::Dify, |c| c.mode);
+    state.conversation = Some(ConversationState::new(id.clone(), generation, mode));
+    state.screen = Screen::Conversation;
+    effects.push(Effect::LoadConversation { generation, id });
+}
+
+fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let Some(conversation) = state.conversation.as_mut() else {
+        state.screen = Screen::Conversations;
+        return;
+    };
+    let loaded = conversation.loaded.clone();
+    match (action, loaded) {
+        (Action::Back, _) => {
+            if conversation.demo.take().is_some() {
+                refresh_thread(state, effects);
+            } else {
+                state.screen = Screen::Conversations;
+            }
+        }
+        (Action::Refresh, _) => {
+            conversation.generation = generation;
+            conversation.status = LoadStatus::Loading;
+            let id = conversation.id.clone();
+            effects.push(Effect::LoadConversation { generation, id });
+        }
+        (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
+        (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
+        (Action::NextModel, _) => {
+            let settings = &mut state.settings;
+            settings.model_index = (settings.model_index + 1) % settings.models.len();
+            settings_changed(state, effects);
+        }
+        (Action::NextCounter, _) => {
+            let all = CounterKind::ALL;
+            let at = all.iter().position(|c| *c == state.settings.counter);
+            state.settings.counter = all[at.map_or(0, |i| (i + 1) % all.len())];
+            settings_changed(state, effects);
+        }
+        (Action::NextEncoding, _) => {
+            let all = Encoding::ALL;
+            state.settings.encoding = match state.settings.encoding {
+                None => Some(all[0]),
+                Some(current) => {
+                    let at = all.iter().position(|e| *e == current).unwrap_or(all.len());
+                    all.get(at + 1).copied()
+                }
+            };
+            settings_changed(state, effects);
+        }
+        (Action::ToggleRowWindow, _) => {
+            state.settings.app_window = !state.settings.app_window;
+            refresh_thread(state, effects);
+        }
+        (Action::ToggleThreadMode, _) => {
+            conversation.mode = match conversation.mode {
+                ThreadMode::Dify => ThreadMode::Tree,
+                ThreadMode::Tree => ThreadMode::Fixed,
+                ThreadMode::Fixed => ThreadMode::Dify,
+            };
+            refresh_thread(state, effects);
+        }
+        (_, None) => {}
+        (Action::ToggleDemo, Some(loaded)) => {
+            if conversation.demo.take().is_none() {
+                let window = state
+                    .settings
+                    .window(loaded.conversation.info.memory_window);
+                let rows = loaded.conversation.window_newest_first(window);
+                let trace = extract_thread_traced(&rows, ExtractionMode::Dify);
+                conversation.demo = Some(DemoState { trace, shown: 1 });
+                select_demo_row(conversation, &loaded);
+            }
+            refresh_thread(state, effects);
+        }
+        (Action::DemoStep | Action::DemoStepBack, Some(loaded)) => {
+            let Some(demo) = conversation.demo.as_mut() else {
+                return;
+            };
+            demo.shown = match action {
+                Action::DemoStep => (demo.shown + 1).min(demo.trace.steps.len()),
+                _ => demo.shown.saturating_sub(1).max(1),
+            };
+            select_demo_row(conversation, &loaded);
+            refresh_thread(state, effects);
+        }
+        (Action::JumpLatest, Some(loaded)) => {
+            if let Some(latest) = loaded.tree.latest_leaf() {
+                select_node(conversation, &loaded, latest);
+                refresh_thread(state, effects);
+            }
+        }
+        (Action::Collapse, Some(loaded)) => {
+            let node = conversation.selected;
+            if !loaded.tree.children(node).is_empty() && !conversation.is_collapsed(node) {
+                conversation.collapsed.insert(node);
+            } else if let Some(parent) = loaded.tree.parent(node) {
+                select_node(conversation, &loaded, parent);
+                refresh_thread(state, effects);
+            }
+        }
+        (Action::Expand, Some(_)) => {
+            let node = conversation.selected;
+            conversation.collapsed.remove(&node);
+        }
+        (Action::Up | Action::Down | Action::PageUp | Action::PageDown, Some(loaded)) => {
+            let delta: isize = match action {
+                Action::Up => -1,
+                Action::Down => 1,
+                Action::PageUp => -10,
+                _ => 10,
+            };
+            let target = conversation.cursor.saturating_add_signed(delta);
+            move_cursor(conversation, &loaded, target);
+            refresh_thread(state, effects);
+        }
+        (Action::Top | Action::Bottom, Some(loaded)) => {
+            let target = if action == Action::Top { 0 } else { usize::MAX };
+            move_cursor(conversation, &loaded, target);
+            refresh_thread(state, effects);
+        }
+        _ => {}
+    }
+}
+
+/// Puts the cursor on visible line `target` (clamped).
+fn move_cursor(conversation: &mut ConversationState, loaded: &Loaded, target: usize) {
+    let visible = loaded.tree.visible(|n| conversation.is_collapsed(n));
+    let mut last = None;
+    for (position, line) in visible.enumerate() {
+        last = Some((position, line.node));
+        if position == target {
+            break;
+        }
+    }
+    if let Some((position, node)) = last {
+        conversation.cursor = position;
+        conversation.selected = node;
+    }
+}
+
+/// Selects `node`, opening its collapsed ancestors so it is visible.
+fn select_node(conversation: &mut ConversationState, loaded: &Loaded, node: NodeIndex) {
+    for ancestor in loaded.tree.path_to_root(node).nodes {
+        if ancestor != node {
+            conversation.collapsed.remove(&ancestor);
+        }
+    }
+    conversation.selected = node;
+    conversation.cursor = loaded
+        .tree
+        .visible(|n| conversation.is_collapsed(n))
+        .position(|line| line.node == node)
+        .unwrap_or(0);
+}
+
+fn select_demo_row(conversation: &mut ConversationState, loaded: &Loaded) {
+    let examined = conversation
+        .demo
+        .as_ref()
+        .and_then(|demo| demo.current())
+        .and_then(|step| loaded.tree.find(&step.id));
+    if let Some(node) = examined {
+        select_node(conversation, loaded, node);
+    }
+}
+
+fn set_budget(state: &mut AppState, budget: i64) {
+    state.settings.budget = budget.max(0);
+    if let Some(view) = state.conversation.as_mut().and_then(|c| c.budget.as_mut()) {
+        view.set_budget(state.settings.budget);
+    }
+}
+
+/// Recomputes the thread marks for the selection and asks for its budget.
+fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let Some(conversation) = state.conversation.as_mut() else {
+        return;
+    };
+    let Some(loaded) = conversation.loaded.clone().filter(|l| !l.tree.is_empty()) else {
+        return;
+    };
+    let window = state
+        .settings
+        .window(loaded.conversation.info.memory_window);
+    let view = thread_view(
+        &loaded.conversation,
+        &loaded.tree,
+        Some(conversation.selected),
+        conversation.mode,
+        window,
+    );
+    conversation.thread_ids = match &conversation.demo {
+        Some(demo) => demo.thread_so_far().map(str::to_owned).collect(),
+        None => view.thread.iter().cloned().collect(),
+    };
+    let difference = |from: &[String], other: &[String]| {
+        let other: FxHashSet<&str> = other.iter().map(String::as_str).collect();
+        from.iter()
+            .filter(|id| !other.contains(id.as_str()))
+            .cloned()
+            .collect()
+    };
+    // The demo marks its own walk; the divergence is for the finished views.
+    let (dify_only, tree_only) = match &conversation.demo {
+        Some(_) => Default::default(),
+        None => (
+            difference(&view.extracted, &view.tree_path),
+            difference(&view.tree_path, &view.extracted),
+        ),
+    };
+    conversation.dify_only = dify_only;
+    conversation.tree_only = tree_only;
+    conversation.thread = Some(view);
+    recompute_budget(state, effects);
+}
+
+/// The model, counter or encoding changed: counts made with the old ones are stale.
+fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
+    state.list.thread_tokens.clear();
+    recompute_budget(state, effects);
+}
+
+fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let next_generation = state.generation();
+    let Some(conversation) = state.conversation.as_mut() else {
+        return;
+    };
+    let Some(loaded) = conversation.loaded.clone().filter(|l| !l.tree.is_empty()) else {
+        return;
+    };
+    conversation.budget_generation = next_generation;
+    conversation.budget_status = LoadStatus::Loading;
+    let mut settings = state.settings.budget_settings();
+    if conversation.mode == ThreadMode::Fixed {
+        settings.options.extraction = ExtractionMode::Fixed;
+    }
+    effects.push(Effect::ComputeBudget {
+        generation: next_generation,
+        window: state
+            .settings
+            .window(loaded.conversation.info.memory_window),
+        leaf: conversation.selected,
+        mode: conversation.mode,
+        settings,
+        loaded,
+    });
+}
+
+fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> bool {
+    match job {
+        JobEvent::List { generation, result } => {
+            if generation != state.list.generation {
+                return false;
+            }
+            match result {
+                Ok(rows) => {
+                    let selected_id = state
+                        .list
+                        .rows
+                        .get(state.list.selected)
+                        .map(|r| r.id.clone());
+                    state.list.selected = selected_id
+                        .and_then(|id| rows.iter().position(|r| r.id == id))
+                        .unwrap_or(state.list.selected)
+                        .min(rows.len().saturating_sub(1));
+                    // Count only what is new or changed: polls reload the page every few
+                    // seconds and must not recount it.
+                    let unchanged: FxHashSet<(&str, i64)> = state
+                        .list
+                        .rows
+                        .iter()
+                        .map(|r| (r.id.as_str(), r.message_count))
+                        .collect();
+                    let to_count: Vec<String> = rows
+                        .iter()
+                        .filter(|r| {
+                            !state.list.thread_tokens.contains_key(&r.id)
+                                || !unchanged.contains(&(r.id.as_str(), r.message_count))
+                        })
+                        .map(|r| r.id.clone())
+                        .collect();
+                    state.list.rows = rows;
+                    state.list.status = LoadStatus::Loaded;
+                    if !to_count.is_empty() {
+                        let tokens_generation = state.generation();
+                        state.list.tokens_generation = tokens_generation;
+                        effects.push(Effect::CountThreads {
+                            generation: tokens_generation,
+                            ids: to_count,
+                            settings: state.settings.budget_settings(),
+                            message_limit: state.settings.message_limit,
+                        });
+                    }
+                }
+                Err(error) => state.list.status = LoadStatus::Failed(error),
+            }
+        }
+        JobEvent::ThreadTokens { generation, tokens } => {
+            if generation != state.list.tokens_generation {
+                return false;
+            }
+            state.list.thread_tokens.extend(tokens);
+        }
+        JobEvent::Conversation { generation, result } => {
+            let Some(conversation) = state
+                .conversation
+                .as_mut()
+                .filter(|c| c.generation == generation)
+            else {
+                return false;
+            };
+            match result {
+                Ok(loaded) => {
+                    let previous = conversation.loaded.take();
+                    let followed_latest = previous
+                        .as_ref()
+                        .is_none_or(|p| p.tree.latest_leaf() == Some(conversation.selected));
+                    let kept = previous
+                        .as_ref()
+                        .filter(|_| !followed_latest)
+                        .and_then(|p| loaded.tree.find(p.tree.id(conversation.selected)));
+                    let target = kept.or_else(|| loaded.tree.latest_leaf());
+                    conversation.collapsed.clear();
+                    conversation.newest_id = loaded.conversation.rows.last().map(|r| r.id.clone());
+                    conversation.status = LoadStatus::Loaded;
+                    conversation.loaded = Some(loaded.clone());
+                    if let Some(node) = target {
+                        select_node(conversation, &loaded, node);
+                    }
+                    refresh_thread(state, effects);
+                }
+                Err(error) => conversation.status = LoadStatus::Failed(error),
+            }
+        }
+        JobEvent::Budget { generation, result } => {
+            let Some(conversation) = state
+                .conversation
+                .as_mut()
+                .filter(|c| c.budget_generation == generation)
+            else {
+                return false;
+            };
+            match result {
+                Ok(mut view) => {
+                    // The budget may have changed while the job ran.
+                    view.set_budget(state.settings.budget);
+                    conversation.budget = Some(*view);
+                    conversation.budget_status = LoadStatus::Loaded;
+                }
+                Err(error) => conversation.budget_status = LoadStatus::Failed(error),
+            }
+        }
+        JobEvent::Newest { id, newest } => {
+            let generation = state.generation();
+            let Some(conversation) = state
+                .conversation
+                .as_mut()
+                .filter(|c| c.id == id && c.status == LoadStatus::Loaded && c.newest_id != newest)
+            else {
+                return false;
+            };
+            conversation.generation = generation;
+            effects.push(Effect::LoadConversation { generation, id });
+            return false;
+        }
+    }
+    true
+}
+
+fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
+    state.ticks += 1;
+    if state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
+        match state.screen {
+            Screen::Conversations if state.list.status == LoadStatus::Loaded => {
+                effects.push(reload_list(state, false));
+            }
+            Screen::Conversation => {
+                if let Some(c) = state
+                    .conversation
+                    .as_ref()
+                    .filter(|c| c.status == LoadStatus::Loaded)
+                {
+                    effects.push(Effect::PollNewest { id: c.id.clone() });
+                }
+            }
+            Screen::Conversations => {}
+        }
+    }
+    // Only the spinner animates.
+    state.busy()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::conversation::LoadedConversation;
+    use crate::memory::model::StoredMessage;
+    use crate::memory::tokens::{CountCache, TokenCounter};
+    use crate::store::ConversationInfo;
+    use crate::tui::keymap::Keymap;
+    use crate::tui::state::Settings;
+
+    pub(crate) fn settings() -> Settings {
+        Settings {
+            models: vec!["gpt-4o".to_owned(), "gpt-4".to_owned()],
+            model_index: 0,
+            counter: CounterKind::Raw,
+            encoding: Some(Encoding::Cl100kBase),
+            budget: 2000,
+            message_limit: 0,
+            app_window: true,
+        }
+    }
+
+    fn state() -> AppState {
+        AppState::new(
+            Keymap::default_keys(),
+            settings(),
+            "sqlite://test.db".to_owned(),
+            false,
+        )
+    }
+
+    fn time(seconds: i64) -> chrono::NaiveDateTime {
+        chrono::DateTime::from_timestamp(1_700_000_000 + seconds, 0)
+            .unwrap()
+            .naive_utc()
+    }
+
+    fn message(id: &str, parent: Option<&str>, at: i64) -> StoredMessage {
+        let (query, answer) = (format!("question {id}"), format!("answer {id}"));
+        StoredMessage::turn(id, "c1", parent, query, answer, time(at))
+    }
+
+    fn summary(id: &str) -> ConversationSummary {
+        ConversationSummary {
+            id: id.to_owned(),
+            name: format!("conversation {id}"),
+            app_id: "app".to_owned(),
+            app_name: Some("app".to_owned()),
+            app_mode: Some("chat".to_owned()),
+            mode: "chat".to_owned(),
+            message_count: 3,
+            last_activity: time(0),
+            updated_at: time(0),
+        }
+    }
+
+    /// a → b, a → b2 (regeneration of b), b → c.
+    pub(crate) fn loaded() -> Arc<Loaded> {
+        let rows = vec![
+            message("a", None, 0),
+            message("b", Some("a"), 10),
+            message("b2", Some("a"), 20),
+            message("c", Some("b"), 30),
+        ];
+        let info = ConversationInfo {
+            id: "c1".to_owned(),
+            name: "first".to_owned(),
+            mode: "chat".to_owned(),
+            status: "normal".to_owned(),
+            from_source: "api".to_owned(),
+            dialogue_count: 4,
+            app_id: "app".to_owned(),
+            app_name: Some("app".to_owned()),
+            app_mode: Some("chat".to_owned()),
+            memory_window: None,
+            created_at: time(0),
+            updated_at: time(30),
+        };
+        Arc::new(Loaded::new(LoadedConversation {
+            info,
+            rows,
+            files: Vec::new(),
+        }))
+    }
+
+    fn key(c: char) -> Event {
+        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    fn code(code: KeyCode) -> Event {
+        Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
+        let generation = state.list.generation;
+        let rows = ids.iter().map(|id| summary(id)).collect();
+        update(
+            state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Ok(rows),
+            }),
+        )
+    }
+
+    /// Opens the fixture conversation and delivers its load.
+    fn opened() -> AppState {
+        let mut state = state();
+        start(&mut state);
+        list_loaded(&mut state, &["c1"]);
+        let effects = update(&mut state, code(KeyCode::Enter));
+        let generation = match &effects[..] {
+            [Effect::LoadConversation { generation, id }] if id == "c1" => *generation,
+            other => panic!("expected a conversation load, got {other:?}"),
+        };
+        update(
+            &mut state,
+            Event::Job(JobEvent::Conversation {
+                generation,
+                result: Ok(loaded()),
+            }),
+        );
+        state
+    }
+
+    fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::ComputeBudget {
+                    generation,
+                    loaded,
+                    leaf,
+                    mode,
+                    window,
+                    settings,
+                } => Some((
+                    *generation,
+                    loaded.budget_rows(*leaf, *mode, *window),
+                    settings.clone(),
+                )),
+                _ => None,
+            })
+            .expect("a budget request")
+    }
+
+    fn conversation(state: &AppState) -> &ConversationState {
+        state.conversation.as_ref().unwrap()
+    }
+
+    fn selected_id(state: &AppState) -> String {
+        let c = conversation(state);
+        c.loaded.as_ref().unwrap().tree.id(c.selected).to_owned()
+    }
+
+    #[test]
+    fn start_loads_the_first_page_and_shows_loading() {
+        let mut state = state();
+        let effects = start(&mut state);
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadList { filter, .. }] if filter.after.is_none() && filter.search.is_none()
+        ));
+        assert_eq!(state.list.status, LoadStatus::Loading);
+        assert!(state.busy());
+    }
+
+    #[test]
+    fn stale_list_results_are_dropped() {
+        let mut state = state();
+        start(&mut state);
+        let stale = state.list.generation;
+        update(&mut state, Event::Action(Action::Refresh));
+        state.dirty = false;
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation: stale,
+                result: Ok(vec![summary("old")]),
+            }),
+        );
+        assert!(effects.is_empty());
+        assert!(state.list.rows.is_empty());
+        assert!(!state.dirty, "a dropped result needs no frame");
+        list_loaded(&mut state, &["new"]);
+        assert_eq!(state.list.rows[0].id, "new");
+    }
+
+    #[test]
+    fn loaded_list_asks_for_thread_tokens_of_the_page() {
+        let mut state = state();
+        start(&mut state);
+        let effects = list_loaded(&mut state, &["x", "y"]);
+        let Some(Effect::CountThreads {
+            ids, generation, ..
+        }) = effects.first()
+        else {
+            panic!("expected a token count, got {effects:?}");
+        };
+        assert_eq!(ids, &["x", "y"]);
+        let generation = *generation;
+        update(
+            &mut state,
+            Event::Job(JobEvent::ThreadTokens {
+                generation,
+                tokens: vec![("x".to_owned(), 42)],
+            }),
+        );
+        assert_eq!(state.list.thread_tokens.get("x"), Some(&42));
+    }
+
+    #[test]
+    fn a_poll_recounts_only_new_or_changed_conversations() {
+        let mut state = state();
+        start(&mut state);
+        let effects = list_loaded(&mut state, &["x", "y"]);
+        let Some(Effect::CountThreads { generation, .. }) = effects.first() else {
+            panic!("{effects:?}");
+        };
+        let generation = *generation;
+        let tokens = vec![("x".to_owned(), 1), ("y".to_owned(), 2)];
+        update(
+            &mut state,
+            Event::Job(JobEvent::ThreadTokens { generation, tokens }),
+        );
+        let polled: Vec<Effect> = (0..POLL_EVERY_TICKS)
+            .flat_map(|_| update(&mut state, Event::Tick))
+            .collect();
+        assert!(matches!(&polled[..], [Effect::LoadList { .. }]));
+        assert!(list_loaded(&mut state, &["x", "y"]).is_empty());
+        let generation = state.list.generation;
+        let mut changed = summary("y");
+        changed.message_count += 1;
+        let rows = vec![summary("new"), summary("x"), changed];
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Ok(rows),
+            }),
+        );
+        assert!(matches!(&effects[..], [Effect::CountThreads { ids, .. }] if ids == &["new", "y"]));
+        for c in ":counter zero".chars() {
+            update(&mut state, key(c));
+        }
+        update(&mut state, code(KeyCode::Enter));
+        assert!(
+            state.list.thread_tokens.is_empty(),
+            "another counter makes the counts stale"
+        );
+    }
+
+    #[test]
+    fn list_errors_and_empty_pages_are_states() {
+        let mut state = state();
+        start(&mut state);
+        let generation = state.list.generation;
+        update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Err("connection refused".to_owned()),
+            }),
+        );
+        assert_eq!(
+            state.list.status,
+            LoadStatus::Failed("connection refused".to_owned())
+        );
+        update(&mut state, Event::Action(Action::Refresh));
+        list_loaded(&mut state, &[]);
+        assert_eq!(state.list.status, LoadStatus::Loaded);
+        assert!(state.list.rows.is_empty());
+        update(&mut state, Event::Action(Action::Down));
+        assert_eq!(state.list.selected, 0);
+    }
+
+    #[test]
+    fn filter_prompt_types_letters_not_commands_and_submits() {
+        let mut state = state();
+        start(&mut state);
+        list_loaded(&mut state, &["x"]);
+        update(&mut state, key('/'));
+        for c in "jq".chars() {
+            update(&mut state, key(c));
+        }
+        assert_eq!(
+            state.overlay,
+            Overlay::Prompt(Prompt::Filter("jq".to_owned()))
+        );
+        assert!(!state.quit, "q typed into the filter does not quit");
+        let effects = update(&mut state, code(KeyCode::Enter));
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadList { filter, .. }] if filter.search.as_deref() == Some("jq")
+        ));
+        assert_eq!(state.list.filter, "jq");
+        let effects = update(&mut state, code(KeyCode::Esc));
+        assert!(
+            matches!(&effects[..], [Effect::LoadList { filter, .. }] if filter.search.is_none())
+        );
+    }
+
+    #[test]
+    fn pages_follow_the_keyset_cursor_and_come_back() {
+        let mut state = state();
+        start(&mut state);
+        let ids: Vec<String> = (0..PAGE_SIZE).map(|i| format!("c{i}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        list_loaded(&mut state, &refs);
+        let effects = update(&mut state, key(']'));
+        let last = ids.last().unwrap();
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadList { filter, .. }] if filter.after.as_ref().map(|c| &c.id) == Some(last)
+        ));
+        assert_eq!(state.list.page_number(), 2);
+        let effects = update(&mut state, key('['));
+        assert!(
+            matches!(&effects[..], [Effect::LoadList { filter, .. }] if filter.after.is_none())
+        );
+        assert_eq!(state.list.page_number(), 1);
+    }
+
+    #[test]
+    fn short_page_has_no_next_page() {
+        let mut state = state();
+        start(&mut state);
+        list_loaded(&mut state, &["only"]);
+        assert!(update(&mut state, key(']')).is_empty());
+    }
+
+    #[test]
+    fn opening_selects_the_latest_leaf_and_marks_its_thread() {
+        let state = opened();
+        assert_eq!(state.screen, Screen::Conversation);
+        assert_eq!(selected_id(&state), "c");
+        let c = conversation(&state);
+        let mut thread: Vec<&String> = c.thread_ids.iter().collect();
+        thread.sort();
+        assert_eq!(thread, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn thread_mode_toggle_flags_the_divergence_on_an_older_branch() {
+        let mut state = opened();
+        // Visible order: a, b, c, b2. Select b2, a regeneration that is not the newest row.
+        update(&mut state, Event::Action(Action::Bottom));
+        assert_eq!(selected_id(&state), "b2");
+        let thread = conversation(&state).thread.clone().unwrap();
+        assert_eq!(thread.mode, ThreadMode::Dify);
+        assert_ne!(
+            thread.comparison,
+            crate::memory::thread::ThreadComparison::Same
+        );
+        assert!(conversation(&state).thread_ids.contains("c"));
+        update(&mut state, key('t'));
+        let c = conversation(&state);
+        assert_eq!(c.mode, ThreadMode::Tree);
+        assert!(c.thread_ids.contains("b2") && !c.thread_ids.contains("c"));
+        let effects = update(&mut state, key('t'));
+        assert_eq!(conversation(&state).mode, ThreadMode::Fixed);
+        let (_, _, settings) = budget_effect(&effects);
+        assert_eq!(
+            settings.options.extraction,
+            ExtractionMode::Fixed,
+            "memory runs the fix too"
+        );
+    }
+
+    #[test]
+    fn budget_keys_move_the_cut_line_without_a_job() {
+        let mut state = opened();
+        let effects = update(&mut state, Event::Action(Action::Refresh));
+        let generation = match &effects[..] {
+            [Effect::LoadConversation { generation, .. }] => *generation,
+            other => panic!("{other:?}"),
+        };
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::Conversation {
+                generation,
+                result: Ok(loaded()),
+            }),
+        );
+        let (generation, rows, settings) = budget_effect(&effects);
+        let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
+        update(
+            &mut state,
+            Event::Job(JobEvent::Budget {
+                generation,
+                result: Ok(Box::new(view)),
+            }),
+        );
+        let before = conversation(&state).budget.clone().unwrap();
+        assert_eq!(before.dropped(), 0);
+        update(&mut state, Event::Action(Action::BudgetDown));
+        for _ in 0..10 {
+            assert!(update(&mut state, key('-')).is_empty());
+        }
+        let after = conversation(&state).budget.clone().unwrap();
+        assert_eq!(after.max_tokens, 0);
+        assert_eq!(state.settings.budget, 0, "the budget never goes negative");
+        assert_eq!(after.dropped(), after.counts.len() - 1);
+        update(&mut state, key('+'));
+        assert_eq!(
+            conversation(&state).budget.as_ref().unwrap().max_tokens,
+            BUDGET_STEP
+        );
+    }
+
+    #[test]
+    fn zero_counter_is_requested_and_keeps_everything() {
+        let mut state = opened();
+        state.settings.counter = CounterKind::Plugin;
+        let effects = update(&mut state, key('c'));
+        assert_eq!(state.settings.counter, CounterKind::Raw);
+        let (_, _, settings) = budget_effect(&effects);
+        assert_eq!(settings.counter.kind(), CounterKind::Raw);
+        let effects = update(&mut state, key('c'));
+        let (generation, rows, settings) = budget_effect(&effects);
+        assert_eq!(settings.counter.kind(), CounterKind::Zero);
+        let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
+        update(
+            &mut state,
+            Event::Job(JobEvent::Budget {
+                generation,
+                result: Ok(Box::new(view)),
+            }),
+        );
+        update(&mut state, Event::Action(Action::BudgetDown));
+        let view = conversation(&state).budget.clone().unwrap();
+        assert!(view.zero_counter_trap());
+        assert_eq!(view.dropped(), 0);
+    }
+
+    #[test]
+    fn stale_budgets_are_dropped() {
+        let mut state = opened();
+        let first = budget_effect(&update(&mut state, key('j'))).0;
+        update(&mut state, key('k'));
+        let counter = TokenCounter::with_encoding(CounterKind::Raw, Encoding::Cl100kBase);
+        let settings = BudgetSettings {
+            counter,
+            max_tokens: 10,
+            model: "gpt-4o".to_owned(),
+            options: Default::default(),
+        };
+        let view = BudgetView::compute(&[], &[], &settings, &mut CountCache::new(10));
+        update(
+            &mut state,
+            Event::Job(JobEvent::Budget {
+                generation: first,
+                result: Ok(Box::new(view)),
+            }),
+        );
+        assert!(conversation(&state).budget.is_none());
+        assert!(conversation(&state).budget_status.is_loading());
+    }
+
+    #[test]
+    fn collapse_hides_children_then_goes_to_parent() {
+        let mut state = opened();
+        update(&mut state, Event::Action(Action::Top));
+        assert_eq!(selected_id(&state), "a");
+        update(&mut state, key('h'));
+        assert!(conversation(&state).is_collapsed(conversation(&state).selected));
+        update(&mut state, Event::Action(Action::Bottom));
+        assert_eq!(selected_id(&state), "a", "only the root is visible");
+        update(&mut state, key('l'));
+        update(&mut state, key('j'));
+        assert_eq!(selected_id(&state), "b");
+        update(&mut state, key('h'));
+        update(&mut state, key('h'));
+        assert_eq!(selected_id(&state), "a");
+    }
+
+    #[test]
+    fn jump_latest_opens_collapsed_ancestors() {
+        let mut state = opened();
+        update(&mut state, Event::Action(Action::Top));
+        update(&mut state, key('h'));
+        update(&mut state, key('L'));
+        assert_eq!(selected_id(&state), "c");
+        assert_eq!(conversation(&state).cursor, 2);
+    }
+
+    #[test]
+    fn demo_steps_walk_the_extraction_and_select_the_examined_row() {
+        let mut state = opened();
+        update(&mut state, key('d'));
+        let demo = conversation(&state).demo.clone().unwrap();
+        assert_eq!(demo.shown, 1);
+        assert_eq!(selected_id(&state), "c", "the newest row is examined first");
+        update(&mut state, key('n'));
+        assert_eq!(selected_id(&state), "b2");
+        assert!(
+            !conversation(&state).thread_ids.contains("b2"),
+            "a sibling is skipped"
+        );
+        update(&mut state, key('n'));
+        assert_eq!(selected_id(&state), "b");
+        assert!(conversation(&state).thread_ids.contains("b"));
+        for _ in 0..10 {
+            update(&mut state, key('n'));
+        }
+        let c = conversation(&state);
+        assert_eq!(
+            c.demo.as_ref().unwrap().shown,
+            c.demo.as_ref().unwrap().trace.steps.len()
+        );
+        update(&mut state, code(KeyCode::Esc));
+        assert!(conversation(&state).demo.is_none());
+        assert_eq!(
+            state.screen,
+            Screen::Conversation,
+            "esc leaves the demo first"
+        );
+        update(&mut state, code(KeyCode::Esc));
+        assert_eq!(state.screen, Screen::Conversations);
+    }
+
+    #[test]
+    fn commands_set_budget_model_counter_and_quit() {
+        let mut state = opened();
+        let type_command = |state: &mut AppState, text: &str| {
+            update(state, key(':'));
+            for c in text.chars() {
+                update(state, key(c));
+            }
+            update(state, code(KeyCode::Enter))
+        };
+        type_command(&mut state, "budget 123");
+        assert_eq!(state.settings.budget, 123);
+        let effects = type_command(&mut state, "model llama-3-70b");
+        assert_eq!(state.settings.model(), "llama-3-70b");
+        assert_eq!(budget_effect(&effects).2.model, "llama-3-70b");
+        type_command(&mut state, "counter zero");
+        assert_eq!(state.settings.counter, CounterKind::Zero);
+        type_command(&mut state, "counter nonsense");
+        assert!(state.message.as_deref().unwrap().contains("nonsense"));
+        type_command(&mut state, "frobnicate");
+        assert!(state.message.as_deref().unwrap().contains(":conv ID"));
+        let effects = type_command(&mut state, "conv other");
+        assert!(matches!(&effects[..], [Effect::LoadConversation { id, .. }] if id == "other"));
+        type_command(&mut state, "q");
+        assert!(state.quit);
+    }
+
+    #[test]
+    fn help_opens_closes_and_quits() {
+        let mut state = state();
+        update(&mut state, key('?'));
+        assert_eq!(state.overlay, Overlay::Help);
+        update(&mut state, key('j'));
+        assert_eq!(
+            state.overlay,
+            Overlay::Help,
+            "navigation does not close help"
+        );
+        update(&mut state, code(KeyCode::Esc));
+        assert_eq!(state.overlay, Overlay::None);
+        update(&mut state, key('?'));
+        update(&mut state, key('q'));
+        assert!(state.quit);
+    }
+
+    #[test]
+    fn polling_reloads_only_when_the_newest_message_changed() {
+        let mut state = opened();
+        let polls: Vec<Effect> = (0..POLL_EVERY_TICKS)
+            .flat_map(|_| update(&mut state, Event::Tick))
+            .collect();
+        assert!(matches!(&polls[..], [Effect::PollNewest { id }] if id == "c1"));
+        let same = update(
+            &mut state,
+            Event::Job(JobEvent::Newest {
+                id: "c1".to_owned(),
+                newest: Some("c".to_owned()),
+            }),
+        );
+        assert!(same.is_empty());
+        let changed = update(
+            &mut state,
+            Event::Job(JobEvent::Newest {
+                id: "c1".to_owned(),
+                newest: Some("d".to_owned()),
+            }),
+        );
+        assert!(matches!(&changed[..], [Effect::LoadConversation { id, .. }] if id == "c1"));
+    }
+
+    #[test]
+    fn a_reload_follows_the_latest_leaf_when_it_was_selected() {
+        let mut state = opened();
+        let mut rows = loaded().conversation.rows.clone();
+        rows.push(message("d", Some("c"), 40));
+        let conversation_data = LoadedConversation {
+            info: loaded().conversation.info.clone(),
+            rows,
+            files: Vec::new(),
+        };
+        let generation = state.generation();
+        state.conversation.as_mut().unwrap().generation = generation;
+        update(
+            &mut state,
+            Event::Job(JobEvent::Conversation {
+                generation,
+                result: Ok(Arc::new(Loaded::new(conversation_data))),
+            }),
+        );
+        assert_eq!(selected_id(&state), "d");
+    }
+
+    #[test]
+    fn ticks_redraw_only_while_busy() {
+        let mut state = opened();
+        let generation = conversation(&state).budget_generation;
+        update(
+            &mut state,
+            Event::Job(JobEvent::Budget {
+                generation,
+                result: Err("boom".to_owned()),
+            }),
+        );
+        state.dirty = false;
+        update(&mut state, Event::Tick);
+        assert!(!state.dirty);
+        update(&mut state, Event::Action(Action::Refresh));
+        state.dirty = false;
+        update(&mut state, Event::Tick);
+        assert!(state.dirty, "the spinner moves");
+    }
+
+    #[test]
+    fn ctrl_c_quits_even_while_typing() {
+        let mut state = state();
+        update(&mut state, key(':'));
+        update(
+            &mut state,
+            Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+        );
+        assert!(state.quit);
+    }
+}

@@ -1,0 +1,150 @@
+//! `nodes` and `node-context` as an operator runs them on the embedded demo: snapshots of both
+//! views, the JSON a script reads, and the failures it must tell apart.
+//!
+//! Snapshots live in `tests/snapshots/`; `UPDATE_SNAPSHOTS=1 cargo test --test nodes_cli`
+//! rewrites them after a deliberate change.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const RESEARCHER: &str = "1733817600001";
+const WRITER: &str = "1733817600002";
+
+/// The binary with its own data and config directories and no inherited database URL.
+fn memscope(home: &Path) -> Command {
+    let mut command = Command::cargo_bin("memscope").unwrap();
+    command
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", home)
+        .env_remove("MEMSCOPE_DATABASE_URL");
+    command
+}
+
+fn stdout(command: &mut Command) -> String {
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn json(command: &mut Command) -> Value {
+    serde_json::from_str(&stdout(command.arg("--json"))).expect("--json prints JSON")
+}
+
+fn conversation_id(home: &Path, name: &str) -> String {
+    let page = json(memscope(home).args(["conversations", "--search", name]));
+    page["conversations"][0]["id"].as_str().unwrap().to_owned()
+}
+
+fn assert_snapshot(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_SNAPSHOTS=1 writes it)", path.display()));
+    assert_eq!(actual, expected, "snapshot {name} differs");
+}
+
+#[test]
+fn opening_a_node_context_end_to_end() {
+    let home = tempfile::tempdir().unwrap();
+    let kyoto = conversation_id(home.path(), "Kyoto food trip");
+
+    assert_snapshot(
+        "nodes_pane.txt",
+        &stdout(memscope(home.path()).args(["nodes", &kyoto])),
+    );
+    assert_snapshot(
+        "node_context.txt",
+        &stdout(memscope(home.path()).args(["node-context", &kyoto, RESEARCHER])),
+    );
+
+    let outputs = json(memscope(home.path()).args([
+        "node-context",
+        &kyoto,
+        RESEARCHER,
+        "--max-tokens",
+        "500",
+    ]));
+    assert_eq!(outputs["source"], "outputs");
+    assert_eq!(outputs["offloaded"], true);
+    assert_eq!(outputs["problems"].as_array().unwrap().len(), 0);
+    assert_eq!(outputs["messages"].as_array().unwrap().len(), 10);
+    assert!(outputs["dropped"].as_u64().unwrap() > 0);
+    let flagged: Vec<&Value> = outputs["timeline"]["turns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !t["disagreement"].is_null())
+        .collect();
+    assert_eq!(flagged.len(), 1);
+    assert_eq!(
+        flagged[0]["disagreement"]["disagreement"],
+        "different_assistant"
+    );
+
+    let files = json(memscope(home.path()).args([
+        "node-context",
+        &kyoto,
+        WRITER,
+        "--source",
+        "files",
+        "--counter",
+        "zero",
+    ]));
+    assert_eq!(files["messages"].as_array().unwrap().len(), 8);
+    assert_eq!(files["tokens_before"], 0);
+    assert!(
+        files["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("nothing is pruned")
+    );
+
+    let prompts =
+        json(memscope(home.path()).args(["node-context", &kyoto, WRITER, "--source", "prompts"]));
+    assert_eq!(prompts["messages"][0]["role"], "system");
+}
+
+#[test]
+fn empty_states_and_failures_are_told_apart() {
+    let home = tempfile::tempdir().unwrap();
+    let chat = conversation_id(home.path(), "Refund policy questions");
+    let view = json(memscope(home.path()).args(["node-context", &chat, RESEARCHER]));
+    assert_eq!(view["empty"]["empty"], "not_a_chatflow");
+    let text = stdout(memscope(home.path()).args(["nodes", &chat]));
+    assert!(text.contains("needs a conversation id"), "{text}");
+
+    let kyoto = conversation_id(home.path(), "Kyoto food trip");
+    let missing = json(memscope(home.path()).args([
+        "node-context",
+        &kyoto,
+        "no-such-node",
+        "--source",
+        "files",
+    ]));
+    assert_eq!(missing["empty"]["empty"], "no_memory_file");
+
+    let unknown = memscope(home.path())
+        .args([
+            "node-context",
+            "00000000-0000-0000-0000-00000000abcd",
+            RESEARCHER,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no conversation"));
+
+    let bad_source = memscope(home.path())
+        .args(["node-context", &kyoto, RESEARCHER, "--source", "memory"])
+        .output()
+        .unwrap();
+    assert_eq!(bad_source.status.code(), Some(2));
+}

@@ -1,0 +1,182 @@
+//! The whole app without a terminal: real jobs over a real database, keys in, screens out.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::fixtures;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::config::{self, Dirs, Overrides};
+use memscope::store::rows::Batch;
+use memscope::store::{Access, Store};
+use memscope::tui::App;
+use memscope::tui::state::{LoadStatus, POLL_EVERY_TICKS, Screen};
+use memscope::tui::theme::Theme;
+use memscope::tui::update::Event;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// Creates the embedded demo database under `root` with the real binary, as a first run does.
+fn demo_dirs(root: &Path) -> Dirs {
+    let status = Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .args(["conversations", "--json"])
+        .env("XDG_DATA_HOME", root.join("data"))
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env_remove("MEMSCOPE_DATABASE_URL")
+        .output()
+        .expect("memscope runs");
+    assert!(status.status.success(), "{status:?}");
+    Dirs {
+        data: root.join("data").join("memscope"),
+        config: root.join("config").join("memscope"),
+    }
+}
+
+async fn app(root: &Path) -> App {
+    let resolved = config::resolve(demo_dirs(root), &Overrides::default()).unwrap();
+    let store = Store::open(&resolved.database_url, Access::Auto)
+        .await
+        .unwrap();
+    App::new(&resolved, store, None, Theme::monochrome()).unwrap()
+}
+
+/// Applies job results until `done` holds.
+async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while !done(app) {
+            assert!(app.next_job().await, "the job channel closed");
+        }
+    })
+    .await
+    .expect("the jobs finished in time");
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn screen(app: &mut App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
+    app.state.dirty = true;
+    app.draw_if_dirty(&mut terminal).unwrap();
+    terminal.backend().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_drive_the_app_over_the_demo_database() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    assert!(screen(&mut app).contains("Loading conversations"));
+
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    assert!(
+        !app.state.list.rows.is_empty(),
+        "the demo has conversations"
+    );
+    let rows = app.state.list.rows.len();
+    settle(&mut app, |a| a.state.list.thread_tokens.len() == rows).await;
+    let list = screen(&mut app);
+    assert!(
+        !list.contains('…'),
+        "every thread's tokens are filled in:\n{list}"
+    );
+
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.state.screen, Screen::Conversation);
+    settle(&mut app, |a| {
+        a.state
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.budget_status == LoadStatus::Loaded)
+    })
+    .await;
+    let conversation = screen(&mut app);
+    assert!(
+        conversation.contains("thread: Dify's extraction"),
+        "{conversation}"
+    );
+    assert!(conversation.contains("tokens kept"), "{conversation}");
+
+    press(&mut app, KeyCode::Char('t'));
+    assert!(screen(&mut app).contains("thread: true tree path"));
+    press(&mut app, KeyCode::Char('+'));
+    assert!(screen(&mut app).contains("max 2250"));
+
+    press(&mut app, KeyCode::Char('d'));
+    assert!(screen(&mut app).contains("Dify's extraction, step 1 of"));
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.state.screen, Screen::Conversations);
+
+    press(&mut app, KeyCode::Char('/'));
+    for c in "zzzz-no-such-conversation".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    assert!(screen(&mut app).contains("No conversation matches"));
+
+    press(&mut app, KeyCode::Char('q'));
+    assert!(app.state.quit);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_written_elsewhere_appear_without_a_restart() {
+    let root = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", root.path().join("live.db").display());
+    let writer = Store::init(&url).await.unwrap();
+    writer.insert_batch(&fixtures::full_batch()).await.unwrap();
+    let dirs = Dirs {
+        data: root.path().join("data"),
+        config: root.path().join("config"),
+    };
+    let overrides = Overrides {
+        database_url: Some(url.clone()),
+        ..Overrides::default()
+    };
+    let resolved = config::resolve(dirs, &overrides).unwrap();
+    let reader = Store::open(&url, Access::ReadOnly).await.unwrap();
+    let mut app = App::new(&resolved, reader, None, Theme::monochrome()).unwrap();
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    press(&mut app, KeyCode::Enter);
+    let budget_loaded = |a: &App| {
+        a.state
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.budget_status == LoadStatus::Loaded)
+    };
+    settle(&mut app, budget_loaded).await;
+
+    // The full batch's conversation: its newest message is fixture 51.
+    let fixture_app = fixtures::app(10, "Support bot", "advanced-chat");
+    let conversation = fixtures::conversation(20, &fixture_app, "Refund question", 100);
+    let mut reply = fixtures::message(52, &conversation, 30);
+    reply.message.parent_message_id = Some(fixtures::id(51));
+    let batch = Batch {
+        messages: vec![reply],
+        ..Batch::default()
+    };
+    writer.insert_batch(&batch).await.unwrap();
+
+    for _ in 0..POLL_EVERY_TICKS {
+        app.handle(Event::Tick);
+    }
+    let new_id = fixtures::id(52);
+    settle(&mut app, |a| {
+        let c = a.state.conversation.as_ref().unwrap();
+        let followed = c
+            .loaded
+            .as_ref()
+            .is_some_and(|l| l.tree.id(c.selected) == new_id);
+        followed && c.budget_status == LoadStatus::Loaded
+    })
+    .await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    let budget = conversation.budget.as_ref().unwrap();
+    assert!(
+        budget.history.thread.contains(&new_id),
+        "the budget follows the new message"
+    );
+}

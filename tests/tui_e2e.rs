@@ -1,0 +1,153 @@
+//! The real binary in a pseudo-terminal (portable-pty + vt100), each run on fresh data and
+//! config directories, so the embedded demo database is created as on a first run.
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+
+const ROWS: u16 = 32;
+const COLS: u16 = 120;
+
+/// How long to wait for a screen: `MEMSCOPE_E2E_WAIT_SECS`, default 60 (the first run builds the
+/// demo database).
+fn wait_limit() -> Duration {
+    let secs = std::env::var("MEMSCOPE_E2E_WAIT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
+struct Session {
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+    _dirs: tempfile::TempDir,
+}
+
+impl Session {
+    fn start() -> Session {
+        let dirs = tempfile::tempdir().unwrap();
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_memscope"));
+        command.env("XDG_DATA_HOME", dirs.path().join("data"));
+        command.env("XDG_CONFIG_HOME", dirs.path().join("config"));
+        command.env("NO_COLOR", "1");
+        command.env("TERM", "xterm-256color");
+        command.env_remove("MEMSCOPE_DATABASE_URL");
+        let child = pty.slave.spawn_command(command).unwrap();
+        drop(pty.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            NonZeroU16::new(ROWS).unwrap(),
+            NonZeroU16::new(COLS).unwrap(),
+            0,
+        )));
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let sink = parser.clone();
+        // Drain the pty continuously, or the app blocks on a full buffer.
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().process(&buffer[..n]);
+            }
+        });
+        let writer = pty.master.take_writer().unwrap();
+        // The master must outlive the child; leaking it is fine in a test process.
+        std::mem::forget(pty.master);
+        Session {
+            parser,
+            writer,
+            child,
+            _dirs: dirs,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + wait_limit();
+        while Instant::now() < deadline {
+            if self.contents().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("{text:?} never appeared; the screen:\n{}", self.contents());
+    }
+
+    fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Waits for the process to exit and returns whether it succeeded.
+    fn wait_exit(&mut self) -> bool {
+        let deadline = Instant::now() + wait_limit();
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        panic!("memscope did not exit; the screen:\n{}", self.contents());
+    }
+
+    fn in_alternate_screen(&self) -> bool {
+        self.parser.lock().unwrap().screen().alternate_screen()
+    }
+}
+
+#[test]
+fn starts_on_the_conversation_list() {
+    let mut session = Session::start();
+    session.wait_for("Conversations · page 1");
+    session.wait_for("Last activity");
+    assert!(session.in_alternate_screen());
+    session.send("q");
+    assert!(session.wait_exit());
+}
+
+#[test]
+fn opens_a_conversation_switches_thread_mode_and_changes_the_budget() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    session.send("\r");
+    session.wait_for("thread: Dify's extraction");
+    session.wait_for("tokens kept");
+    session.send("t");
+    session.wait_for("thread: true tree path");
+    session.send("+");
+    session.wait_for("max 2250");
+    session.send("q");
+    assert!(session.wait_exit());
+}
+
+#[test]
+fn help_then_quit_restores_the_terminal() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    session.send("?");
+    session.wait_for("Help: keys from [keys]");
+    session.send("q");
+    assert!(session.wait_exit(), "exit code 0");
+    assert!(
+        !session.in_alternate_screen(),
+        "the alternate screen was left"
+    );
+}
