@@ -9,5 +9,6 @@ pub mod inspect;
 pub mod kb;
 pub mod memory;
 pub mod store;
+pub mod summarize;
 pub mod sync;
 pub mod tui;

@@ -55,6 +55,12 @@ pub enum Command {
     Tokens(TokensArgs),
     /// Scan a database for memory problems; exits 1 when it finds any
     Doctor(DoctorArgs),
+    /// Chat memories (seed 004): list, show, add and delete messages
+    #[command(subcommand)]
+    ChatMemory(ChatMemoryCommand),
+    /// Preview trims on any history, apply them to chat memories, undo the last one
+    #[command(subcommand)]
+    Trim(TrimCommand),
     /// List the nodes that ran in a chatflow conversation, with their latest context size
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
@@ -65,6 +71,204 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Sync auto-capture memory bases whenever a session reaches its threshold
     Watch(WatchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChatMemoryCommand {
+    /// Every chat memory with its message count
+    List,
+    /// A chat memory's policy and messages (Get Memory Data: limit and offset)
+    Show {
+        /// Chat memory id
+        id: String,
+        #[arg(long, default_value_t = 50)]
+        limit: i64,
+        #[arg(long, default_value_t = 0)]
+        offset: i64,
+    },
+    /// Add a message to (memory node, chat id), creating the memory if needed, then apply its policy
+    Add(Box<ChatMemoryAddArgs>),
+    /// Delete messages (latest workflow request or all, by roles); `trim undo` restores them
+    Delete(ChatMemoryDeleteArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageRole {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatMemoryAddArgs {
+    /// Memory node id
+    #[arg(long)]
+    pub node: String,
+    /// Chat id
+    #[arg(long)]
+    pub chat: String,
+    #[arg(long, value_enum)]
+    pub role: MessageRole,
+    #[arg(long)]
+    pub content: String,
+    /// Files as JSON: {"files": [{"url", "file_name", "content_type", …}]} or a bare list
+    #[arg(long, value_name = "JSON")]
+    pub files: Option<String>,
+    /// Workflow request id the message belongs to
+    #[arg(long, value_name = "ID")]
+    pub request: Option<String>,
+    /// Label of a new memory
+    #[arg(long, default_value = "Chat Memory")]
+    pub label: String,
+    /// Policy JSON of a new memory (seed 004 defaults when absent)
+    #[arg(long, value_name = "JSON", default_value = "{}")]
+    pub policy: String,
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeleteScopeArg {
+    /// Messages of the most recent workflow request
+    Latest,
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatMemoryDeleteArgs {
+    /// Chat memory id
+    pub id: String,
+    #[arg(long, value_enum)]
+    pub scope: DeleteScopeArg,
+    /// Roles to delete
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = [MessageRole::User, MessageRole::Assistant])]
+    pub roles: Vec<MessageRole>,
+    /// Confirm the deletion
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrimCommand {
+    /// What a trim would do, changing nothing
+    Preview(Box<TrimArgs>),
+    /// Apply a chat memory's trim (policy and flags) in one transaction
+    Apply(Box<TrimArgs>),
+    /// Restore the last change of a chat memory exactly
+    Undo {
+        /// Chat memory id
+        #[arg(long, value_name = "ID")]
+        chat_memory: String,
+        /// Confirm the undo
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct TrimArgs {
+    /// A JSON list of messages; - for stdin
+    #[arg(long, value_name = "FILE", group = "source")]
+    pub input: Option<PathBuf>,
+    /// A conversation's history (what TokenBufferMemory reads)
+    #[arg(long, value_name = "ID", group = "source")]
+    pub conversation: Option<String>,
+    /// A chat memory (its stored policy is the starting point)
+    #[arg(long, value_name = "ID", group = "source")]
+    pub chat_memory: Option<String>,
+    /// first|last: LangChain's trim_messages; drop-oldest|drop-middle: a chat memory policy
+    #[arg(long, value_name = "S")]
+    pub strategy: Option<String>,
+    /// messages (len), or a token counter: openai, plugin, raw, zero (default from config)
+    #[arg(long, value_name = "NAME")]
+    pub counter: Option<String>,
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    #[arg(long, value_name = "NAME")]
+    pub encoding: Option<String>,
+    /// trim_messages' max_tokens, or a policy's token limit
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub max_tokens: Option<i64>,
+    #[arg(long)]
+    pub include_system: bool,
+    /// Message types the result must start on (comma-separated: human, ai, system, tool)
+    #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+    pub start_on: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', value_name = "TYPES")]
+    pub end_on: Option<Vec<String>>,
+    #[arg(long)]
+    pub allow_partial: bool,
+    /// allow_partial's text splitter separator (default: newline)
+    #[arg(long, value_name = "SEP")]
+    pub split_on: Option<String>,
+    /// A whole policy as JSON (flags below override its keys)
+    #[arg(long, value_name = "JSON")]
+    pub policy: Option<String>,
+    /// messages or tokens
+    #[arg(long, value_name = "T")]
+    pub limit_type: Option<String>,
+    /// continuous or threshold
+    #[arg(long, value_name = "M")]
+    pub trim_mode: Option<String>,
+    #[arg(long, value_name = "N")]
+    pub max_messages: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub trigger: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub target: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub min_messages: Option<u64>,
+    #[arg(long, value_name = "N")]
+    pub keep_first: Option<u64>,
+    #[arg(long)]
+    pub clear_tool_results: bool,
+    #[arg(long, value_name = "N")]
+    pub max_images: Option<u64>,
+    /// Replace the removed messages by a summary
+    #[arg(long)]
+    pub summarize: bool,
+    /// The summarizer's rules (seed 004's default when absent)
+    #[arg(long, value_name = "TEXT")]
+    pub summarize_prompt: Option<String>,
+    #[command(flatten)]
+    pub summarizer: SummarizerArgs,
+    /// Confirm applying
+    #[arg(long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SummarizerKind {
+    /// No summary: report the prompt that would be sent
+    None,
+    /// Offline: the most informative sentences within the token cap
+    Extractive,
+    /// An OpenAI-compatible chat-completions endpoint
+    Openai,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SummarizerArgs {
+    #[arg(long, value_enum, default_value_t = SummarizerKind::Extractive)]
+    pub summarizer: SummarizerKind,
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "MEMSCOPE_SUMMARIZER_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    pub summarizer_url: String,
+    #[arg(
+        long,
+        value_name = "MODEL",
+        env = "MEMSCOPE_SUMMARIZER_MODEL",
+        default_value = "gpt-4o-mini"
+    )]
+    pub summarizer_model: String,
+    /// Environment variable holding the API key
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub summarizer_key_env: String,
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub summarizer_timeout: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

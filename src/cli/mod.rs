@@ -89,6 +89,8 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::History(args)) => commands::history::run(&context, &args).await,
         Some(Command::Tokens(args)) => commands::tokens::run(&context, &args),
         Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
+        Some(Command::ChatMemory(command)) => commands::chat_memory::run(&context, command).await,
+        Some(Command::Trim(command)) => commands::trim::run(&context, command).await,
         Some(Command::Nodes(args)) => commands::nodes::list(&context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(&context, &args).await,
         Some(Command::Mb(args)) => commands::mb::run(&context, &args).await,

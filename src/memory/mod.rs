@@ -9,4 +9,5 @@ pub mod node_context;
 pub mod thread;
 pub mod tokens;
 pub mod tree;
+pub mod trim;
 pub mod wire;

@@ -10,7 +10,7 @@ use super::rows::*;
 use super::{Store, StoreError};
 
 /// How to read one column's value from a row. The variant fixes the bound type.
-enum Column<R> {
+pub(super) enum Column<R> {
     Text(for<'r> fn(&'r R) -> Option<&'r str>),
     Int(fn(&R) -> Option<i64>),
     Bool(fn(&R) -> bool),
@@ -21,7 +21,7 @@ enum Column<R> {
 }
 
 /// A table as `insert_batch` writes it.
-struct Table<R: 'static> {
+pub(super) struct Table<R: 'static> {
     name: &'static str,
     /// Column names in bind order. A `::type` suffix is the PostgreSQL cast the bound text
     /// needs (`uuid`, `json`); SQLite stores those columns as TEXT and gets no cast.
@@ -75,7 +75,7 @@ const SQLITE_MAX_BIND_PARAMS: usize = 32_766;
 /// Bounds the arrays of one PostgreSQL statement (the bind limit does not apply to them).
 const POSTGRES_ROWS_PER_STATEMENT: usize = 10_000;
 
-async fn insert_sqlite<R: Sync>(
+pub(super) async fn insert_sqlite<R: Sync>(
     tx: &mut Transaction<'_, Sqlite>,
     table: &Table<R>,
     rows: &[R],
@@ -98,7 +98,7 @@ async fn insert_sqlite<R: Sync>(
     Ok(())
 }
 
-async fn insert_postgres<R: Sync>(
+pub(super) async fn insert_postgres<R: Sync>(
     tx: &mut Transaction<'_, Postgres>,
     table: &Table<R>,
     rows: &[R],
@@ -341,7 +341,7 @@ const CHAT_MEMORIES: Table<ChatMemoryRow> = Table {
     ],
 };
 
-const CHAT_MEMORY_MESSAGES: Table<ChatMemoryMessageRow> = Table {
+pub(super) const CHAT_MEMORY_MESSAGES: Table<ChatMemoryMessageRow> = Table {
     name: "chat_memory_messages",
     columns: &[
         ("id::uuid", Text(|r| Some(&r.id))),

@@ -54,11 +54,13 @@ macro_rules! on_pool {
     }};
 }
 
+mod chat_memory;
 mod insert;
 pub mod memory_bases;
 mod nodes;
 mod queries;
 
+pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{

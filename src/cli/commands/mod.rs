@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod chat_memory;
 pub mod conversations;
 pub mod demo;
 pub mod doctor;
@@ -10,3 +11,4 @@ pub mod nodes;
 pub mod summary;
 pub mod thread;
 pub mod tokens;
+pub mod trim;

@@ -1,0 +1,242 @@
+//! `chat-memory list|show|add|delete`: seed 004's memory operations.
+
+use serde::Serialize;
+
+use crate::cli::Context;
+use crate::cli::args::{
+    ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
+};
+use crate::cli::commands::trim::{summarizer_from, trim_counter};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
+use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
+use crate::memory::model::Role;
+use crate::store::rows::ChatMemoryMessageRow;
+use crate::store::{ChatMemorySummary, DeleteScope};
+use crate::summarize::Summarizer;
+
+pub async fn run(context: &Context, command: ChatMemoryCommand) -> CliResult {
+    match command {
+        ChatMemoryCommand::List => list(context).await,
+        ChatMemoryCommand::Show { id, limit, offset } => show(context, &id, limit, offset).await,
+        ChatMemoryCommand::Add(args) => add(context, &args).await,
+        ChatMemoryCommand::Delete(args) => delete(context, &args).await,
+    }
+}
+
+fn role(role: MessageRole) -> Role {
+    match role {
+        MessageRole::User => Role::User,
+        MessageRole::Assistant => Role::Assistant,
+    }
+}
+
+#[derive(Serialize)]
+struct MemoryList {
+    chat_memories: Vec<MemoryLine>,
+}
+
+#[derive(Serialize)]
+struct MemoryLine {
+    id: String,
+    memory_node_id: String,
+    chat_id: String,
+    label: String,
+    messages: i64,
+    policy: serde_json::Value,
+}
+
+fn line(memory: ChatMemorySummary) -> MemoryLine {
+    MemoryLine {
+        policy: serde_json::from_str(&memory.policy)
+            .unwrap_or(serde_json::Value::String(memory.policy)),
+        id: memory.id,
+        memory_node_id: memory.memory_node_id,
+        chat_id: memory.chat_id,
+        label: memory.label,
+        messages: memory.message_count,
+    }
+}
+
+async fn list(context: &Context) -> CliResult {
+    let store = context.open().await?;
+    let memories = store.list_chat_memories().await?;
+    let list = MemoryList {
+        chat_memories: memories.into_iter().map(line).collect(),
+    };
+    emit(context.global.json, &list, |l| {
+        if l.chat_memories.is_empty() {
+            return "no chat memories".to_owned();
+        }
+        let rows: Vec<Vec<String>> = l
+            .chat_memories
+            .iter()
+            .map(|m| {
+                vec![
+                    m.id.clone(),
+                    cell(&m.label, 28),
+                    cell(&m.chat_id, 28),
+                    m.messages.to_string(),
+                ]
+            })
+            .collect();
+        table(&["id", "label", "chat id", "messages"], &rows)
+    })?;
+    Ok(ExitCode::Ok)
+}
+
+#[derive(Serialize)]
+struct Shown {
+    id: String,
+    label: String,
+    chat_id: String,
+    memory_node_id: String,
+    policy: serde_json::Value,
+    total: usize,
+    offset: i64,
+    messages: Vec<ShownMessage>,
+}
+
+#[derive(Serialize)]
+struct ShownMessage {
+    id: String,
+    seq: i64,
+    role: String,
+    is_summary: bool,
+    workflow_request_id: Option<String>,
+    message: crate::memory::model::PromptMessage,
+}
+
+fn shown(row: &ChatMemoryMessageRow) -> ShownMessage {
+    ShownMessage {
+        id: row.id.clone(),
+        seq: row.seq,
+        role: row.role.clone(),
+        is_summary: row.is_summary,
+        workflow_request_id: row.workflow_request_id.clone(),
+        message: row_message(row),
+    }
+}
+
+async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult {
+    let store = context.open().await?;
+    let loaded = load_memory(&store, id).await?;
+    let page = store
+        .chat_memory_messages(&loaded.memory.id, Some(limit), offset)
+        .await?;
+    let view = Shown {
+        id: loaded.memory.id.clone(),
+        label: loaded.memory.label.clone(),
+        chat_id: loaded.memory.chat_id.clone(),
+        memory_node_id: loaded.memory.memory_node_id.clone(),
+        policy: serde_json::to_value(&loaded.policy)?,
+        total: loaded.rows.len(),
+        offset,
+        messages: page.iter().map(shown).collect(),
+    };
+    emit(context.global.json, &view, |v| {
+        let rows: Vec<Vec<String>> = v
+            .messages
+            .iter()
+            .map(|m| {
+                vec![
+                    m.seq.to_string(),
+                    if m.is_summary {
+                        "summary".into()
+                    } else {
+                        m.role.clone()
+                    },
+                    cell(&m.message.content.text(), 70),
+                ]
+            })
+            .collect();
+        format!(
+            "chat memory {} \"{}\" chat {} ({} messages, showing {} from {})\npolicy {}\n\n{}",
+            v.id,
+            v.label,
+            v.chat_id,
+            v.total,
+            v.messages.len(),
+            v.offset,
+            v.policy,
+            table(&["seq", "role", "content"], &rows)
+        )
+    })?;
+    Ok(ExitCode::Ok)
+}
+
+async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
+    let store = context.open().await?;
+    let files = args
+        .files
+        .as_deref()
+        .map(serde_json::from_str::<serde_json::Value>)
+        .transpose()
+        .map_err(|e| CliError::failure(format!("--files is not JSON: {e}")))?;
+    let counter = trim_counter(context, None, None, None)?;
+    let summarizer = summarizer_from(&args.summarizer)?.unwrap_or(Summarizer::Extractive);
+    let new = NewMessage {
+        memory_node_id: &args.node,
+        chat_id: &args.chat,
+        role: role(args.role),
+        content: &args.content,
+        files,
+        workflow_request_id: args.request.as_deref(),
+        label: &args.label,
+        new_policy: &args.policy,
+    };
+    let added = add_message(&store, &new, counter, &summarizer).await?;
+    emit(context.global.json, &added, |a| {
+        format!(
+            "added message {} (seq {}) to chat memory {}{}{}",
+            a.message_id,
+            a.seq,
+            a.chat_memory_id,
+            if a.created { " (created)" } else { "" },
+            match &a.trim.change_id {
+                Some(id) => format!(
+                    "\npolicy trimmed: {} removed, {} modified (change {id}, undo with `trim undo`)",
+                    a.trim.plan.removed().count(),
+                    a.trim.plan.modified().count()
+                ),
+                None => String::new(),
+            }
+        )
+    })?;
+    Ok(ExitCode::Ok)
+}
+
+#[derive(Serialize)]
+struct Deleted {
+    chat_memory_id: String,
+    deleted: usize,
+    change_id: Option<String>,
+}
+
+async fn delete(context: &Context, args: &ChatMemoryDeleteArgs) -> CliResult {
+    let store = context.open().await?;
+    let loaded = load_memory(&store, &args.id).await?;
+    if !args.yes {
+        return Err(CliError {
+            message: "delete removes chat memory messages; pass --yes to confirm".into(),
+            code: ExitCode::Usage,
+        });
+    }
+    let scope = match args.scope {
+        DeleteScopeArg::Latest => DeleteScope::LatestRequest,
+        DeleteScopeArg::All => DeleteScope::All,
+    };
+    let roles: Vec<Role> = args.roles.iter().copied().map(role).collect();
+    let result = delete_messages(&store, &loaded, scope, &roles).await?;
+    let deleted = Deleted {
+        chat_memory_id: loaded.memory.id.clone(),
+        deleted: result.as_ref().map_or(0, |(_, n)| *n),
+        change_id: result.map(|(id, _)| id),
+    };
+    emit(context.global.json, &deleted, |d| {
+        format!(
+            "deleted {} messages from chat memory {}",
+            d.deleted, d.chat_memory_id
+        )
+    })?;
+    Ok(ExitCode::Ok)
+}

@@ -1,0 +1,479 @@
+//! `trim preview|apply|undo`: LangChain's `trim_messages` or a chat memory policy over any
+//! history; applying and undoing for chat memories only.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::cli::Context;
+use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::inspect::conversation::load_window;
+use crate::inspect::trim::{
+    LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
+};
+use crate::memory::history::{HistoryOptions, assemble_history};
+use crate::memory::model::PromptMessage;
+use crate::memory::tokens::CountCache;
+use crate::memory::trim::{
+    ChatMemoryPolicy, Step, Strategy, TextSplitter, TrimOptions, TrimPlan, parse_message_types,
+};
+use crate::store::Store;
+use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
+
+pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
+    match command {
+        TrimCommand::Preview(args) => preview(context, &args).await,
+        TrimCommand::Apply(args) => apply(context, &args).await,
+        TrimCommand::Undo { chat_memory, yes } => undo(context, &chat_memory, yes).await,
+    }
+}
+
+/// The summarizer the flags ask for; `None` reports the prompt instead of a summary.
+pub fn summarizer_from(args: &SummarizerArgs) -> CliResult<Option<Summarizer>> {
+    Ok(match args.summarizer {
+        SummarizerKind::None => None,
+        SummarizerKind::Extractive => Some(Summarizer::Extractive),
+        SummarizerKind::Openai => {
+            let config = ChatCompletionsConfig {
+                base_url: args.summarizer_url.clone(),
+                model: args.summarizer_model.clone(),
+                api_key_env: args.summarizer_key_env.clone(),
+                timeout: std::time::Duration::from_secs(args.summarizer_timeout.max(1)),
+            };
+            Some(Summarizer::ChatCompletions(ChatCompletionsClient::new(
+                &config,
+            )?))
+        }
+    })
+}
+
+/// `messages`, or the token counter the flags and the config name.
+pub fn trim_counter(
+    context: &Context,
+    counter: Option<&str>,
+    model: Option<&str>,
+    encoding: Option<&str>,
+) -> CliResult<TrimCounter> {
+    let tokens = &context.resolved.config.tokens;
+    let name = counter.unwrap_or(&tokens.counter);
+    if name == "messages" || name == "len" {
+        return Ok(TrimCounter::Messages);
+    }
+    let model = model.unwrap_or(&tokens.model);
+    let encoding = encoding.unwrap_or(&tokens.encoding);
+    Ok(TrimCounter::Tokens(crate::inspect::token_counter(
+        model,
+        name,
+        Some(encoding),
+    )?))
+}
+
+enum Source {
+    Messages {
+        label: String,
+        messages: Vec<PromptMessage>,
+    },
+    ChatMemory(Box<LoadedMemory>),
+}
+
+impl Source {
+    fn label(&self) -> String {
+        match self {
+            Source::Messages { label, .. } => label.clone(),
+            Source::ChatMemory(loaded) => format!(
+                "chat memory {} ({} / {})",
+                loaded.memory.id, loaded.memory.label, loaded.memory.chat_id
+            ),
+        }
+    }
+
+    fn messages(&self) -> Vec<PromptMessage> {
+        match self {
+            Source::Messages { messages, .. } => messages.clone(),
+            Source::ChatMemory(loaded) => loaded.messages(),
+        }
+    }
+}
+
+async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, Option<Store>)> {
+    if let Some(path) = &args.input {
+        let text = crate::cli::read_input(path)?;
+        let messages = crate::memory::wire::parse_messages(&text)?;
+        let label = format!("messages from {}", path.display());
+        return Ok((Source::Messages { label, messages }, None));
+    }
+    let store = context.open().await?;
+    if let Some(id) = &args.conversation {
+        let requested = Some(context.resolved.config.history.message_limit);
+        let loaded = load_window(&store, id, requested).await?;
+        let options = HistoryOptions {
+            message_limit: Some(loaded.window as i64),
+            ..HistoryOptions::default()
+        };
+        let history = assemble_history(&loaded.rows_newest_first, &loaded.files, &options);
+        let messages = history.prompt_messages().cloned().collect();
+        let label = format!("conversation {} (thread history)", loaded.info.id);
+        return Ok((Source::Messages { label, messages }, Some(store)));
+    }
+    match &args.chat_memory {
+        Some(id) => {
+            let loaded = load_memory(&store, id).await?;
+            Ok((Source::ChatMemory(Box::new(loaded)), Some(store)))
+        }
+        None => Err(CliError {
+            message: "name a history: --input FILE, --conversation ID or --chat-memory ID".into(),
+            code: ExitCode::Usage,
+        }),
+    }
+}
+
+/// LangChain's strategies select `trim_messages`; anything else is a policy.
+fn is_langchain(args: &TrimArgs) -> bool {
+    matches!(args.strategy.as_deref(), Some("first" | "last"))
+}
+
+fn trim_options(args: &TrimArgs) -> CliResult<TrimOptions> {
+    let strategy: Strategy = args.strategy.as_deref().unwrap_or("last").parse()?;
+    let max_tokens = args.max_tokens.ok_or_else(|| CliError {
+        message: "--max-tokens is required with --strategy first|last".into(),
+        code: ExitCode::Usage,
+    })?;
+    let types = |names: &Option<Vec<String>>| names.as_deref().map(parse_message_types).transpose();
+    Ok(TrimOptions {
+        max_tokens,
+        strategy,
+        allow_partial: args.allow_partial,
+        start_on: types(&args.start_on)?,
+        end_on: types(&args.end_on)?,
+        include_system: args.include_system,
+        text_splitter: args
+            .split_on
+            .clone()
+            .map_or_else(TextSplitter::default, TextSplitter::Separator),
+    })
+}
+
+/// The starting policy (flag JSON, the memory's own, or seed 004's defaults) with the flags'
+/// keys laid over it.
+fn policy_from(args: &TrimArgs, source: &Source) -> CliResult<ChatMemoryPolicy> {
+    let base = match (&args.policy, source) {
+        (Some(json), _) => ChatMemoryPolicy::from_json(json)?,
+        (None, Source::ChatMemory(loaded)) => loaded.policy.clone(),
+        (None, Source::Messages { .. }) => ChatMemoryPolicy::default(),
+    };
+    let mut value = serde_json::to_value(&base)?;
+    let mut set = |key: &str, v: Value| {
+        value[key] = v;
+    };
+    if let Some(strategy) = &args.strategy {
+        set("strategy", json!(strategy.replace('-', "_")));
+    }
+    if let Some(n) = args.max_tokens {
+        set("max_tokens", json!(n.max(0)));
+        set("limit_type", json!("tokens"));
+    }
+    if let Some(n) = args.max_messages {
+        set("max_messages", json!(n));
+        set("limit_type", json!("messages"));
+    }
+    if let Some(limit_type) = &args.limit_type {
+        set("limit_type", json!(limit_type));
+    }
+    if let Some(mode) = &args.trim_mode {
+        set("trim_mode", json!(mode));
+    }
+    for (key, n) in [
+        ("trigger", args.trigger),
+        ("target", args.target),
+        ("min_messages", args.min_messages),
+        ("keep_first", args.keep_first),
+        ("max_images", args.max_images),
+    ] {
+        if let Some(n) = n {
+            set(key, json!(n));
+        }
+    }
+    if args.clear_tool_results {
+        set("clear_tool_results", json!(true));
+    }
+    if args.summarize || args.summarize_prompt.is_some() {
+        set(
+            "summarization",
+            json!({"enabled": true, "prompt": args.summarize_prompt.clone().or(base.summarization.prompt.clone())}),
+        );
+    }
+    Ok(ChatMemoryPolicy::from_json(&value.to_string())?)
+}
+
+#[derive(Serialize)]
+struct Report {
+    source: String,
+    /// `trim_messages` or `policy`.
+    mode: &'static str,
+    counter: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<TrimOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<ChatMemoryPolicy>,
+    messages_before: usize,
+    messages_after: usize,
+    plan: TrimPlan,
+    /// The trimmed list.
+    result: Vec<PromptMessage>,
+    /// Set by `apply`: the change to undo.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change_id: Option<String>,
+    #[serde(skip)]
+    context: Vec<PromptMessage>,
+}
+
+fn render(r: &Report) -> String {
+    let mut out = format!(
+        "{}\n{} with {}\nmessages: {} -> {}   tokens: {} -> {}\n",
+        r.source,
+        r.mode,
+        r.counter,
+        r.messages_before,
+        r.messages_after,
+        thousands(r.plan.tokens_before),
+        thousands(r.plan.tokens_after),
+    );
+    let mut rows = Vec::new();
+    for step in &r.plan.steps {
+        let (mark, message, fate) = match step {
+            Step::Keep { index } => ("", &r.context[*index], String::new()),
+            Step::Modify {
+                message, reason, ..
+            } => ("~", message, reason.describe().to_owned()),
+            Step::Remove { index, reason } => {
+                ("-", &r.context[*index], reason.describe().to_owned())
+            }
+            Step::Summary => {
+                let (text, fate) = match &r.plan.summary {
+                    Some(slot) => match &slot.text {
+                        Some(text) => (
+                            text.clone(),
+                            format!("summary ({})", slot.summarizer.as_deref().unwrap_or("")),
+                        ),
+                        None => ("(prompt below)".to_owned(), "summary pending".to_owned()),
+                    },
+                    None => continue,
+                };
+                rows.push(vec![
+                    "+".into(),
+                    String::new(),
+                    "system".into(),
+                    fate,
+                    cell(&text, 60),
+                ]);
+                continue;
+            }
+        };
+        let index = step.index().map_or(String::new(), |i| i.to_string());
+        rows.push(vec![
+            mark.to_owned(),
+            index,
+            message.role.as_str().to_owned(),
+            fate,
+            cell(&message.content.text(), 60),
+        ]);
+    }
+    out.push('\n');
+    out.push_str(&table(&["", "#", "role", "change", "content"], &rows));
+    if let Some(slot) = &r.plan.summary
+        && slot.text.is_none()
+    {
+        out.push_str("\n\nsummarize prompt that would be sent:\n");
+        out.push_str(&slot.prompt);
+    }
+    if let Some(id) = &r.change_id {
+        out.push_str(&format!(
+            "\n\napplied as change {id}; `memscope trim undo` restores it"
+        ));
+    }
+    out
+}
+
+async fn plan_for(
+    context: &Context,
+    args: &TrimArgs,
+    source: &Source,
+) -> CliResult<(Report, Option<ChatMemoryPolicy>)> {
+    let counter = trim_counter(
+        context,
+        args.counter.as_deref(),
+        args.model.as_deref(),
+        args.encoding.as_deref(),
+    )?;
+    let description = crate::memory::trim::MessageCounter::describe(&counter);
+    let mut cache = CountCache::default();
+    let session = TrimSession::new(source.messages(), counter, &mut cache);
+    if is_langchain(args) {
+        let options = trim_options(args)?;
+        let plan = session.preview_trim_messages(&options)?;
+        return Ok((
+            report(
+                source,
+                "trim_messages",
+                description,
+                &session.messages,
+                plan,
+                Some(options),
+                None,
+            ),
+            None,
+        ));
+    }
+    let policy = policy_from(args, source)?;
+    let planner = session.planner(&policy)?;
+    let plan = match summarizer_from(&args.summarizer)? {
+        Some(summarizer) => crate::summarize::summarize_plan(&planner, planner.plan(), &summarizer)
+            .await
+            .map_err(TrimInspectError::from)?,
+        None => planner.plan(),
+    };
+    let context_messages = planner.context();
+    Ok((
+        report(
+            source,
+            "policy",
+            description,
+            &context_messages,
+            plan,
+            None,
+            Some(policy.clone()),
+        ),
+        Some(policy),
+    ))
+}
+
+fn report(
+    source: &Source,
+    mode: &'static str,
+    counter: String,
+    context: &[PromptMessage],
+    plan: TrimPlan,
+    options: Option<TrimOptions>,
+    policy: Option<ChatMemoryPolicy>,
+) -> Report {
+    let result = plan.messages(context);
+    Report {
+        source: source.label(),
+        mode,
+        counter,
+        options,
+        policy,
+        messages_before: context.len(),
+        messages_after: result.len(),
+        plan,
+        result,
+        change_id: None,
+        context: context.to_vec(),
+    }
+}
+
+async fn preview(context: &Context, args: &TrimArgs) -> CliResult {
+    let (source, _) = load_source(context, args).await?;
+    let (report, _) = plan_for(context, args, &source).await?;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+fn confirm(yes: bool, what: &str) -> CliResult<()> {
+    if yes {
+        Ok(())
+    } else {
+        Err(CliError {
+            message: format!("{what}; pass --yes to confirm"),
+            code: ExitCode::Usage,
+        })
+    }
+}
+
+async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
+    let refuse = |what| CliError::from(TrimInspectError::NotAStoredList(what));
+    if args.conversation.is_some() {
+        return Err(refuse("a conversation thread"));
+    }
+    if args.input.is_some() {
+        return Err(refuse("a JSON list of messages"));
+    }
+    if is_langchain(args) {
+        return Err(CliError {
+            message: "apply uses chat memory policies (--strategy drop-oldest|drop-middle); \
+                      first|last is for previews"
+                .into(),
+            code: ExitCode::Usage,
+        });
+    }
+    let (source, store) = load_source(context, args).await?;
+    let (Source::ChatMemory(loaded), Some(store)) = (&source, store) else {
+        return Err(refuse("this history"));
+    };
+    confirm(args.yes, "apply changes the chat memory")?;
+    let policy = policy_from(args, &source)?;
+    let counter = trim_counter(
+        context,
+        args.counter.as_deref(),
+        args.model.as_deref(),
+        args.encoding.as_deref(),
+    )?;
+    let description = crate::memory::trim::MessageCounter::describe(&counter);
+    let summarizer = match summarizer_from(&args.summarizer)? {
+        Some(summarizer) => summarizer,
+        None if policy.summarization.enabled => {
+            return Err(CliError {
+                message: "the policy summarizes: apply needs --summarizer extractive or openai"
+                    .into(),
+                code: ExitCode::Usage,
+            });
+        }
+        // Never consulted: the policy does not summarize.
+        None => Summarizer::Extractive,
+    };
+    let applied = apply_policy(&store, loaded, &policy, counter, &summarizer, "trim").await?;
+    let plan_context = [policy.predefined_messages.clone(), loaded.messages()].concat();
+    let mut report = report(
+        &source,
+        "policy",
+        description,
+        &plan_context,
+        applied.plan,
+        None,
+        Some(policy.clone()),
+    );
+    report.change_id = applied.change_id;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+#[derive(Serialize)]
+struct Undone {
+    chat_memory_id: String,
+    change: Option<crate::store::ChangeRecord>,
+    messages: usize,
+}
+
+async fn undo(context: &Context, id: &str, yes: bool) -> CliResult {
+    let store = context.open().await?;
+    let loaded = load_memory(&store, id).await?;
+    confirm(yes, "undo rewrites the chat memory")?;
+    let change = store.undo_chat_memory_change(&loaded.memory.id).await?;
+    let messages = store
+        .chat_memory_messages(&loaded.memory.id, None, 0)
+        .await?
+        .len();
+    let undone = Undone {
+        chat_memory_id: loaded.memory.id.clone(),
+        change,
+        messages,
+    };
+    emit(context.global.json, &undone, |u| match &u.change {
+        Some(change) => format!(
+            "undid {} {} of {}: {} messages now",
+            change.action, change.id, u.chat_memory_id, u.messages
+        ),
+        None => format!("nothing to undo in chat memory {}", u.chat_memory_id),
+    })?;
+    Ok(ExitCode::Ok)
+}

@@ -1,0 +1,308 @@
+//! End to end through the binary: preview a chat memory's trim, apply it, undo it; previews of
+//! any JSON list with LangChain's parameters; the refusals an operator must see.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn memscope(home: &Path, db: &str) -> Command {
+    let mut command = Command::cargo_bin("memscope").unwrap();
+    command
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", home)
+        .env_remove("MEMSCOPE_DATABASE_URL")
+        .args(["--db", db]);
+    command
+}
+
+fn run(command: &mut Command, code: i32) -> (String, String) {
+    let output = command.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout).to_string(),
+        String::from_utf8_lossy(&output.stderr).to_string(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(code),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    (stdout, stderr)
+}
+
+fn json(command: &mut Command) -> Value {
+    let (stdout, _) = run(command.arg("--json"), 0);
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn demo(home: &Path) -> String {
+    let db = format!("sqlite://{}", home.join("trim.db").display());
+    run(memscope(home, &db).arg("init"), 0);
+    run(memscope(home, &db).arg("demo"), 0);
+    db
+}
+
+#[test]
+fn preview_apply_and_undo_a_chat_memory_trim() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let list = json(memscope(home.path(), &db).args(["chat-memory", "list"]));
+    let busy = list["chat_memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["messages"] == 26)
+        .expect("the demo's busy support chat");
+    let id = busy["id"].as_str().unwrap().to_owned();
+    let show = |home: &Path| {
+        json(memscope(home, &db).args(["chat-memory", "show", &id, "--limit", "1000"]))
+    };
+    let before = show(home.path());
+
+    let preview = json(memscope(home.path(), &db).args([
+        "trim",
+        "preview",
+        "--chat-memory",
+        &id,
+        "--summarize",
+    ]));
+    assert_eq!(preview["mode"], "policy");
+    assert_eq!(preview["messages_before"], 28);
+    assert_eq!(preview["messages_after"], 20);
+    assert!(
+        preview["plan"]["summary"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("user:")
+    );
+    assert_eq!(show(home.path()), before, "a preview changes nothing");
+
+    let (_, stderr) = run(
+        memscope(home.path(), &db).args(["trim", "apply", "--chat-memory", &id]),
+        2,
+    );
+    assert!(stderr.contains("--yes"), "{stderr}");
+
+    let applied = json(memscope(home.path(), &db).args([
+        "trim",
+        "apply",
+        "--chat-memory",
+        &id,
+        "--summarize",
+        "--yes",
+    ]));
+    assert!(applied["change_id"].is_string());
+    let trimmed = show(home.path());
+    assert_eq!(trimmed["total"], 18);
+    assert_eq!(trimmed["messages"][0]["is_summary"], true);
+
+    let undone =
+        json(memscope(home.path(), &db).args(["trim", "undo", "--chat-memory", &id, "--yes"]));
+    assert_eq!(undone["change"]["id"], applied["change_id"]);
+    assert_eq!(
+        show(home.path()),
+        before,
+        "undo restores the memory exactly"
+    );
+    let nothing =
+        json(memscope(home.path(), &db).args(["trim", "undo", "--chat-memory", &id, "--yes"]));
+    assert!(nothing["change"].is_null());
+}
+
+#[test]
+fn conversation_threads_are_previewed_never_applied() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let list = json(memscope(home.path(), &db).args(["conversations", "--limit", "1"]));
+    let id = list["conversations"][0]["id"].as_str().unwrap().to_owned();
+    let preview = json(memscope(home.path(), &db).args([
+        "trim",
+        "preview",
+        "--conversation",
+        &id,
+        "--strategy",
+        "drop-middle",
+        "--keep-first",
+        "1",
+        "--max-messages",
+        "2",
+        "--summarize",
+    ]));
+    assert_eq!(preview["mode"], "policy");
+    assert!(
+        preview["source"]
+            .as_str()
+            .unwrap()
+            .contains("thread history")
+    );
+    assert!(preview["messages_after"].as_u64().unwrap() <= 2);
+    let (_, stderr) = run(
+        memscope(home.path(), &db).args(["trim", "apply", "--conversation", &id, "--yes"]),
+        3,
+    );
+    assert!(
+        stderr.contains("a conversation thread is a view computed at read time"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn adding_and_deleting_through_the_cli() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let added = json(memscope(home.path(), &db).args([
+        "chat-memory",
+        "add",
+        "--node",
+        "node-x",
+        "--chat",
+        "chat-x",
+        "--role",
+        "user",
+        "--content",
+        "Hello there.",
+        "--request",
+        "r1",
+        "--policy",
+        r#"{"max_messages":1}"#,
+    ]));
+    assert_eq!(added["created"], true);
+    let id = added["chat_memory_id"].as_str().unwrap().to_owned();
+    let second = json(memscope(home.path(), &db).args([
+        "chat-memory",
+        "add",
+        "--node",
+        "node-x",
+        "--chat",
+        "chat-x",
+        "--role",
+        "assistant",
+        "--content",
+        "Hi!",
+        "--request",
+        "r1",
+    ]));
+    assert_eq!(second["created"], false);
+    assert!(
+        second["trim"]["change_id"].is_string(),
+        "the 1-message policy trimmed"
+    );
+    let shown = json(memscope(home.path(), &db).args(["chat-memory", "show", &id]));
+    assert_eq!(shown["total"], 1);
+    assert_eq!(shown["messages"][0]["message"]["content"], "Hi!");
+
+    run(
+        memscope(home.path(), &db).args(["chat-memory", "delete", &id, "--scope", "all"]),
+        2,
+    );
+    let deleted = json(memscope(home.path(), &db).args([
+        "chat-memory",
+        "delete",
+        &id,
+        "--scope",
+        "latest",
+        "--roles",
+        "assistant",
+        "--yes",
+    ]));
+    assert_eq!(deleted["deleted"], 1);
+    let (stdout, _) = run(
+        memscope(home.path(), &db).args(["chat-memory", "show", &id]),
+        0,
+    );
+    assert!(stdout.contains("(0 messages"), "{stdout}");
+}
+
+#[test]
+fn previews_of_any_json_list_take_every_trim_messages_flag() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("messages.json");
+    std::fs::write(
+        &file,
+        serde_json::json!([
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "first question"},
+            {"role": "assistant", "content": "first answer"},
+            {"role": "user", "content": "second question"},
+            {"role": "assistant", "content": "line one\nline two"},
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    let input = file.to_str().unwrap();
+    let db = format!("sqlite://{}", home.path().join("unused.db").display());
+    let preview = |args: &[&str]| {
+        let mut command = memscope(home.path(), &db);
+        command
+            .args(["trim", "preview", "--input", input])
+            .args(args);
+        json(&mut command)
+    };
+    let last = preview(&[
+        "--strategy",
+        "last",
+        "--counter",
+        "messages",
+        "--max-tokens",
+        "3",
+        "--include-system",
+        "--start-on",
+        "human",
+    ]);
+    assert_eq!(last["mode"], "trim_messages");
+    let roles: Vec<&str> = last["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, vec!["system", "user", "assistant"]);
+
+    let first = preview(&[
+        "--strategy",
+        "first",
+        "--counter",
+        "messages",
+        "--max-tokens",
+        "4",
+        "--end-on",
+        "ai",
+    ]);
+    assert_eq!(first["messages_after"], 3);
+
+    let partial = preview(&[
+        "--strategy",
+        "last",
+        "--counter",
+        "raw",
+        "--max-tokens",
+        "2",
+        "--allow-partial",
+    ]);
+    assert_eq!(partial["result"][0]["content"], "line two");
+    assert_eq!(partial["plan"]["steps"][4]["reason"], "partial_content");
+
+    let mut bad = memscope(home.path(), &db);
+    bad.args([
+        "trim",
+        "preview",
+        "--input",
+        input,
+        "--strategy",
+        "first",
+        "--include-system",
+        "--max-tokens",
+        "3",
+    ]);
+    let (_, stderr) = run(&mut bad, 3);
+    assert!(
+        stderr.contains("include_system parameter is only valid with strategy='last'"),
+        "{stderr}"
+    );
+
+    let mut refused = memscope(home.path(), &db);
+    refused.args(["trim", "apply", "--input", input, "--yes"]);
+    let (_, stderr) = run(&mut refused, 3);
+    assert!(stderr.contains("chat memories only"), "{stderr}");
+}
