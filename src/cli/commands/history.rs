@@ -69,9 +69,17 @@ fn render(r: &Report) -> String {
     for warning in &r.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
+    out.push('\n');
+    out.push_str(&budget_table(&r.messages, r.dropped));
+    out
+}
+
+/// Messages with their tokens, the tokens of the history from each one on, and the cut line:
+/// how conversation histories and node contexts are printed alike.
+pub(super) fn budget_table(lines: &[BudgetLine], dropped: usize) -> String {
     let mut rows = Vec::new();
-    for line in &r.messages {
-        if line.index == r.dropped && r.dropped > 0 {
+    for line in lines {
+        if line.index == dropped && dropped > 0 {
             rows.push(vec![
                 "──".into(),
                 "── cut line: everything above is pruned ──".into(),
@@ -82,22 +90,21 @@ fn render(r: &Report) -> String {
         }
         rows.push(vec![
             line.index.to_string(),
-            format!(
-                "{} {}",
-                line.role.as_str(),
-                &line.source_id[..line.source_id.len().min(8)]
-            ),
+            format!("{} {}", line.role.as_str(), short_id(&line.source_id)),
             line.tokens.to_string(),
             thousands(line.tokens_from_here),
             cell(&line.message.content.text(), 60),
         ]);
     }
-    out.push('\n');
-    out.push_str(&table(
-        &["#", "message", "tokens", "from here", "content"],
-        &rows,
-    ));
-    out
+    table(&["#", "message", "tokens", "from here", "content"], &rows)
+}
+
+/// A UUID's first 8 characters; any other label whole.
+pub(super) fn short_id(id: &str) -> &str {
+    match uuid::Uuid::parse_str(id) {
+        Ok(_) => &id[..8],
+        Err(_) => id,
+    }
 }
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::history::{budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
 use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
 use crate::cli::{Context, counter_from};
@@ -48,12 +49,6 @@ async fn thread(
 }
 
 /// A UUID's first 8 characters; other labels (`context[3]`) whole.
-fn short(id: &str) -> &str {
-    match uuid::Uuid::parse_str(id) {
-        Ok(_) => &id[..8],
-        Err(_) => id,
-    }
-}
 
 #[derive(Serialize)]
 struct NodeRow {
@@ -232,30 +227,8 @@ fn render_context(r: &ContextReport) -> String {
     for warning in &r.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
-    let mut rows = Vec::new();
-    for line in &r.messages {
-        if line.index == r.dropped && r.dropped > 0 {
-            rows.push(vec![
-                "──".into(),
-                "── cut line: everything above is pruned ──".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        rows.push(vec![
-            line.index.to_string(),
-            format!("{} {}", line.role.as_str(), short(&line.source_id)),
-            line.tokens.to_string(),
-            thousands(line.tokens_from_here),
-            cell(&line.message.content.text(), 60),
-        ]);
-    }
     out.push('\n');
-    out.push_str(&table(
-        &["#", "message", "tokens", "from here", "content"],
-        &rows,
-    ));
+    out.push_str(&budget_table(&r.messages, r.dropped));
     out.push_str(&format!(
         "\n\ntimeline ({} turns): {}\n",
         r.timeline.turns.len(),
@@ -275,8 +248,8 @@ fn render_context(r: &ContextReport) -> String {
             notes.extend(turn.problems.iter().map(ToString::to_string));
             vec![
                 (i + 1).to_string(),
-                short(&turn.message_id).to_owned(),
-                short(&turn.workflow_run_id).to_owned(),
+                short_id(&turn.message_id).to_owned(),
+                short_id(&turn.workflow_run_id).to_owned(),
                 turn.status.clone().unwrap_or_else(|| "not run".to_owned()),
                 turn.context_messages
                     .map_or(String::new(), |n| n.to_string()),
