@@ -156,6 +156,23 @@ macro_rules! decode_column {
     }};
 }
 
+/// Runs `$body` with `$conn` bound to a new connection of the test's backend: the two
+/// connection types share no trait that covers both `execute` and `fetch_all`.
+macro_rules! with_connection {
+    ($db:expr, |$conn:ident| $body:expr) => {
+        match $db.backend {
+            Backend::Sqlite => {
+                let mut $conn = $db.sqlite_connection().await;
+                $body
+            }
+            Backend::Postgres => {
+                let mut $conn = $db.pg_connection().await;
+                $body
+            }
+        }
+    };
+}
+
 impl TestDb {
     pub fn url(&self) -> &str {
         &self.url
@@ -165,58 +182,31 @@ impl TestDb {
     /// [`memscope::store::Store`], e.g. to build a database memscope did not create.
     pub async fn execute(&self, postgres_sql: &str) {
         let sql = self.text_for_backend(postgres_sql);
-        match self.backend {
-            Backend::Sqlite => {
-                let mut conn = self.sqlite_connection().await;
-                sqlx::raw_sql(AssertSqlSafe(sql))
-                    .execute(&mut conn)
-                    .await
-                    .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
-            }
-            Backend::Postgres => {
-                let mut conn = self.pg_connection().await;
-                sqlx::raw_sql(AssertSqlSafe(sql))
-                    .execute(&mut conn)
-                    .await
-                    .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
-            }
-        }
+        with_connection!(self, |conn| {
+            sqlx::raw_sql(AssertSqlSafe(sql))
+                .execute(&mut conn)
+                .await
+                .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
+        })
     }
 
     /// Rows of a query (PostgreSQL syntax; casts are stripped for SQLite), each column read as
     /// the given kind. Select uuid columns as `::text`.
     pub async fn fetch(&self, postgres_sql: &str, kinds: &[Kind]) -> Vec<Vec<Value>> {
         let sql = self.text_for_backend(postgres_sql);
-        match self.backend {
-            Backend::Sqlite => {
-                let mut conn = self.sqlite_connection().await;
-                let rows = sqlx::query(AssertSqlSafe(sql))
-                    .fetch_all(&mut conn)
-                    .await
-                    .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
-                rows.iter()
-                    .map(|row| {
-                        (0..kinds.len())
-                            .map(|i| decode_column!(row, i, kinds[i]))
-                            .collect()
-                    })
-                    .collect()
-            }
-            Backend::Postgres => {
-                let mut conn = self.pg_connection().await;
-                let rows = sqlx::query(AssertSqlSafe(sql))
-                    .fetch_all(&mut conn)
-                    .await
-                    .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
-                rows.iter()
-                    .map(|row| {
-                        (0..kinds.len())
-                            .map(|i| decode_column!(row, i, kinds[i]))
-                            .collect()
-                    })
-                    .collect()
-            }
-        }
+        with_connection!(self, |conn| {
+            let rows = sqlx::query(AssertSqlSafe(sql))
+                .fetch_all(&mut conn)
+                .await
+                .unwrap_or_else(|e| panic!("{postgres_sql}: {e}"));
+            rows.iter()
+                .map(|row| {
+                    (0..kinds.len())
+                        .map(|i| decode_column!(row, i, kinds[i]))
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     fn text_for_backend(&self, postgres_sql: &str) -> String {
