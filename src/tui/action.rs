@@ -37,11 +37,16 @@ pub enum Action {
     ToggleDemo,
     DemoStep,
     DemoStepBack,
+    NextTab,
+    PrevTab,
+    ShowConversations,
+    ShowChatMemories,
+    ShowMemoryBases,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 30] = [
+    pub const ALL: [Action; 35] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -72,6 +77,11 @@ impl Action {
         Action::ToggleDemo,
         Action::DemoStep,
         Action::DemoStepBack,
+        Action::NextTab,
+        Action::PrevTab,
+        Action::ShowConversations,
+        Action::ShowChatMemories,
+        Action::ShowMemoryBases,
     ];
 
     /// The description used when a binding does not give its own.
@@ -107,6 +117,11 @@ impl Action {
             Action::ToggleDemo => "extraction demo",
             Action::DemoStep => "demo: next step",
             Action::DemoStepBack => "demo: previous step",
+            Action::NextTab => "next tab",
+            Action::PrevTab => "previous tab",
+            Action::ShowConversations => "conversations tab",
+            Action::ShowChatMemories => "chat memories tab",
+            Action::ShowMemoryBases => "memory bases tab",
         }
     }
 }

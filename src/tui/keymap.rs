@@ -24,6 +24,8 @@ pub enum KeyContext {
     Conversations,
     Conversation,
     Nodes,
+    ChatMemories,
+    MemoryBases,
 }
 
 impl KeyContext {
@@ -33,6 +35,8 @@ impl KeyContext {
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
             KeyContext::Nodes => "Nodes pane",
+            KeyContext::ChatMemories => "Chat memories",
+            KeyContext::MemoryBases => "Memory bases",
         }
     }
 }

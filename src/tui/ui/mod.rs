@@ -2,8 +2,10 @@
 //! front. Everything draws from `&AppState`: no IO, no waiting.
 
 mod budget;
+mod chat_memories;
 mod conversation;
 mod conversations;
+mod memory_bases;
 mod nodes;
 
 use ratatui::Frame;
@@ -12,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::keymap::KeyContext;
-use super::state::{AppState, Overlay, Prompt, Screen};
+use super::state::{AppState, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 
 /// Below this size the layout cannot show its panes; a message says so instead.
@@ -30,6 +32,8 @@ fn component(screen: Screen) -> &'static dyn Component {
     match screen {
         Screen::Conversations => &conversations::ConversationList,
         Screen::Conversation => &conversation::ConversationView,
+        Screen::ChatMemories => &chat_memories::ChatMemoriesView,
+        Screen::MemoryBases => &memory_bases::MemoryBasesView,
     }
 }
 
@@ -70,20 +74,22 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
 }
 
 fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let tab = |name: &'static str, screen: Screen| {
-        if state.screen == screen {
-            Span::styled(format!(" {name} "), theme.selected)
+    let mut spans = vec![Span::styled("memscope ", theme.title)];
+    // A narrow terminal names only the tab in front, so the breadcrumbs still fit.
+    let narrow = area.width < 100;
+    for (number, tab) in Tab::ALL.into_iter().enumerate() {
+        let number = number + 1;
+        let label = if state.screen.tab() == tab {
+            Span::styled(format!(" {number} {} ", tab.title()), theme.selected)
+        } else if narrow {
+            Span::styled(format!(" {number} "), theme.dim)
         } else {
-            Span::styled(format!(" {name} "), theme.dim)
-        }
-    };
-    let mut spans = vec![
-        Span::styled("memscope ", theme.title),
-        tab("Conversations", Screen::Conversations),
-        tab("Conversation", Screen::Conversation),
-        Span::styled("  ", theme.dim),
-    ];
-    let mut crumbs = vec!["Conversations".to_owned()];
+            Span::styled(format!(" {number} {} ", tab.title()), theme.dim)
+        };
+        spans.push(label);
+    }
+    spans.push(Span::styled("  ", theme.dim));
+    let mut crumbs = vec![state.screen.tab().title().to_owned()];
     if let Some(conversation) = state
         .conversation
         .as_ref()
@@ -181,6 +187,8 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Conversations,
         KeyContext::Conversation,
         KeyContext::Nodes,
+        KeyContext::ChatMemories,
+        KeyContext::MemoryBases,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {

@@ -14,11 +14,14 @@ use crate::memory::tokens::{CounterKind, Encoding};
 use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
+mod chat_memories;
+mod memory_bases;
+
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
     AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodeRow, NodesState,
-    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen,
+    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
 };
 
 /// What reaches the core.
@@ -194,12 +197,42 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Action::Quit => state.quit = true,
         Action::ToggleHelp => state.overlay = Overlay::Help,
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
+        Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
+        Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
+        Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
+        Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
+        Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
         _ => match state.screen {
             Screen::Conversations => list_action(state, action, effects),
             Screen::Conversation => conversation_action(state, action, effects),
+            Screen::ChatMemories => chat_memories::action(state, action, effects),
+            Screen::MemoryBases => memory_bases::action(state, action, effects),
         },
     }
     true
+}
+
+/// Brings `tab` to the front. The conversations tab comes back on the screen it was left on;
+/// the other tabs reload their lists, which other processes may have changed.
+fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>) {
+    let current = state.screen.tab();
+    if current == tab {
+        return;
+    }
+    if current == Tab::Conversations {
+        state.conversations_screen = state.screen;
+    }
+    state.screen = match tab {
+        Tab::Conversations if state.conversation.is_some() => state.conversations_screen,
+        Tab::Conversations => Screen::Conversations,
+        Tab::ChatMemories => Screen::ChatMemories,
+        Tab::MemoryBases => Screen::MemoryBases,
+    };
+    match tab {
+        Tab::Conversations => {}
+        Tab::ChatMemories => chat_memories::enter(state, effects),
+        Tab::MemoryBases => memory_bases::enter(state, effects),
+    }
 }
 
 fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>) {
@@ -889,6 +922,8 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 }
             }
             Screen::Conversations => {}
+            Screen::ChatMemories => chat_memories::poll(state, effects),
+            Screen::MemoryBases => memory_bases::poll(state, effects),
         }
     }
     // Only the spinner animates.

@@ -352,6 +352,45 @@ impl ConversationState {
 pub enum Screen {
     Conversations,
     Conversation,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Screen {
+    pub fn tab(self) -> Tab {
+        match self {
+            Screen::Conversations | Screen::Conversation => Tab::Conversations,
+            Screen::ChatMemories => Tab::ChatMemories,
+            Screen::MemoryBases => Tab::MemoryBases,
+        }
+    }
+}
+
+/// The top-level tabs: one per kind of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Conversations,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Conversations, Tab::ChatMemories, Tab::MemoryBases];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Conversations => "Conversations",
+            Tab::ChatMemories => "Chat memories",
+            Tab::MemoryBases => "Memory bases",
+        }
+    }
+
+    /// The tab `step` places after this one, wrapping around.
+    pub fn cycled(self, step: isize) -> Tab {
+        let at = Tab::ALL.iter().position(|t| *t == self).unwrap_or(0) as isize;
+        let len = Tab::ALL.len() as isize;
+        Tab::ALL[(at + step).rem_euclid(len) as usize]
+    }
 }
 
 /// A text being typed at the bottom of the screen.
@@ -375,6 +414,8 @@ pub enum Overlay {
 pub struct AppState {
     pub keymap: Keymap,
     pub screen: Screen,
+    /// The screen the conversations tab shows when it is brought back to the front.
+    pub conversations_screen: Screen,
     pub list: ListState,
     pub conversation: Option<ConversationState>,
     pub settings: Settings,
@@ -399,6 +440,7 @@ impl AppState {
         AppState {
             keymap,
             screen: Screen::Conversations,
+            conversations_screen: Screen::Conversations,
             list: ListState::default(),
             conversation: None,
             settings,
@@ -419,6 +461,8 @@ impl AppState {
             Screen::Conversations => KeyContext::Conversations,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
+            Screen::ChatMemories => KeyContext::ChatMemories,
+            Screen::MemoryBases => KeyContext::MemoryBases,
         }
     }
 
