@@ -42,11 +42,22 @@ pub enum Action {
     ShowConversations,
     ShowChatMemories,
     ShowMemoryBases,
+    ToggleJobs,
+    CancelJob,
+    Confirm,
+    SyncSession,
+    SyncBase,
+    ToggleAutoCapture,
+    EditThreshold,
+    CreateBase,
+    DeleteBase,
+    Regenerate,
+    SearchKb,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 35] = [
+    pub const ALL: [Action; 46] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -82,6 +93,17 @@ impl Action {
         Action::ShowConversations,
         Action::ShowChatMemories,
         Action::ShowMemoryBases,
+        Action::ToggleJobs,
+        Action::CancelJob,
+        Action::Confirm,
+        Action::SyncSession,
+        Action::SyncBase,
+        Action::ToggleAutoCapture,
+        Action::EditThreshold,
+        Action::CreateBase,
+        Action::DeleteBase,
+        Action::Regenerate,
+        Action::SearchKb,
     ];
 
     /// The description used when a binding does not give its own.
@@ -122,6 +144,17 @@ impl Action {
             Action::ShowConversations => "conversations tab",
             Action::ShowChatMemories => "chat memories tab",
             Action::ShowMemoryBases => "memory bases tab",
+            Action::ToggleJobs => "sync jobs",
+            Action::CancelJob => "cancel the job",
+            Action::Confirm => "yes, do it",
+            Action::SyncSession => "sync the session now",
+            Action::SyncBase => "sync every session",
+            Action::ToggleAutoCapture => "auto-capture on / off",
+            Action::EditThreshold => "edit the threshold",
+            Action::CreateBase => "new memory base",
+            Action::DeleteBase => "delete the base",
+            Action::Regenerate => "regenerate (mismatch)",
+            Action::SearchKb => "search the KB",
         }
     }
 }

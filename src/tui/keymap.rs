@@ -26,6 +26,10 @@ pub enum KeyContext {
     Nodes,
     ChatMemories,
     MemoryBases,
+    /// The sync jobs popup.
+    Jobs,
+    /// A confirmation popup.
+    Confirm,
 }
 
 impl KeyContext {
@@ -37,6 +41,8 @@ impl KeyContext {
             KeyContext::Nodes => "Nodes pane",
             KeyContext::ChatMemories => "Chat memories",
             KeyContext::MemoryBases => "Memory bases",
+            KeyContext::Jobs => "Jobs popup",
+            KeyContext::Confirm => "Confirmation",
         }
     }
 }

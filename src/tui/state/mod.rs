@@ -20,6 +20,10 @@ use crate::store::{ConversationCursor, ConversationSummary};
 
 use super::keymap::{KeyContext, Keymap};
 
+pub mod memory_bases;
+
+use memory_bases::{JobsState, MemoryBasesState};
+
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;
 /// Ticks (of [`super::TICK`]) between two polls of the database for new messages.
@@ -407,6 +411,8 @@ pub enum Overlay {
     None,
     Help,
     Prompt(Prompt),
+    /// The sync jobs popup.
+    Jobs,
 }
 
 /// The whole state of the TUI.
@@ -433,6 +439,9 @@ pub struct AppState {
     pub quit: bool,
     /// Source of generation numbers for "latest request wins".
     pub next_generation: u64,
+    pub memory_bases: MemoryBasesState,
+    /// Sync jobs, for the jobs popup and the status bar.
+    pub jobs: JobsState,
 }
 
 impl AppState {
@@ -453,10 +462,15 @@ impl AppState {
             dirty: true,
             quit: false,
             next_generation: 1,
+            memory_bases: MemoryBasesState::default(),
+            jobs: JobsState::default(),
         }
     }
 
     pub fn key_context(&self) -> KeyContext {
+        if let Some(context) = super::update::memory_bases::key_context(self) {
+            return context;
+        }
         match self.screen {
             Screen::Conversations => KeyContext::Conversations,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
@@ -484,12 +498,17 @@ impl AppState {
                     || c.budget_status.is_loading()
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
-        self.list.status.is_loading() || conversation_busy
+        let memory_bases_busy =
+            self.screen == Screen::MemoryBases && self.memory_bases.status.is_loading();
+        self.list.status.is_loading() || conversation_busy || memory_bases_busy
     }
 
-    /// Warnings in effect: settings, the open conversation's anomalies, its budget.
+    /// Warnings in effect: settings, the open conversation's anomalies, its budget, memory-base
+    /// mismatches and the watcher's failure.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self.config_warnings.clone();
+        warnings.extend(self.memory_bases.warnings());
+        warnings.extend(self.jobs.watcher_error.clone());
         if let Some(conversation) = self.conversation.as_ref() {
             if let Some(thread) = &conversation.thread {
                 warnings.extend(thread.anomalies.iter().cloned());

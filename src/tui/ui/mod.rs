@@ -5,6 +5,7 @@ mod budget;
 mod chat_memories;
 mod conversation;
 mod conversations;
+mod jobs;
 mod memory_bases;
 mod nodes;
 
@@ -70,6 +71,9 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
     }
     if state.overlay == Overlay::Help {
         draw_help(state, theme, frame, body);
+    }
+    if state.overlay == Overlay::Jobs {
+        jobs::draw_jobs(state, theme, frame, body);
     }
 }
 
@@ -137,6 +141,10 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         let spinner = SPINNER[(state.ticks % SPINNER.len() as u64) as usize];
         spans.push(Span::styled(format!("{spinner} working "), theme.title));
     }
+    let running = state.jobs.running();
+    if running > 0 {
+        spans.push(Span::styled(format!("⟳ jobs: {running} "), theme.title));
+    }
     let warnings = state.warnings().len();
     if warnings > 0 {
         spans.push(Span::styled(
@@ -189,6 +197,8 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Nodes,
         KeyContext::ChatMemories,
         KeyContext::MemoryBases,
+        KeyContext::Jobs,
+        KeyContext::Confirm,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {

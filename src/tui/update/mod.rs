@@ -15,7 +15,9 @@ use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
 mod chat_memories;
-mod memory_bases;
+pub(crate) mod memory_bases;
+
+pub use memory_bases::{MbEffect, MbEvent, SyncResult};
 
 use super::action::Action;
 use super::keymap::KeyChord;
@@ -86,6 +88,8 @@ pub enum Effect {
         thread: Arc<NodeThread>,
         node_id: String,
     },
+    /// Memory bases: loads, syncs and writes.
+    MemoryBases(MbEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -130,6 +134,7 @@ pub enum JobEvent {
         generation: u64,
         result: Result<Timeline, String>,
     },
+    MemoryBases(MbEvent),
 }
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -148,13 +153,18 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
 
 /// The first request of a session: the first page of conversations.
 pub fn start(state: &mut AppState) -> Vec<Effect> {
-    vec![reload_list(state, true)]
+    let mut effects = vec![reload_list(state, true)];
+    memory_bases::start(state, &mut effects);
+    effects
 }
 
 fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         state.quit = true;
         return true;
+    }
+    if memory_bases::takes_text(state) {
+        return memory_bases::text_key(state, key, effects);
     }
     if let Overlay::Prompt(prompt) = &mut state.overlay {
         let text = match prompt {
@@ -193,9 +203,14 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         }
         return true;
     }
+    if state.overlay == Overlay::Jobs {
+        memory_bases::jobs_action(state, action, effects);
+        return true;
+    }
     match action {
         Action::Quit => state.quit = true,
         Action::ToggleHelp => state.overlay = Overlay::Help,
+        Action::ToggleJobs => memory_bases::open_jobs(state, effects),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
         Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
@@ -901,6 +916,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                 Err(error) => nodes.timeline_status = LoadStatus::Failed(error),
             }
         }
+        JobEvent::MemoryBases(event) => return memory_bases::on_job(state, event, effects),
     }
     true
 }
@@ -926,8 +942,9 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
     }
+    let memory_bases_loading = memory_bases::tick(state, effects);
     // Only the spinner animates.
-    state.busy()
+    state.busy() || memory_bases_loading
 }
 
 #[cfg(test)]
@@ -1091,7 +1108,7 @@ mod tests {
         let effects = start(&mut state);
         assert!(matches!(
             &effects[..],
-            [Effect::LoadList { filter, .. }] if filter.after.is_none() && filter.search.is_none()
+            [Effect::LoadList { filter, .. }, ..] if filter.after.is_none() && filter.search.is_none()
         ));
         assert_eq!(state.list.status, LoadStatus::Loading);
         assert!(state.busy());
