@@ -62,14 +62,9 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
     ];
     let [header_area, rows_area] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+    let counts = if wide { "Msgs · chunks" } else { "Msgs" };
     let header = [
-        "Job",
-        "Status",
-        "Session",
-        "Progress",
-        "Msgs · chunks",
-        "Elapsed",
-        "Error",
+        "Job", "Status", "Session", "Progress", counts, "Elapsed", "Error",
     ];
     let cells = Layout::horizontal(columns).spacing(1).split(header_area);
     for (text, cell) in header.iter().zip(cells.iter()) {

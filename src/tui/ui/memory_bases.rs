@@ -398,7 +398,6 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
                 .grouped(KeyContext::Confirm)
                 .into_iter()
                 .map(|(keys, desc)| format!("{keys} {desc}"))
-                .chain(["esc no".to_owned()])
                 .collect();
             let text = vec![
                 Line::styled(confirm.question(), theme.warning),
