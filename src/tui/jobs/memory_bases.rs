@@ -282,7 +282,11 @@ impl MbRunner {
                     }
                     Err(error) => send(&events, MbEvent::WatchFailed(report(error))),
                 }
-                tokio::time::sleep(WATCH_INTERVAL).await;
+                // Sleep in short steps, so quitting does not wait out the interval.
+                let until = tokio::time::Instant::now() + WATCH_INTERVAL;
+                while !flag.is_cancelled() && tokio::time::Instant::now() < until {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
             }
         });
         self.watcher = Some((task, stop));

@@ -54,7 +54,7 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
     let columns = [
         Constraint::Length(9),
         Constraint::Length(12),
-        Constraint::Fill(2),
+        Constraint::Fill(3),
         Constraint::Fill(2),
         Constraint::Length(if wide { 22 } else { 10 }),
         Constraint::Length(8),
