@@ -266,7 +266,9 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         | Action::Bottom => move_selection(state, action, effects),
         Action::Open if !tab.sessions.is_empty() => tab.focus = Focus::Sessions,
         Action::Back => {
-            if tab.search.take().is_none() {
+            if tab.search.is_some() {
+                tab.search = None;
+            } else {
                 tab.focus = Focus::Bases;
             }
         }
@@ -557,22 +559,23 @@ pub(super) fn jobs_action(state: &mut AppState, action: Action, effects: &mut Ve
         Action::CancelJob => {
             let line = jobs.lines().into_iter().nth(jobs.selected);
             match line {
-                Some(line) if line.is_running() => {
-                    if writable(state, "cancel a job") {
-                        state.message = Some(format!("cancelling job {}…", line.job_id));
-                        effects.push(Effect::MemoryBases(MbEffect::CancelJob {
-                            job_id: line.job_id,
-                        }));
-                    }
-                }
-                Some(line) => {
+                Some(line) if !line.is_running() => {
                     state.message = Some(format!("job {} is not running", line.job_id));
                 }
+                Some(line) => cancel_job(state, line.job_id, effects),
                 None => {}
             }
         }
         _ => {}
     }
+}
+
+fn cancel_job(state: &mut AppState, job_id: String, effects: &mut Vec<Effect>) {
+    if !writable(state, "cancel a job") {
+        return;
+    }
+    state.message = Some(format!("cancelling job {job_id}…"));
+    effects.push(Effect::MemoryBases(MbEffect::CancelJob { job_id }));
 }
 
 /// Opens the jobs popup and asks for the job table.
