@@ -1,10 +1,11 @@
 //! The jobs popup: running and recent sync jobs with their progress, elapsed time and errors.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, LineGauge};
 
+use super::rows::{RowCells, layout_rows};
 use super::{one_line, placeholder, short_id};
 use crate::sync::Stage;
 use crate::tui::keymap::KeyContext;
@@ -60,43 +61,22 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
         Constraint::Length(8),
         Constraint::Fill(if wide { 3 } else { 1 }),
     ];
-    let [header_area, rows_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     let counts = if wide { "Msgs · chunks" } else { "Msgs" };
     let header = [
         "Job", "Status", "Session", "Progress", counts, "Elapsed", "Error",
     ];
-    let cells = Layout::horizontal(columns).spacing(1).split(header_area);
-    for (text, cell) in header.iter().zip(cells.iter()) {
-        frame.render_widget(Span::styled(*text, theme.title), *cell);
-    }
-    let visible = usize::from(rows_area.height);
-    if visible == 0 {
-        return;
-    }
-    let offset = state.jobs.selected.saturating_sub(visible - 1);
-    for (row, (index, line)) in lines
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(visible)
-        .enumerate()
-    {
-        let area = Rect {
-            y: rows_area.y + row as u16,
-            height: 1,
-            ..rows_area
-        };
-        draw_line(
-            state,
-            line,
-            index == state.jobs.selected,
-            &columns,
-            wide,
-            theme,
-            frame,
-            area,
-        );
+    let selected = state.jobs.selected;
+    for row in layout_rows(
+        &header,
+        &columns,
+        lines.len(),
+        selected,
+        theme,
+        frame,
+        inner,
+    ) {
+        let line = &lines[row.index];
+        draw_line(state, line, row.index == selected, &row, wide, theme, frame);
     }
 }
 
@@ -110,22 +90,20 @@ fn stage(line: &JobLine) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn draw_line(
     state: &AppState,
     line: &JobLine,
     selected: bool,
-    columns: &[Constraint],
+    row: &RowCells,
     wide: bool,
     theme: &Theme,
     frame: &mut Frame,
-    area: Rect,
 ) {
+    let area = row.area;
     let style = if selected { theme.selected } else { theme.text };
     if selected {
         frame.render_widget(Block::default().style(style), area);
     }
-    let cells = Layout::horizontal(columns.to_vec()).spacing(1).split(area);
     let now = state.jobs.now.unwrap_or(line.started);
     let automatic = line.tracked.as_ref().is_some_and(|t| t.automatic);
     let counts = match &line.tracked {
@@ -157,7 +135,7 @@ fn draw_line(
         format!("{:.1}s", line.elapsed(now)),
         line.error.clone().unwrap_or_default(),
     ];
-    for (index, (text, cell)) in texts.iter().zip(cells.iter()).enumerate() {
+    for (index, (text, cell)) in texts.iter().zip(row.cells.iter()).enumerate() {
         let width = usize::from(cell.width);
         match index {
             3 => {

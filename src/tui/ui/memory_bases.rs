@@ -7,6 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, LineGauge, Paragraph, Row, Table, TableState};
 
+use super::rows::{RowCells, layout_rows};
 use super::{Component, one_line, placeholder, short_id};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
 use crate::tui::keymap::KeyContext;
@@ -180,43 +181,26 @@ fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area:
         _ => {}
     }
     let wide = area.width >= NARROW;
-    let columns = session_columns(wide);
-    let [header_area, rows_area] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
     let header = ["Session", "Pending", "", "Cursor", "Processed", "Last sync"];
-    let cells = Layout::horizontal(columns.clone())
-        .spacing(1)
-        .split(header_area);
-    for (text, cell) in header.iter().zip(cells.iter()) {
-        frame.render_widget(Span::styled(*text, theme.title), *cell);
-    }
-    let visible = usize::from(rows_area.height);
-    if visible == 0 {
-        return;
-    }
-    let offset = tab.session_selected.saturating_sub(visible - 1);
-    for (row, (index, session)) in tab
-        .sessions
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(visible)
-        .enumerate()
-    {
-        let area = Rect {
-            y: rows_area.y + row as u16,
-            height: 1,
-            ..rows_area
-        };
-        let selected = index == tab.session_selected;
+    let rows = layout_rows(
+        &header,
+        &session_columns(wide),
+        tab.sessions.len(),
+        tab.session_selected,
+        theme,
+        frame,
+        inner,
+    );
+    for row in rows {
+        let selected = row.index == tab.session_selected;
+        let focused = tab.focus == Focus::Sessions;
         draw_session(
-            session,
+            &tab.sessions[row.index],
             selected,
-            tab.focus == Focus::Sessions,
-            &columns,
+            focused,
+            &row,
             theme,
             frame,
-            area,
         );
     }
 }
@@ -236,11 +220,11 @@ fn draw_session(
     session: &SessionStatus,
     selected: bool,
     focused: bool,
-    columns: &[Constraint],
+    row: &RowCells,
     theme: &Theme,
     frame: &mut Frame,
-    area: Rect,
 ) {
+    let area = row.area;
     let style = if selected && focused {
         theme.selected
     } else {
@@ -249,7 +233,6 @@ fn draw_session(
     if selected {
         frame.render_widget(Block::default().style(style), area);
     }
-    let cells = Layout::horizontal(columns.to_vec()).spacing(1).split(area);
     let marker = if selected { "> " } else { "  " };
     let wide = area.width >= NARROW;
     let info = &session.session;
@@ -274,7 +257,7 @@ fn draw_session(
         info.total_processed.to_string(),
         last_sync,
     ];
-    for (index, (text, cell)) in texts.iter().zip(cells.iter()).enumerate() {
+    for (index, (text, cell)) in texts.iter().zip(row.cells.iter()).enumerate() {
         if index == 2 {
             let gauge_style = if session.due {
                 theme.warning

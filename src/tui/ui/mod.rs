@@ -8,6 +8,7 @@ mod conversations;
 mod jobs;
 mod memory_bases;
 mod nodes;
+mod rows;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

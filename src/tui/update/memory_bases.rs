@@ -597,18 +597,16 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             match result {
                 Ok(bases) => {
                     let selected_id = tab.selected_base().map(|b| b.base.id.clone());
-                    let kept =
-                        selected_id.and_then(|id| bases.iter().position(|b| b.base.id == id));
-                    if kept.is_none() {
+                    let (selected, kept) =
+                        reselect(&bases, selected_id, |b| &b.base.id, tab.selected);
+                    if !kept {
                         // Deleted, or the first load: its sessions are another base's.
                         tab.sessions.clear();
                         tab.session_selected = 0;
                         tab.focus = Focus::Bases;
                         tab.search = None;
                     }
-                    tab.selected = kept
-                        .unwrap_or(tab.selected)
-                        .min(bases.len().saturating_sub(1));
+                    tab.selected = selected;
                     tab.bases = bases;
                     tab.status = LoadStatus::Loaded;
                     reload_sessions(state, effects);
@@ -624,10 +622,9 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             match result {
                 Ok(sessions) => {
                     let selected_id = tab.selected_session().map(|s| s.session.session_id.clone());
-                    tab.session_selected = selected_id
-                        .and_then(|id| sessions.iter().position(|s| s.session.session_id == id))
-                        .unwrap_or(tab.session_selected)
-                        .min(sessions.len().saturating_sub(1));
+                    let fallback = tab.session_selected;
+                    tab.session_selected =
+                        reselect(&sessions, selected_id, |s| &s.session.session_id, fallback).0;
                     tab.sessions = sessions;
                     tab.sessions_status = LoadStatus::Loaded;
                 }
@@ -735,6 +732,19 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
         }
     }
     true
+}
+
+/// A reload keeps the selection on the row with `id`; if it is gone, on `fallback` (clamped).
+/// Also says whether the row was found.
+fn reselect<T>(
+    rows: &[T],
+    id: Option<String>,
+    key: impl Fn(&T) -> &String,
+    fallback: usize,
+) -> (usize, bool) {
+    let found = id.and_then(|id| rows.iter().position(|row| *key(row) == id));
+    let last = rows.len().saturating_sub(1);
+    (found.unwrap_or(fallback).min(last), found.is_some())
 }
 
 fn advance_clock(state: &mut AppState, at: DateTime<Utc>) {
