@@ -64,8 +64,10 @@ fn progress_to(events: UnboundedSender<JobEvent>, automatic: bool) -> UnboundedS
     sender
 }
 
+/// A sync's result as the screen reports it; `session_id` when the caller knows it (a whole
+/// base's sync reports its sessions' results without their ids).
 fn sync_result(
-    session_id: &str,
+    session_id: Option<&str>,
     result: Result<crate::sync::SyncOutcome, SyncError>,
 ) -> SyncResult {
     match result {
@@ -74,12 +76,12 @@ fn sync_result(
             session_id: session,
         },
         Err(SyncError::Cancelled(job_id)) => SyncResult::Failed {
-            session_id: session_id.to_owned(),
+            session_id: session_id.map(str::to_owned),
             error: format!("job {job_id} was cancelled"),
             job_id: Some(job_id),
         },
         Err(error) => SyncResult::Failed {
-            session_id: session_id.to_owned(),
+            session_id: session_id.map(str::to_owned),
             job_id: None,
             error: error.to_string(),
         },
@@ -189,7 +191,7 @@ impl MbRunner {
                         Ok(syncer) => {
                             match syncer.regenerate(&base, Some(&progress), &flag).await {
                                 Ok(outcomes) => {
-                                    Ok(outcomes.into_iter().map(|o| sync_result("-", o)).collect())
+                                    Ok(outcomes.into_iter().map(|o| sync_result(None, o)).collect())
                                 }
                                 Err(error) => Err(report(error)),
                             }
@@ -333,7 +335,7 @@ async fn sync(
                     cancel,
                 )
                 .await;
-            Ok(vec![sync_result(session, result)])
+            Ok(vec![sync_result(Some(session), result)])
         }
         None => {
             let outcomes = syncer
@@ -346,7 +348,7 @@ async fn sync(
                 )
                 .await
                 .map_err(report)?;
-            Ok(outcomes.into_iter().map(|o| sync_result("-", o)).collect())
+            Ok(outcomes.into_iter().map(|o| sync_result(None, o)).collect())
         }
     }
 }

@@ -74,7 +74,8 @@ pub enum SyncResult {
         session_id: String,
     },
     Failed {
-        session_id: String,
+        /// `None` in a whole base's sync, whose error names the session.
+        session_id: Option<String>,
         /// The job's id when the failure was a job's (cancelled or rolled back).
         job_id: Option<String>,
         error: String,
@@ -773,7 +774,10 @@ fn describe_syncs(state: &mut AppState, base_name: &str, results: Vec<SyncResult
                 if let Some(job_id) = job_id {
                     state.jobs.errors.push((job_id, error.clone()));
                 }
-                failures.push(format!("{session_id}: {error}"));
+                failures.push(match session_id {
+                    Some(session_id) => format!("{session_id}: {error}"),
+                    None => error,
+                });
             }
         }
     }
