@@ -47,6 +47,13 @@ impl MemoryBasesState {
         self.sessions.get(self.session_selected)
     }
 
+    /// Whether the bases, the sessions or a search are being loaded, for the spinner.
+    pub fn is_loading(&self) -> bool {
+        self.status.is_loading()
+            || (self.selected_base().is_some() && self.sessions_status.is_loading())
+            || self.search.as_ref().is_some_and(|s| s.status.is_loading())
+    }
+
     /// One warning per mismatch, for the status bar.
     pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
         self.bases.iter().flat_map(|b| {

@@ -499,7 +499,7 @@ impl AppState {
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
         let memory_bases_busy =
-            self.screen == Screen::MemoryBases && self.memory_bases.status.is_loading();
+            self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         self.list.status.is_loading() || conversation_busy || memory_bases_busy
     }
 

@@ -162,18 +162,12 @@ pub(super) fn poll(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
-/// Every tick: the job table, while the popup is open or a job runs. `true` when a redraw is due.
-pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
+/// Every tick: the job table, while the popup is open or a job runs.
+pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) {
     let watched = state.jobs.open || state.jobs.running() > 0;
     if watched && state.ticks % 2 == 0 {
         reload_jobs(state, effects);
     }
-    state.memory_bases.status.is_loading()
-        || state
-            .memory_bases
-            .search
-            .as_ref()
-            .is_some_and(|s| s.status.is_loading())
 }
 
 /// The context whose keys apply: the jobs popup's, a confirmation's, else `None`.

@@ -942,9 +942,9 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
     }
-    let memory_bases_loading = memory_bases::tick(state, effects);
+    memory_bases::tick(state, effects);
     // Only the spinner animates.
-    state.busy() || memory_bases_loading
+    state.busy()
 }
 
 #[cfg(test)]
