@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use chrono::{DateTime, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
-use memscope::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
+use memscope::inspect::memory_bases::{BaseStatus, SessionStatus};
 use memscope::memory::memory_base::Mismatch;
 use memscope::memory::tokens::{CounterKind, Encoding};
 use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
@@ -55,16 +55,8 @@ fn base(n: usize) -> BaseStatus {
     } else {
         Vec::new()
     };
-    BaseStatus {
-        kb_path: format!("/kb/ada/{}", base.kb_name).into(),
-        status: if mismatches.is_empty() {
-            BaseState::Ok
-        } else {
-            BaseState::Mismatch
-        },
-        base,
-        mismatches,
-    }
+    let kb_path = format!("/kb/ada/{}", base.kb_name).into();
+    BaseStatus::new(base, kb_path, mismatches)
 }
 
 fn session(n: usize) -> SessionStatus {

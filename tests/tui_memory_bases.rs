@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
+use memscope::inspect::memory_bases::{BaseStatus, SessionStatus};
 use memscope::kb::store::SearchHit;
 use memscope::memory::memory_base::{Mismatch, ThresholdUnit};
 use memscope::memory::tokens::{CounterKind, Encoding};
@@ -75,16 +75,8 @@ fn info(n: u32, name: &str, flow: &str, threshold: i64, unit: ThresholdUnit) -> 
 }
 
 fn status(base: MemoryBaseInfo, mismatches: Vec<Mismatch>) -> BaseStatus {
-    BaseStatus {
-        kb_path: format!("/kb/ada/{}", base.kb_name).into(),
-        status: if mismatches.is_empty() {
-            BaseState::Ok
-        } else {
-            BaseState::Mismatch
-        },
-        base,
-        mismatches,
-    }
+    let kb_path = format!("/kb/ada/{}", base.kb_name).into();
+    BaseStatus::new(base, kb_path, mismatches)
 }
 
 /// Research (manual, ok), Support (auto, its store empty: a mismatch), Releases (auto, ok).

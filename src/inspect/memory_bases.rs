@@ -24,6 +24,29 @@ pub struct BaseStatus {
     pub mismatches: Vec<Mismatch>,
 }
 
+impl BaseStatus {
+    /// A base with what its check found: syncing while a job is active, else mismatch or ok.
+    pub fn new(
+        base: MemoryBaseInfo,
+        kb_path: std::path::PathBuf,
+        mismatches: Vec<Mismatch>,
+    ) -> BaseStatus {
+        let status = if base.active_jobs > 0 {
+            BaseState::Syncing
+        } else if !mismatches.is_empty() {
+            BaseState::Mismatch
+        } else {
+            BaseState::Ok
+        };
+        BaseStatus {
+            base,
+            kb_path,
+            status,
+            mismatches,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BaseState {
@@ -72,19 +95,7 @@ pub async fn base_status<E: Embedder>(
     base: MemoryBaseInfo,
 ) -> Result<BaseStatus, SyncError> {
     let report = syncer.check(&base).await?;
-    let status = if base.active_jobs > 0 {
-        BaseState::Syncing
-    } else if !report.mismatches.is_empty() {
-        BaseState::Mismatch
-    } else {
-        BaseState::Ok
-    };
-    Ok(BaseStatus {
-        base,
-        kb_path: report.kb_path,
-        status,
-        mismatches: report.mismatches,
-    })
+    Ok(BaseStatus::new(base, report.kb_path, report.mismatches))
 }
 
 /// Every memory base with its status.

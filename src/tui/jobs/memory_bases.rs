@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 
 use crate::inspect::memory_bases as view;
 use crate::inspect::syncers::{SyncerConfig, watch_pass};
+use crate::kb::embedder::HASHING_MODEL;
 use crate::store::Store;
 use crate::store::memory_bases::MemoryBaseInfo;
 use crate::sync::{CancelFlag, JobProgress, SyncError, Trigger};
@@ -254,8 +255,12 @@ impl MbRunner {
                 send(&events, MbEvent::Written { result });
             }),
             MbEffect::CancelJob { job_id } => tokio::spawn(async move {
-                // Any syncer cancels: cancelling is a row update the job's process notices.
-                let result = store.cancel_job(&job_id, Utc::now()).await.map_err(report);
+                // Cancelling marks the job's row; the process running it notices at its next
+                // check, so any syncer can cancel any job.
+                let result = match config.syncer(&store, HASHING_MODEL) {
+                    Ok(syncer) => syncer.cancel_job(&job_id).await.map_err(report),
+                    Err(error) => Err(report(error)),
+                };
                 send(&events, MbEvent::Cancelled { job_id, result });
             }),
         };
