@@ -180,3 +180,128 @@ async fn messages_written_elsewhere_appear_without_a_restart() {
         "the budget follows the new message"
     );
 }
+
+fn selected_base(app: &App) -> Option<&memscope::inspect::memory_bases::BaseStatus> {
+    app.state.memory_bases.selected_base()
+}
+
+fn session<'a>(
+    app: &'a App,
+    id: &str,
+) -> Option<&'a memscope::inspect::memory_bases::SessionStatus> {
+    app.state
+        .memory_bases
+        .sessions
+        .iter()
+        .find(|s| s.session.session_id == id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_bases_tab_syncs_toggles_and_deletes_over_the_demo_database() {
+    use memscope::sync::Stage;
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    press(&mut app, KeyCode::Char('3'));
+    assert_eq!(app.state.screen, Screen::MemoryBases);
+    settle(&mut app, |a| {
+        a.state.memory_bases.status == LoadStatus::Loaded
+            && a.state.memory_bases.sessions_status == LoadStatus::Loaded
+            && !a.state.memory_bases.sessions.is_empty()
+    })
+    .await;
+    assert_eq!(
+        selected_base(&app).unwrap().base.name,
+        "Research notes memory"
+    );
+    let before = session(&app, "research-ada-0001").unwrap().clone();
+    assert!(before.session.cursor_id.is_none());
+    assert!(before.pending > 0);
+    let tab = screen(&mut app);
+    assert!(tab.contains("research-ada-0001"), "{tab}");
+    assert!(
+        tab.contains("mismatch"),
+        "the demo's missing KB shows:\n{tab}"
+    );
+
+    // Sync the selected session now: the job reports, commits, and the tab reloads.
+    press(&mut app, KeyCode::Char('s'));
+    settle(&mut app, |a| {
+        let committed = a.state.jobs.tracked.iter().any(|t| {
+            t.progress.session_id == "research-ada-0001" && t.progress.stage == Stage::Committed
+        });
+        committed && session(a, "research-ada-0001").is_some_and(|s| s.session.cursor_id.is_some())
+    })
+    .await;
+    let after = session(&app, "research-ada-0001").unwrap();
+    assert_eq!(after.pending, 0);
+    // Pending counts output messages; the sync ingests the session's user messages too.
+    assert!(after.session.total_processed >= before.pending);
+    assert!(after.session.last_sync_at.is_some());
+
+    // The jobs popup lists the finished job from the job table.
+    press(&mut app, KeyCode::Char('w'));
+    settle(&mut app, |a| {
+        a.state
+            .jobs
+            .table
+            .iter()
+            .any(|j| j.session_id() == Some("research-ada-0001") && j.status == "completed")
+    })
+    .await;
+    let popup = screen(&mut app);
+    assert!(popup.contains("committed"), "{popup}");
+    press(&mut app, KeyCode::Esc);
+
+    // Auto-capture: Research notes is manual; a toggles it on.
+    assert!(!selected_base(&app).unwrap().base.auto_capture);
+    press(&mut app, KeyCode::Char('a'));
+    settle(&mut app, |a| {
+        selected_base(a).is_some_and(|b| b.base.auto_capture)
+    })
+    .await;
+
+    // Delete the last base, confirming.
+    press(&mut app, KeyCode::Char('G'));
+    let doomed = selected_base(&app).unwrap().base.name.clone();
+    press(&mut app, KeyCode::Char('D'));
+    assert!(screen(&mut app).contains("Delete memory base"));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, |a| {
+        a.state.memory_bases.status == LoadStatus::Loaded
+            && !a
+                .state
+                .memory_bases
+                .bases
+                .iter()
+                .any(|b| b.base.name == doomed)
+    })
+    .await;
+    assert!(
+        app.state
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("deleted memory base")),
+        "{:?}",
+        app.state.message
+    );
+    assert_eq!(app.state.memory_bases.bases.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_syncs_a_session_over_its_threshold_and_stops_on_shutdown() {
+    use memscope::sync::Stage;
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    assert!(app.start_watcher(), "the demo database is writable");
+    // The demo's Support memory is auto-capture with support-ada-0002 7 runs over its 5.
+    settle(&mut app, |a| {
+        a.state.jobs.tracked.iter().any(|t| {
+            t.automatic
+                && t.progress.session_id == "support-ada-0002"
+                && t.progress.stage == Stage::Committed
+        })
+    })
+    .await;
+    assert_eq!(app.state.message, None, "automatic syncs do not toast");
+    app.shutdown().await;
+}

@@ -90,6 +90,22 @@ impl Session {
         panic!("{text:?} never appeared; the screen:\n{}", self.contents());
     }
 
+    /// Waits for one screen line holding every one of `texts`.
+    fn wait_for_line(&self, texts: &[&str]) {
+        let deadline = Instant::now() + wait_limit();
+        while Instant::now() < deadline {
+            let contents = self.contents();
+            if contents
+                .lines()
+                .any(|line| texts.iter().all(|t| line.contains(t)))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no line with {texts:?}; the screen:\n{}", self.contents());
+    }
+
     fn send(&mut self, keys: &str) {
         self.writer.write_all(keys.as_bytes()).unwrap();
         self.writer.flush().unwrap();
@@ -170,6 +186,26 @@ fn opens_a_node_context_of_the_demo_chatflow() {
     session.wait_for("tokens kept");
     session.send("ss");
     session.wait_for("node memory file (design A)");
+    session.send("q");
+    assert!(session.wait_exit());
+}
+
+#[test]
+fn syncs_a_memory_base_session_and_sees_the_finished_job() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    session.send("3");
+    session.wait_for("Sessions of Research notes memory");
+    session.wait_for_line(&["research-ada-0001", "13/20 messages", "never"]);
+    session.send("s");
+    session.wait_for("Research notes memory: ingested");
+    session.wait_for_line(&["research-ada-0001", "0/20 messages"]);
+    session.send("w");
+    session.wait_for("Sync jobs");
+    session.wait_for_line(&["research-ada-0001", "committed", "100%"]);
+    // w closes the popup (an esc followed at once by q would read as alt-q).
+    session.send("w");
+    session.wait_for("Sessions of Research notes memory");
     session.send("q");
     assert!(session.wait_exit());
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::inspect::syncers;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "memscope",
@@ -424,19 +426,19 @@ pub struct NodeContextArgs {
 #[derive(Debug, Args, Clone)]
 pub struct SyncArgs {
     /// OpenAI-compatible embeddings server (http://host:port) for bases whose model is not hashing-lexical
-    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_URL", value_name = "URL")]
+    #[arg(long, env = syncers::EMBEDDINGS_URL_ENV, value_name = "URL")]
     pub embeddings_url: Option<String>,
     /// Dimension of that server's vectors
-    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_DIMENSION", default_value_t = 384)]
+    #[arg(long, env = syncers::EMBEDDINGS_DIMENSION_ENV, default_value_t = syncers::DEFAULT_DIMENSION)]
     pub embeddings_dimension: usize,
     /// Texts per embeddings request
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = syncers::DEFAULT_BATCH)]
     pub embeddings_batch: usize,
     /// Seconds before an embeddings request times out
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = syncers::DEFAULT_TIMEOUT.as_secs())]
     pub embeddings_timeout: u64,
     /// SQLite sync lease in seconds: how long a killed sync blocks its session
-    #[arg(long, env = "MEMSCOPE_SYNC_LEASE_SECS", default_value_t = 30)]
+    #[arg(long, env = syncers::LEASE_ENV, default_value_t = crate::sync::DEFAULT_LEASE.as_secs())]
     pub lease_secs: u64,
 }
 

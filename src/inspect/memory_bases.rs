@@ -4,10 +4,14 @@
 
 use serde::Serialize;
 
+use chrono::Utc;
+
+use super::syncers::{SyncerConfig, SyncerError};
 use crate::kb::embedder::Embedder;
 use crate::kb::store::{SearchHit, VectorStore};
-use crate::memory::memory_base::{Mismatch, threshold_reached};
-use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
+use crate::memory::memory_base::{Mismatch, ThresholdUnit, kb_name, threshold_reached};
+use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo, NewMemoryBase};
+use crate::store::{Store, StoreError};
 use crate::sync::{SyncError, Syncer};
 
 /// A memory base as a list shows it.
@@ -18,6 +22,29 @@ pub struct BaseStatus {
     pub kb_path: std::path::PathBuf,
     pub status: BaseState,
     pub mismatches: Vec<Mismatch>,
+}
+
+impl BaseStatus {
+    /// A base with what its check found: syncing while a job is active, else mismatch or ok.
+    pub fn new(
+        base: MemoryBaseInfo,
+        kb_path: std::path::PathBuf,
+        mismatches: Vec<Mismatch>,
+    ) -> BaseStatus {
+        let status = if base.active_jobs > 0 {
+            BaseState::Syncing
+        } else if !mismatches.is_empty() {
+            BaseState::Mismatch
+        } else {
+            BaseState::Ok
+        };
+        BaseStatus {
+            base,
+            kb_path,
+            status,
+            mismatches,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -68,19 +95,7 @@ pub async fn base_status<E: Embedder>(
     base: MemoryBaseInfo,
 ) -> Result<BaseStatus, SyncError> {
     let report = syncer.check(&base).await?;
-    let status = if base.active_jobs > 0 {
-        BaseState::Syncing
-    } else if !report.mismatches.is_empty() {
-        BaseState::Mismatch
-    } else {
-        BaseState::Ok
-    };
-    Ok(BaseStatus {
-        base,
-        kb_path: report.kb_path,
-        status,
-        mismatches: report.mismatches,
-    })
+    Ok(BaseStatus::new(base, report.kb_path, report.mismatches))
 }
 
 /// Every memory base with its status.
@@ -90,6 +105,98 @@ pub async fn bases<E: Embedder>(syncer: &Syncer<E>) -> Result<Vec<BaseStatus>, S
         out.push(base_status(syncer, base).await?);
     }
     Ok(out)
+}
+
+/// Every memory base with its status, each checked with its own embedder (the dimension it
+/// expects comes from it).
+pub async fn statuses(store: &Store, config: &SyncerConfig) -> Result<Vec<BaseStatus>, BaseError> {
+    let mut out = Vec::new();
+    for base in store.memory_bases().await? {
+        let syncer = config.syncer(store, &base.embedding_model)?;
+        out.push(base_status(&syncer, base).await?);
+    }
+    Ok(out)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaseError {
+    #[error("no flow {0:?}")]
+    NoFlow(String),
+    #[error("{0:?} names {1} flows; use the id")]
+    AmbiguousFlow(String, usize),
+    #[error("flow {0} has no owner")]
+    NoOwner(String),
+    #[error("the flow's owner already has a memory base named {0:?}")]
+    Duplicate(String),
+    #[error(transparent)]
+    Syncer(#[from] SyncerError),
+    #[error(transparent)]
+    Sync(#[from] SyncError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The one flow `key` (id or name) names.
+pub async fn find_flow(store: &Store, key: &str) -> Result<String, BaseError> {
+    let mut flows = store.find_flows(key).await?;
+    match flows.len() {
+        1 => Ok(flows.remove(0)),
+        0 => Err(BaseError::NoFlow(key.to_owned())),
+        n => Err(BaseError::AmbiguousFlow(key.to_owned(), n)),
+    }
+}
+
+/// What a new memory base is made of, as the user gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewBaseRequest {
+    pub name: String,
+    /// Flow id or name.
+    pub flow: String,
+    pub threshold: i64,
+    pub unit: ThresholdUnit,
+    pub auto_capture: bool,
+    pub embedding_model: String,
+}
+
+/// Creates a memory base on a flow, owned by the flow's owner, with a name unique for that
+/// owner; returns its id.
+pub async fn create_base(
+    store: &Store,
+    config: &SyncerConfig,
+    request: &NewBaseRequest,
+) -> Result<String, BaseError> {
+    let flow_id = find_flow(store, &request.flow).await?;
+    let user_id = store
+        .flow_owner(&flow_id)
+        .await?
+        .flatten()
+        .ok_or_else(|| BaseError::NoOwner(request.flow.clone()))?;
+    if store
+        .find_memory_bases(&request.name)
+        .await?
+        .iter()
+        .any(|b| b.user_id == user_id && b.name == request.name)
+    {
+        return Err(BaseError::Duplicate(request.name.clone()));
+    }
+    let embedder = config.embedder(&request.embedding_model)?;
+    let id = uuid::Uuid::new_v4().to_string();
+    store
+        .create_memory_base(&NewMemoryBase {
+            id: id.clone(),
+            name: request.name.clone(),
+            flow_id,
+            user_id,
+            threshold: request.threshold,
+            unit: request.unit,
+            auto_capture: request.auto_capture,
+            embedding_provider: embedder.provider().to_owned(),
+            embedding_model: embedder.model().to_owned(),
+            kb_name: kb_name(&request.name, &uuid::Uuid::new_v4()),
+            created_at: Utc::now(),
+        })
+        .await?;
+    Ok(id)
 }
 
 /// A base's tracked sessions with their pending counts.

@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod doctor;
 pub mod memory_bases;
 pub mod nodes;
+pub mod syncers;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

@@ -37,11 +37,27 @@ pub enum Action {
     ToggleDemo,
     DemoStep,
     DemoStepBack,
+    NextTab,
+    PrevTab,
+    ShowConversations,
+    ShowChatMemories,
+    ShowMemoryBases,
+    ToggleJobs,
+    CancelJob,
+    Confirm,
+    SyncSession,
+    SyncBase,
+    ToggleAutoCapture,
+    EditThreshold,
+    CreateBase,
+    DeleteBase,
+    Regenerate,
+    SearchKb,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 30] = [
+    pub const ALL: [Action; 46] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -72,6 +88,22 @@ impl Action {
         Action::ToggleDemo,
         Action::DemoStep,
         Action::DemoStepBack,
+        Action::NextTab,
+        Action::PrevTab,
+        Action::ShowConversations,
+        Action::ShowChatMemories,
+        Action::ShowMemoryBases,
+        Action::ToggleJobs,
+        Action::CancelJob,
+        Action::Confirm,
+        Action::SyncSession,
+        Action::SyncBase,
+        Action::ToggleAutoCapture,
+        Action::EditThreshold,
+        Action::CreateBase,
+        Action::DeleteBase,
+        Action::Regenerate,
+        Action::SearchKb,
     ];
 
     /// The description used when a binding does not give its own.
@@ -107,6 +139,22 @@ impl Action {
             Action::ToggleDemo => "extraction demo",
             Action::DemoStep => "demo: next step",
             Action::DemoStepBack => "demo: previous step",
+            Action::NextTab => "next tab",
+            Action::PrevTab => "previous tab",
+            Action::ShowConversations => "conversations tab",
+            Action::ShowChatMemories => "chat memories tab",
+            Action::ShowMemoryBases => "memory bases tab",
+            Action::ToggleJobs => "sync jobs",
+            Action::CancelJob => "cancel the job",
+            Action::Confirm => "yes, do it",
+            Action::SyncSession => "sync the session now",
+            Action::SyncBase => "sync every session",
+            Action::ToggleAutoCapture => "auto-capture on / off",
+            Action::EditThreshold => "edit the threshold",
+            Action::CreateBase => "new memory base",
+            Action::DeleteBase => "delete the base",
+            Action::Regenerate => "regenerate (mismatch)",
+            Action::SearchKb => "search the KB",
         }
     }
 }

@@ -2,6 +2,10 @@
 //! Each kind of job has a slot; a new request aborts the slot's previous task, and the core
 //! drops any result whose generation is not the latest, so the latest request wins.
 
+mod memory_bases;
+
+pub use memory_bases::WATCH_INTERVAL;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -18,6 +22,7 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
+use crate::inspect::syncers::SyncerConfig;
 use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
@@ -45,16 +50,20 @@ pub struct JobRunner {
     cache: Arc<Mutex<CountCache>>,
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
+    memory_bases: memory_bases::MbRunner,
 }
 
 impl JobRunner {
     pub fn new(
         store: Store,
         storage_root: PathBuf,
+        syncers: SyncerConfig,
         events: UnboundedSender<JobEvent>,
     ) -> JobRunner {
+        let store = Arc::new(store);
         JobRunner {
-            store: Arc::new(store),
+            memory_bases: memory_bases::MbRunner::new(store.clone(), syncers, events.clone()),
+            store,
             storage_root: Arc::new(storage_root),
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             events,
@@ -67,7 +76,24 @@ impl JobRunner {
         tokio::task::spawn_blocking(move || preload(encoding));
     }
 
+    /// Starts the memory-base watcher (on a writable database).
+    pub fn start_watcher(&mut self) {
+        self.memory_bases.start_watcher();
+    }
+
+    /// Stops the watcher and running syncs, giving them a moment to roll back.
+    pub async fn shutdown(&mut self) {
+        self.memory_bases.shutdown().await;
+        for task in self.running.iter_mut().filter_map(Option::take) {
+            task.abort();
+        }
+    }
+
     pub fn run(&mut self, effect: Effect) {
+        let effect = match effect {
+            Effect::MemoryBases(effect) => return self.memory_bases.run(effect),
+            effect => effect,
+        };
         let store = self.store.clone();
         let cache = self.cache.clone();
         let events = self.events.clone();
@@ -217,6 +243,7 @@ impl JobRunner {
                     let _ = events.send(JobEvent::Timeline { generation, result });
                 }),
             ),
+            Effect::MemoryBases(_) => unreachable!("run by the memory-base runner above"),
         };
         if let Some(previous) = self.running[slot as usize].replace(task) {
             previous.abort();

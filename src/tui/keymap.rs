@@ -24,6 +24,12 @@ pub enum KeyContext {
     Conversations,
     Conversation,
     Nodes,
+    ChatMemories,
+    MemoryBases,
+    /// The sync jobs popup.
+    Jobs,
+    /// A confirmation popup.
+    Confirm,
 }
 
 impl KeyContext {
@@ -33,6 +39,10 @@ impl KeyContext {
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
             KeyContext::Nodes => "Nodes pane",
+            KeyContext::ChatMemories => "Chat memories",
+            KeyContext::MemoryBases => "Memory bases",
+            KeyContext::Jobs => "Jobs popup",
+            KeyContext::Confirm => "Confirmation",
         }
     }
 }

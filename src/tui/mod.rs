@@ -25,6 +25,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
+use crate::inspect::syncers::SyncerConfig;
 use crate::store::Store;
 use action::Action;
 use jobs::JobRunner;
@@ -69,7 +70,8 @@ impl App {
         );
         state.config_warnings = warnings;
         let (sender, jobs) = mpsc::unbounded_channel();
-        let mut runner = JobRunner::new(store, resolved.storage_root.clone(), sender);
+        let syncers = SyncerConfig::from_env(resolved.kb_root.clone());
+        let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
         runner.preload(state.settings.counter().encoding());
         for effect in start(&mut state) {
             runner.run(effect);
@@ -80,6 +82,21 @@ impl App {
             runner,
             jobs,
         })
+    }
+
+    /// Starts the memory-base watcher, as `memscope watch` runs it, unless the database is
+    /// read-only: auto-capture bases sync when a session reaches its threshold.
+    pub fn start_watcher(&mut self) -> bool {
+        if self.state.read_only {
+            return false;
+        }
+        self.runner.start_watcher();
+        true
+    }
+
+    /// Stops the watcher and running syncs (each rolls back at its next check).
+    pub async fn shutdown(&mut self) {
+        self.runner.shutdown().await;
     }
 
     /// Applies an event and starts the jobs it asks for.
@@ -133,12 +150,17 @@ pub async fn run(resolved: Resolved, store: Store) -> color_eyre::Result<()> {
         result = capture_mouse().wrap_err("could not capture the mouse");
     }
     if result.is_ok() {
+        if app.start_watcher() {
+            tracing::info!("memory-base watcher started");
+        }
         result = event_loop(&mut app, &mut terminal).await;
     }
     if mouse {
         let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
     }
     ratatui::restore();
+    // The screen is given back first: stopping may wait a moment for a job to roll back.
+    app.shutdown().await;
     tracing::info!("TUI stopped");
     result
 }

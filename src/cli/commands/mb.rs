@@ -10,14 +10,14 @@ use crate::cli::args::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchA
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
 use crate::cli::{Context, read_input};
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
-use crate::kb::embedder::{AnyEmbedder, Embedder, HASHING_MODEL, HashingEmbedder};
-use crate::kb::openai::{API_KEY_ENV, OpenAiConfig, OpenAiEmbedder};
-use crate::memory::memory_base::{ThresholdUnit, kb_name};
+use crate::inspect::syncers::{self, SyncerConfig};
+use crate::kb::embedder::HASHING_MODEL;
+use crate::memory::memory_base::ThresholdUnit;
 use crate::store::Store;
-use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate, NewMemoryBase};
+use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::capture::CapturedMessage;
 use crate::sync::watch::WatchEvent;
-use crate::sync::{CancelFlag, SyncError, SyncOutcome, SyncSettings, Syncer, Trigger};
+use crate::sync::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
 
 impl From<UnitArg> for ThresholdUnit {
     fn from(unit: UnitArg) -> Self {
@@ -40,42 +40,20 @@ fn sync_failed(error: SyncError) -> CliError {
     }
 }
 
-/// The embedder a memory base was created with: hashing, or the embeddings server.
-fn embedder_for(model: &str, args: &SyncArgs) -> CliResult<AnyEmbedder> {
-    if model.is_empty() || model == HASHING_MODEL {
-        return Ok(AnyEmbedder::Hashing(HashingEmbedder::default()));
-    }
-    let base_url = args.embeddings_url.clone().ok_or_else(|| {
-        CliError::failure(format!(
-            "embedding model {model} needs an embeddings server: set --embeddings-url or \
-             MEMSCOPE_EMBEDDINGS_URL"
-        ))
-    })?;
-    let embedder = OpenAiEmbedder::new(OpenAiConfig {
-        base_url,
-        model: model.to_owned(),
-        dimension: args.embeddings_dimension,
-        api_key: std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty()),
-        batch_size: args.embeddings_batch,
-        timeout: Duration::from_secs(args.embeddings_timeout),
-        retries: 3,
-    })?;
-    Ok(AnyEmbedder::OpenAi(embedder))
-}
-
-fn settings(context: &Context, args: &SyncArgs) -> SyncSettings {
-    SyncSettings {
-        lease: Duration::from_secs(args.lease_secs.max(1)),
-        ..SyncSettings::new(context.resolved.kb_root.clone())
+/// The syncer settings the flags (and their environment variables) give.
+fn syncer_config(context: &Context, args: &SyncArgs) -> SyncerConfig {
+    SyncerConfig {
+        kb_root: context.resolved.kb_root.clone(),
+        embeddings_url: args.embeddings_url.clone(),
+        embeddings_dimension: args.embeddings_dimension,
+        embeddings_batch: args.embeddings_batch,
+        embeddings_timeout: Duration::from_secs(args.embeddings_timeout),
+        lease: Duration::from_secs(args.lease_secs),
     }
 }
 
 fn syncer_for(context: &Context, store: &Store, model: &str, args: &SyncArgs) -> CliResult<Syncer> {
-    Ok(Syncer::new(
-        store.clone(),
-        embedder_for(model, args)?,
-        settings(context, args),
-    ))
+    Ok(syncer_config(context, args).syncer(store, model)?)
 }
 
 async fn resolve(
@@ -96,15 +74,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
     let sync_args = &args.sync;
     match &args.command {
         MbCommand::List => {
-            let mut statuses = Vec::new();
-            for base in store.memory_bases().await? {
-                let syncer = syncer_for(context, &store, &base.embedding_model, sync_args)?;
-                statuses.push(
-                    view::base_status(&syncer, base)
-                        .await
-                        .map_err(sync_failed)?,
-                );
-            }
+            let statuses = view::statuses(&store, &syncer_config(context, sync_args)).await?;
             emit(json, &statuses, |s| render_bases(s))?;
             Ok(ExitCode::Ok)
         }
@@ -116,40 +86,17 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
             auto_capture,
             embedding_model,
         } => {
-            let flow_id = one_flow(&store, flow).await?;
-            let user_id = store
-                .flow_owner(&flow_id)
-                .await?
-                .flatten()
-                .ok_or_else(|| CliError::failure(format!("flow {flow} has no owner")))?;
-            if store
-                .find_memory_bases(name)
-                .await?
-                .iter()
-                .any(|b| b.user_id == user_id && &b.name == name)
-            {
-                return Err(CliError::failure(format!(
-                    "the flow's owner already has a memory base named {name:?}"
-                )));
-            }
-            let embedder = embedder_for(embedding_model, sync_args)?;
-            let id = uuid::Uuid::new_v4();
-            store
-                .create_memory_base(&NewMemoryBase {
-                    id: id.to_string(),
-                    name: name.clone(),
-                    flow_id,
-                    user_id,
-                    threshold: *threshold,
-                    unit: (*unit).into(),
-                    auto_capture: *auto_capture,
-                    embedding_provider: embedder.provider().to_owned(),
-                    embedding_model: embedder.model().to_owned(),
-                    kb_name: kb_name(name, &uuid::Uuid::new_v4()),
-                    created_at: Utc::now(),
-                })
-                .await?;
-            let (base, _) = resolve(&store, context, sync_args, &id.to_string()).await?;
+            let request = view::NewBaseRequest {
+                name: name.clone(),
+                flow: flow.clone(),
+                threshold: *threshold,
+                unit: (*unit).into(),
+                auto_capture: *auto_capture,
+                embedding_model: embedding_model.clone(),
+            };
+            let id =
+                view::create_base(&store, &syncer_config(context, sync_args), &request).await?;
+            let (base, _) = resolve(&store, context, sync_args, &id).await?;
             emit(json, &base, |b| {
                 format!(
                     "created memory base {} ({}), KB {}",
@@ -224,7 +171,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                     base.name
                 )));
             }
-            let wait = syncer.settings.lease + Duration::from_secs(5);
+            let wait = syncer_config(context, sync_args).delete_wait();
             let report = syncer.delete(&base, wait).await.map_err(sync_failed)?;
             emit(json, &report, |r| {
                 format!(
@@ -397,17 +344,6 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
     }
 }
 
-async fn one_flow(store: &Store, key: &str) -> CliResult<String> {
-    let mut flows = store.find_flows(key).await?;
-    match flows.len() {
-        1 => Ok(flows.remove(0)),
-        0 => Err(CliError::failure(format!("no flow {key:?}"))),
-        n => Err(CliError::failure(format!(
-            "{key:?} names {n} flows; use the id"
-        ))),
-    }
-}
-
 /// Prints sync outcomes; the exit code is Conflict when any session was already syncing,
 /// Failure when any other sync failed.
 fn report_outcomes(json: bool, outcomes: Vec<Result<SyncOutcome, SyncError>>) -> CliResult {
@@ -558,7 +494,7 @@ pub async fn capture(context: &Context, args: &CaptureArgs) -> CliResult {
             CliError::failure(format!("capture input is not a JSON list of messages: {e}"))
         })?;
     let store = context.open().await?;
-    let flow_id = one_flow(&store, &args.flow).await?;
+    let flow_id = view::find_flow(&store, &args.flow).await?;
     // Capture itself embeds nothing; the syncs it starts use the bases' embedder.
     let bases = store.memory_bases_of_flow(&flow_id).await?;
     let model = bases
@@ -613,32 +549,14 @@ fn describe(event: &WatchEvent) -> String {
     )
 }
 
-/// One pass over every auto-capture base, each synced with its own embedder.
+/// One watcher pass, the TUI's own.
 async fn watch_pass(
     context: &Context,
     store: &Store,
     args: &WatchArgs,
 ) -> CliResult<Vec<WatchEvent>> {
-    let mut models: Vec<String> = store
-        .memory_bases()
-        .await?
-        .into_iter()
-        .filter(|b| b.auto_capture)
-        .map(|b| b.embedding_model)
-        .collect();
-    models.sort();
-    models.dedup();
-    let mut events = Vec::new();
-    for model in models {
-        let syncer = syncer_for(context, store, &model, &args.sync)?;
-        events.extend(
-            syncer
-                .watch_once(None, &CancelFlag::default())
-                .await
-                .map_err(sync_failed)?,
-        );
-    }
-    Ok(events)
+    let config = syncer_config(context, &args.sync);
+    Ok(syncers::watch_pass(&config, store, None, &CancelFlag::default()).await?)
 }
 
 pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {

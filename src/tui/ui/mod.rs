@@ -2,9 +2,13 @@
 //! front. Everything draws from `&AppState`: no IO, no waiting.
 
 mod budget;
+mod chat_memories;
 mod conversation;
 mod conversations;
+mod jobs;
+mod memory_bases;
 mod nodes;
+mod rows;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -12,7 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::keymap::KeyContext;
-use super::state::{AppState, Overlay, Prompt, Screen};
+use super::state::{AppState, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 
 /// Below this size the layout cannot show its panes; a message says so instead.
@@ -30,6 +34,8 @@ fn component(screen: Screen) -> &'static dyn Component {
     match screen {
         Screen::Conversations => &conversations::ConversationList,
         Screen::Conversation => &conversation::ConversationView,
+        Screen::ChatMemories => &chat_memories::ChatMemoriesView,
+        Screen::MemoryBases => &memory_bases::MemoryBasesView,
     }
 }
 
@@ -67,23 +73,28 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
     if state.overlay == Overlay::Help {
         draw_help(state, theme, frame, body);
     }
+    if state.overlay == Overlay::Jobs {
+        jobs::draw_jobs(state, theme, frame, body);
+    }
 }
 
 fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let tab = |name: &'static str, screen: Screen| {
-        if state.screen == screen {
-            Span::styled(format!(" {name} "), theme.selected)
+    let mut spans = vec![Span::styled("memscope ", theme.title)];
+    // A narrow terminal names only the tab in front, so the breadcrumbs still fit.
+    let narrow = area.width < 100;
+    for (number, tab) in Tab::ALL.into_iter().enumerate() {
+        let number = number + 1;
+        let label = if state.screen.tab() == tab {
+            Span::styled(format!(" {number} {} ", tab.title()), theme.selected)
+        } else if narrow {
+            Span::styled(format!(" {number} "), theme.dim)
         } else {
-            Span::styled(format!(" {name} "), theme.dim)
-        }
-    };
-    let mut spans = vec![
-        Span::styled("memscope ", theme.title),
-        tab("Conversations", Screen::Conversations),
-        tab("Conversation", Screen::Conversation),
-        Span::styled("  ", theme.dim),
-    ];
-    let mut crumbs = vec!["Conversations".to_owned()];
+            Span::styled(format!(" {number} {} ", tab.title()), theme.dim)
+        };
+        spans.push(label);
+    }
+    spans.push(Span::styled("  ", theme.dim));
+    let mut crumbs = vec![state.screen.tab().title().to_owned()];
     if let Some(conversation) = state
         .conversation
         .as_ref()
@@ -130,6 +141,10 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     if state.busy() {
         let spinner = SPINNER[(state.ticks % SPINNER.len() as u64) as usize];
         spans.push(Span::styled(format!("{spinner} working "), theme.title));
+    }
+    let running = state.jobs.running();
+    if running > 0 {
+        spans.push(Span::styled(format!("⟳ jobs: {running} "), theme.title));
     }
     let warnings = state.warnings().len();
     if warnings > 0 {
@@ -181,6 +196,10 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Conversations,
         KeyContext::Conversation,
         KeyContext::Nodes,
+        KeyContext::ChatMemories,
+        KeyContext::MemoryBases,
+        KeyContext::Jobs,
+        KeyContext::Confirm,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {

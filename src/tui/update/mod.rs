@@ -14,11 +14,16 @@ use crate::memory::tokens::{CounterKind, Encoding};
 use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
+mod chat_memories;
+pub(crate) mod memory_bases;
+
+pub use memory_bases::{MbEffect, MbEvent, SyncResult};
+
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
     AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodeRow, NodesState,
-    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen,
+    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
 };
 
 /// What reaches the core.
@@ -83,6 +88,8 @@ pub enum Effect {
         thread: Arc<NodeThread>,
         node_id: String,
     },
+    /// Memory bases: loads, syncs and writes.
+    MemoryBases(MbEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -127,6 +134,7 @@ pub enum JobEvent {
         generation: u64,
         result: Result<Timeline, String>,
     },
+    MemoryBases(MbEvent),
 }
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -145,13 +153,18 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
 
 /// The first request of a session: the first page of conversations.
 pub fn start(state: &mut AppState) -> Vec<Effect> {
-    vec![reload_list(state, true)]
+    let mut effects = vec![reload_list(state, true)];
+    memory_bases::start(state, &mut effects);
+    effects
 }
 
 fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
     if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
         state.quit = true;
         return true;
+    }
+    if memory_bases::takes_text(state) {
+        return memory_bases::text_key(state, key, effects);
     }
     if let Overlay::Prompt(prompt) = &mut state.overlay {
         let text = match prompt {
@@ -190,16 +203,51 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         }
         return true;
     }
+    if state.overlay == Overlay::Jobs {
+        memory_bases::jobs_action(state, action, effects);
+        return true;
+    }
     match action {
         Action::Quit => state.quit = true,
         Action::ToggleHelp => state.overlay = Overlay::Help,
+        Action::ToggleJobs => memory_bases::open_jobs(state, effects),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
+        Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
+        Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
+        Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
+        Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
+        Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
         _ => match state.screen {
             Screen::Conversations => list_action(state, action, effects),
             Screen::Conversation => conversation_action(state, action, effects),
+            Screen::ChatMemories => chat_memories::action(state, action, effects),
+            Screen::MemoryBases => memory_bases::action(state, action, effects),
         },
     }
     true
+}
+
+/// Brings `tab` to the front. The conversations tab comes back on the screen it was left on;
+/// the other tabs reload their lists, which other processes may have changed.
+fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>) {
+    let current = state.screen.tab();
+    if current == tab {
+        return;
+    }
+    if current == Tab::Conversations {
+        state.conversations_screen = state.screen;
+    }
+    state.screen = match tab {
+        Tab::Conversations if state.conversation.is_some() => state.conversations_screen,
+        Tab::Conversations => Screen::Conversations,
+        Tab::ChatMemories => Screen::ChatMemories,
+        Tab::MemoryBases => Screen::MemoryBases,
+    };
+    match tab {
+        Tab::Conversations => {}
+        Tab::ChatMemories => chat_memories::enter(state, effects),
+        Tab::MemoryBases => memory_bases::enter(state, effects),
+    }
 }
 
 fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>) {
@@ -868,6 +916,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                 Err(error) => nodes.timeline_status = LoadStatus::Failed(error),
             }
         }
+        JobEvent::MemoryBases(event) => return memory_bases::on_job(state, event, effects),
     }
     true
 }
@@ -889,8 +938,11 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 }
             }
             Screen::Conversations => {}
+            Screen::ChatMemories => chat_memories::poll(state, effects),
+            Screen::MemoryBases => memory_bases::poll(state, effects),
         }
     }
+    memory_bases::tick(state, effects);
     // Only the spinner animates.
     state.busy()
 }
@@ -1056,7 +1108,7 @@ mod tests {
         let effects = start(&mut state);
         assert!(matches!(
             &effects[..],
-            [Effect::LoadList { filter, .. }] if filter.after.is_none() && filter.search.is_none()
+            [Effect::LoadList { filter, .. }, ..] if filter.after.is_none() && filter.search.is_none()
         ));
         assert_eq!(state.list.status, LoadStatus::Loading);
         assert!(state.busy());

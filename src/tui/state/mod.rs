@@ -20,6 +20,10 @@ use crate::store::{ConversationCursor, ConversationSummary};
 
 use super::keymap::{KeyContext, Keymap};
 
+pub mod memory_bases;
+
+use memory_bases::{JobsState, MemoryBasesState};
+
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;
 /// Ticks (of [`super::TICK`]) between two polls of the database for new messages.
@@ -352,6 +356,45 @@ impl ConversationState {
 pub enum Screen {
     Conversations,
     Conversation,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Screen {
+    pub fn tab(self) -> Tab {
+        match self {
+            Screen::Conversations | Screen::Conversation => Tab::Conversations,
+            Screen::ChatMemories => Tab::ChatMemories,
+            Screen::MemoryBases => Tab::MemoryBases,
+        }
+    }
+}
+
+/// The top-level tabs: one per kind of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Conversations,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Conversations, Tab::ChatMemories, Tab::MemoryBases];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Conversations => "Conversations",
+            Tab::ChatMemories => "Chat memories",
+            Tab::MemoryBases => "Memory bases",
+        }
+    }
+
+    /// The tab `step` places after this one, wrapping around.
+    pub fn cycled(self, step: isize) -> Tab {
+        let at = Tab::ALL.iter().position(|t| *t == self).unwrap_or(0) as isize;
+        let len = Tab::ALL.len() as isize;
+        Tab::ALL[(at + step).rem_euclid(len) as usize]
+    }
 }
 
 /// A text being typed at the bottom of the screen.
@@ -368,6 +411,8 @@ pub enum Overlay {
     None,
     Help,
     Prompt(Prompt),
+    /// The sync jobs popup.
+    Jobs,
 }
 
 /// The whole state of the TUI.
@@ -375,6 +420,8 @@ pub enum Overlay {
 pub struct AppState {
     pub keymap: Keymap,
     pub screen: Screen,
+    /// The screen the conversations tab shows when it is brought back to the front.
+    pub conversations_screen: Screen,
     pub list: ListState,
     pub conversation: Option<ConversationState>,
     pub settings: Settings,
@@ -392,6 +439,9 @@ pub struct AppState {
     pub quit: bool,
     /// Source of generation numbers for "latest request wins".
     pub next_generation: u64,
+    pub memory_bases: MemoryBasesState,
+    /// Sync jobs, for the jobs popup and the status bar.
+    pub jobs: JobsState,
 }
 
 impl AppState {
@@ -399,6 +449,7 @@ impl AppState {
         AppState {
             keymap,
             screen: Screen::Conversations,
+            conversations_screen: Screen::Conversations,
             list: ListState::default(),
             conversation: None,
             settings,
@@ -411,14 +462,21 @@ impl AppState {
             dirty: true,
             quit: false,
             next_generation: 1,
+            memory_bases: MemoryBasesState::default(),
+            jobs: JobsState::default(),
         }
     }
 
     pub fn key_context(&self) -> KeyContext {
+        if let Some(context) = super::update::memory_bases::key_context(self) {
+            return context;
+        }
         match self.screen {
             Screen::Conversations => KeyContext::Conversations,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
+            Screen::ChatMemories => KeyContext::ChatMemories,
+            Screen::MemoryBases => KeyContext::MemoryBases,
         }
     }
 
@@ -440,12 +498,17 @@ impl AppState {
                     || c.budget_status.is_loading()
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
-        self.list.status.is_loading() || conversation_busy
+        let memory_bases_busy =
+            self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
+        self.list.status.is_loading() || conversation_busy || memory_bases_busy
     }
 
-    /// Warnings in effect: settings, the open conversation's anomalies, its budget.
+    /// Warnings in effect: settings, the open conversation's anomalies, its budget, memory-base
+    /// mismatches and the watcher's failure.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = self.config_warnings.clone();
+        warnings.extend(self.memory_bases.warnings());
+        warnings.extend(self.jobs.watcher_error.clone());
         if let Some(conversation) = self.conversation.as_ref() {
             if let Some(thread) = &conversation.thread {
                 warnings.extend(thread.anomalies.iter().cloned());

@@ -1,0 +1,360 @@
+//! The memory bases tab and the jobs popup, as plain data.
+
+use chrono::{DateTime, Utc};
+
+use super::LoadStatus;
+use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest, SessionStatus};
+use crate::kb::store::SearchHit;
+use crate::memory::memory_base::ThresholdUnit;
+use crate::store::memory_bases::{JobInfo, MemoryBaseInfo};
+use crate::sync::{JobProgress, Stage};
+
+/// Hits a KB search shows.
+pub const SEARCH_TOP_K: usize = 5;
+/// Jobs of the job table the popup lists.
+pub const JOB_ROWS: i64 = 20;
+
+/// Which list of the tab the cursor keys move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    #[default]
+    Bases,
+    Sessions,
+}
+
+/// The memory bases tab.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBasesState {
+    pub status: LoadStatus,
+    pub generation: u64,
+    pub bases: Vec<BaseStatus>,
+    pub selected: usize,
+    pub focus: Focus,
+    pub sessions: Vec<SessionStatus>,
+    pub sessions_status: LoadStatus,
+    pub sessions_generation: u64,
+    pub session_selected: usize,
+    pub search: Option<SearchState>,
+    pub dialog: Option<Dialog>,
+}
+
+impl MemoryBasesState {
+    pub fn selected_base(&self) -> Option<&BaseStatus> {
+        self.bases.get(self.selected)
+    }
+
+    pub fn selected_session(&self) -> Option<&SessionStatus> {
+        self.sessions.get(self.session_selected)
+    }
+
+    /// Whether the bases, the sessions or a search are being loaded, for the spinner.
+    pub fn is_loading(&self) -> bool {
+        self.status.is_loading()
+            || (self.selected_base().is_some() && self.sessions_status.is_loading())
+            || self.search.as_ref().is_some_and(|s| s.status.is_loading())
+    }
+
+    /// One warning per mismatch, for the status bar.
+    pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
+        self.bases.iter().flat_map(|b| {
+            b.mismatches
+                .iter()
+                .map(move |m| format!("memory base {}: {m}", b.base.name))
+        })
+    }
+}
+
+/// A KB search: the query typed, then its hits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchState {
+    pub base_name: String,
+    pub query: String,
+    pub status: LoadStatus,
+    pub generation: u64,
+    pub hits: Vec<SearchHit>,
+}
+
+/// A dialog of the tab; while one is open it takes the keys.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dialog {
+    /// Typing a new threshold for a base.
+    Threshold {
+        base_id: String,
+        base_name: String,
+        unit: String,
+        text: String,
+        error: Option<String>,
+    },
+    /// Typing a KB search query.
+    Search {
+        base: Box<MemoryBaseInfo>,
+        text: String,
+    },
+    /// The create form.
+    Create(CreateForm),
+    /// A destructive or heavy action waiting for yes or no.
+    Confirm(Confirm),
+}
+
+impl Dialog {
+    /// Whether the dialog takes typed text (a confirmation takes keymap actions instead).
+    pub fn takes_text(&self) -> bool {
+        !matches!(self, Dialog::Confirm(_))
+    }
+}
+
+/// What a confirmation would do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    Create(NewBaseRequest),
+    Delete(Box<MemoryBaseInfo>),
+    Regenerate(Box<MemoryBaseInfo>),
+}
+
+impl Confirm {
+    /// The question the popup asks.
+    pub fn question(&self) -> String {
+        match self {
+            Confirm::Create(r) => format!(
+                "Create memory base {:?} on flow {:?}: threshold {} {}, auto-capture {}, \
+                 embedding model {}?",
+                r.name,
+                r.flow,
+                r.threshold,
+                r.unit,
+                if r.auto_capture { "on" } else { "off" },
+                r.embedding_model
+            ),
+            Confirm::Delete(b) => format!(
+                "Delete memory base {:?}? Its running jobs are cancelled, and its sessions, \
+                 ingestion records and knowledge base {} are removed.",
+                b.name, b.kb_name
+            ),
+            Confirm::Regenerate(b) => format!(
+                "Regenerate memory base {:?}? Every cursor and ingestion record is cleared, the \
+                 knowledge base {} is removed, and every session is ingested again.",
+                b.name, b.kb_name
+            ),
+        }
+    }
+}
+
+/// The fields of the create form, in order.
+pub const CREATE_FIELDS: [&str; 6] = [
+    "flow",
+    "name",
+    "threshold",
+    "unit",
+    "auto-capture",
+    "embedding model",
+];
+
+/// The create form: one text per field of [`CREATE_FIELDS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateForm {
+    pub values: [String; 6],
+    pub focused: usize,
+    pub error: Option<String>,
+}
+
+impl CreateForm {
+    /// The defaults of `memscope mb create`, on `flow`.
+    pub fn new(flow: String) -> CreateForm {
+        CreateForm {
+            values: [
+                flow,
+                String::new(),
+                "50".to_owned(),
+                ThresholdUnit::Runs.as_str().to_owned(),
+                "yes".to_owned(),
+                crate::kb::embedder::HASHING_MODEL.to_owned(),
+            ],
+            focused: 1,
+            error: None,
+        }
+    }
+
+    /// The request the form describes, or what is wrong with it.
+    pub fn request(&self) -> Result<NewBaseRequest, String> {
+        let [flow, name, threshold, unit, auto, model] = &self.values;
+        let (flow, name, model) = (flow.trim(), name.trim(), model.trim());
+        if flow.is_empty() {
+            return Err("flow: give a flow id or name".to_owned());
+        }
+        if name.is_empty() {
+            return Err("name: a memory base needs a name".to_owned());
+        }
+        let threshold = parse_threshold(threshold).map_err(|e| format!("threshold: {e}"))?;
+        let unit = ThresholdUnit::parse(unit.trim())
+            .ok_or_else(|| format!("unit: {:?} is not messages or runs", unit.trim()))?;
+        let auto_capture = match auto.trim() {
+            "yes" | "on" | "true" => true,
+            "no" | "off" | "false" => false,
+            other => return Err(format!("auto-capture: {other:?} is not yes or no")),
+        };
+        Ok(NewBaseRequest {
+            name: name.to_owned(),
+            flow: flow.to_owned(),
+            threshold,
+            unit,
+            auto_capture,
+            embedding_model: if model.is_empty() {
+                crate::kb::embedder::HASHING_MODEL.to_owned()
+            } else {
+                model.to_owned()
+            },
+        })
+    }
+}
+
+/// A threshold as typed: a whole number of at least 1.
+pub fn parse_threshold(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(n) => Err(format!("{n} is below 1")),
+        Err(_) => Err(format!("{:?} is not a whole number", text.trim())),
+    }
+}
+
+/// A sync job this process runs, as its progress reports describe it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackedJob {
+    pub progress: JobProgress,
+    /// When the first report came.
+    pub started: DateTime<Utc>,
+    /// When it committed or rolled back.
+    pub finished: Option<DateTime<Utc>>,
+    /// Set by the watcher's reports: started automatically.
+    pub automatic: bool,
+}
+
+impl TrackedJob {
+    pub fn is_running(&self) -> bool {
+        self.progress.stage == Stage::Running
+    }
+
+    /// Messages done over messages in scope, for a gauge.
+    pub fn ratio(&self) -> f64 {
+        match self.progress.stage {
+            Stage::Committed => 1.0,
+            _ if self.progress.messages_total == 0 => 0.0,
+            _ => {
+                (self.progress.messages_done as f64 / self.progress.messages_total as f64).min(1.0)
+            }
+        }
+    }
+}
+
+/// A line of the jobs popup: a job of this process, of the job table, or both.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobLine {
+    pub job_id: String,
+    pub session_id: String,
+    /// queued, in_progress, completed, failed, cancelled.
+    pub status: String,
+    pub tracked: Option<TrackedJob>,
+    pub started: DateTime<Utc>,
+    pub finished: Option<DateTime<Utc>>,
+    pub error: Option<String>,
+}
+
+impl JobLine {
+    pub fn is_running(&self) -> bool {
+        match &self.tracked {
+            Some(job) => job.is_running(),
+            None => {
+                self.status == crate::store::memory_bases::job_status::IN_PROGRESS
+                    || self.status == crate::store::memory_bases::job_status::QUEUED
+            }
+        }
+    }
+
+    /// Seconds from start to finish, or to `now` while it runs.
+    pub fn elapsed(&self, now: DateTime<Utc>) -> f64 {
+        let end = self.finished.unwrap_or(now);
+        (end - self.started).num_milliseconds().max(0) as f64 / 1000.0
+    }
+}
+
+/// Sync jobs: this process's (from progress reports) and the job table's (every process).
+#[derive(Debug, Clone, Default)]
+pub struct JobsState {
+    pub open: bool,
+    pub selected: usize,
+    pub tracked: Vec<TrackedJob>,
+    pub table: Vec<JobInfo>,
+    /// Errors of this process's jobs, by job id.
+    pub errors: Vec<(String, String)>,
+    /// The watcher's last failure, until a check succeeds again: a warning.
+    pub watcher_error: Option<String>,
+    /// The clock of the last report: elapsed times are measured against it.
+    pub now: Option<DateTime<Utc>>,
+    pub generation: u64,
+}
+
+impl JobsState {
+    /// Running jobs first, newest first: the tracked ones merged with the job table's rows.
+    pub fn lines(&self) -> Vec<JobLine> {
+        let mut lines: Vec<JobLine> = self
+            .table
+            .iter()
+            .map(|job| {
+                let tracked = self
+                    .tracked
+                    .iter()
+                    .find(|t| t.progress.job_id == job.job_id)
+                    .cloned();
+                JobLine {
+                    job_id: job.job_id.clone(),
+                    session_id: job.session_id().unwrap_or("-").to_owned(),
+                    status: job.status.clone(),
+                    started: job.created_timestamp,
+                    finished: job.finished_timestamp,
+                    error: self.error_of(&job.job_id),
+                    tracked,
+                }
+            })
+            .collect();
+        for job in &self.tracked {
+            if lines.iter().any(|l| l.job_id == job.progress.job_id) {
+                continue;
+            }
+            let status = match &job.progress.stage {
+                Stage::Running => crate::store::memory_bases::job_status::IN_PROGRESS,
+                Stage::Committed => crate::store::memory_bases::job_status::COMPLETED,
+                Stage::RolledBack { .. } => crate::store::memory_bases::job_status::FAILED,
+            };
+            lines.push(JobLine {
+                job_id: job.progress.job_id.clone(),
+                session_id: job.progress.session_id.clone(),
+                status: status.to_owned(),
+                started: job.started,
+                finished: job.finished,
+                error: self.error_of(&job.progress.job_id),
+                tracked: Some(job.clone()),
+            });
+        }
+        lines.sort_by(|a, b| {
+            b.is_running()
+                .cmp(&a.is_running())
+                .then(b.started.cmp(&a.started))
+        });
+        lines
+    }
+
+    fn error_of(&self, job_id: &str) -> Option<String> {
+        let tracked = self.tracked.iter().find(|t| t.progress.job_id == job_id);
+        if let Some(Stage::RolledBack { reason }) = tracked.map(|t| &t.progress.stage) {
+            return Some(reason.clone());
+        }
+        self.errors
+            .iter()
+            .find(|(id, _)| id == job_id)
+            .map(|(_, e)| e.clone())
+    }
+
+    /// Jobs running now, in any process.
+    pub fn running(&self) -> usize {
+        self.lines().iter().filter(|l| l.is_running()).count()
+    }
+}

@@ -1,0 +1,447 @@
+//! The memory bases tab: the bases table, the selected base's sessions with their pending
+//! gauges (or the KB search results), and the tab's dialogs.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Clear, LineGauge, Paragraph, Row, Table, TableState};
+
+use super::rows::{RowCells, layout_rows};
+use super::{Component, one_line, placeholder, short_id};
+use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
+use crate::tui::keymap::KeyContext;
+use crate::tui::state::memory_bases::{
+    CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
+};
+use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::theme::Theme;
+
+pub struct MemoryBasesView;
+
+/// Below this width the tables drop their widest columns.
+const NARROW: u16 = 100;
+
+impl Component for MemoryBasesView {
+    fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+        let tab = &state.memory_bases;
+        let bases_height = (tab.bases.len() as u16 + 3).clamp(5, area.height / 2);
+        let [top, bottom] =
+            Layout::vertical([Constraint::Length(bases_height), Constraint::Min(3)]).areas(area);
+        draw_bases(tab, theme, frame, top);
+        match &tab.search {
+            Some(search) => draw_search(search, theme, frame, bottom),
+            None => draw_sessions(tab, theme, frame, bottom),
+        }
+        if let Some(dialog) = &tab.dialog {
+            draw_dialog(state, dialog, theme, frame, area);
+        }
+    }
+}
+
+fn pane<'a>(title: String, focused: bool, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(if focused { theme.title } else { theme.dim })
+        .title_style(theme.title)
+}
+
+fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let block = pane(
+        format!(" Memory bases ({}) ", tab.bases.len()),
+        tab.focus == Focus::Bases,
+        theme,
+    );
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    match &tab.status {
+        LoadStatus::Loading if tab.bases.is_empty() => {
+            frame.render_widget(placeholder("Loading memory bases…", theme.dim), inner);
+            return;
+        }
+        LoadStatus::Failed(error) => {
+            let text = format!("Could not load memory bases: {error}\n\nr: try again");
+            frame.render_widget(placeholder(text, theme.error), inner);
+            return;
+        }
+        _ if tab.bases.is_empty() => {
+            let text = "No memory bases in this database. n creates one on a flow.";
+            frame.render_widget(placeholder(text, theme.dim), inner);
+            return;
+        }
+        _ => {}
+    }
+    let wide = area.width >= NARROW;
+    let mut header = vec!["Name", "Flow", "Threshold", "Capture"];
+    if wide {
+        header.push("KB");
+    }
+    header.extend(["Sessions", "Processed", "Status"]);
+    if wide {
+        header.push("Warning");
+    }
+    let rows = tab.bases.iter().map(|status| base_row(status, wide, theme));
+    let mut widths = vec![
+        Constraint::Fill(3),
+        Constraint::Fill(2),
+        Constraint::Length(12),
+        Constraint::Length(7),
+    ];
+    if wide {
+        widths.push(Constraint::Fill(3));
+    }
+    widths.extend([
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(9),
+    ]);
+    if wide {
+        widths.push(Constraint::Fill(3));
+    }
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme.title))
+        .row_highlight_style(theme.selected)
+        .highlight_symbol("> ");
+    let mut table_state = TableState::default().with_selected(Some(tab.selected));
+    frame.render_stateful_widget(table, inner, &mut table_state);
+}
+
+fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {
+    let base = &status.base;
+    let state_style = match status.status {
+        BaseState::Ok => theme.ok,
+        BaseState::Syncing => theme.title,
+        BaseState::Mismatch => theme.warning,
+    };
+    let mut cells = vec![
+        Cell::from(base.name.clone()),
+        Cell::from(
+            base.flow_name
+                .clone()
+                .unwrap_or_else(|| short_id(&base.flow_id).to_owned()),
+        ),
+        Cell::from(format!("{} {}", base.threshold, base.threshold_unit)),
+        Cell::from(if base.auto_capture { "auto" } else { "manual" }),
+    ];
+    if wide {
+        cells.push(Cell::from(base.kb_name.clone()));
+    }
+    cells.extend([
+        Cell::from(base.sessions.to_string()),
+        Cell::from(base.total_processed.to_string()),
+        Cell::from(Span::styled(status.status.as_str(), state_style)),
+    ]);
+    if wide {
+        let warning = status
+            .mismatches
+            .first()
+            .map_or_else(String::new, |m| format!("⚠ {m}"));
+        cells.push(Cell::from(Span::styled(warning, theme.warning)));
+    }
+    Row::new(cells).style(theme.text)
+}
+
+fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Some(status) = tab.selected_base() else {
+        frame.render_widget(pane(" Sessions ".to_owned(), false, theme), area);
+        return;
+    };
+    let base = &status.base;
+    let title = format!(
+        " Sessions of {} · KB {} · {} ",
+        base.name, base.kb_name, base.embedding_model
+    );
+    let block = pane(title, tab.focus == Focus::Sessions, theme);
+    let mut inner = block.inner(area);
+    frame.render_widget(block, area);
+    if !status.mismatches.is_empty() && inner.height > 1 {
+        let reasons: Vec<String> = status.mismatches.iter().map(ToString::to_string).collect();
+        let text = format!("⚠ mismatch: {} · R regenerates", reasons.join("; "));
+        let line = Line::styled(one_line(&text, usize::from(inner.width)), theme.warning);
+        frame.render_widget(line, Rect { height: 1, ..inner });
+        inner.y += 1;
+        inner.height -= 1;
+    }
+    match &tab.sessions_status {
+        LoadStatus::Loading if tab.sessions.is_empty() => {
+            frame.render_widget(placeholder("Loading sessions…", theme.dim), inner);
+            return;
+        }
+        LoadStatus::Failed(error) => {
+            let text = format!("Could not load the sessions: {error}");
+            frame.render_widget(placeholder(text, theme.error), inner);
+            return;
+        }
+        _ if tab.sessions.is_empty() => {
+            let text = "No tracked sessions yet: S syncs the flow's sessions.";
+            frame.render_widget(placeholder(text, theme.dim), inner);
+            return;
+        }
+        _ => {}
+    }
+    let wide = area.width >= NARROW;
+    let header = ["Session", "Pending", "", "Cursor", "Processed", "Last sync"];
+    let rows = layout_rows(
+        &header,
+        &session_columns(wide),
+        tab.sessions.len(),
+        tab.session_selected,
+        theme,
+        frame,
+        inner,
+    );
+    for row in rows {
+        let selected = row.index == tab.session_selected;
+        let focused = tab.focus == Focus::Sessions;
+        draw_session(
+            &tab.sessions[row.index],
+            selected,
+            focused,
+            &row,
+            theme,
+            frame,
+        );
+    }
+}
+
+fn session_columns(wide: bool) -> Vec<Constraint> {
+    vec![
+        Constraint::Fill(2),
+        Constraint::Length(if wide { 16 } else { 12 }),
+        Constraint::Fill(1),
+        Constraint::Length(9),
+        Constraint::Length(10),
+        Constraint::Length(if wide { 17 } else { 12 }),
+    ]
+}
+
+fn draw_session(
+    session: &SessionStatus,
+    selected: bool,
+    focused: bool,
+    row: &RowCells,
+    theme: &Theme,
+    frame: &mut Frame,
+) {
+    let area = row.area;
+    let style = if selected && focused {
+        theme.selected
+    } else {
+        theme.text
+    };
+    if selected {
+        frame.render_widget(Block::default().style(style), area);
+    }
+    let marker = if selected { "> " } else { "  " };
+    let wide = area.width >= NARROW;
+    let info = &session.session;
+    let last_sync = info.last_sync_at.map_or_else(
+        || "never".to_owned(),
+        |t| {
+            let format = if wide {
+                "%Y-%m-%d %H:%M"
+            } else {
+                "%m-%d %H:%M"
+            };
+            t.format(format).to_string()
+        },
+    );
+    let texts = [
+        format!("{marker}{}", info.session_id),
+        format!("{}/{} {}", session.pending, session.threshold, session.unit),
+        String::new(),
+        info.cursor_id
+            .as_deref()
+            .map_or("-".to_owned(), |c| short_id(c).to_owned()),
+        info.total_processed.to_string(),
+        last_sync,
+    ];
+    for (index, (text, cell)) in texts.iter().zip(row.cells.iter()).enumerate() {
+        if index == 2 {
+            let gauge_style = if session.due {
+                theme.warning
+            } else {
+                theme.gauge
+            };
+            let gauge = LineGauge::default()
+                .ratio(session.ratio())
+                .label(if session.due { "due" } else { "" })
+                .filled_symbol("█")
+                .unfilled_symbol("░")
+                .filled_style(gauge_style)
+                .unfilled_style(theme.dim)
+                .style(style);
+            frame.render_widget(gauge, *cell);
+        } else {
+            let width = usize::from(cell.width);
+            frame.render_widget(Span::styled(one_line(text, width), style), *cell);
+        }
+    }
+}
+
+fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let title = format!(
+        " Search {:?} in {} · top {} · esc closes ",
+        search.query,
+        search.base_name,
+        crate::tui::state::memory_bases::SEARCH_TOP_K
+    );
+    let block = pane(title, true, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    match &search.status {
+        LoadStatus::Loading => {
+            frame.render_widget(placeholder("Searching…", theme.dim), inner);
+            return;
+        }
+        LoadStatus::Failed(error) => {
+            frame.render_widget(
+                placeholder(format!("Search failed: {error}"), theme.error),
+                inner,
+            );
+            return;
+        }
+        LoadStatus::Loaded if search.hits.is_empty() => {
+            let text = "No hits: the knowledge base is empty or has not been synced yet.";
+            frame.render_widget(placeholder(text, theme.dim), inner);
+            return;
+        }
+        LoadStatus::Loaded => {}
+    }
+    let rows = search.hits.iter().map(|hit| {
+        let sender = hit
+            .metadata
+            .get("sender")
+            .and_then(|s| s.as_str())
+            .unwrap_or("-")
+            .to_owned();
+        Row::new([
+            Cell::from(format!("{:.3}", 1.0 - hit.distance)),
+            Cell::from(hit.session_id.clone()),
+            Cell::from(sender),
+            Cell::from(one_line(&hit.content, 200)),
+        ])
+        .style(theme.text)
+    });
+    let widths = [
+        Constraint::Length(6),
+        Constraint::Length(18),
+        Constraint::Length(8),
+        Constraint::Fill(1),
+    ];
+    let table = Table::new(rows, widths)
+        .header(Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title));
+    frame.render_widget(table, inner);
+}
+
+/// A centered box of at most `width` x `height` inside `area`, cleared.
+fn popup(
+    frame: &mut Frame,
+    area: Rect,
+    width: u16,
+    height: u16,
+    title: String,
+    theme: &Theme,
+) -> Rect {
+    let rect = area.centered(
+        Constraint::Length(width.min(area.width)),
+        Constraint::Length(height.min(area.height)),
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(theme.title)
+        .title_style(theme.title);
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    inner
+}
+
+fn input_line<'a>(label: &str, text: &str, focused: bool, theme: &Theme) -> Line<'a> {
+    let style: Style = if focused { theme.selected } else { theme.text };
+    let mut spans = vec![
+        Span::styled(format!("{label:>16}: "), theme.title),
+        Span::styled(text.to_owned(), style),
+    ];
+    if focused {
+        spans.push(Span::styled("█", theme.dim));
+    }
+    Line::from(spans)
+}
+
+fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let width = 72;
+    match dialog {
+        Dialog::Confirm(confirm) => {
+            let inner = popup(frame, area, width, 8, " Confirm ".to_owned(), theme);
+            let keys: Vec<String> = state
+                .keymap
+                .grouped(KeyContext::Confirm)
+                .into_iter()
+                .map(|(keys, desc)| format!("{keys} {desc}"))
+                .collect();
+            let text = vec![
+                Line::styled(confirm.question(), theme.warning),
+                Line::raw(""),
+                Line::styled(keys.join(" · "), theme.dim),
+            ];
+            frame.render_widget(Paragraph::new(text).wrap(Default::default()), inner);
+        }
+        Dialog::Threshold {
+            base_name,
+            unit,
+            text,
+            error,
+            ..
+        } => {
+            let title = format!(" Threshold of {base_name} ({unit}) ");
+            let inner = popup(frame, area, width, 6, title, theme);
+            let lines = vec![
+                input_line("new threshold", text, true, theme),
+                Line::styled(error.clone().unwrap_or_default(), theme.error),
+                Line::styled(
+                    "a whole number ≥ 1, applied at the next check · enter saves · esc cancels",
+                    theme.dim,
+                ),
+            ];
+            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
+        }
+        Dialog::Search { base, text } => {
+            let title = format!(" Search the KB of {} ", base.name);
+            let inner = popup(frame, area, width, 5, title, theme);
+            let lines = vec![
+                input_line("query", text, true, theme),
+                Line::styled("enter searches · esc cancels", theme.dim),
+            ];
+            frame.render_widget(Paragraph::new(lines), inner);
+        }
+        Dialog::Create(form) => {
+            let inner = popup(
+                frame,
+                area,
+                width,
+                11,
+                " New memory base ".to_owned(),
+                theme,
+            );
+            let mut lines: Vec<Line> = CREATE_FIELDS
+                .iter()
+                .zip(form.values.iter())
+                .enumerate()
+                .map(|(i, (label, value))| input_line(label, value, i == form.focused, theme))
+                .collect();
+            lines.push(Line::styled(
+                form.error.clone().unwrap_or_default(),
+                theme.error,
+            ));
+            lines.push(Line::styled(
+                "unit: messages or runs · auto-capture: yes or no · tab/↓ next field · enter \
+                 creates · esc cancels",
+                theme.dim,
+            ));
+            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
+        }
+    }
+}
