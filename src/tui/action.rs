@@ -42,11 +42,20 @@ pub enum Action {
     ShowConversations,
     ShowChatMemories,
     ShowMemoryBases,
+    TrimPreview,
+    AddMemory,
+    DeleteMemory,
+    Undo,
+    Apply,
+    Summarize,
+    Confirm,
+    Increase,
+    Decrease,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 35] = [
+    pub const ALL: [Action; 44] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -82,6 +91,15 @@ impl Action {
         Action::ShowConversations,
         Action::ShowChatMemories,
         Action::ShowMemoryBases,
+        Action::TrimPreview,
+        Action::AddMemory,
+        Action::DeleteMemory,
+        Action::Undo,
+        Action::Apply,
+        Action::Summarize,
+        Action::Confirm,
+        Action::Increase,
+        Action::Decrease,
     ];
 
     /// The description used when a binding does not give its own.
@@ -122,6 +140,15 @@ impl Action {
             Action::ShowConversations => "conversations tab",
             Action::ShowChatMemories => "chat memories tab",
             Action::ShowMemoryBases => "memory bases tab",
+            Action::TrimPreview => "trim preview",
+            Action::AddMemory => "add memory",
+            Action::DeleteMemory => "delete memory",
+            Action::Undo => "undo last change",
+            Action::Apply => "apply the trim",
+            Action::Summarize => "summarize (remote)",
+            Action::Confirm => "yes / save",
+            Action::Increase => "next value / more",
+            Action::Decrease => "previous value / less",
         }
     }
 }

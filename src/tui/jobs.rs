@@ -8,6 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
+mod chat_memories;
+
 use super::state::{Loaded, NodeRow};
 use super::update::{Effect, JobEvent, LoadedNodes};
 use crate::inspect::InspectError;
@@ -22,6 +24,7 @@ use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::store::Store;
+use crate::summarize::Summarizer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
@@ -33,9 +36,14 @@ enum Slot {
     Nodes,
     NodeContext,
     Timeline,
+    MemoryList,
+    MemoryTokens,
+    MemoryPage,
+    TrimSource,
+    Summary,
 }
 
-const SLOTS: usize = 8;
+const SLOTS: usize = 13;
 
 /// Runs effects against a store, sharing one token count cache between jobs.
 pub struct JobRunner {
@@ -45,6 +53,8 @@ pub struct JobRunner {
     cache: Arc<Mutex<CountCache>>,
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
+    /// Writes trim summaries (`[summarizer]` of the config).
+    summarizer: Arc<Summarizer>,
 }
 
 impl JobRunner {
@@ -59,7 +69,12 @@ impl JobRunner {
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             events,
             running: Default::default(),
+            summarizer: Arc::new(Summarizer::Extractive),
         }
+    }
+
+    pub fn set_summarizer(&mut self, summarizer: Summarizer) {
+        self.summarizer = Arc::new(summarizer);
     }
 
     /// Builds a tokenizer off the UI thread, so the first budget does not wait for it.
@@ -204,6 +219,13 @@ impl JobRunner {
                     let _ = events.send(JobEvent::NodeContext { generation, result });
                 }),
             ),
+            Effect::ChatMemory(effect) => {
+                let summarizer = self.summarizer.clone();
+                match chat_memories::spawn(store, cache, events, summarizer, effect) {
+                    (Some(slot), task) => (slot, task),
+                    (None, _) => return,
+                }
+            }
             Effect::LoadTimeline {
                 generation,
                 thread,

@@ -26,6 +26,9 @@ pub enum KeyContext {
     Nodes,
     ChatMemories,
     MemoryBases,
+    TrimPreview,
+    Confirm,
+    Form,
 }
 
 impl KeyContext {
@@ -37,6 +40,9 @@ impl KeyContext {
             KeyContext::Nodes => "Nodes pane",
             KeyContext::ChatMemories => "Chat memories",
             KeyContext::MemoryBases => "Memory bases",
+            KeyContext::TrimPreview => "Trim preview",
+            KeyContext::Confirm => "Confirmation",
+            KeyContext::Form => "Chat memory form",
         }
     }
 }

@@ -20,6 +20,13 @@ use crate::store::{ConversationCursor, ConversationSummary};
 
 use super::keymap::{KeyContext, Keymap};
 
+pub mod chat_memories;
+pub mod form;
+pub mod trim;
+
+use chat_memories::{ChatMemoriesState, Confirm, MemoryForm};
+use trim::{SummarizerInfo, TrimState};
+
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;
 /// Ticks (of [`super::TICK`]) between two polls of the database for new messages.
@@ -407,6 +414,12 @@ pub enum Overlay {
     None,
     Help,
     Prompt(Prompt),
+    /// The trim preview ([`AppState::trim`]).
+    Trim,
+    /// A write waiting for yes or no.
+    Confirm(Confirm),
+    /// A chat memory form (add, delete).
+    Form(MemoryForm),
 }
 
 /// The whole state of the TUI.
@@ -433,6 +446,10 @@ pub struct AppState {
     pub quit: bool,
     /// Source of generation numbers for "latest request wins".
     pub next_generation: u64,
+    pub chat_memories: ChatMemoriesState,
+    /// The trim preview, open over any history.
+    pub trim: Option<TrimState>,
+    pub summarizer: SummarizerInfo,
 }
 
 impl AppState {
@@ -453,10 +470,19 @@ impl AppState {
             dirty: true,
             quit: false,
             next_generation: 1,
+            chat_memories: ChatMemoriesState::default(),
+            trim: None,
+            summarizer: SummarizerInfo::default(),
         }
     }
 
     pub fn key_context(&self) -> KeyContext {
+        match self.overlay {
+            Overlay::Trim => return KeyContext::TrimPreview,
+            Overlay::Confirm(_) => return KeyContext::Confirm,
+            Overlay::Form(_) => return KeyContext::Form,
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
+        }
         match self.screen {
             Screen::Conversations => KeyContext::Conversations,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
@@ -484,7 +510,24 @@ impl AppState {
                     || c.budget_status.is_loading()
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
-        self.list.status.is_loading() || conversation_busy
+        self.list.status.is_loading() || conversation_busy || self.chat_memories_busy()
+    }
+
+    fn chat_memories_busy(&self) -> bool {
+        let memories = &self.chat_memories;
+        let tab = self.screen == Screen::ChatMemories
+            && (memories.status.is_loading()
+                || memories
+                    .open
+                    .as_ref()
+                    .is_some_and(|m| m.status.is_loading()));
+        let trim = self.trim.as_ref().is_some_and(|t| {
+            t.status.is_loading()
+                || t.summary_status
+                    .as_ref()
+                    .is_some_and(LoadStatus::is_loading)
+        });
+        tab || trim || memories.writing
     }
 
     /// Warnings in effect: settings, the open conversation's anomalies, its budget.

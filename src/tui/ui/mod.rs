@@ -7,6 +7,7 @@ mod conversation;
 mod conversations;
 mod memory_bases;
 mod nodes;
+mod trim;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -68,8 +69,16 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         Overlay::Prompt(prompt) => draw_prompt(prompt, theme, frame, bottom),
         _ => draw_hints(state, state.key_context(), theme, frame, bottom),
     }
-    if state.overlay == Overlay::Help {
-        draw_help(state, theme, frame, body);
+    match &state.overlay {
+        Overlay::Help => draw_help(state, theme, frame, body),
+        Overlay::Trim => {
+            if let Some(preview) = &state.trim {
+                trim::draw_overlay(state, preview, theme, frame, body);
+            }
+        }
+        Overlay::Confirm(confirm) => trim::draw_confirm(state, confirm, theme, frame, body),
+        Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
+        Overlay::None | Overlay::Prompt(_) => {}
     }
 }
 
@@ -189,6 +198,9 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Nodes,
         KeyContext::ChatMemories,
         KeyContext::MemoryBases,
+        KeyContext::TrimPreview,
+        KeyContext::Confirm,
+        KeyContext::Form,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {

@@ -14,8 +14,9 @@ use crate::memory::tokens::{CounterKind, Encoding};
 use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
-mod chat_memories;
+pub mod chat_memories;
 mod memory_bases;
+pub mod trim;
 
 use super::action::Action;
 use super::keymap::KeyChord;
@@ -86,6 +87,8 @@ pub enum Effect {
         thread: Arc<NodeThread>,
         node_id: String,
     },
+    /// The chat memories tab and the trim preview.
+    ChatMemory(chat_memories::MemoryEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -130,6 +133,7 @@ pub enum JobEvent {
         generation: u64,
         result: Result<Timeline, String>,
     },
+    ChatMemory(chat_memories::MemoryJob),
 }
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -175,6 +179,27 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
         }
         return true;
     }
+    // Typing into a form: text fields take every character, number fields digits.
+    if let Overlay::Form(form) = &mut state.overlay
+        && let Some(value) = form.form.focused_value()
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+    {
+        let typed = match key.code {
+            KeyCode::Char(c) => value.type_char(c),
+            KeyCode::Backspace => value.backspace(),
+            _ => false,
+        };
+        if typed {
+            form.error = None;
+            return true;
+        }
+    }
+    if state.overlay == Overlay::Trim
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && trim::type_key(state, key.code)
+    {
+        return true;
+    }
     let action =
         KeyChord::from_event(&key).and_then(|k| state.keymap.lookup(state.key_context(), k));
     match action {
@@ -192,6 +217,24 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             _ => {}
         }
         return true;
+    }
+    // The trim preview, a confirmation and a form take every key but quit and help.
+    if !matches!(action, Action::Quit | Action::ToggleHelp) {
+        match state.overlay {
+            Overlay::Trim => {
+                trim::action(state, action, effects);
+                return true;
+            }
+            Overlay::Confirm(_) => {
+                chat_memories::confirm_action(state, action, effects);
+                return true;
+            }
+            Overlay::Form(_) => {
+                chat_memories::form_action(state, action, effects);
+                return true;
+            }
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
+        }
     }
     match action {
         Action::Quit => state.quit = true,
@@ -396,6 +439,7 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         }
         (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
         (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
+        (Action::TrimPreview, _) => trim::open_for_thread(state),
         (Action::NextModel, _) => {
             let settings = &mut state.settings;
             settings.model_index = (settings.model_index + 1) % settings.models.len();
@@ -519,6 +563,10 @@ fn nodes_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>)
         Action::NextSource => {
             nodes.source = nodes.source.next();
             load_node(state, false, effects);
+            return true;
+        }
+        Action::TrimPreview => {
+            trim::open_for_node(state);
             return true;
         }
         Action::Up => nodes.selected.saturating_sub(1),
@@ -901,6 +949,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                 Err(error) => nodes.timeline_status = LoadStatus::Failed(error),
             }
         }
+        JobEvent::ChatMemory(job) => return chat_memories::on_job(state, job, effects),
     }
     true
 }
