@@ -1001,7 +1001,7 @@ mod tests {
         }
     }
 
-    fn state() -> AppState {
+    pub(super) fn state() -> AppState {
         AppState::new(
             Keymap::default_keys(),
             settings(),
@@ -1064,11 +1064,11 @@ mod tests {
         }))
     }
 
-    fn key(c: char) -> Event {
+    pub(super) fn key(c: char) -> Event {
         Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
     }
 
-    fn code(code: KeyCode) -> Event {
+    pub(super) fn code(code: KeyCode) -> Event {
         Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
     }
 
@@ -1085,7 +1085,7 @@ mod tests {
     }
 
     /// Opens the fixture conversation and delivers its load.
-    fn opened() -> AppState {
+    pub(super) fn opened() -> AppState {
         let mut state = state();
         start(&mut state);
         list_loaded(&mut state, &["c1"]);
@@ -1104,7 +1104,7 @@ mod tests {
         state
     }
 
-    fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
+    pub(super) fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
         effects
             .iter()
             .find_map(|e| match e {
@@ -1125,7 +1125,7 @@ mod tests {
             .expect("a budget request")
     }
 
-    fn conversation(state: &AppState) -> &ConversationState {
+    pub(super) fn conversation(state: &AppState) -> &ConversationState {
         state.conversation.as_ref().unwrap()
     }
 
