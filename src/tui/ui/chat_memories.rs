@@ -154,11 +154,11 @@ fn draw_memory(
         } else {
             row.role.clone()
         };
-        let text = message.content.text();
+        let text = super::trim::message_text(&message);
         let text = if row.is_summary {
             format!("Σ {text}")
         } else {
-            text.into_owned()
+            text
         };
         Row::new([
             Cell::from(row.seq.to_string()),

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Gauge, Paragraph, Wrap};
 
 use super::{one_line, placeholder};
+use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::chat_memories::{Confirm, FormKind, MemoryForm};
@@ -17,7 +18,7 @@ use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
 /// Width of the policy form column.
-const FORM_WIDTH: u16 = 32;
+const FORM_WIDTH: u16 = 36;
 
 fn popup(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
     let block = Block::default()
@@ -59,8 +60,8 @@ fn form_lines(form: &Form, theme: &Theme, width: usize) -> Vec<Line<'static>> {
             let value = match &field.value {
                 FieldValue::Text(text) if focused => format!("{text}█"),
                 FieldValue::Text(text) => text.clone(),
-                value if focused => format!("‹ {} ›", value.display()),
-                value => format!("  {}", value.display()),
+                value if focused => format!("‹{}›", value.display()),
+                value => format!(" {}", value.display()),
             };
             let value = one_line(&value, width.saturating_sub(label_width + 3));
             let style = if focused { theme.selected } else { theme.text };
@@ -81,17 +82,23 @@ pub fn draw_overlay(
     frame: &mut Frame,
     body: Rect,
 ) {
-    let area = body.centered(Constraint::Percentage(98), Constraint::Percentage(100));
+    let area = body;
     let title = format!(" Trim preview · {} · esc closes ", trim.source.describe());
     let inner = popup(title, theme, frame, area);
     let [form_area, plan_area] =
         Layout::horizontal([Constraint::Length(FORM_WIDTH), Constraint::Min(20)]).areas(inner);
-    let mut lines = form_lines(&trim.form, theme, usize::from(FORM_WIDTH));
-    lines.push(Line::raw(""));
-    lines.push(Line::from(vec![
+    let form_area = form_area.inner(ratatui::layout::Margin::new(1, 0));
+    let lines = form_lines(&trim.form, theme, usize::from(form_area.width));
+    let [fields_area, notes_area] = Layout::vertical([
+        Constraint::Length(lines.len() as u16 + 1),
+        Constraint::Min(0),
+    ])
+    .areas(form_area);
+    frame.render_widget(Paragraph::new(lines), fields_area);
+    let mut lines = vec![Line::from(vec![
         Span::styled("summary by ", theme.dim),
         Span::styled(state.summarizer.label.clone(), theme.text),
-    ]));
+    ])];
     if !trim.source.applies() {
         lines.push(Line::styled(
             "preview only: a view computed at read time",
@@ -100,7 +107,7 @@ pub fn draw_overlay(
     }
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }),
-        form_area.inner(ratatui::layout::Margin::new(1, 0)),
+        notes_area,
     );
     match (&trim.status, &trim.plan) {
         (LoadStatus::Failed(error), _) => {
@@ -236,6 +243,20 @@ fn draw_plan(
     }
 }
 
+/// A message's text, its tool calls named when it has no text.
+pub(super) fn message_text(message: &PromptMessage) -> String {
+    let text = message.content.text();
+    if !text.trim().is_empty() || message.tool_calls.is_empty() {
+        return text.into_owned();
+    }
+    let calls: Vec<String> = message
+        .tool_calls
+        .iter()
+        .map(|call| format!("→ {}({})", call.name, call.arguments))
+        .collect();
+    calls.join(" ")
+}
+
 /// One step: `  ` kept, `- ` removed (struck through), `~ ` modified, `+ ` the summary; each
 /// with its reason, so NO_COLOR shows the same.
 fn step_line(
@@ -253,7 +274,7 @@ fn step_line(
     };
     let text_of = |index: usize| {
         trim.message(index)
-            .map_or(String::new(), |m| m.content.text().into_owned())
+            .map_or(String::new(), message_text)
     };
     let (mark, number, role, text, reason, style) = match step {
         Step::Keep { index } => (
@@ -280,7 +301,7 @@ fn step_line(
             "~ ",
             index.to_string(),
             message.role.as_str().to_owned(),
-            message.content.text().into_owned(),
+            message_text(message),
             format!("~ {}", reason.describe()),
             theme.warning,
         ),
