@@ -80,15 +80,33 @@ fn memories() -> Vec<ChatMemorySummary> {
 fn rows() -> Vec<ChatMemoryMessageRow> {
     let texts = [
         ("user", "Hi, my order 1042 arrived damaged."),
-        ("assistant", "Sorry to hear that. Can you send a photo of the box?"),
-        ("user", "Here it is. The corner is crushed and the lamp inside is cracked."),
-        ("assistant", "Thanks. I can offer a refund or a replacement."),
+        (
+            "assistant",
+            "Sorry to hear that. Can you send a photo of the box?",
+        ),
+        (
+            "user",
+            "Here it is. The corner is crushed and the lamp inside is cracked.",
+        ),
+        (
+            "assistant",
+            "Thanks. I can offer a refund or a replacement.",
+        ),
         ("user", "A replacement please, to the same address in Lyon."),
-        ("assistant", "Noted: replacement to Lyon. It ships within two days."),
+        (
+            "assistant",
+            "Noted: replacement to Lyon. It ships within two days.",
+        ),
         ("user", "Can you also check order 1043?"),
         ("assistant", ""),
-        ("tool", "{\"order\":1043,\"status\":\"shipped\",\"carrier\":\"DHL\",\"eta\":\"Friday\"}"),
-        ("assistant", "Order 1043 shipped with DHL and arrives Friday."),
+        (
+            "tool",
+            "{\"order\":1043,\"status\":\"shipped\",\"carrier\":\"DHL\",\"eta\":\"Friday\"}",
+        ),
+        (
+            "assistant",
+            "Order 1043 shipped with DHL and arrives Friday.",
+        ),
         ("user", "Great, thanks!"),
         ("assistant", "You're welcome. Anything else?"),
     ];
@@ -306,7 +324,10 @@ fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
         },
     );
     let text = render(&state, 120, 32).backend().to_string();
-    assert!(text.contains("Prompt that would be sent to gpt-4o-mini"), "{text}");
+    assert!(
+        text.contains("Prompt that would be sent to gpt-4o-mini"),
+        "{text}"
+    );
     assert!(text.contains("summary pending: S asks"), "{text}");
     snapshot("trim_preview_remote_prompt", &state);
 }

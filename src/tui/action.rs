@@ -143,12 +143,12 @@ impl Action {
             Action::TrimPreview => "trim preview",
             Action::AddMemory => "add memory",
             Action::DeleteMemory => "delete memory",
-            Action::Undo => "undo last change",
+            Action::Undo => "undo",
             Action::Apply => "apply the trim",
             Action::Summarize => "summarize (remote)",
             Action::Confirm => "yes / save",
-            Action::Increase => "next value / more",
-            Action::Decrease => "previous value / less",
+            Action::Increase => "next value",
+            Action::Decrease => "previous value",
         }
     }
 }

@@ -198,9 +198,8 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         KeyContext::Nodes,
         KeyContext::ChatMemories,
         KeyContext::MemoryBases,
+        // Confirmations and forms draw their own keys inside their popups.
         KeyContext::TrimPreview,
-        KeyContext::Confirm,
-        KeyContext::Form,
     ] {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {

@@ -105,10 +105,7 @@ pub fn draw_overlay(
             theme.warning,
         ));
     }
-    frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }),
-        notes_area,
-    );
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), notes_area);
     match (&trim.status, &trim.plan) {
         (LoadStatus::Failed(error), _) => {
             let text = format!("Could not read the history: {error}");
@@ -272,10 +269,7 @@ fn step_line(
             .map_or("?", |m| m.role.as_str())
             .to_owned()
     };
-    let text_of = |index: usize| {
-        trim.message(index)
-            .map_or(String::new(), message_text)
-    };
+    let text_of = |index: usize| trim.message(index).map_or(String::new(), message_text);
     let (mark, number, role, text, reason, style) = match step {
         Step::Keep { index } => (
             "  ",
