@@ -182,8 +182,14 @@ pub struct TrimArgs {
     #[arg(long, value_name = "MSG", requires = "node")]
     pub leaf: Option<String>,
     /// With --node: which context source (default: outputs, design B)
-    #[arg(long, value_enum, value_name = "SOURCE", requires = "node")]
-    pub source: Option<NodeSource>,
+    #[arg(
+        long = "source",
+        id = "node_source",
+        value_enum,
+        value_name = "SOURCE",
+        requires = "node"
+    )]
+    pub node_source: Option<NodeSource>,
     /// first|last: LangChain's trim_messages; drop-oldest|drop-middle: a chat memory policy
     #[arg(long, value_name = "S")]
     pub strategy: Option<String>,

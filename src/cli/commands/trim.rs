@@ -126,7 +126,10 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
     }
     let store = context.open().await?;
     if let (Some(id), Some(node)) = (&args.conversation, &args.node) {
-        let source = args.source.map(ContextSource::from).unwrap_or_default();
+        let source = args
+            .node_source
+            .map(ContextSource::from)
+            .unwrap_or_default();
         let node_context =
             super::nodes::load_context(context, &store, id, node, args.leaf.as_deref(), source)
                 .await?;
