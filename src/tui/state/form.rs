@@ -158,17 +158,16 @@ impl Form {
     /// ends; then (or with `0`) onto a visible field if the focused one was hidden.
     pub fn move_focus(&mut self, direction: isize) {
         let mut at = self.focused;
-        while direction != 0 {
-            let Some(next) = at
+        if direction != 0 {
+            while let Some(next) = at
                 .checked_add_signed(direction)
                 .filter(|n| *n < self.fields.len())
-            else {
-                break;
-            };
-            at = next;
-            if self.fields[at].visible {
-                self.focused = at;
-                return;
+            {
+                at = next;
+                if self.fields[at].visible {
+                    self.focused = at;
+                    return;
+                }
             }
         }
         if !self.fields.get(self.focused).is_some_and(|f| f.visible) {

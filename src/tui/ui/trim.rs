@@ -3,7 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Gauge, Paragraph, Wrap};
 
@@ -330,7 +330,7 @@ fn step_line(
     let reason_width = reason.chars().count();
     let text_width = width.saturating_sub(2 + 6 + 10 + reason_width + 2).max(8);
     Line::from(vec![
-        Span::styled(mark, Style::from(theme.title)),
+        Span::styled(mark, theme.title),
         Span::styled(format!("{number:>5} "), theme.dim),
         Span::styled(format!("{role:<9} "), style),
         Span::styled(
