@@ -51,6 +51,16 @@ fn preview(c: &mut Criterion) {
     group.bench_function("drop middle at 4,000 tokens with a summary prompt", |b| {
         b.iter(|| session.preview_policy(black_box(&policy)).unwrap())
     });
+    // What the TUI's trim preview does on every keystroke with the default (offline) summarizer.
+    group.bench_function(
+        "drop middle at 4,000 tokens with the extractive summary (TUI recompute)",
+        |b| {
+            b.iter(|| {
+                let planner = session.planner(black_box(&policy)).unwrap();
+                memscope::summarize::extractive_plan(&planner, planner.plan())
+            })
+        },
+    );
     let without_summary = ChatMemoryPolicy {
         summarization: Default::default(),
         ..policy.clone()

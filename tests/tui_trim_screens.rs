@@ -216,9 +216,9 @@ fn memory_open() -> AppState {
     state
 }
 
-fn previewing() -> AppState {
-    let mut state = memory_open();
-    let effects = press(&mut state, KeyCode::Char('T'));
+/// `T` on the open memory, and its list delivered counted.
+fn open_preview(state: &mut AppState) {
+    let effects = press(state, KeyCode::Char('T'));
     let [Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. })] = effects[..] else {
         panic!("{effects:?}")
     };
@@ -229,7 +229,7 @@ fn previewing() -> AppState {
         &mut CountCache::default(),
     );
     deliver(
-        &mut state,
+        state,
         MemoryJob::TrimSource {
             generation,
             result: Ok((
@@ -238,6 +238,11 @@ fn previewing() -> AppState {
             )),
         },
     );
+}
+
+fn previewing() -> AppState {
+    let mut state = memory_open();
+    open_preview(&mut state);
     state
 }
 
@@ -303,26 +308,7 @@ fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
     let mut state = memory_open();
     state.summarizer.offline = false;
     state.summarizer.label = "gpt-4o-mini via https://api.openai.com/v1/chat/completions".into();
-    let effects = press(&mut state, KeyCode::Char('T'));
-    let [Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. })] = effects[..] else {
-        panic!("{effects:?}")
-    };
-    let messages: Vec<PromptMessage> = rows().iter().map(row_message).collect();
-    let tokens = TrimSession::new(
-        messages.clone(),
-        TrimCounter::Tokens(counter()),
-        &mut CountCache::default(),
-    );
-    deliver(
-        &mut state,
-        MemoryJob::TrimSource {
-            generation,
-            result: Ok((
-                Arc::new(sessions(tokens, messages)),
-                ChatMemoryPolicy::from_json(POLICY).unwrap(),
-            )),
-        },
-    );
+    open_preview(&mut state);
     let text = render(&state, 120, 32).backend().to_string();
     assert!(
         text.contains("Prompt that would be sent to gpt-4o-mini"),

@@ -1085,7 +1085,7 @@ mod tests {
     }
 
     /// Opens the fixture conversation and delivers its load.
-    pub(super) fn opened() -> AppState {
+    fn opened() -> AppState {
         let mut state = state();
         start(&mut state);
         list_loaded(&mut state, &["c1"]);
@@ -1104,7 +1104,7 @@ mod tests {
         state
     }
 
-    pub(super) fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
+    fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
         effects
             .iter()
             .find_map(|e| match e {
@@ -1125,7 +1125,7 @@ mod tests {
             .expect("a budget request")
     }
 
-    pub(super) fn conversation(state: &AppState) -> &ConversationState {
+    fn conversation(state: &AppState) -> &ConversationState {
         state.conversation.as_ref().unwrap()
     }
 
@@ -1348,8 +1348,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn budget_keys_move_the_cut_line_without_a_job() {
+    /// The fixture conversation, reloaded, with its budget counted and delivered.
+    pub(super) fn opened_with_budget() -> AppState {
         let mut state = opened();
         let effects = update(&mut state, Event::Action(Action::Refresh));
         let generation = match &effects[..] {
@@ -1372,6 +1372,12 @@ mod tests {
                 result: Ok(Box::new(view)),
             }),
         );
+        state
+    }
+
+    #[test]
+    fn budget_keys_move_the_cut_line_without_a_job() {
+        let mut state = opened_with_budget();
         let before = conversation(&state).budget.clone().unwrap();
         assert_eq!(before.dropped(), 0);
         update(&mut state, Event::Action(Action::BudgetDown));

@@ -361,14 +361,13 @@ fn ask_to_apply(state: &mut AppState) {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::inspect::budget::BudgetView;
     use crate::memory::tokens::CountCache;
     use crate::memory::trim::EXTRACTIVE_LABEL;
     use crate::store::ChatMemorySummary;
     use crate::tui::state::Screen;
     use crate::tui::state::chat_memories::Write;
     use crate::tui::update::chat_memories::MemoryJob;
-    use crate::tui::update::tests::{budget_effect, code, key, opened, state};
+    use crate::tui::update::tests::{code, key, opened_with_budget, state};
     use crate::tui::update::{Event, JobEvent, update};
     use crossterm::event::KeyCode;
 
@@ -610,28 +609,7 @@ pub(super) mod tests {
 
     #[test]
     fn apply_is_refused_on_a_thread_and_on_a_node_context() {
-        let mut state = opened();
-        let effects = update(&mut state, Event::Action(Action::Refresh));
-        let generation = match &effects[..] {
-            [Effect::LoadConversation { generation, .. }] => *generation,
-            other => panic!("{other:?}"),
-        };
-        let effects = update(
-            &mut state,
-            Event::Job(JobEvent::Conversation {
-                generation,
-                result: Ok(crate::tui::update::tests::loaded()),
-            }),
-        );
-        let (generation, rows, settings) = budget_effect(&effects);
-        let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
-        update(
-            &mut state,
-            Event::Job(JobEvent::Budget {
-                generation,
-                result: Ok(Box::new(view)),
-            }),
-        );
+        let mut state = opened_with_budget();
         // The thread's counts are the budget panel's: the plan is there at once, no job.
         assert!(update(&mut state, key('T')).is_empty());
         let trim = state.trim.as_ref().unwrap();
