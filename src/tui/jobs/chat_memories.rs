@@ -13,7 +13,7 @@ use crate::inspect::trim::{
 };
 use crate::memory::tokens::CountCache;
 use crate::store::Store;
-use crate::summarize::{Summarizer, summarize_plan};
+use crate::summarize::{Summarizer, extractive_plan, summarize_plan};
 use crate::tui::state::chat_memories::Write;
 use crate::tui::update::JobEvent;
 use crate::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
@@ -131,14 +131,25 @@ pub(super) fn spawn(
             generation,
             sessions,
             policy,
+            offline,
         } => (
             Some(Slot::Summary),
             tokio::spawn(async move {
-                let result = match sessions.tokens.planner(&policy) {
-                    Ok(planner) => summarize_plan(&planner, planner.plan(), &summarizer)
-                        .await
-                        .map_err(report),
-                    Err(error) => Err(report(error)),
+                let result = if offline {
+                    tokio::task::spawn_blocking(move || {
+                        let planner = sessions.tokens.planner(&policy)?;
+                        Ok(extractive_plan(&planner, planner.plan()))
+                    })
+                    .await
+                    .map_err(report)
+                    .and_then(|r: Result<_, crate::memory::trim::TrimError>| r.map_err(report))
+                } else {
+                    match sessions.tokens.planner(&policy) {
+                        Ok(planner) => summarize_plan(&planner, planner.plan(), &summarizer)
+                            .await
+                            .map_err(report),
+                        Err(error) => Err(report(error)),
+                    }
                 };
                 send(MemoryJob::Summary { generation, result });
             }),

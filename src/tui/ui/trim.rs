@@ -312,6 +312,10 @@ fn step_line(
                         by.as_deref().unwrap_or("")
                     ),
                 ),
+                (None, _) if state.summarizer.offline => (
+                    format!("(writing the summary: {}…)", state.summarizer.label),
+                    format!("+ summary of {}", slot.summarized.len()),
+                ),
                 (None, _) => (
                     format!("(summary pending: S asks {})", state.summarizer.label),
                     format!("+ summary of {}", slot.summarized.len()),

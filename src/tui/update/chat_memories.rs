@@ -43,11 +43,13 @@ pub enum MemoryEffect {
         id: String,
         counter: TokenCounter,
     },
-    /// The preview's plan summarized by the configured (remote) summarizer.
+    /// The preview's plan summarized: by the extractive summarizer (`offline`, a slice too
+    /// large to summarize within a keystroke) or by the configured one.
     Summarize {
         generation: u64,
         sessions: Arc<TrimSessions>,
         policy: ChatMemoryPolicy,
+        offline: bool,
     },
     Write {
         write: Write,
@@ -487,7 +489,7 @@ pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Eff
             }
         }
         MemoryJob::TrimSource { generation, result } => {
-            return trim::on_source(state, generation, result);
+            return trim::on_source(state, generation, result, effects);
         }
         MemoryJob::Summary { generation, result } => {
             return trim::on_summary(state, generation, result);

@@ -196,7 +196,7 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
     }
     if state.overlay == Overlay::Trim
         && !key.modifiers.contains(KeyModifiers::CONTROL)
-        && trim::type_key(state, key.code)
+        && trim::type_key(state, key.code, effects)
     {
         return true;
     }
@@ -439,7 +439,7 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         }
         (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
         (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
-        (Action::TrimPreview, _) => trim::open_for_thread(state),
+        (Action::TrimPreview, _) => trim::open_for_thread(state, effects),
         (Action::NextModel, _) => {
             let settings = &mut state.settings;
             settings.model_index = (settings.model_index + 1) % settings.models.len();
@@ -566,7 +566,7 @@ fn nodes_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>)
             return true;
         }
         Action::TrimPreview => {
-            trim::open_for_node(state);
+            trim::open_for_node(state, effects);
             return true;
         }
         Action::Up => nodes.selected.saturating_sub(1),

@@ -1,6 +1,7 @@
 //! The trim preview: opening it over a chat memory, a thread or a node context; editing its
 //! form (each change replans from the cached counts, right here: a 10,000-message plan takes
-//! well under the 5 ms a keystroke may cost); summarizing remotely on request; applying.
+//! about 2 ms); the extractive summary of a small slice inline, of a large one as a
+//! latest-wins job; summarizing remotely on request; applying.
 
 use std::sync::Arc;
 
@@ -19,6 +20,9 @@ use crate::tui::state::{AppState, LoadStatus, Overlay};
 
 /// Lines a page key scrolls the plan.
 const SCROLL_PAGE: usize = 10;
+/// Removed messages the extractive summarizer reads inline, within a keystroke's budget (about
+/// 7 µs each: `benches/trim.rs`); a larger slice is summarized by a latest-wins job.
+pub const INLINE_SUMMARY_MESSAGES: usize = 300;
 
 /// Opens the preview over a chat memory: its list is read and counted by a job.
 pub(super) fn open_for_memory(
@@ -54,7 +58,7 @@ pub(super) fn open_for_memory(
 }
 
 /// Opens the preview over the thread history the budget panel shows.
-pub(super) fn open_for_thread(state: &mut AppState) {
+pub(super) fn open_for_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(conversation) = state.conversation.as_ref() else {
         return;
     };
@@ -68,11 +72,11 @@ pub(super) fn open_for_thread(state: &mut AppState) {
     };
     let messages = budget.history.prompt_messages().cloned().collect();
     let counts = budget.counts.clone();
-    open_counted(state, source, messages, counts);
+    open_counted(state, source, messages, counts, effects);
 }
 
 /// Opens the preview over the selected node's context in the nodes pane.
-pub(super) fn open_for_node(state: &mut AppState) {
+pub(super) fn open_for_node(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(nodes) = state.nodes() else {
         return;
     };
@@ -87,7 +91,7 @@ pub(super) fn open_for_node(state: &mut AppState) {
     };
     let messages = view.budget.history.prompt_messages().cloned().collect();
     let counts = view.budget.counts.clone();
-    open_counted(state, source, messages, counts);
+    open_counted(state, source, messages, counts, effects);
 }
 
 /// A history whose counts a budget view already took: no job, the plan is there at once.
@@ -96,6 +100,7 @@ fn open_counted(
     source: TrimSource,
     messages: Vec<PromptMessage>,
     counts: Vec<MessageTokens>,
+    effects: &mut Vec<Effect>,
 ) {
     let counter = TrimCounter::Tokens(state.settings.counter());
     let Some(tokens) = TrimSession::with_counts(messages.clone(), counts, counter) else {
@@ -113,7 +118,7 @@ fn open_counted(
     trim.status = LoadStatus::Loaded;
     state.trim = Some(trim);
     state.overlay = Overlay::Trim;
-    recompute(state);
+    recompute(state, effects);
 }
 
 /// The two sessions of a history: its token counts, and messages counted as `len` does.
@@ -135,6 +140,7 @@ pub(super) fn on_source(
     state: &mut AppState,
     generation: u64,
     result: Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>,
+    effects: &mut Vec<Effect>,
 ) -> bool {
     let Some(trim) = state.trim.as_mut().filter(|t| t.generation == generation) else {
         return false;
@@ -143,7 +149,7 @@ pub(super) fn on_source(
         Ok((sessions, _)) => {
             trim.sessions = Some(sessions);
             trim.status = LoadStatus::Loaded;
-            recompute(state);
+            recompute(state, effects);
         }
         Err(error) => trim.status = LoadStatus::Failed(error),
     }
@@ -173,8 +179,9 @@ pub(super) fn on_summary(
     true
 }
 
-/// Replans from the form's values and the cached counts.
-pub fn recompute(state: &mut AppState) {
+/// Replans from the form's values and the cached counts. The extractive summary of a small
+/// slice is written here; a larger one is asked of a job (the plan shows meanwhile).
+pub fn recompute(state: &mut AppState, effects: &mut Vec<Effect>) {
     let generation = state.generation();
     let offline = state.summarizer.offline;
     let Some(trim) = state.trim.as_mut() else {
@@ -190,7 +197,11 @@ pub fn recompute(state: &mut AppState) {
         let policy = trim.policy();
         sessions.tokens.planner(&policy).map(|planner| {
             let plan = planner.plan();
-            if offline {
+            let small = plan
+                .summary
+                .as_ref()
+                .is_some_and(|s| s.summarized.len() <= INLINE_SUMMARY_MESSAGES);
+            if offline && small {
                 extractive_plan(&planner, plan)
             } else {
                 plan
@@ -204,6 +215,32 @@ pub fn recompute(state: &mut AppState) {
         session.preview_trim_messages(&trim_options(trim))
     };
     trim.plan = Some(plan.map_err(|e| e.to_string()));
+    if offline {
+        ask_for_summary(trim, true, effects);
+    }
+}
+
+/// Asks a job for the plan's pending summary (offline: the extractive one; else the
+/// configured summarizer). `false` when the plan has no pending summary.
+fn ask_for_summary(trim: &mut TrimState, offline: bool, effects: &mut Vec<Effect>) -> bool {
+    let pending = matches!(&trim.plan, Some(Ok(plan))
+        if plan.summary.as_ref().is_some_and(|s| s.text.is_none()));
+    let Some(sessions) = trim
+        .sessions
+        .clone()
+        .filter(|_| pending && trim.is_policy())
+    else {
+        return false;
+    };
+    trim.summary_generation = trim.plan_generation;
+    trim.summary_status = Some(LoadStatus::Loading);
+    effects.push(Effect::ChatMemory(MemoryEffect::Summarize {
+        generation: trim.plan_generation,
+        sessions,
+        policy: trim.policy(),
+        offline,
+    }));
+    true
 }
 
 /// `trim_messages`' options from the form.
@@ -233,7 +270,11 @@ pub fn trim_options(trim: &TrimState) -> TrimOptions {
 
 /// Typed characters: digits and backspace edit the focused number field. `false` when the key
 /// is not an edit (the keymap then handles it).
-pub(super) fn type_key(state: &mut AppState, key: crossterm::event::KeyCode) -> bool {
+pub(super) fn type_key(
+    state: &mut AppState,
+    key: crossterm::event::KeyCode,
+    effects: &mut Vec<Effect>,
+) -> bool {
     use crossterm::event::KeyCode;
     let Some(value) = state.trim.as_mut().and_then(|t| t.form.focused_value()) else {
         return false;
@@ -244,7 +285,7 @@ pub(super) fn type_key(state: &mut AppState, key: crossterm::event::KeyCode) -> 
         _ => false,
     };
     if edited {
-        recompute(state);
+        recompute(state, effects);
     }
     edited
 }
@@ -265,7 +306,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         Action::Increase | Action::Decrease => {
             if let Some(value) = trim.form.focused_value() {
                 value.step(if action == Action::Increase { 1 } else { -1 });
-                recompute(state);
+                recompute(state, effects);
             }
         }
         Action::PageDown => trim.scroll = trim.scroll.saturating_add(SCROLL_PAGE),
@@ -283,26 +324,11 @@ fn summarize(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(trim) = state.trim.as_mut() else {
         return;
     };
-    let Some(sessions) = trim.sessions.clone() else {
-        return;
-    };
-    let pending = matches!(&trim.plan, Some(Ok(plan))
-        if plan.summary.as_ref().is_some_and(|s| s.text.is_none()));
-    if offline || !trim.is_policy() || !pending {
-        state.message = Some(if offline {
-            "the extractive summarizer already wrote the summary".to_owned()
-        } else {
-            "nothing to summarize: this plan has no pending summary".to_owned()
-        });
-        return;
+    if offline {
+        state.message = Some("the extractive summarizer writes the summary by itself".to_owned());
+    } else if !ask_for_summary(trim, false, effects) {
+        state.message = Some("nothing to summarize: this plan has no pending summary".to_owned());
     }
-    trim.summary_generation = trim.plan_generation;
-    trim.summary_status = Some(LoadStatus::Loading);
-    effects.push(Effect::ChatMemory(MemoryEffect::Summarize {
-        generation: trim.plan_generation,
-        sessions,
-        policy: trim.policy(),
-    }));
 }
 
 /// Apply is for chat memories only, and asks first.
@@ -417,6 +443,11 @@ pub(super) mod tests {
 
     /// `T` on the listed memory, and its `n` messages delivered.
     fn previewing(policy: &str, n: usize) -> AppState {
+        previewing_with_effects(policy, n).0
+    }
+
+    /// [`previewing`], with what the delivery asked for.
+    fn previewing_with_effects(policy: &str, n: usize) -> (AppState, Vec<Effect>) {
         let mut state = memories(policy, n as i64);
         let effects = update(&mut state, key('T'));
         let generation = match &effects[..] {
@@ -441,14 +472,69 @@ pub(super) mod tests {
             })),
         );
         assert!(stale.is_empty() && state.trim.as_ref().unwrap().plan.is_none());
-        update(
+        let effects = update(
             &mut state,
             Event::Job(JobEvent::ChatMemory(MemoryJob::TrimSource {
                 generation,
                 result: Ok((sessions, ChatMemoryPolicy::default())),
             })),
         );
-        state
+        (state, effects)
+    }
+
+    #[test]
+    fn a_large_slice_is_summarized_by_a_latest_wins_job() {
+        let policy = r#"{"max_messages":20,"summarization":{"enabled":true}}"#;
+        let (mut state, effects) = previewing_with_effects(policy, 400);
+        let generation = match &effects[..] {
+            [
+                Effect::ChatMemory(MemoryEffect::Summarize {
+                    generation,
+                    offline: true,
+                    ..
+                }),
+            ] => *generation,
+            other => panic!("expected an extractive summary job, got {other:?}"),
+        };
+        let slot = plan(&state).summary.clone().unwrap();
+        assert!(slot.text.is_none() && slot.summarized.len() > INLINE_SUMMARY_MESSAGES);
+        assert_eq!(
+            plan(&state).removed().count(),
+            381,
+            "the plan is there at once"
+        );
+        assert!(state.busy());
+        // A change before the answer: the old answer is dropped, a new job is asked for.
+        focus(&mut state, "max_messages");
+        let effects = update(&mut state, code(KeyCode::Right));
+        let newer = match &effects[..] {
+            [Effect::ChatMemory(MemoryEffect::Summarize { generation, .. })] => *generation,
+            other => panic!("{other:?}"),
+        };
+        assert_ne!(newer, generation);
+        let trim = state.trim.as_ref().unwrap();
+        let sessions = trim.sessions.clone().unwrap();
+        let policy = trim.policy();
+        let planner = sessions.tokens.planner(&policy).unwrap();
+        let written = extractive_plan(&planner, planner.plan());
+        let stale = update(
+            &mut state,
+            Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
+                generation,
+                result: Ok(written.clone()),
+            })),
+        );
+        assert!(stale.is_empty() && plan(&state).summary.as_ref().unwrap().text.is_none());
+        update(
+            &mut state,
+            Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
+                generation: newer,
+                result: Ok(written),
+            })),
+        );
+        let slot = plan(&state).summary.clone().unwrap();
+        assert!(slot.text.unwrap().contains("Lyon"));
+        assert!(!state.busy());
     }
 
     fn plan(state: &AppState) -> &TrimPlan {
