@@ -326,3 +326,24 @@ fn delete_form_and_its_confirmation() {
     press(&mut state, KeyCode::Enter);
     snapshot("chat_memory_delete_confirmation", &state);
 }
+
+#[test]
+fn chat_memories_loading_and_error_states() {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite:///data/memscope.db".to_owned(),
+        true,
+    );
+    press(&mut state, KeyCode::Char('2'));
+    snapshot("chat_memories_loading", &state);
+    let generation = state.chat_memories.generation;
+    deliver(
+        &mut state,
+        MemoryJob::List {
+            generation,
+            result: Err("no such table: chat_memories".to_owned()),
+        },
+    );
+    snapshot("chat_memories_error", &state);
+}

@@ -36,25 +36,43 @@ fn framed(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
     inner
 }
 
+/// Draws the loading, error or empty state of a list of `what.0` (`what.1` when empty);
+/// `false` when there are rows to draw.
+fn drew_state(
+    status: &LoadStatus,
+    empty: bool,
+    what: (&str, &str),
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) -> bool {
+    let (text, style) = match status {
+        LoadStatus::Loading if empty => (format!("Loading {}…", what.0), theme.dim),
+        LoadStatus::Failed(error) => (
+            format!("Could not load the {}: {error}\n\nr: try again", what.0),
+            theme.error,
+        ),
+        _ if empty => (what.1.to_owned(), theme.dim),
+        _ => return false,
+    };
+    frame.render_widget(placeholder(text, style), area);
+    true
+}
+
 fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let title = format!(" Chat memories · {} ", memories.rows.len());
     let inner = framed(title, theme, frame, area);
-    match &memories.status {
-        LoadStatus::Loading if memories.rows.is_empty() => {
-            frame.render_widget(placeholder("Loading chat memories…", theme.dim), inner);
-            return;
-        }
-        LoadStatus::Failed(error) => {
-            let text = format!("Could not load chat memories: {error}\n\nr: try again");
-            frame.render_widget(placeholder(text, theme.error), inner);
-            return;
-        }
-        _ if memories.rows.is_empty() => {
-            let text = "No chat memories in this database. `memscope chat-memory add` creates one.";
-            frame.render_widget(placeholder(text, theme.dim), inner);
-            return;
-        }
-        _ => {}
+    let empty = "No chat memories in this database. `memscope chat-memory add` creates one.";
+    let what = ("chat memories", empty);
+    if drew_state(
+        &memories.status,
+        memories.rows.is_empty(),
+        what,
+        theme,
+        frame,
+        inner,
+    ) {
+        return;
     }
     let header =
         Row::new(["Label", "Node", "Chat id", "Policy", "Msgs", "Tokens"]).style(theme.title);
@@ -123,21 +141,9 @@ fn draw_memory(
         ];
         frame.render_widget(ratatui::widgets::Paragraph::new(lines), about);
     }
-    match &open.status {
-        LoadStatus::Loading if open.rows.is_empty() => {
-            frame.render_widget(placeholder("Loading messages…", theme.dim), list);
-            return;
-        }
-        LoadStatus::Failed(error) => {
-            let text = format!("Could not load the messages: {error}\n\nr: try again");
-            frame.render_widget(placeholder(text, theme.error), list);
-            return;
-        }
-        _ if open.rows.is_empty() => {
-            frame.render_widget(placeholder("This memory has no messages.", theme.dim), list);
-            return;
-        }
-        _ => {}
+    let what = ("messages", "This memory has no messages.");
+    if drew_state(&open.status, open.rows.is_empty(), what, theme, frame, list) {
+        return;
     }
     let header = Row::new(["Seq", "Role", "Files", "Tokens", "Content"]).style(theme.title);
     let content_width = usize::from(list.width.saturating_sub(36)).max(10);
