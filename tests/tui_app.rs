@@ -281,3 +281,70 @@ async fn a_chat_memory_is_previewed_trimmed_and_restored_from_the_tui() {
     assert!(message.starts_with("undid trim"), "{message}");
     assert_eq!(stored_messages(&url, &id).await, before, "restored exactly");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_added_and_deleted_through_the_forms() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    let url = app.state.database.clone();
+    press(&mut app, KeyCode::Char('2'));
+    settle(&mut app, |a| {
+        a.state.chat_memories.status == LoadStatus::Loaded
+    })
+    .await;
+    let at = app
+        .state
+        .chat_memories
+        .rows
+        .iter()
+        .position(|r| r.chat_id == "user-1042-session-7")
+        .expect("the demo's support chat");
+    let id = app.state.chat_memories.rows[at].id.clone();
+    for _ in 0..at {
+        press(&mut app, KeyCode::Down);
+    }
+    let wrote = |app: &App| !app.state.chat_memories.writing;
+
+    // Add: role, content (every key is typed), files; the policy then trims, undoably.
+    press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Tab);
+    for c in "Is order 1042 on its way?".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, wrote).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.contains("its policy trimmed 9"), "{message}");
+    let stored = stored_messages(&url, &id).await;
+    assert_eq!(stored.len(), 18, "27 stored + 2 predefined, cut to 20");
+    assert!(
+        stored
+            .last()
+            .unwrap()
+            .2
+            .contains("Is order 1042 on its way?")
+    );
+    press(&mut app, KeyCode::Char('u'));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    assert_eq!(
+        stored_messages(&url, &id).await.len(),
+        27,
+        "the policy's trim undone"
+    );
+
+    // Delete all messages of both roles, after the form and the confirmation; then undo.
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Right);
+    press(&mut app, KeyCode::Enter);
+    assert!(screen(&mut app).contains("Delete all messages"));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.starts_with("deleted 27 messages"), "{message}");
+    assert!(stored_messages(&url, &id).await.is_empty());
+    press(&mut app, KeyCode::Char('u'));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    assert_eq!(stored_messages(&url, &id).await.len(), 27);
+}
