@@ -51,6 +51,17 @@ fn preview(c: &mut Criterion) {
     group.bench_function("drop middle at 4,000 tokens with a summary prompt", |b| {
         b.iter(|| session.preview_policy(black_box(&policy)).unwrap())
     });
+    // The extractive summary of the ~9,900 removed messages: too slow for a keystroke, so the
+    // TUI writes it in a latest-wins job when the slice is over INLINE_SUMMARY_MESSAGES.
+    group.bench_function(
+        "drop middle at 4,000 tokens with the extractive summary written",
+        |b| {
+            b.iter(|| {
+                let planner = session.planner(black_box(&policy)).unwrap();
+                memscope::summarize::extractive_plan(&planner, planner.plan())
+            })
+        },
+    );
     let without_summary = ChatMemoryPolicy {
         summarization: Default::default(),
         ..policy.clone()

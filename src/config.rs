@@ -32,6 +32,7 @@ pub struct Config {
     pub tokens: TokensConfig,
     pub history: HistoryConfig,
     pub ui: UiConfig,
+    pub summarizer: SummarizerConfig,
     /// The TUI keymap: `[keys.<context>]` tables of `"key" = { action, desc }`.
     pub keys: toml::Table,
 }
@@ -70,6 +71,38 @@ pub struct UiConfig {
     /// `dark` or `light`.
     pub theme: String,
     pub mouse: bool,
+}
+
+/// Which summarizer writes trim summaries, and how it is reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizerConfig {
+    /// `extractive` (offline, the default) or `chat-completions`.
+    pub kind: SummarizerKindConfig,
+    /// An OpenAI-compatible API root; `/chat/completions` is appended.
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key (never the key itself).
+    pub api_key_env: String,
+    pub timeout_seconds: u64,
+    /// The rules a summary follows when a policy names none; empty: seed 004's default.
+    pub summarize_prompt: String,
+    /// `max_tokens` asked of the endpoint; 0: the policy's `summary_max_tokens`.
+    pub max_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SummarizerKindConfig {
+    Extractive,
+    ChatCompletions,
+}
+
+impl SummarizerConfig {
+    /// The configured rules, `None` when empty (the policy's own or seed 004's apply).
+    pub fn default_prompt(&self) -> Option<&str> {
+        Some(self.summarize_prompt.as_str()).filter(|p| !p.trim().is_empty())
+    }
 }
 
 /// Where memscope keeps its files.
@@ -241,6 +274,8 @@ mod tests {
         assert_eq!(config.tokens.counter, "openai");
         assert_eq!(config.history.message_limit, 0);
         assert_eq!(config.ui.theme, "dark");
+        assert_eq!(config.summarizer.kind, SummarizerKindConfig::Extractive);
+        assert_eq!(config.summarizer.default_prompt(), None);
         assert!(
             config.keys.contains_key("global"),
             "the keymap is documented in config.toml"
@@ -261,6 +296,27 @@ mod tests {
         let config = merge(Some((Path::new("u.toml"), "[tokens]\nbudget = 4000\n"))).unwrap();
         assert_eq!(config.tokens.budget, 4000);
         assert_eq!(config.tokens.model, "gpt-4o");
+    }
+
+    #[test]
+    fn the_summarizer_section_is_read_and_checked() {
+        let user = "[summarizer]\nkind = \"chat-completions\"\nmodel = \"local-llm\"\n\
+                    summarize_prompt = \"Keep names.\"\nmax_tokens = 64\n";
+        let config = merge(Some((Path::new("u.toml"), user))).unwrap();
+        assert_eq!(
+            config.summarizer.kind,
+            SummarizerKindConfig::ChatCompletions
+        );
+        assert_eq!(config.summarizer.model, "local-llm");
+        assert_eq!(config.summarizer.default_prompt(), Some("Keep names."));
+        assert_eq!(config.summarizer.max_tokens, 64);
+        assert_eq!(config.summarizer.timeout_seconds, 60, "defaults stay");
+        let err = merge(Some((
+            Path::new("u.toml"),
+            "[summarizer]\nkind = \"gpt\"\n",
+        )))
+        .unwrap_err();
+        assert!(err.to_string().contains("gpt"), "{err}");
     }
 
     #[test]

@@ -148,3 +148,58 @@ fn empty_states_and_failures_are_told_apart() {
         .unwrap();
     assert_eq!(bad_source.status.code(), Some(2));
 }
+
+#[test]
+fn a_node_context_is_a_trim_source_previewed_never_applied() {
+    let home = tempfile::tempdir().unwrap();
+    let kyoto = conversation_id(home.path(), "Kyoto food trip");
+    let preview = |source: &str| {
+        json(memscope(home.path()).args([
+            "trim",
+            "preview",
+            "--conversation",
+            &kyoto,
+            "--node",
+            RESEARCHER,
+            "--source",
+            source,
+            "--max-messages",
+            "2",
+        ]))
+    };
+    let outputs = preview("outputs");
+    let label = outputs["source"].as_str().unwrap();
+    assert!(
+        label.contains(&format!("node {RESEARCHER}")) && label.contains("design B"),
+        "{label}"
+    );
+    assert!(outputs["messages_before"].as_u64().unwrap() > 2);
+    assert_eq!(outputs["messages_after"], 2);
+    assert_eq!(outputs["mode"], "policy");
+    let files = preview("files");
+    assert!(files["source"].as_str().unwrap().contains("design A"));
+    let refused = memscope(home.path())
+        .args([
+            "trim",
+            "apply",
+            "--conversation",
+            &kyoto,
+            "--node",
+            RESEARCHER,
+            "--yes",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("a node context is a view computed at read time")
+            && stderr.contains("never deleted"),
+        "{stderr}"
+    );
+    let usage = memscope(home.path())
+        .args(["trim", "preview", "--node", RESEARCHER])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2), "--node needs --conversation");
+}

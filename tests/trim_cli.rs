@@ -306,3 +306,51 @@ fn previews_of_any_json_list_take_every_trim_messages_flag() {
     let (_, stderr) = run(&mut refused, 3);
     assert!(stderr.contains("chat memories only"), "{stderr}");
 }
+
+#[test]
+fn the_summarizer_section_of_the_config_is_used_and_flags_override_it() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let list = json(memscope(home.path(), &db).args(["chat-memory", "list"]));
+    let id = list["chat_memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["messages"] == 26)
+        .expect("the demo's busy support chat")["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let config = home.path().join("config/memscope");
+    std::fs::create_dir_all(&config).unwrap();
+    // Port 9 (discard) refuses connections: the configured endpoint is what is tried.
+    std::fs::write(
+        config.join("config.toml"),
+        "[summarizer]\nkind = \"chat-completions\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+         timeout_seconds = 2\nsummarize_prompt = \"Keep order numbers.\"\n",
+    )
+    .unwrap();
+    let preview = || {
+        let mut command = memscope(home.path(), &db);
+        command
+            .env_remove("MEMSCOPE_SUMMARIZER_URL")
+            .env_remove("MEMSCOPE_SUMMARIZER_MODEL")
+            .args(["trim", "preview", "--chat-memory", &id, "--summarize"]);
+        command
+    };
+    let (_, stderr) = run(&mut preview(), 3);
+    assert!(
+        stderr.contains("http://127.0.0.1:9/v1/chat/completions"),
+        "{stderr}"
+    );
+    let offline = json(preview().args(["--summarizer", "extractive"]));
+    let slot = &offline["plan"]["summary"];
+    assert_eq!(slot["summarizer"], "extractive (offline)");
+    assert!(
+        slot["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("Keep order numbers."),
+        "the configured rules are the prompt's: {slot}"
+    );
+}

@@ -99,6 +99,7 @@ fn client(base_url: &str, key_env: &str, timeout: Duration) -> ChatCompletionsCl
         model: "test-model".into(),
         api_key_env: key_env.into(),
         timeout,
+        max_tokens: None,
     })
     .unwrap()
 }
@@ -127,6 +128,34 @@ async fn a_completion_is_read_and_the_request_is_well_formed() {
     assert_eq!(body["max_tokens"], 120);
     assert_eq!(body["messages"][0]["role"], "user");
     assert_eq!(body["messages"][0]["content"], "Summarize this.");
+}
+
+#[tokio::test]
+async fn the_summarizer_section_of_the_config_reaches_the_wire() {
+    let (url, seen) = server(vec![ok("Names kept.")]).await;
+    let user = format!(
+        "[summarizer]\nkind = \"chat-completions\"\nbase_url = \"{url}\"\nmodel = \"configured-model\"\n\
+         api_key_env = \"MEMSCOPE_TEST_CONFIGURED_KEY\"\ntimeout_seconds = 5\nmax_tokens = 77\n"
+    );
+    let config = memscope::config::merge(Some((std::path::Path::new("u.toml"), &user))).unwrap();
+    let summarizer = Summarizer::from_config(&config.summarizer).unwrap();
+    let Summarizer::ChatCompletions(client) = &summarizer else {
+        panic!("chat-completions was configured");
+    };
+    let text = client.complete("Summarize.", 120).await.unwrap();
+    assert_eq!(text, "Names kept.");
+    let request = seen.lock().unwrap()[0].clone();
+    let body: serde_json::Value =
+        serde_json::from_str(&request[request.find("\r\n\r\n").unwrap() + 4..]).unwrap();
+    assert_eq!(body["model"], "configured-model");
+    assert_eq!(
+        body["max_tokens"], 77,
+        "the configured cap wins over the policy's"
+    );
+    assert!(
+        !request.to_ascii_lowercase().contains("authorization"),
+        "an unset key variable sends no key"
+    );
 }
 
 #[tokio::test]

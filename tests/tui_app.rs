@@ -305,3 +305,171 @@ async fn the_watcher_syncs_a_session_over_its_threshold_and_stops_on_shutdown() 
     assert_eq!(app.state.message, None, "automatic syncs do not toast");
     app.shutdown().await;
 }
+
+/// A chat memory's messages, read straight from the database.
+async fn stored_messages(url: &str, id: &str) -> Vec<(String, i64, String)> {
+    let store = Store::open(url, Access::Auto).await.unwrap();
+    store
+        .chat_memory_messages(id, None, 0)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| (m.id, m.seq, m.content))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_memory_is_previewed_trimmed_and_restored_from_the_tui() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    let url = app.state.database.clone();
+    press(&mut app, KeyCode::Char('2'));
+    assert_eq!(app.state.screen, Screen::ChatMemories);
+    settle(&mut app, |a| {
+        a.state.chat_memories.status == LoadStatus::Loaded
+    })
+    .await;
+    // The demo's 26-message support chat: over its 20-message policy with 2 predefined.
+    let at = app
+        .state
+        .chat_memories
+        .rows
+        .iter()
+        .position(|r| r.chat_id == "user-1042-session-7")
+        .expect("the demo's support chat");
+    let id = app.state.chat_memories.rows[at].id.clone();
+    for _ in 0..at {
+        press(&mut app, KeyCode::Down);
+    }
+    let before = stored_messages(&url, &id).await;
+    assert_eq!(before.len(), 26);
+
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, |a| {
+        a.state
+            .chat_memories
+            .open
+            .as_ref()
+            .is_some_and(|o| o.status == LoadStatus::Loaded)
+    })
+    .await;
+    assert!(screen(&mut app).contains("messages 1–26 of 26"));
+
+    press(&mut app, KeyCode::Char('T'));
+    settle(&mut app, |a| {
+        a.state
+            .trim
+            .as_ref()
+            .is_some_and(|t| t.status == LoadStatus::Loaded)
+    })
+    .await;
+    let removed = match &app.state.trim.as_ref().unwrap().plan {
+        Some(Ok(plan)) => plan.removed().count(),
+        other => panic!("no plan: {other:?}"),
+    };
+    assert_eq!(removed, 8, "2 predefined + 26 stored, cut to 20");
+    let preview = screen(&mut app);
+    assert!(preview.contains("Trim preview") && preview.contains("✗ over the limit"));
+    assert_eq!(
+        stored_messages(&url, &id).await,
+        before,
+        "a preview writes nothing"
+    );
+
+    press(&mut app, KeyCode::Char('A'));
+    assert!(screen(&mut app).contains("Apply this trim"));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, |a| !a.state.chat_memories.writing).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.starts_with("trimmed"), "{message}");
+    let after = stored_messages(&url, &id).await;
+    assert_eq!(after.len(), 18);
+    assert_eq!(
+        after[..],
+        before[8..],
+        "the oldest 8 went, the rest untouched"
+    );
+    settle(&mut app, |a| {
+        a.state
+            .chat_memories
+            .rows
+            .iter()
+            .any(|r| r.id == id && r.message_count == 18)
+    })
+    .await;
+
+    press(&mut app, KeyCode::Char('u'));
+    assert!(screen(&mut app).contains("Undo the last change"));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, |a| !a.state.chat_memories.writing).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.starts_with("undid trim"), "{message}");
+    assert_eq!(stored_messages(&url, &id).await, before, "restored exactly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_are_added_and_deleted_through_the_forms() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    let url = app.state.database.clone();
+    press(&mut app, KeyCode::Char('2'));
+    settle(&mut app, |a| {
+        a.state.chat_memories.status == LoadStatus::Loaded
+    })
+    .await;
+    let at = app
+        .state
+        .chat_memories
+        .rows
+        .iter()
+        .position(|r| r.chat_id == "user-1042-session-7")
+        .expect("the demo's support chat");
+    let id = app.state.chat_memories.rows[at].id.clone();
+    for _ in 0..at {
+        press(&mut app, KeyCode::Down);
+    }
+    let wrote = |app: &App| !app.state.chat_memories.writing;
+
+    // Add: role, content (every key is typed), files; the policy then trims, undoably.
+    press(&mut app, KeyCode::Char('a'));
+    press(&mut app, KeyCode::Tab);
+    for c in "Is order 1042 on its way?".chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, wrote).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.contains("its policy trimmed 9"), "{message}");
+    let stored = stored_messages(&url, &id).await;
+    assert_eq!(stored.len(), 18, "27 stored + 2 predefined, cut to 20");
+    assert!(
+        stored
+            .last()
+            .unwrap()
+            .2
+            .contains("Is order 1042 on its way?")
+    );
+    press(&mut app, KeyCode::Char('u'));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    assert_eq!(
+        stored_messages(&url, &id).await.len(),
+        27,
+        "the policy's trim undone"
+    );
+
+    // Delete all messages of both roles, after the form and the confirmation; then undo.
+    press(&mut app, KeyCode::Char('d'));
+    press(&mut app, KeyCode::Right);
+    press(&mut app, KeyCode::Enter);
+    assert!(screen(&mut app).contains("Delete all messages"));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    let message = app.state.message.clone().unwrap();
+    assert!(message.starts_with("deleted 27 messages"), "{message}");
+    assert!(stored_messages(&url, &id).await.is_empty());
+    press(&mut app, KeyCode::Char('u'));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, wrote).await;
+    assert_eq!(stored_messages(&url, &id).await.len(), 27);
+}

@@ -209,3 +209,35 @@ fn syncs_a_memory_base_session_and_sees_the_finished_job() {
     session.send("q");
     assert!(session.wait_exit());
 }
+
+#[test]
+fn previews_applies_and_undoes_a_chat_memory_trim() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    session.send("2");
+    session.wait_for("user-1042-session-7");
+    // Support Chat History (user-1042) is the third memory, by label then chat id.
+    session.send("jj\r");
+    session.wait_for("messages 1–26 of 26");
+    session.send("T");
+    session.wait_for("✗ over the limit");
+    session.wait_for("messages 28 → 20");
+    // Fewer messages kept: the preview follows the form at once.
+    session.send("jj");
+    session.send("\x7f");
+    session.wait_for("messages 28 → 2 ");
+    session.send("\x7f15");
+    session.wait_for("messages 28 → 15");
+    session.send("A");
+    session.wait_for("Apply this trim");
+    session.send("y");
+    session.wait_for("trimmed Support Chat History");
+    session.wait_for("messages 1–13 of 13");
+    session.send("u");
+    session.wait_for("Undo the last change");
+    session.send("y");
+    session.wait_for("undid trim");
+    session.wait_for("messages 1–26 of 26");
+    session.send("q");
+    assert!(session.wait_exit());
+}

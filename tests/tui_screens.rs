@@ -381,15 +381,22 @@ fn help_popup_lists_the_keymap() {
     list_loaded(&mut state);
     key(&mut state, '?');
     let text = screen_text(&state, 120, 32);
-    for expected in [
-        "Conversation list",
-        "budget +",
-        "extraction demo",
-        ":budget N",
-    ] {
+    // The screen's own keys come first, then the global ones.
+    for expected in ["Conversation list", "filter by name", "Everywhere", "quit"] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
+    assert!(
+        text.contains("j/k scroll"),
+        "the help says it scrolls:\n{text}"
+    );
     snapshot("help", &state);
+    // Scrolled to the end, the other screens' keys and the commands show.
+    key(&mut state, 'G');
+    let text = screen_text(&state, 120, 32);
+    for expected in ["extraction demo", "Trim preview", ":budget N"] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+    snapshot("help_scrolled", &state);
 }
 
 #[test]

@@ -177,6 +177,21 @@ pub struct TrimArgs {
     /// A chat memory (its stored policy is the starting point)
     #[arg(long, value_name = "ID", group = "source")]
     pub chat_memory: Option<String>,
+    /// With --conversation: this node's context instead of the thread history
+    #[arg(long, value_name = "NODE", requires = "conversation")]
+    pub node: Option<String>,
+    /// With --node: the leaf to read the context at (default: the newest message)
+    #[arg(long, value_name = "MSG", requires = "node")]
+    pub leaf: Option<String>,
+    /// With --node: which context source (default: outputs, design B)
+    #[arg(
+        long = "source",
+        id = "node_source",
+        value_enum,
+        value_name = "SOURCE",
+        requires = "node"
+    )]
+    pub node_source: Option<NodeSource>,
     /// first|last: LangChain's trim_messages; drop-oldest|drop-middle: a chat memory policy
     #[arg(long, value_name = "S")]
     pub strategy: Option<String>,
@@ -250,27 +265,21 @@ pub enum SummarizerKind {
 
 #[derive(Debug, Args, Clone)]
 pub struct SummarizerArgs {
-    #[arg(long, value_enum, default_value_t = SummarizerKind::Extractive)]
-    pub summarizer: SummarizerKind,
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "MEMSCOPE_SUMMARIZER_URL",
-        default_value = "https://api.openai.com/v1"
-    )]
-    pub summarizer_url: String,
-    #[arg(
-        long,
-        value_name = "MODEL",
-        env = "MEMSCOPE_SUMMARIZER_MODEL",
-        default_value = "gpt-4o-mini"
-    )]
-    pub summarizer_model: String,
-    /// Environment variable holding the API key
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    pub summarizer_key_env: String,
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
-    pub summarizer_timeout: u64,
+    /// Default: `[summarizer] kind` of the config (extractive unless set)
+    #[arg(long, value_enum)]
+    pub summarizer: Option<SummarizerKind>,
+    /// Default: `[summarizer] base_url`
+    #[arg(long, value_name = "URL", env = "MEMSCOPE_SUMMARIZER_URL")]
+    pub summarizer_url: Option<String>,
+    /// Default: `[summarizer] model`
+    #[arg(long, value_name = "MODEL", env = "MEMSCOPE_SUMMARIZER_MODEL")]
+    pub summarizer_model: Option<String>,
+    /// Environment variable holding the API key (default: `[summarizer] api_key_env`)
+    #[arg(long, value_name = "VAR")]
+    pub summarizer_key_env: Option<String>,
+    /// Default: `[summarizer] timeout_seconds`
+    #[arg(long, value_name = "SECONDS")]
+    pub summarizer_timeout: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

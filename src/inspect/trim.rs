@@ -99,6 +99,20 @@ impl TrimSession {
         }
     }
 
+    /// A history whose counts were already taken with `counter` (a budget view's). `None`
+    /// when they do not line up with the messages.
+    pub fn with_counts(
+        messages: Vec<PromptMessage>,
+        counts: Vec<MessageTokens>,
+        counter: TrimCounter,
+    ) -> Option<Self> {
+        (messages.len() == counts.len()).then_some(TrimSession {
+            messages,
+            counts,
+            counter,
+        })
+    }
+
     /// LangChain's `trim_messages` with these options.
     pub fn preview_trim_messages(&self, options: &TrimOptions) -> Result<TrimPlan, TrimError> {
         trim_messages_counted(&self.messages, &self.counts, options, &self.counter)

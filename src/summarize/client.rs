@@ -20,6 +20,8 @@ pub struct ChatCompletionsConfig {
     pub api_key_env: String,
     /// Whole request, connection included.
     pub timeout: Duration,
+    /// `max_tokens` asked of the endpoint instead of the policy's summary cap.
+    pub max_tokens: Option<u64>,
 }
 
 impl ChatCompletionsConfig {
@@ -33,6 +35,7 @@ pub struct ChatCompletionsClient {
     model: String,
     api_key: Option<String>,
     timeout: Duration,
+    max_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -67,6 +70,7 @@ impl ChatCompletionsClient {
             model: config.model.clone(),
             api_key,
             timeout: config.timeout,
+            max_tokens: config.max_tokens,
         })
     }
 
@@ -74,12 +78,13 @@ impl ChatCompletionsClient {
         format!("{} via {}", self.model, self.url)
     }
 
-    /// The first choice's text for `prompt`, at most `max_tokens` long.
+    /// The first choice's text for `prompt`, at most `max_tokens` long (or the configured
+    /// `max_tokens`, which wins).
     pub async fn complete(&self, prompt: &str, max_tokens: u64) -> Result<String, SummarizeError> {
         let body = json!({
             "model": self.model,
             "messages": [{"role": "user", "content": prompt}],
-            "max_tokens": max_tokens,
+            "max_tokens": self.max_tokens.unwrap_or(max_tokens),
             "temperature": 0,
         });
         let mut request = self.http.post(&self.url).json(&body);

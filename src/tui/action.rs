@@ -53,11 +53,19 @@ pub enum Action {
     DeleteBase,
     Regenerate,
     SearchKb,
+    TrimPreview,
+    AddMemory,
+    DeleteMemory,
+    Undo,
+    Apply,
+    Summarize,
+    Increase,
+    Decrease,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 46] = [
+    pub const ALL: [Action; 54] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -104,6 +112,14 @@ impl Action {
         Action::DeleteBase,
         Action::Regenerate,
         Action::SearchKb,
+        Action::TrimPreview,
+        Action::AddMemory,
+        Action::DeleteMemory,
+        Action::Undo,
+        Action::Apply,
+        Action::Summarize,
+        Action::Increase,
+        Action::Decrease,
     ];
 
     /// The description used when a binding does not give its own.
@@ -146,7 +162,6 @@ impl Action {
             Action::ShowMemoryBases => "memory bases tab",
             Action::ToggleJobs => "sync jobs",
             Action::CancelJob => "cancel the job",
-            Action::Confirm => "yes, do it",
             Action::SyncSession => "sync the session now",
             Action::SyncBase => "sync every session",
             Action::ToggleAutoCapture => "auto-capture on / off",
@@ -155,6 +170,15 @@ impl Action {
             Action::DeleteBase => "delete the base",
             Action::Regenerate => "regenerate (mismatch)",
             Action::SearchKb => "search the KB",
+            Action::TrimPreview => "trim preview",
+            Action::AddMemory => "add memory",
+            Action::DeleteMemory => "delete memory",
+            Action::Undo => "undo",
+            Action::Apply => "apply the trim",
+            Action::Summarize => "summarize (remote)",
+            Action::Confirm => "yes / save",
+            Action::Increase => "next value",
+            Action::Decrease => "previous value",
         }
     }
 }

@@ -2,6 +2,7 @@
 //! Each kind of job has a slot; a new request aborts the slot's previous task, and the core
 //! drops any result whose generation is not the latest, so the latest request wins.
 
+mod chat_memories;
 mod memory_bases;
 
 pub use memory_bases::WATCH_INTERVAL;
@@ -27,6 +28,7 @@ use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::store::Store;
+use crate::summarize::Summarizer;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
@@ -38,9 +40,14 @@ enum Slot {
     Nodes,
     NodeContext,
     Timeline,
+    MemoryList,
+    MemoryTokens,
+    MemoryPage,
+    TrimSource,
+    Summary,
 }
 
-const SLOTS: usize = 8;
+const SLOTS: usize = 13;
 
 /// Runs effects against a store, sharing one token count cache between jobs.
 pub struct JobRunner {
@@ -51,6 +58,8 @@ pub struct JobRunner {
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
     memory_bases: memory_bases::MbRunner,
+    /// Writes trim summaries (`[summarizer]` of the config).
+    summarizer: Arc<Summarizer>,
 }
 
 impl JobRunner {
@@ -68,7 +77,12 @@ impl JobRunner {
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             events,
             running: Default::default(),
+            summarizer: Arc::new(Summarizer::Extractive),
         }
+    }
+
+    pub fn set_summarizer(&mut self, summarizer: Summarizer) {
+        self.summarizer = Arc::new(summarizer);
     }
 
     /// Builds a tokenizer off the UI thread, so the first budget does not wait for it.
@@ -230,6 +244,13 @@ impl JobRunner {
                     let _ = events.send(JobEvent::NodeContext { generation, result });
                 }),
             ),
+            Effect::ChatMemory(effect) => {
+                let summarizer = self.summarizer.clone();
+                match chat_memories::spawn(store, cache, events, summarizer, effect) {
+                    (Some(slot), task) => (slot, task),
+                    (None, _) => return,
+                }
+            }
             Effect::LoadTimeline {
                 generation,
                 thread,

@@ -30,6 +30,8 @@ pub enum KeyContext {
     Jobs,
     /// A confirmation popup.
     Confirm,
+    TrimPreview,
+    Form,
 }
 
 impl KeyContext {
@@ -42,7 +44,9 @@ impl KeyContext {
             KeyContext::ChatMemories => "Chat memories",
             KeyContext::MemoryBases => "Memory bases",
             KeyContext::Jobs => "Jobs popup",
+            KeyContext::TrimPreview => "Trim preview",
             KeyContext::Confirm => "Confirmation",
+            KeyContext::Form => "Chat memory form",
         }
     }
 }

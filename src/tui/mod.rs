@@ -72,6 +72,20 @@ impl App {
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = SyncerConfig::from_env(resolved.kb_root.clone());
         let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
+        let configured = &resolved.config.summarizer;
+        match crate::summarize::Summarizer::from_config(configured) {
+            Ok(summarizer) => {
+                state.summarizer = state::trim::SummarizerInfo {
+                    label: summarizer.label(),
+                    offline: summarizer.is_offline(),
+                    default_prompt: configured.default_prompt().map(str::to_owned),
+                };
+                runner.set_summarizer(summarizer);
+            }
+            Err(error) => state.config_warnings.push(format!(
+                "[summarizer]: {error}; using the extractive summarizer"
+            )),
+        }
         runner.preload(state.settings.counter().encoding());
         for effect in start(&mut state) {
             runner.run(effect);

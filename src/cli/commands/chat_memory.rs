@@ -173,7 +173,7 @@ async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
         .transpose()
         .map_err(|e| CliError::failure(format!("--files is not JSON: {e}")))?;
     let counter = trim_counter(context, None, None, None)?;
-    let summarizer = summarizer_from(&args.summarizer)?.unwrap_or(Summarizer::Extractive);
+    let summarizer = summarizer_from(context, &args.summarizer)?.unwrap_or(Summarizer::Extractive);
     let new = NewMessage {
         memory_node_id: &args.node,
         chat_id: &args.chat,

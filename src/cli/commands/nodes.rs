@@ -268,6 +268,30 @@ fn render_context(r: &ContextReport) -> String {
     out
 }
 
+impl From<NodeSource> for ContextSource {
+    fn from(source: NodeSource) -> Self {
+        match source {
+            NodeSource::Files => ContextSource::Files,
+            NodeSource::Outputs => ContextSource::Outputs,
+            NodeSource::Prompts => ContextSource::Prompts,
+        }
+    }
+}
+
+/// One node's context on a conversation's thread at `leaf`, read from `source`.
+pub async fn load_context(
+    context: &Context,
+    store: &crate::store::Store,
+    conversation: &str,
+    node: &str,
+    leaf: Option<&str>,
+    source: ContextSource,
+) -> CliResult<crate::inspect::nodes::NodeContext> {
+    let thread = thread(store, conversation, leaf).await?;
+    let sources = load_node_sources(store, &context.resolved.storage_root, &thread, node).await?;
+    Ok(node_context(&thread, &sources, source))
+}
+
 pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let store = context.open().await?;
     let settings = settings(context, &args.tokens, args.max_tokens)?;
@@ -275,11 +299,7 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let storage_root = &context.resolved.storage_root;
     let sources = load_node_sources(&store, storage_root, &thread, &args.node).await?;
     let executions = load_timeline(&store, storage_root, &thread, &args.node).await?;
-    let source = match args.source {
-        NodeSource::Files => ContextSource::Files,
-        NodeSource::Outputs => ContextSource::Outputs,
-        NodeSource::Prompts => ContextSource::Prompts,
-    };
+    let source = ContextSource::from(args.source);
     let mut cache = CountCache::default();
     let view = NodeContextView::compute(
         node_context(&thread, &sources, source),

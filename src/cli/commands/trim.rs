@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 use crate::cli::Context;
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::config::SummarizerKindConfig;
 use crate::inspect::conversation::load_window;
+use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
     LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
 };
@@ -28,17 +30,37 @@ pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
     }
 }
 
-/// The summarizer the flags ask for; `None` reports the prompt instead of a summary.
-pub fn summarizer_from(args: &SummarizerArgs) -> CliResult<Option<Summarizer>> {
-    Ok(match args.summarizer {
+/// The summarizer the flags ask for, `[summarizer]` of the config filling what they leave
+/// out; `None` reports the prompt instead of a summary.
+pub fn summarizer_from(context: &Context, args: &SummarizerArgs) -> CliResult<Option<Summarizer>> {
+    let configured = &context.resolved.config.summarizer;
+    let kind = args.summarizer.unwrap_or(match configured.kind {
+        SummarizerKindConfig::Extractive => SummarizerKind::Extractive,
+        SummarizerKindConfig::ChatCompletions => SummarizerKind::Openai,
+    });
+    Ok(match kind {
         SummarizerKind::None => None,
         SummarizerKind::Extractive => Some(Summarizer::Extractive),
         SummarizerKind::Openai => {
             let config = ChatCompletionsConfig {
-                base_url: args.summarizer_url.clone(),
-                model: args.summarizer_model.clone(),
-                api_key_env: args.summarizer_key_env.clone(),
-                timeout: std::time::Duration::from_secs(args.summarizer_timeout.max(1)),
+                base_url: args
+                    .summarizer_url
+                    .clone()
+                    .unwrap_or_else(|| configured.base_url.clone()),
+                model: args
+                    .summarizer_model
+                    .clone()
+                    .unwrap_or_else(|| configured.model.clone()),
+                api_key_env: args
+                    .summarizer_key_env
+                    .clone()
+                    .unwrap_or_else(|| configured.api_key_env.clone()),
+                timeout: std::time::Duration::from_secs(
+                    args.summarizer_timeout
+                        .unwrap_or(configured.timeout_seconds)
+                        .max(1),
+                ),
+                max_tokens: Some(configured.max_tokens).filter(|n| *n > 0),
             };
             Some(Summarizer::ChatCompletions(ChatCompletionsClient::new(
                 &config,
@@ -103,6 +125,28 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         return Ok((Source::Messages { label, messages }, None));
     }
     let store = context.open().await?;
+    if let (Some(id), Some(node)) = (&args.conversation, &args.node) {
+        let source = args
+            .node_source
+            .map(ContextSource::from)
+            .unwrap_or_default();
+        let node_context =
+            super::nodes::load_context(context, &store, id, node, args.leaf.as_deref(), source)
+                .await?;
+        if let Some(empty) = &node_context.empty {
+            return Err(CliError {
+                message: format!("node {node} of conversation {id} has no context: {empty}"),
+                code: ExitCode::Failure,
+            });
+        }
+        let messages = node_context
+            .messages
+            .into_iter()
+            .map(|m| m.message)
+            .collect();
+        let label = format!("node {node} of conversation {id}: {}", source.describe());
+        return Ok((Source::Messages { label, messages }, Some(store)));
+    }
     if let Some(id) = &args.conversation {
         let requested = Some(context.resolved.config.history.message_limit);
         let loaded = load_window(&store, id, requested).await?;
@@ -155,12 +199,20 @@ fn trim_options(args: &TrimArgs) -> CliResult<TrimOptions> {
 
 /// The starting policy (flag JSON, the memory's own, or seed 004's defaults) with the flags'
 /// keys laid over it.
-fn policy_from(args: &TrimArgs, source: &Source) -> CliResult<ChatMemoryPolicy> {
-    let base = match (&args.policy, source) {
+fn policy_from(context: &Context, args: &TrimArgs, source: &Source) -> CliResult<ChatMemoryPolicy> {
+    let mut base = match (&args.policy, source) {
         (Some(json), _) => ChatMemoryPolicy::from_json(json)?,
         (None, Source::ChatMemory(loaded)) => loaded.policy.clone(),
         (None, Source::Messages { .. }) => ChatMemoryPolicy::default(),
     };
+    if base.summarization.prompt.is_none() {
+        base.summarization.prompt = context
+            .resolved
+            .config
+            .summarizer
+            .default_prompt()
+            .map(str::to_owned);
+    }
     let mut value = serde_json::to_value(&base)?;
     let mut set = |key: &str, v: Value| {
         value[key] = v;
@@ -324,9 +376,9 @@ async fn plan_for(
             None,
         ));
     }
-    let policy = policy_from(args, source)?;
+    let policy = policy_from(context, args, source)?;
     let planner = session.planner(&policy)?;
-    let plan = match summarizer_from(&args.summarizer)? {
+    let plan = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => crate::summarize::summarize_plan(&planner, planner.plan(), &summarizer)
             .await
             .map_err(TrimInspectError::from)?,
@@ -392,6 +444,9 @@ fn confirm(yes: bool, what: &str) -> CliResult<()> {
 
 async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
     let refuse = |what| CliError::from(TrimInspectError::NotAStoredList(what));
+    if args.node.is_some() {
+        return Err(refuse("a node context"));
+    }
     if args.conversation.is_some() {
         return Err(refuse("a conversation thread"));
     }
@@ -411,7 +466,7 @@ async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
         return Err(refuse("this history"));
     };
     confirm(args.yes, "apply changes the chat memory")?;
-    let policy = policy_from(args, &source)?;
+    let policy = policy_from(context, args, &source)?;
     let counter = trim_counter(
         context,
         args.counter.as_deref(),
@@ -419,7 +474,7 @@ async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
         args.encoding.as_deref(),
     )?;
     let description = crate::memory::trim::MessageCounter::describe(&counter);
-    let summarizer = match summarizer_from(&args.summarizer)? {
+    let summarizer = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => summarizer,
         None if policy.summarization.enabled => {
             return Err(CliError {

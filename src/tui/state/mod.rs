@@ -20,9 +20,14 @@ use crate::store::{ConversationCursor, ConversationSummary};
 
 use super::keymap::{KeyContext, Keymap};
 
+pub mod chat_memories;
+pub mod form;
 pub mod memory_bases;
+pub mod trim;
 
+use chat_memories::{ChatMemoriesState, Confirm, MemoryForm};
 use memory_bases::{JobsState, MemoryBasesState};
+use trim::{SummarizerInfo, TrimState};
 
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;
@@ -413,6 +418,12 @@ pub enum Overlay {
     Prompt(Prompt),
     /// The sync jobs popup.
     Jobs,
+    /// The trim preview ([`AppState::trim`]).
+    Trim,
+    /// A write waiting for yes or no.
+    Confirm(Confirm),
+    /// A chat memory form (add, delete).
+    Form(MemoryForm),
 }
 
 /// The whole state of the TUI.
@@ -426,6 +437,8 @@ pub struct AppState {
     pub conversation: Option<ConversationState>,
     pub settings: Settings,
     pub overlay: Overlay,
+    /// Lines the help popup is scrolled by.
+    pub help_scroll: usize,
     /// The database, password redacted.
     pub database: String,
     pub read_only: bool,
@@ -442,6 +455,10 @@ pub struct AppState {
     pub memory_bases: MemoryBasesState,
     /// Sync jobs, for the jobs popup and the status bar.
     pub jobs: JobsState,
+    pub chat_memories: ChatMemoriesState,
+    /// The trim preview, open over any history.
+    pub trim: Option<TrimState>,
+    pub summarizer: SummarizerInfo,
 }
 
 impl AppState {
@@ -454,6 +471,7 @@ impl AppState {
             conversation: None,
             settings,
             overlay: Overlay::None,
+            help_scroll: 0,
             database,
             read_only,
             config_warnings: Vec::new(),
@@ -464,10 +482,19 @@ impl AppState {
             next_generation: 1,
             memory_bases: MemoryBasesState::default(),
             jobs: JobsState::default(),
+            chat_memories: ChatMemoriesState::default(),
+            trim: None,
+            summarizer: SummarizerInfo::default(),
         }
     }
 
     pub fn key_context(&self) -> KeyContext {
+        match self.overlay {
+            Overlay::Trim => return KeyContext::TrimPreview,
+            Overlay::Confirm(_) => return KeyContext::Confirm,
+            Overlay::Form(_) => return KeyContext::Form,
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) | Overlay::Jobs => {}
+        }
         if let Some(context) = super::update::memory_bases::key_context(self) {
             return context;
         }
@@ -500,7 +527,27 @@ impl AppState {
             });
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
-        self.list.status.is_loading() || conversation_busy || memory_bases_busy
+        self.list.status.is_loading()
+            || conversation_busy
+            || memory_bases_busy
+            || self.chat_memories_busy()
+    }
+
+    fn chat_memories_busy(&self) -> bool {
+        let memories = &self.chat_memories;
+        let tab = self.screen == Screen::ChatMemories
+            && (memories.status.is_loading()
+                || memories
+                    .open
+                    .as_ref()
+                    .is_some_and(|m| m.status.is_loading()));
+        let trim = self.trim.as_ref().is_some_and(|t| {
+            t.status.is_loading()
+                || t.summary_status
+                    .as_ref()
+                    .is_some_and(LoadStatus::is_loading)
+        });
+        tab || trim || memories.writing
     }
 
     /// Warnings in effect: settings, the open conversation's anomalies, its budget, memory-base

@@ -9,6 +9,7 @@ mod jobs;
 mod memory_bases;
 mod nodes;
 mod rows;
+mod trim;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -70,11 +71,17 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         Overlay::Prompt(prompt) => draw_prompt(prompt, theme, frame, bottom),
         _ => draw_hints(state, state.key_context(), theme, frame, bottom),
     }
-    if state.overlay == Overlay::Help {
-        draw_help(state, theme, frame, body);
-    }
-    if state.overlay == Overlay::Jobs {
-        jobs::draw_jobs(state, theme, frame, body);
+    match &state.overlay {
+        Overlay::Help => draw_help(state, theme, frame, body),
+        Overlay::Trim => {
+            if let Some(preview) = &state.trim {
+                trim::draw_overlay(state, preview, theme, frame, body);
+            }
+        }
+        Overlay::Confirm(confirm) => trim::draw_confirm(state, confirm, theme, frame, body),
+        Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
+        Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
+        Overlay::None | Overlay::Prompt(_) => {}
     }
 }
 
@@ -187,20 +194,31 @@ fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.set_cursor_position((area.x + 1 + text.chars().count() as u16, area.y));
 }
 
+/// Width a help column needs for its keys and a readable description.
+const HELP_COLUMN_WIDTH: u16 = 40;
+
 fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
-    // (keys, description) entries; a heading has no keys.
+    // (keys, description) entries; a heading has no keys. The screen's own keys come first.
+    let here = state.key_context();
+    let mut contexts = vec![here, KeyContext::Global];
+    contexts.extend(
+        [
+            KeyContext::Conversations,
+            KeyContext::Conversation,
+            KeyContext::Nodes,
+            KeyContext::ChatMemories,
+            KeyContext::MemoryBases,
+            KeyContext::Jobs,
+            KeyContext::TrimPreview,
+            // Confirmations and forms draw their own keys inside their popups.
+        ]
+        .into_iter()
+        .filter(|context| *context != here),
+    );
+    contexts.dedup();
     let mut entries: Vec<(String, String)> = Vec::new();
-    for context in [
-        KeyContext::Global,
-        KeyContext::Conversations,
-        KeyContext::Conversation,
-        KeyContext::Nodes,
-        KeyContext::ChatMemories,
-        KeyContext::MemoryBases,
-        KeyContext::Jobs,
-        KeyContext::Confirm,
-    ] {
+    for context in contexts {
         entries.push((String::new(), context.title().to_owned()));
         for (keys, desc) in state.keymap.grouped(context) {
             entries.push((keys, desc.to_owned()));
@@ -217,16 +235,28 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     ] {
         entries.push((command.to_owned(), String::new()));
     }
+    // As many columns as the width allows; what the height cannot show scrolls (j/k).
+    let inner_width = area.width.saturating_sub(2);
+    let columns = usize::from((inner_width / HELP_COLUMN_WIDTH).max(1));
+    let rows = entries.len().div_ceil(columns);
+    let height = usize::from(area.height.saturating_sub(2).max(1));
+    let scroll = state.help_scroll.min(rows.saturating_sub(height));
+    let title = if rows > height {
+        format!(
+            " Help: keys from [keys] in config.toml · j/k scroll ({}–{} of {rows}) · esc closes ",
+            scroll + 1,
+            (scroll + height).min(rows)
+        )
+    } else {
+        " Help: keys from [keys] in config.toml · esc closes ".to_owned()
+    };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(" Help: keys from [keys] in config.toml · esc closes ")
+        .title(title)
         .border_style(theme.title);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    // Flow the entries into as many columns as the height needs, each as wide as its keys.
-    let rows = usize::from(inner.height.max(1));
-    let columns = entries.len().div_ceil(rows).max(1);
     let areas =
         Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
     for (chunk, column) in entries.chunks(rows).zip(areas.iter()) {
@@ -237,6 +267,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
             .unwrap_or(0);
         let lines: Vec<Line> = chunk
             .iter()
+            .skip(scroll)
             .map(|(keys, desc)| {
                 if keys.is_empty() {
                     Line::styled(desc.clone(), theme.title)

@@ -14,8 +14,9 @@ use crate::memory::tokens::{CounterKind, Encoding};
 use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
-mod chat_memories;
+pub mod chat_memories;
 pub(crate) mod memory_bases;
+pub mod trim;
 
 pub use memory_bases::{MbEffect, MbEvent, SyncResult};
 
@@ -90,6 +91,8 @@ pub enum Effect {
     },
     /// Memory bases: loads, syncs and writes.
     MemoryBases(MbEffect),
+    /// The chat memories tab and the trim preview.
+    ChatMemory(chat_memories::MemoryEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -135,6 +138,7 @@ pub enum JobEvent {
         result: Result<Timeline, String>,
     },
     MemoryBases(MbEvent),
+    ChatMemory(chat_memories::MemoryJob),
 }
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -185,6 +189,27 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
         }
         return true;
     }
+    // Typing into a form: text fields take every character, number fields digits.
+    if let Overlay::Form(form) = &mut state.overlay
+        && let Some(value) = form.form.focused_value()
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+    {
+        let typed = match key.code {
+            KeyCode::Char(c) => value.type_char(c),
+            KeyCode::Backspace => value.backspace(),
+            _ => false,
+        };
+        if typed {
+            form.error = None;
+            return true;
+        }
+    }
+    if state.overlay == Overlay::Trim
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && trim::type_key(state, key.code, effects)
+    {
+        return true;
+    }
     let action =
         KeyChord::from_event(&key).and_then(|k| state.keymap.lookup(state.key_context(), k));
     match action {
@@ -196,9 +221,17 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
 fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
     state.message = None;
     if state.overlay == Overlay::Help {
+        // The popup clamps the scroll to what its height leaves hidden.
+        let scroll = &mut state.help_scroll;
         match action {
             Action::Quit => state.quit = true,
             Action::ToggleHelp | Action::Back => state.overlay = Overlay::None,
+            Action::Up => *scroll = scroll.saturating_sub(1),
+            Action::Down => *scroll = scroll.saturating_add(1),
+            Action::PageUp => *scroll = scroll.saturating_sub(10),
+            Action::PageDown => *scroll = scroll.saturating_add(10),
+            Action::Top => *scroll = 0,
+            Action::Bottom => *scroll = usize::MAX / 2,
             _ => {}
         }
         return true;
@@ -207,9 +240,30 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         memory_bases::jobs_action(state, action, effects);
         return true;
     }
+    // The trim preview, a confirmation and a form take every key but quit and help.
+    if !matches!(action, Action::Quit | Action::ToggleHelp) {
+        match state.overlay {
+            Overlay::Trim => {
+                trim::action(state, action, effects);
+                return true;
+            }
+            Overlay::Confirm(_) => {
+                chat_memories::confirm_action(state, action, effects);
+                return true;
+            }
+            Overlay::Form(_) => {
+                chat_memories::form_action(state, action, effects);
+                return true;
+            }
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) | Overlay::Jobs => {}
+        }
+    }
     match action {
         Action::Quit => state.quit = true,
-        Action::ToggleHelp => state.overlay = Overlay::Help,
+        Action::ToggleHelp => {
+            state.overlay = Overlay::Help;
+            state.help_scroll = 0;
+        }
         Action::ToggleJobs => memory_bases::open_jobs(state, effects),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
@@ -411,6 +465,7 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         }
         (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
         (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
+        (Action::TrimPreview, _) => trim::open_for_thread(state, effects),
         (Action::NextModel, _) => {
             let settings = &mut state.settings;
             settings.model_index = (settings.model_index + 1) % settings.models.len();
@@ -534,6 +589,10 @@ fn nodes_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>)
         Action::NextSource => {
             nodes.source = nodes.source.next();
             load_node(state, false, effects);
+            return true;
+        }
+        Action::TrimPreview => {
+            trim::open_for_node(state, effects);
             return true;
         }
         Action::Up => nodes.selected.saturating_sub(1),
@@ -917,6 +976,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             }
         }
         JobEvent::MemoryBases(event) => return memory_bases::on_job(state, event, effects),
+        JobEvent::ChatMemory(job) => return chat_memories::on_job(state, job, effects),
     }
     true
 }
@@ -969,7 +1029,7 @@ mod tests {
         }
     }
 
-    fn state() -> AppState {
+    pub(super) fn state() -> AppState {
         AppState::new(
             Keymap::default_keys(),
             settings(),
@@ -1032,11 +1092,11 @@ mod tests {
         }))
     }
 
-    fn key(c: char) -> Event {
+    pub(super) fn key(c: char) -> Event {
         Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
     }
 
-    fn code(code: KeyCode) -> Event {
+    pub(super) fn code(code: KeyCode) -> Event {
         Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
     }
 
@@ -1316,8 +1376,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn budget_keys_move_the_cut_line_without_a_job() {
+    /// The fixture conversation, reloaded, with its budget counted and delivered.
+    pub(super) fn opened_with_budget() -> AppState {
         let mut state = opened();
         let effects = update(&mut state, Event::Action(Action::Refresh));
         let generation = match &effects[..] {
@@ -1340,6 +1400,12 @@ mod tests {
                 result: Ok(Box::new(view)),
             }),
         );
+        state
+    }
+
+    #[test]
+    fn budget_keys_move_the_cut_line_without_a_job() {
+        let mut state = opened_with_budget();
         let before = conversation(&state).budget.clone().unwrap();
         assert_eq!(before.dropped(), 0);
         update(&mut state, Event::Action(Action::BudgetDown));
@@ -1501,11 +1567,17 @@ mod tests {
         update(&mut state, key('?'));
         assert_eq!(state.overlay, Overlay::Help);
         update(&mut state, key('j'));
+        update(&mut state, key('j'));
         assert_eq!(
             state.overlay,
             Overlay::Help,
             "navigation does not close help"
         );
+        assert_eq!(state.help_scroll, 2, "j scrolls the help");
+        update(&mut state, key('k'));
+        assert_eq!(state.help_scroll, 1);
+        update(&mut state, key('g'));
+        assert_eq!(state.help_scroll, 0);
         update(&mut state, code(KeyCode::Esc));
         assert_eq!(state.overlay, Overlay::None);
         update(&mut state, key('?'));

@@ -1,0 +1,242 @@
+//! Jobs of the chat memories tab and the trim preview: reads, counts, the remote summary and
+//! the writes (each write is one transaction in the store).
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use super::{Slot, report};
+use crate::inspect::trim::{
+    NewMessage, TrimCounter, TrimInspectError, add_message, apply_policy, delete_messages,
+    load_memory, row_message,
+};
+use crate::memory::tokens::CountCache;
+use crate::store::Store;
+use crate::summarize::{Summarizer, extractive_plan, summarize_plan};
+use crate::tui::state::chat_memories::Write;
+use crate::tui::update::JobEvent;
+use crate::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
+use crate::tui::update::trim::sessions;
+
+/// Starts `effect`; writes have no slot, so a newer request never aborts one mid-way.
+pub(super) fn spawn(
+    store: Arc<Store>,
+    cache: Arc<Mutex<CountCache>>,
+    events: UnboundedSender<JobEvent>,
+    summarizer: Arc<Summarizer>,
+    effect: MemoryEffect,
+) -> (Option<Slot>, JoinHandle<()>) {
+    let send = move |job: MemoryJob| {
+        let _ = events.send(JobEvent::ChatMemory(job));
+    };
+    match effect {
+        MemoryEffect::LoadList { generation } => (
+            Some(Slot::MemoryList),
+            tokio::spawn(async move {
+                let result = store.list_chat_memories().await.map_err(report);
+                send(MemoryJob::List { generation, result });
+            }),
+        ),
+        MemoryEffect::CountTokens {
+            generation,
+            ids,
+            counter,
+        } => (
+            Some(Slot::MemoryTokens),
+            tokio::spawn(async move {
+                for id in ids {
+                    let loaded = match load_memory(&store, &id).await {
+                        Ok(loaded) => loaded,
+                        Err(error) => {
+                            report(error);
+                            continue;
+                        }
+                    };
+                    let (cache, counter) = (cache.clone(), counter.clone());
+                    let counted = tokio::task::spawn_blocking(move || {
+                        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                        cache.count_list(&counter, &loaded.messages())
+                    })
+                    .await;
+                    let Ok(tokens) = counted else { return };
+                    send(MemoryJob::Tokens {
+                        generation,
+                        tokens: vec![(id, tokens)],
+                    });
+                }
+            }),
+        ),
+        MemoryEffect::LoadPage {
+            generation,
+            id,
+            limit,
+            offset,
+            counter,
+        } => (
+            Some(Slot::MemoryPage),
+            tokio::spawn(async move {
+                let result = async {
+                    let memory = store
+                        .chat_memory(&id)
+                        .await?
+                        .ok_or_else(|| TrimInspectError::UnknownMemory(id.clone()))?;
+                    let rows = store
+                        .chat_memory_messages(&memory.id, Some(limit), offset)
+                        .await?;
+                    let messages: Vec<_> = rows.iter().map(row_message).collect();
+                    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                    let tokens = cache
+                        .count_messages(&counter, &messages)
+                        .iter()
+                        .map(|t| u64::from(t.inner))
+                        .collect();
+                    Ok::<_, TrimInspectError>(MemoryPage {
+                        memory,
+                        rows,
+                        tokens,
+                    })
+                }
+                .await
+                .map_err(report);
+                send(MemoryJob::Page { generation, result });
+            }),
+        ),
+        MemoryEffect::LoadTrimSource {
+            generation,
+            id,
+            counter,
+        } => (
+            Some(Slot::TrimSource),
+            tokio::spawn(async move {
+                let result = match load_memory(&store, &id).await {
+                    Ok(loaded) => tokio::task::spawn_blocking(move || {
+                        let messages = loaded.messages();
+                        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+                        let tokens = crate::inspect::trim::TrimSession::new(
+                            messages.clone(),
+                            TrimCounter::Tokens(counter),
+                            &mut cache,
+                        );
+                        (Arc::new(sessions(tokens, messages)), loaded.policy)
+                    })
+                    .await
+                    .map_err(report),
+                    Err(error) => Err(report(error)),
+                };
+                send(MemoryJob::TrimSource { generation, result });
+            }),
+        ),
+        MemoryEffect::Summarize {
+            generation,
+            sessions,
+            policy,
+            offline,
+        } => (
+            Some(Slot::Summary),
+            tokio::spawn(async move {
+                let result = if offline {
+                    tokio::task::spawn_blocking(move || {
+                        let planner = sessions.tokens.planner(&policy)?;
+                        Ok(extractive_plan(&planner, planner.plan()))
+                    })
+                    .await
+                    .map_err(report)
+                    .and_then(|r: Result<_, crate::memory::trim::TrimError>| r.map_err(report))
+                } else {
+                    match sessions.tokens.planner(&policy) {
+                        Ok(planner) => summarize_plan(&planner, planner.plan(), &summarizer)
+                            .await
+                            .map_err(report),
+                        Err(error) => Err(report(error)),
+                    }
+                };
+                send(MemoryJob::Summary { generation, result });
+            }),
+        ),
+        MemoryEffect::Write { write, counter } => (
+            None,
+            tokio::spawn(async move {
+                let memory_id = write.memory_id().to_owned();
+                let result = run_write(&store, &summarizer, write, TrimCounter::Tokens(counter))
+                    .await
+                    .map_err(report);
+                send(MemoryJob::Written { memory_id, result });
+            }),
+        ),
+    }
+}
+
+/// Carries a confirmed write out; the text says what changed.
+async fn run_write(
+    store: &Store,
+    summarizer: &Summarizer,
+    write: Write,
+    counter: TrimCounter,
+) -> Result<String, TrimInspectError> {
+    let loaded = load_memory(store, write.memory_id()).await?;
+    let label = loaded.memory.label.clone();
+    Ok(match write {
+        Write::ApplyTrim { policy, .. } => {
+            let applied =
+                apply_policy(store, &loaded, &policy, counter, summarizer, "trim").await?;
+            match applied.change_id {
+                Some(change) => format!(
+                    "trimmed {label}: {} removed, {} modified (change {}); u undoes it",
+                    applied.plan.removed().count(),
+                    applied.plan.modified().count(),
+                    short(&change)
+                ),
+                None => format!("{label}: the trim changed nothing"),
+            }
+        }
+        Write::Undo { .. } => match store.undo_chat_memory_change(&loaded.memory.id).await? {
+            Some(change) => format!(
+                "undid {} {} of {label}: messages restored",
+                change.action,
+                short(&change.id)
+            ),
+            None => format!("nothing to undo in {label}"),
+        },
+        Write::Delete { scope, roles, .. } => {
+            match delete_messages(store, &loaded, scope, &roles).await? {
+                Some((change, count)) => format!(
+                    "deleted {count} messages from {label} (change {}); u undoes it",
+                    short(&change)
+                ),
+                None => format!("no messages of {label} matched the delete"),
+            }
+        }
+        Write::Add {
+            role,
+            content,
+            files,
+            ..
+        } => {
+            let new = NewMessage {
+                memory_node_id: &loaded.memory.memory_node_id,
+                chat_id: &loaded.memory.chat_id,
+                role,
+                content: &content,
+                files,
+                workflow_request_id: None,
+                label: &loaded.memory.label,
+                new_policy: &loaded.memory.policy,
+            };
+            let added = add_message(store, &new, counter, summarizer).await?;
+            let trimmed = added.trim.plan.removed().count();
+            if added.trim.change_id.is_some() {
+                format!(
+                    "added message {} to {label}; its policy trimmed {trimmed}",
+                    added.seq
+                )
+            } else {
+                format!("added message {} to {label}", added.seq)
+            }
+        }
+    })
+}
+
+fn short(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}

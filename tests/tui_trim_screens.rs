@@ -1,0 +1,349 @@
+//! The chat memories tab and the trim preview drawn into a TestBackend at two sizes, compared
+//! with insta snapshots; the state is driven through `update` with job results delivered by hand.
+
+use std::sync::Arc;
+
+use chrono::NaiveDateTime;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::inspect::trim::{TrimCounter, TrimSession, row_message};
+use memscope::memory::model::{PromptMessage, ToolCall};
+use memscope::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
+use memscope::memory::trim::ChatMemoryPolicy;
+use memscope::store::ChatMemorySummary;
+use memscope::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
+use memscope::tui::keymap::Keymap;
+use memscope::tui::state::{AppState, Overlay, Settings};
+use memscope::tui::theme::Theme;
+use memscope::tui::ui;
+use memscope::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
+use memscope::tui::update::trim::sessions;
+use memscope::tui::update::{Effect, Event, JobEvent, update};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Modifier;
+
+const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
+
+const POLICY: &str = r#"{"limit_type":"messages","max_messages":9,"strategy":"drop_middle",
+    "keep_first":2,"clear_tool_results":true,"summarization":{"enabled":true}}"#;
+
+fn id(n: u32) -> String {
+    format!("{n:08x}-0000-4000-8000-000000000000")
+}
+
+fn time() -> NaiveDateTime {
+    chrono::DateTime::from_timestamp(1_750_000_000, 0)
+        .unwrap()
+        .naive_utc()
+}
+
+fn settings() -> Settings {
+    Settings {
+        models: vec!["gpt-4o".to_owned()],
+        model_index: 0,
+        counter: CounterKind::Raw,
+        encoding: Some(Encoding::Cl100kBase),
+        budget: 2000,
+        message_limit: 0,
+        app_window: true,
+    }
+}
+
+fn counter() -> TokenCounter {
+    TokenCounter::with_encoding(CounterKind::Raw, Encoding::Cl100kBase)
+}
+
+fn memories() -> Vec<ChatMemorySummary> {
+    let summary = |n: u32, label: &str, chat: &str, policy: &str, count: i64| ChatMemorySummary {
+        id: id(n),
+        memory_node_id: id(100 + n),
+        chat_id: chat.to_owned(),
+        label: label.to_owned(),
+        policy: policy.to_owned(),
+        created_at: time(),
+        updated_at: time(),
+        message_count: count,
+    };
+    vec![
+        summary(1, "Support Chat History", "user-1042-session-7", POLICY, 12),
+        summary(
+            2,
+            "Session Context",
+            "ext-chat-8812",
+            r#"{"trim_mode":"threshold","trigger":500,"target":100}"#,
+            480,
+        ),
+    ]
+}
+
+/// A support chat with a tool call and its result near the end.
+fn rows() -> Vec<ChatMemoryMessageRow> {
+    let texts = [
+        ("user", "Hi, my order 1042 arrived damaged."),
+        (
+            "assistant",
+            "Sorry to hear that. Can you send a photo of the box?",
+        ),
+        (
+            "user",
+            "Here it is. The corner is crushed and the lamp inside is cracked.",
+        ),
+        (
+            "assistant",
+            "Thanks. I can offer a refund or a replacement.",
+        ),
+        ("user", "A replacement please, to the same address in Lyon."),
+        (
+            "assistant",
+            "Noted: replacement to Lyon. It ships within two days.",
+        ),
+        ("user", "Can you also check order 1043?"),
+        ("assistant", ""),
+        (
+            "tool",
+            "{\"order\":1043,\"status\":\"shipped\",\"carrier\":\"DHL\",\"eta\":\"Friday\"}",
+        ),
+        (
+            "assistant",
+            "Order 1043 shipped with DHL and arrives Friday.",
+        ),
+        ("user", "Great, thanks!"),
+        ("assistant", "You're welcome. Anything else?"),
+    ];
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, (role, text))| ChatMemoryMessageRow {
+            id: id(1000 + i as u32),
+            chat_memory_id: id(1),
+            seq: i as i64,
+            role: (*role).to_owned(),
+            content: serde_json::json!(text).to_string(),
+            tool_calls: (i == 7).then(|| {
+                serde_json::to_string(&[ToolCall {
+                    id: "call_1".into(),
+                    name: "order_status".into(),
+                    arguments: "{\"order\":1043}".into(),
+                }])
+                .unwrap()
+            }),
+            tool_call_id: (i == 8).then(|| "call_1".to_owned()),
+            files: (i == 2).then(|| {
+                r#"[{"url":"https://f.example/box.jpg","file_name":"box.jpg","content_type":"image/jpeg"}]"#
+                    .to_owned()
+            }),
+            workflow_request_id: Some(format!("request-{}", i / 2)),
+            is_summary: false,
+            created_at: time(),
+        })
+        .collect()
+}
+
+fn deliver(state: &mut AppState, job: MemoryJob) -> Vec<Effect> {
+    update(state, Event::Job(JobEvent::ChatMemory(job)))
+}
+
+fn press(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
+    update(state, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// The tab with its list and tokens loaded.
+fn list_loaded() -> AppState {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite:///data/memscope.db".to_owned(),
+        false,
+    );
+    state.list.status = memscope::tui::state::LoadStatus::Loaded;
+    press(&mut state, KeyCode::Char('2'));
+    let generation = state.chat_memories.generation;
+    let effects = deliver(
+        &mut state,
+        MemoryJob::List {
+            generation,
+            result: Ok(memories()),
+        },
+    );
+    let Some(Effect::ChatMemory(MemoryEffect::CountTokens { generation, .. })) = effects.first()
+    else {
+        panic!("{effects:?}")
+    };
+    let generation = *generation;
+    deliver(
+        &mut state,
+        MemoryJob::Tokens {
+            generation,
+            tokens: vec![(id(1), 214), (id(2), 9_870)],
+        },
+    );
+    state
+}
+
+fn memory_open() -> AppState {
+    let mut state = list_loaded();
+    let effects = press(&mut state, KeyCode::Enter);
+    let [Effect::ChatMemory(MemoryEffect::LoadPage { generation, .. })] = effects[..] else {
+        panic!("{effects:?}")
+    };
+    let rows = rows();
+    let messages: Vec<PromptMessage> = rows.iter().map(row_message).collect();
+    let tokens = CountCache::default()
+        .count_messages(&counter(), &messages)
+        .iter()
+        .map(|t| u64::from(t.inner))
+        .collect();
+    let memory = ChatMemoryRow {
+        id: id(1),
+        memory_node_id: id(101),
+        chat_id: "user-1042-session-7".to_owned(),
+        label: "Support Chat History".to_owned(),
+        policy: POLICY.to_owned(),
+        created_at: time(),
+        updated_at: time(),
+    };
+    deliver(
+        &mut state,
+        MemoryJob::Page {
+            generation,
+            result: Ok(MemoryPage {
+                memory,
+                rows,
+                tokens,
+            }),
+        },
+    );
+    state
+}
+
+/// `T` on the open memory, and its list delivered counted.
+fn open_preview(state: &mut AppState) {
+    let effects = press(state, KeyCode::Char('T'));
+    let [Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. })] = effects[..] else {
+        panic!("{effects:?}")
+    };
+    let messages: Vec<PromptMessage> = rows().iter().map(row_message).collect();
+    let tokens = TrimSession::new(
+        messages.clone(),
+        TrimCounter::Tokens(counter()),
+        &mut CountCache::default(),
+    );
+    deliver(
+        state,
+        MemoryJob::TrimSource {
+            generation,
+            result: Ok((
+                Arc::new(sessions(tokens, messages)),
+                ChatMemoryPolicy::from_json(POLICY).unwrap(),
+            )),
+        },
+    );
+}
+
+fn previewing() -> AppState {
+    let mut state = memory_open();
+    open_preview(&mut state);
+    state
+}
+
+fn render(state: &AppState, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| ui::draw(state, &Theme::monochrome(), frame))
+        .unwrap();
+    terminal
+}
+
+fn snapshot(name: &str, state: &AppState) {
+    for (width, height) in SIZES {
+        let terminal = render(state, width, height);
+        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
+    }
+}
+
+#[test]
+fn chat_memories_list() {
+    snapshot("chat_memories_list", &list_loaded());
+}
+
+#[test]
+fn chat_memory_messages_page() {
+    snapshot("chat_memory_messages_page", &memory_open());
+}
+
+#[test]
+fn trim_preview_drop_middle_with_summary() {
+    let state = previewing();
+    let trim = state.trim.as_ref().unwrap();
+    let Some(Ok(plan)) = &trim.plan else {
+        panic!("{:?}", trim.plan)
+    };
+    assert!(plan.removed().count() > 0 && plan.modified().count() > 0);
+    assert!(plan.summary.as_ref().unwrap().text.is_some());
+    snapshot("trim_preview_drop_middle_summary", &state);
+    // Removed messages are struck through, not only marked.
+    let terminal = render(&state, 120, 32);
+    let buffer = terminal.backend().buffer();
+    let struck = (0..buffer.area.height).any(|y| {
+        let line: String = (0..buffer.area.width)
+            .map(|x| buffer[(x, y)].symbol())
+            .collect();
+        line.contains("over the limit")
+            && (0..buffer.area.width)
+                .any(|x| buffer[(x, y)].modifier.contains(Modifier::CROSSED_OUT))
+    });
+    assert!(struck, "a removed row is drawn CROSSED_OUT");
+}
+
+#[test]
+fn trim_apply_confirmation() {
+    let mut state = previewing();
+    assert!(press(&mut state, KeyCode::Char('A')).is_empty());
+    assert!(matches!(state.overlay, Overlay::Confirm(_)));
+    snapshot("trim_apply_confirmation", &state);
+}
+
+#[test]
+fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
+    let mut state = memory_open();
+    state.summarizer.offline = false;
+    state.summarizer.label = "gpt-4o-mini via https://api.openai.com/v1/chat/completions".into();
+    open_preview(&mut state);
+    let text = render(&state, 120, 32).backend().to_string();
+    assert!(
+        text.contains("Prompt that would be sent to gpt-4o-mini"),
+        "{text}"
+    );
+    assert!(text.contains("summary pending: S asks"), "{text}");
+    snapshot("trim_preview_remote_prompt", &state);
+}
+
+#[test]
+fn delete_form_and_its_confirmation() {
+    let mut state = memory_open();
+    press(&mut state, KeyCode::Char('d'));
+    snapshot("chat_memory_delete_form", &state);
+    press(&mut state, KeyCode::Enter);
+    snapshot("chat_memory_delete_confirmation", &state);
+}
+
+#[test]
+fn chat_memories_loading_and_error_states() {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite:///data/memscope.db".to_owned(),
+        true,
+    );
+    press(&mut state, KeyCode::Char('2'));
+    snapshot("chat_memories_loading", &state);
+    let generation = state.chat_memories.generation;
+    deliver(
+        &mut state,
+        MemoryJob::List {
+            generation,
+            result: Err("no such table: chat_memories".to_owned()),
+        },
+    );
+    snapshot("chat_memories_error", &state);
+}
