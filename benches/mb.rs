@@ -7,7 +7,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memscope::kb::embedder::HashingEmbedder;
-use memscope::kb::store::{ChunkRecord, VectorStore};
+use memscope::kb::store::{ChunkRecord, KbLocation, VectorStore};
 use memscope::memory::memory_base::{MessagePosition, ThresholdUnit};
 use memscope::store::Store;
 use memscope::store::memory_bases::{MemoryBaseInfo, NewMemoryBase};
@@ -168,7 +168,9 @@ fn search(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let embedder = HashingEmbedder::default();
     let store = runtime.block_on(async {
-        let store = VectorStore::open_or_create(dir.path(), 384).await.unwrap();
+        let store = VectorStore::open_or_create(&KbLocation::embedded(dir.path()), 384)
+            .await
+            .unwrap();
         for start in (0..SEARCHED).step_by(10_000) {
             let chunks: Vec<ChunkRecord> = (start..start + 10_000)
                 .map(|n| ChunkRecord {

@@ -130,7 +130,7 @@ pub async fn search<E: Embedder>(
     session_id: Option<&str>,
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
-    let Some(store) = VectorStore::open_existing(&syncer.kb_path(base)?).await? else {
+    let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());
     };
     let mut vectors = syncer.embedder.embed(&[query.to_owned()]).await?;
