@@ -12,8 +12,11 @@
 //! [`crate::inspect::memory_bases`] to list bases, sessions and jobs.
 
 pub mod capture;
+pub mod config;
 mod ingest;
 pub mod watch;
+
+pub use config::{MbOverrides, MbSettings, syncer_from_config};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -61,6 +64,11 @@ pub enum SyncError {
         configured: String,
         offered: String,
     },
+    #[error(
+        "embedding model {0} needs an embeddings server: set embeddings_url in [memory_bases] \
+         of config.toml, MEMSCOPE_EMBEDDINGS_URL or --embeddings-url"
+    )]
+    NoEmbeddingsServer(String),
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]

@@ -10,14 +10,13 @@ use crate::cli::args::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchA
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
 use crate::cli::{Context, read_input};
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
-use crate::kb::embedder::{AnyEmbedder, Embedder, HASHING_MODEL, HashingEmbedder};
-use crate::kb::openai::{API_KEY_ENV, OpenAiConfig, OpenAiEmbedder};
+use crate::kb::embedder::{Embedder, HASHING_MODEL};
 use crate::memory::memory_base::{ThresholdUnit, kb_name};
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate, NewMemoryBase};
 use crate::sync::capture::CapturedMessage;
 use crate::sync::watch::WatchEvent;
-use crate::sync::{CancelFlag, SyncError, SyncOutcome, SyncSettings, Syncer, Trigger};
+use crate::sync::{CancelFlag, MbSettings, SyncError, SyncOutcome, Syncer, Trigger};
 
 impl From<UnitArg> for ThresholdUnit {
     fn from(unit: UnitArg) -> Self {
@@ -40,42 +39,15 @@ fn sync_failed(error: SyncError) -> CliError {
     }
 }
 
-/// The embedder a memory base was created with: hashing, or the embeddings server.
-fn embedder_for(model: &str, args: &SyncArgs) -> CliResult<AnyEmbedder> {
-    if model.is_empty() || model == HASHING_MODEL {
-        return Ok(AnyEmbedder::Hashing(HashingEmbedder::default()));
-    }
-    let base_url = args.embeddings_url.clone().ok_or_else(|| {
-        CliError::failure(format!(
-            "embedding model {model} needs an embeddings server: set --embeddings-url or \
-             MEMSCOPE_EMBEDDINGS_URL"
-        ))
-    })?;
-    let embedder = OpenAiEmbedder::new(OpenAiConfig {
-        base_url,
-        model: model.to_owned(),
-        dimension: args.embeddings_dimension,
-        api_key: std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty()),
-        batch_size: args.embeddings_batch,
-        timeout: Duration::from_secs(args.embeddings_timeout),
-        retries: 3,
-    })?;
-    Ok(AnyEmbedder::OpenAi(embedder))
-}
-
-fn settings(context: &Context, args: &SyncArgs) -> SyncSettings {
-    SyncSettings {
-        lease: Duration::from_secs(args.lease_secs.max(1)),
-        ..SyncSettings::new(context.resolved.kb_root.clone())
-    }
+/// `[memory_bases]` of the configuration with the command line's overrides.
+fn mb_settings(context: &Context, args: &SyncArgs) -> MbSettings {
+    MbSettings::from_config(&context.resolved).with(&args.overrides())
 }
 
 fn syncer_for(context: &Context, store: &Store, model: &str, args: &SyncArgs) -> CliResult<Syncer> {
-    Ok(Syncer::new(
-        store.clone(),
-        embedder_for(model, args)?,
-        settings(context, args),
-    ))
+    mb_settings(context, args)
+        .syncer(store.clone(), model)
+        .map_err(sync_failed)
 }
 
 async fn resolve(
@@ -132,7 +104,11 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                     "the flow's owner already has a memory base named {name:?}"
                 )));
             }
-            let embedder = embedder_for(embedding_model, sync_args)?;
+            let settings = mb_settings(context, sync_args);
+            let model = embedding_model
+                .clone()
+                .unwrap_or_else(|| settings.embedding_model.clone());
+            let embedder = settings.embedder(&model).map_err(sync_failed)?;
             let id = uuid::Uuid::new_v4();
             store
                 .create_memory_base(&NewMemoryBase {
@@ -655,7 +631,13 @@ pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {
         })?;
         return Ok(ExitCode::Ok);
     }
-    let interval = Duration::from_secs(args.interval.max(1));
+    let interval = args
+        .interval
+        .map_or(
+            mb_settings(context, &args.sync).watch_interval,
+            Duration::from_secs,
+        )
+        .max(Duration::from_secs(1));
     loop {
         for event in watch_pass(context, &store, args).await? {
             let line = if json {
