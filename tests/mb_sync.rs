@@ -194,6 +194,23 @@ db_tests! {
         assert_eq!(VectorStore::open_existing(&kb).await.unwrap().unwrap().stats().await.unwrap().chunks, 10);
     }
 
+    async fn a_deleted_cursor_message_does_not_count_messages_twice(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 10, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        // The cursor's message goes (a trim, a delete): the next job reads the session from the
+        // start again, and the messages it already ingested must not be counted again.
+        db.execute(&format!("DELETE FROM message WHERE id = '{}'", id(10))).await;
+        messages(&f.store, "s1", 20, 2, 100).await;
+        let SyncOutcome::Completed(report) = manual(&syncer, &f.base, "s1").await.unwrap() else { panic!() };
+        assert_eq!(report.messages, 11, "9 read again and 2 new");
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.total_processed, 12, "10 before and the 2 new ones");
+        assert_eq!(session.ingestion_records, 11, "the deleted message's record went with it");
+        assert!(f.kb_chunks_per_message().await.iter().all(|(_, n)| *n == 1), "no chunk twice");
+    }
+
     async fn pending_counts_follow_the_threshold_unit(db) {
         let f = Fixture::new(&db, 3, ThresholdUnit::Messages).await;
         messages(&f.store, "s1", 1, 10, 0).await;

@@ -7,7 +7,7 @@
 
 use sqlx::{AssertSqlSafe, PgPool, Row};
 
-use super::store::{ChunkRecord, Column, SearchHit, StoreStats, VectorStoreError};
+use super::store::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
 
 /// Chunks written per statement.
 const UPSERT_BATCH: usize = 1000;
@@ -307,12 +307,12 @@ impl PgVectors {
     ) -> Result<Vec<SearchHit>, VectorStoreError> {
         let schema = &self.vector_schema;
         let sql = format!(
-            "SELECT chunk_id, message_id, session_id, content, metadata::text, \
+            "SELECT chunk_id, message_id, session_id, content, metadata::text AS metadata, \
              (embedding OPERATOR({schema}.<=>) $2::{schema}.vector)::float8 AS distance \
              FROM memscope_kb_chunk WHERE kb = $1 AND ($3::text IS NULL OR session_id = $3) \
              ORDER BY distance, chunk_id LIMIT $4"
         );
-        let rows = sqlx::query(AssertSqlSafe(sql))
+        let rows: Vec<HitRow> = sqlx::query_as(AssertSqlSafe(sql))
             .bind(&self.kb)
             .bind(vector_text(query))
             .bind(session_id)
@@ -320,20 +320,7 @@ impl PgVectors {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.failed(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let metadata: String = row.get(4);
-                SearchHit {
-                    chunk_id: row.get(0),
-                    message_id: row.get(1),
-                    session_id: row.get(2),
-                    content: row.get(3),
-                    metadata: serde_json::from_str(&metadata).unwrap_or(serde_json::Value::Null),
-                    distance: row.get(5),
-                }
-            })
-            .collect())
+        Ok(rows.into_iter().map(SearchHit::from).collect())
     }
 
     /// The pool is the memory database's own: nothing to close.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::store::{ChunkRecord, Column, SearchHit, StoreStats, VectorStoreError};
+use super::store::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
 
 /// The vector store's file inside the KB directory.
 pub const STORE_FILE: &str = "vectors.sqlite3";
@@ -327,7 +327,7 @@ impl SqliteVectors {
              FROM coarse JOIN chunk c ON c.rowid = coarse.rowid \
              ORDER BY distance, c.chunk_id LIMIT ?5"
         );
-        let rows = sqlx::query(AssertSqlSafe(sql))
+        let rows: Vec<HitRow> = sqlx::query_as(AssertSqlSafe(sql))
             .bind(quantize(query))
             .bind(candidates(top_k) as i64)
             .bind(session_id)
@@ -336,20 +336,7 @@ impl SqliteVectors {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.failed(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let metadata: String = row.get(4);
-                SearchHit {
-                    chunk_id: row.get(0),
-                    message_id: row.get(1),
-                    session_id: row.get(2),
-                    content: row.get(3),
-                    metadata: serde_json::from_str(&metadata).unwrap_or(serde_json::Value::Null),
-                    distance: row.get(5),
-                }
-            })
-            .collect())
+        Ok(rows.into_iter().map(SearchHit::from).collect())
     }
 
     pub async fn close(self) {

@@ -108,6 +108,30 @@ pub struct SearchHit {
     pub distance: f64,
 }
 
+/// A search result row as both stores select it (`metadata` as JSON text).
+#[derive(sqlx::FromRow)]
+pub(super) struct HitRow {
+    chunk_id: String,
+    message_id: String,
+    session_id: String,
+    content: String,
+    metadata: String,
+    distance: f64,
+}
+
+impl From<HitRow> for SearchHit {
+    fn from(row: HitRow) -> SearchHit {
+        SearchHit {
+            metadata: serde_json::from_str(&row.metadata).unwrap_or(serde_json::Value::Null),
+            chunk_id: row.chunk_id,
+            message_id: row.message_id,
+            session_id: row.session_id,
+            content: row.content,
+            distance: row.distance,
+        }
+    }
+}
+
 /// What the store holds, for `embedding_metadata.json` and mismatch checks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct StoreStats {
