@@ -1,12 +1,16 @@
-//! The embedded vector store: one SQLite file per KB. A plain `chunk` table holds each chunk's
-//! text, metadata and float32 vector; a sqlite-vec `vec0` table holds the same vector quantized
-//! to int8 (a quarter of the bytes) with the chunk's session as a metadata column.
+//! The embedded vector store: one SQLite file per KB. A `chunk` table holds each chunk's text,
+//! metadata and float32 vector; `code_block` holds the same vectors quantized to int8
+//! (normalised, ×127), [`BLOCK`] to a row, contiguous, with the chunk rowid of each slot (0: a
+//! free slot).
 //!
-//! Search is two-step: a brute-force scan of the int8 vectors by L1 distance, which sqlite-vec
-//! computes with integer arithmetic the compiler vectorizes, keeps the best candidates
-//! ([`candidates`]); their float32 vectors are then rescored by exact cosine distance. The
-//! float scan it replaces read four times the bytes and ran one dependent floating-point chain
-//! per vector (154 ms for 100,000 chunks under load; see `assets/memory-bases.md`).
+//! A search reads the blocks (a quarter of the float32 bytes, a few large rows), ranks every
+//! slot by its integer dot product with the quantized query (integer sums the compiler
+//! vectorizes), and rescores the best [`candidates`] by exact cosine distance on their float32
+//! vectors with sqlite-vec's `vec_distance_cosine`. A session-filtered search is exact: the
+//! session's chunks are few and indexed. sqlite-vec's own `vec0` scan, which this replaces,
+//! computed each distance as one dependent floating-point chain, and its top-k selection costs
+//! k passes over every 1,024 rows (154–248 ms for 100,000 chunks under load; see
+//! `assets/memory-bases.md`).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -21,9 +25,12 @@ use super::store::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorSto
 /// The vector store's file inside the KB directory.
 pub const STORE_FILE: &str = "vectors.sqlite3";
 
-/// The layout this code writes: 2 = int8 `vec0` index plus float32 vectors in `chunk`. Version 1
-/// (a float32 `vec0` table) is read as a store to regenerate.
-const FORMAT: &str = "2";
+/// The layout this code writes: 3 = float32 vectors in `chunk`, int8 codes in `code_block`.
+/// Version 1 (a float32 `vec0` table, no `format` row) is read as a store to regenerate.
+const FORMAT: &str = "3";
+
+/// Slots per `code_block` row.
+pub const BLOCK: usize = 1024;
 
 /// Makes sqlite-vec part of every SQLite connection this process opens (sqlx's included).
 pub fn register_sqlite_vec() {
@@ -45,9 +52,10 @@ pub fn register_sqlite_vec() {
 }
 
 /// How many int8 candidates are rescored for a top-`k` search: enough that quantization (a step
-/// of 1/127 per component) cannot push a true neighbour out; `tests` and the bench check recall.
+/// of 1/127 per component) does not push a true neighbour out; a test checks recall against an
+/// exact scan.
 pub fn candidates(top_k: usize) -> usize {
-    (top_k * 20).clamp(200, 4096)
+    (top_k * 20).max(200)
 }
 
 fn as_blob(vector: &[f32]) -> Vec<u8> {
@@ -188,15 +196,19 @@ impl SqliteVectors {
                  metadata TEXT NOT NULL,
                  words INTEGER NOT NULL,
                  characters INTEGER NOT NULL,
-                 embedding BLOB NOT NULL
+                 embedding BLOB NOT NULL,
+                 slot INTEGER NOT NULL
              );
              CREATE INDEX chunk_job_id ON chunk (job_id);
              CREATE INDEX chunk_message_id ON chunk (message_id);
              CREATE INDEX chunk_session_id ON chunk (session_id);
-             CREATE VIRTUAL TABLE chunk_vec USING vec0(\
-                 embedding int8[{}] distance_metric=cosine, session_id text);
+             CREATE TABLE code_block (
+                 block INTEGER PRIMARY KEY,
+                 rowids BLOB NOT NULL,
+                 codes BLOB NOT NULL
+             );
              INSERT INTO kb_info (key, value) VALUES ('format', '{FORMAT}'), ('dimension', '{}');",
-            self.dimension, self.dimension
+            self.dimension
         );
         sqlx::raw_sql(AssertSqlSafe(ddl))
             .execute(&mut *tx)
@@ -211,14 +223,25 @@ impl SqliteVectors {
 
     pub async fn upsert(&self, chunks: &[ChunkRecord]) -> Result<(), VectorStoreError> {
         let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
+        let mut blocks = Blocks::new(self.dimension);
+        // The slot after the last one written: the last block's end.
+        let mut next_slot: i64 = sqlx::query_scalar(
+            "SELECT coalesce((SELECT block * ? + length(rowids) / 8 FROM code_block \
+             ORDER BY block DESC LIMIT 1), 0)",
+        )
+        .bind(BLOCK as i64)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| self.failed(e))?;
         for chunk in chunks {
-            let rowid: i64 = sqlx::query_scalar(
+            // A chunk written again keeps its row and slot.
+            let (rowid, slot): (i64, i64) = sqlx::query_as(
                 "INSERT INTO chunk (chunk_id, message_id, session_id, job_id, content, metadata, \
-                 words, characters, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 words, characters, embedding, slot) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
                  ON CONFLICT (chunk_id) DO UPDATE SET job_id = excluded.job_id, \
                  content = excluded.content, metadata = excluded.metadata, \
                  words = excluded.words, characters = excluded.characters, \
-                 embedding = excluded.embedding RETURNING rowid",
+                 embedding = excluded.embedding RETURNING rowid, slot",
             )
             .bind(&chunk.chunk_id)
             .bind(&chunk.message_id)
@@ -229,25 +252,19 @@ impl SqliteVectors {
             .bind(chunk.words())
             .bind(chunk.characters())
             .bind(as_blob(&chunk.embedding))
+            .bind(next_slot)
             .fetch_one(&mut *tx)
             .await
             .map_err(|e| self.failed(e))?;
-            // vec0 has no upsert.
-            sqlx::query("DELETE FROM chunk_vec WHERE rowid = ?")
-                .bind(rowid)
-                .execute(&mut *tx)
+            if slot == next_slot {
+                next_slot += 1;
+            }
+            blocks
+                .set(&mut tx, slot, rowid, &quantize(&chunk.embedding))
                 .await
                 .map_err(|e| self.failed(e))?;
-            sqlx::query(
-                "INSERT INTO chunk_vec (rowid, embedding, session_id) VALUES (?, vec_int8(?), ?)",
-            )
-            .bind(rowid)
-            .bind(quantize(&chunk.embedding))
-            .bind(&chunk.session_id)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.failed(e))?;
         }
+        blocks.write(&mut tx).await.map_err(|e| self.failed(e))?;
         tx.commit().await.map_err(|e| self.failed(e))
     }
 
@@ -258,26 +275,25 @@ impl SqliteVectors {
     ) -> Result<u64, VectorStoreError> {
         let column = column.name();
         let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
-        let rowids: Vec<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
-            "SELECT rowid FROM chunk WHERE {column} = ?"
+        let slots: Vec<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
+            "DELETE FROM chunk WHERE {column} = ? RETURNING slot"
         )))
         .bind(value)
         .fetch_all(&mut *tx)
         .await
         .map_err(|e| self.failed(e))?;
-        for rowid in &rowids {
-            for table in ["chunk_vec", "chunk"] {
-                sqlx::query(AssertSqlSafe(format!(
-                    "DELETE FROM {table} WHERE rowid = ?"
-                )))
-                .bind(rowid)
-                .execute(&mut *tx)
+        // Freed slots stay empty; regenerate compacts.
+        let mut blocks = Blocks::new(self.dimension);
+        let empty = vec![0u8; self.dimension];
+        for &slot in &slots {
+            blocks
+                .set(&mut tx, slot, 0, &empty)
                 .await
                 .map_err(|e| self.failed(e))?;
-            }
         }
+        blocks.write(&mut tx).await.map_err(|e| self.failed(e))?;
         tx.commit().await.map_err(|e| self.failed(e))?;
-        Ok(rowids.len() as u64)
+        Ok(slots.len() as u64)
     }
 
     pub async fn stats(&self) -> Result<StoreStats, VectorStoreError> {
@@ -311,36 +327,138 @@ impl SqliteVectors {
         top_k: usize,
         session_id: Option<&str>,
     ) -> Result<Vec<SearchHit>, VectorStoreError> {
+        const COLUMNS: &str = "SELECT chunk_id, message_id, session_id, content, metadata, \
+             vec_distance_cosine(embedding, ?1) AS distance FROM chunk";
         if top_k == 0 {
             return Ok(Vec::new());
         }
-        let session_filter = if session_id.is_some() {
-            " AND session_id = ?3"
-        } else {
-            ""
-        };
-        let sql = format!(
-            "WITH coarse AS (SELECT rowid FROM chunk_vec \
-             WHERE embedding MATCH vec_int8(?1) AND k = ?2{session_filter}) \
-             SELECT c.chunk_id, c.message_id, c.session_id, c.content, c.metadata, \
-             vec_distance_cosine(c.embedding, ?4) AS distance \
-             FROM coarse JOIN chunk c ON c.rowid = coarse.rowid \
-             ORDER BY distance, c.chunk_id LIMIT ?5"
-        );
-        let rows: Vec<HitRow> = sqlx::query_as(AssertSqlSafe(sql))
-            .bind(quantize(query))
-            .bind(candidates(top_k) as i64)
-            .bind(session_id)
-            .bind(as_blob(query))
-            .bind(top_k as i64)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.failed(e))?;
+        let rows: Vec<HitRow> = match session_id {
+            Some(session) => {
+                sqlx::query_as(AssertSqlSafe(format!(
+                    "{COLUMNS} WHERE session_id = ?2 ORDER BY distance, chunk_id LIMIT ?3"
+                )))
+                .bind(as_blob(query))
+                .bind(session)
+                .bind(top_k as i64)
+                .fetch_all(&self.pool)
+                .await
+            }
+            None => {
+                let rowids = self.nearest_codes(query, candidates(top_k)).await?;
+                sqlx::query_as(AssertSqlSafe(format!(
+                    "{COLUMNS} WHERE rowid IN (SELECT value FROM json_each(?2)) \
+                     ORDER BY distance, chunk_id LIMIT ?3"
+                )))
+                .bind(as_blob(query))
+                .bind(serde_json::to_string(&rowids).unwrap_or_default())
+                .bind(top_k as i64)
+                .fetch_all(&self.pool)
+                .await
+            }
+        }
+        .map_err(|e| self.failed(e))?;
         Ok(rows.into_iter().map(SearchHit::from).collect())
+    }
+
+    /// The rowids of the `count` chunks whose int8 codes have the largest dot product with the
+    /// quantized query.
+    async fn nearest_codes(
+        &self,
+        query: &[f32],
+        count: usize,
+    ) -> Result<Vec<i64>, VectorStoreError> {
+        let code: Vec<i8> = quantize(query).into_iter().map(|b| b as i8).collect();
+        let dimension = code.len().max(1);
+        let mut scored: Vec<(i32, i64)> = Vec::new();
+        let mut rows =
+            sqlx::query_as::<_, (Vec<u8>, Vec<u8>)>("SELECT rowids, codes FROM code_block")
+                .fetch(&self.pool);
+        while let Some((rowids, codes)) = futures_util::TryStreamExt::try_next(&mut rows)
+            .await
+            .map_err(|e| self.failed(e))?
+        {
+            for (rowid, code_bytes) in rowids.chunks_exact(8).zip(codes.chunks_exact(dimension)) {
+                let rowid = i64::from_le_bytes(rowid.try_into().expect("8 bytes"));
+                if rowid != 0 {
+                    scored.push((dot_i8(&code, code_bytes), rowid));
+                }
+            }
+        }
+        if scored.len() > count {
+            scored.select_nth_unstable_by(count, |a, b| b.0.cmp(&a.0));
+            scored.truncate(count);
+        }
+        Ok(scored.into_iter().map(|(_, rowid)| rowid).collect())
     }
 
     pub async fn close(self) {
         self.pool.close().await;
+    }
+}
+
+/// The integer dot product of two int8 vectors (the blob side as stored bytes).
+fn dot_i8(query: &[i8], code: &[u8]) -> i32 {
+    query
+        .iter()
+        .zip(code)
+        .map(|(&q, &c)| i32::from(q) * i32::from(c as i8))
+        .sum()
+}
+
+/// The `code_block` rows a write touches, read once and written back once.
+struct Blocks {
+    dimension: usize,
+    loaded: std::collections::BTreeMap<i64, (Vec<u8>, Vec<u8>)>,
+}
+
+impl Blocks {
+    fn new(dimension: usize) -> Blocks {
+        Blocks {
+            dimension,
+            loaded: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// Puts `rowid` (0: free) and its code into `slot`.
+    async fn set(
+        &mut self,
+        tx: &mut sqlx::SqliteConnection,
+        slot: i64,
+        rowid: i64,
+        code: &[u8],
+    ) -> Result<(), sqlx::Error> {
+        let (block, index) = (slot / BLOCK as i64, (slot % BLOCK as i64) as usize);
+        if !self.loaded.contains_key(&block) {
+            let found: Option<(Vec<u8>, Vec<u8>)> =
+                sqlx::query_as("SELECT rowids, codes FROM code_block WHERE block = ?")
+                    .bind(block)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            self.loaded.insert(block, found.unwrap_or_default());
+        }
+        let (rowids, codes) = self.loaded.get_mut(&block).expect("loaded above");
+        let dimension = self.dimension;
+        if rowids.len() < (index + 1) * 8 {
+            rowids.resize((index + 1) * 8, 0);
+            codes.resize((index + 1) * dimension, 0);
+        }
+        rowids[index * 8..(index + 1) * 8].copy_from_slice(&rowid.to_le_bytes());
+        codes[index * dimension..(index + 1) * dimension].copy_from_slice(code);
+        Ok(())
+    }
+
+    async fn write(self, tx: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+        for (block, (rowids, codes)) in self.loaded {
+            sqlx::query(
+                "INSERT OR REPLACE INTO code_block (block, rowids, codes) VALUES (?, ?, ?)",
+            )
+            .bind(block)
+            .bind(rowids)
+            .bind(codes)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(())
     }
 }
 
@@ -447,7 +565,8 @@ mod tests {
         );
         assert_eq!(quantize(&[0.0, 0.0]), [0, 0]);
         assert_eq!(candidates(5), 200);
-        assert_eq!(candidates(1000), 4096);
+        assert_eq!(candidates(100), 2000);
+        assert_eq!(dot_i8(&[1, -2, 3], &[2, 255, 1]), 2 + 2 + 3);
     }
 
     /// The exact `top_k` cosine distances, computed in f64 over every vector.
@@ -492,7 +611,10 @@ mod tests {
             .enumerate()
             .map(|(n, v)| chunk(&n.to_string(), &n.to_string(), "s", "j", v.clone()))
             .collect();
-        store.upsert(&chunks).await.unwrap();
+        // Two writes: the second fills the first's last block and goes on into new ones.
+        store.upsert(&chunks[..2500]).await.unwrap();
+        store.upsert(&chunks[2500..]).await.unwrap();
+        assert_eq!(store.stats().await.unwrap().chunks, 4000);
         for query in [
             "refund for a delayed parcel",
             "reset my password",
