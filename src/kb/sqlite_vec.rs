@@ -428,15 +428,17 @@ impl Blocks {
         code: &[u8],
     ) -> Result<(), sqlx::Error> {
         let (block, index) = (slot / BLOCK as i64, (slot % BLOCK as i64) as usize);
-        if !self.loaded.contains_key(&block) {
-            let found: Option<(Vec<u8>, Vec<u8>)> =
-                sqlx::query_as("SELECT rowids, codes FROM code_block WHERE block = ?")
-                    .bind(block)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            self.loaded.insert(block, found.unwrap_or_default());
-        }
-        let (rowids, codes) = self.loaded.get_mut(&block).expect("loaded above");
+        let (rowids, codes) = match self.loaded.entry(block) {
+            std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                let found: Option<(Vec<u8>, Vec<u8>)> =
+                    sqlx::query_as("SELECT rowids, codes FROM code_block WHERE block = ?")
+                        .bind(block)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                entry.insert(found.unwrap_or_default())
+            }
+        };
         let dimension = self.dimension;
         if rowids.len() < (index + 1) * 8 {
             rowids.resize((index + 1) * 8, 0);
