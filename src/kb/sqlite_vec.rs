@@ -222,7 +222,13 @@ impl SqliteVectors {
     }
 
     pub async fn upsert(&self, chunks: &[ChunkRecord]) -> Result<(), VectorStoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
+        // IMMEDIATE: the slot count is read and then written; syncs of two sessions of one base
+        // may write the same file from two processes, and a deferred reader could not upgrade.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| self.failed(e))?;
         let mut blocks = Blocks::new(self.dimension);
         // The slot after the last one written: the last block's end.
         let mut next_slot: i64 = sqlx::query_scalar(
@@ -569,6 +575,53 @@ mod tests {
         assert_eq!(candidates(5), 200);
         assert_eq!(candidates(100), 2000);
         assert_eq!(dot_i8(&[1, -2, 3], &[2, 255, 1]), 2 + 2 + 3);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_writers_of_one_file_keep_every_code_in_its_own_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let kb = KbLocation::embedded(dir.path());
+        let embedder = HashingEmbedder::default();
+        let text = |n: usize| format!("note {n} about item {} in batch {}", n * 7919, n % 13);
+        let chunks = |range: std::ops::Range<usize>| -> Vec<ChunkRecord> {
+            range
+                .map(|n| {
+                    chunk(
+                        &n.to_string(),
+                        &n.to_string(),
+                        "s",
+                        "j",
+                        embedder.embed_one(&text(n)),
+                    )
+                })
+                .collect()
+        };
+        let (first, second) = (
+            VectorStore::open_or_create(&kb, 384).await.unwrap(),
+            VectorStore::open_or_create(&kb, 384).await.unwrap(),
+        );
+        async fn write(store: &VectorStore, batches: Vec<Vec<ChunkRecord>>) {
+            for batch in batches {
+                store.upsert(&batch).await.unwrap();
+            }
+        }
+        let batches = |start: usize| -> Vec<Vec<ChunkRecord>> {
+            (0..6)
+                .map(|b| chunks(start + b * 200..start + (b + 1) * 200))
+                .collect()
+        };
+        tokio::join!(write(&first, batches(0)), write(&second, batches(1200)));
+        assert_eq!(first.stats().await.unwrap().chunks, 2400);
+        for n in [0, 199, 1000, 1200, 1799, 2399] {
+            let hits = second
+                .search(&embedder.embed_one(&text(n)), 1, None)
+                .await
+                .unwrap();
+            assert_eq!(hits[0].chunk_id, n.to_string());
+            assert!(hits[0].distance < 1e-5);
+        }
+        first.close().await;
+        second.close().await;
     }
 
     /// The exact `top_k` cosine distances, computed in f64 over every vector.
