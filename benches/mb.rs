@@ -7,14 +7,14 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use memscope::kb::embedder::HashingEmbedder;
-use memscope::kb::store::{ChunkRecord, VectorStore};
+use memscope::kb::store::{ChunkRecord, KbLocation, VectorStore};
 use memscope::memory::memory_base::{MessagePosition, ThresholdUnit};
 use memscope::store::Store;
 use memscope::store::memory_bases::{MemoryBaseInfo, NewMemoryBase};
 use memscope::store::rows::{Batch, FlowRow, LfMessageRow, LfUserRow};
 use memscope::sync::{CancelFlag, SyncSettings, Syncer, Trigger};
 
-const INGESTED: usize = 20_000;
+const INGESTED: usize = 100_000;
 const COUNTED: usize = 1_000_000;
 const SESSIONS: usize = 1_000;
 const SEARCHED: usize = 100_000;
@@ -119,9 +119,9 @@ fn ingestion(c: &mut Criterion) {
     let kb_path = syncer.kb_path(&base).unwrap();
     let mut group = c.benchmark_group("mb");
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(30));
+    group.measurement_time(Duration::from_secs(60));
     group.throughput(Throughput::Elements(INGESTED as u64));
-    group.bench_function("ingest 20k messages (hashing, SQLite)", |b| {
+    group.bench_function("ingest 100k messages (hashing, SQLite)", |b| {
         b.iter_batched(
             || {
                 runtime.block_on(store.reset_memory_base(&base.id)).unwrap();
@@ -168,7 +168,9 @@ fn search(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let embedder = HashingEmbedder::default();
     let store = runtime.block_on(async {
-        let store = VectorStore::open_or_create(dir.path(), 384).await.unwrap();
+        let store = VectorStore::open_or_create(&KbLocation::embedded(dir.path()), 384)
+            .await
+            .unwrap();
         for start in (0..SEARCHED).step_by(10_000) {
             let chunks: Vec<ChunkRecord> = (start..start + 10_000)
                 .map(|n| ChunkRecord {
@@ -188,6 +190,13 @@ fn search(c: &mut Criterion) {
     let query = embedder.embed_one("refund for a delayed parcel");
     c.bench_function("mb search top 5 of 100k chunks", |b| {
         b.iter(|| runtime.block_on(store.search(&query, 5, None)).unwrap())
+    });
+    c.bench_function("mb search top 5 of 100k chunks, one session", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(store.search(&query, 5, Some("session-7")))
+                .unwrap()
+        })
     });
 }
 

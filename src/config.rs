@@ -29,6 +29,7 @@ pub enum ConfigError {
 pub struct Config {
     pub database: DatabaseConfig,
     pub storage: StorageConfig,
+    pub memory_bases: MemoryBasesConfig,
     pub tokens: TokensConfig,
     pub history: HistoryConfig,
     pub ui: UiConfig,
@@ -48,6 +49,23 @@ pub struct DatabaseConfig {
 pub struct StorageConfig {
     pub root: String,
     pub kb_root: String,
+}
+
+/// `[memory_bases]`: embedders, leases and the watcher (the KB root is `[storage] kb_root`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryBasesConfig {
+    pub embedding_model: String,
+    /// Empty: no embeddings server.
+    pub embeddings_url: String,
+    pub embeddings_dimension: usize,
+    pub embeddings_batch: usize,
+    pub embeddings_timeout_secs: u64,
+    pub embeddings_retries: u32,
+    pub embeddings_api_key_env: String,
+    pub lease_secs: u64,
+    pub batch_messages: i64,
+    pub watch_interval_secs: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -114,6 +114,28 @@ fn config_file_and_environment_choose_the_database() {
 }
 
 db_tests! {
+    async fn a_fresh_demos_synced_memory_base_has_a_real_consistent_kb(db) {
+        let home = tempfile::tempdir().unwrap();
+        let url = db.url().to_owned();
+        json(memscope(home.path()).args(["demo", "--db", &url]), 0);
+        let check = json(memscope(home.path()).args(["mb", "check", "--db", &url]), 0);
+        let reports = check.as_array().expect("one report per base");
+        assert_eq!(reports.len(), 3);
+        assert!(reports.iter().all(|r| r["mismatches"].as_array().unwrap().is_empty()), "{check:#}");
+        let synced: Vec<&Value> = reports.iter().filter(|r| r["observed"]["store_chunks"].as_i64().unwrap_or(0) > 0).collect();
+        assert!(!synced.is_empty(), "the synced base has vectors: {check:#}");
+        for report in synced {
+            // Langflow's layout on both backends; the metadata counts what the store holds.
+            let metadata: Value = serde_json::from_str(
+                &std::fs::read_to_string(Path::new(report["kb_path"].as_str().unwrap()).join("embedding_metadata.json")).unwrap(),
+            ).unwrap();
+            assert_eq!(metadata["chunks"], report["observed"]["store_chunks"]);
+            assert_eq!(metadata["dimension"], 384);
+        }
+        let hits = json(memscope(home.path()).args(["mb", "search", "Support memory", "retry with a smaller page size", "--db", &url]), 0);
+        assert!(!hits.as_array().unwrap().is_empty(), "{hits:#}");
+    }
+
     async fn the_demo_tells_its_stories_through_every_read_command(db) {
         let home = tempfile::tempdir().unwrap();
         let url = db.url().to_owned();

@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use common::TestDb;
 use mb_support::*;
-use memscope::kb::store::VectorStore;
+use memscope::kb::embedder::HashingEmbedder;
+use memscope::kb::store::{KbLocation, VectorStore};
 use memscope::memory::memory_base::ThresholdUnit;
 use memscope::store::Store;
 use memscope::store::memory_bases::MemoryBaseInfo;
+use memscope::sync::{SyncSettings, Syncer};
 use rand::{Rng, SeedableRng};
 
 const SESSION: &str = "s1";
@@ -81,8 +83,22 @@ impl Setup {
             .join(&self.base.kb_name)
     }
 
+    /// The KB as the CLI sees it: vectors in the directory on SQLite, in pgvector on PostgreSQL.
+    fn kb_location(&self) -> KbLocation {
+        Syncer::new(
+            self.store.clone(),
+            HashingEmbedder::default(),
+            SyncSettings::new(self.dir.path().join("kb")),
+        )
+        .kb_location(&self.base)
+        .unwrap()
+    }
+
     async fn chunks_per_message(&self) -> Vec<(String, i64)> {
-        match VectorStore::open_existing(&self.kb_path()).await.unwrap() {
+        match VectorStore::open_existing(&self.kb_location())
+            .await
+            .unwrap()
+        {
             Some(store) => store.chunks_per_message().await.unwrap(),
             None => Vec::new(),
         }
@@ -216,6 +232,7 @@ db_tests! {
         let sync = sync.wait_with_output().unwrap();
         assert_ne!(code(&sync), 0, "the sync was cancelled: {}", text(&sync));
         assert!(!setup.kb_path().exists(), "KB directory removed: {}\n{}", text(&sync), text(&delete));
+        assert!(VectorStore::open_existing(&setup.kb_location()).await.unwrap().is_none(), "no orphan vectors");
         for table in ["memory_base", "memory_base_session", "message_ingestion_record", "memory_base_workflow_run", "memscope_sync_lease"] {
             let rows = db.fetch(&format!("SELECT count(*) FROM {table}"), &[common::Kind::Int]).await;
             assert_eq!(rows[0][0], common::Value::Int(0), "{table}");

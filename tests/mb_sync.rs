@@ -82,7 +82,7 @@ impl Fixture {
 
     async fn kb_chunks_per_message(&self) -> Vec<(String, i64)> {
         let syncer = self.syncer(HashingEmbedder::default());
-        match VectorStore::open_existing(&syncer.kb_path(&self.base).unwrap())
+        match VectorStore::open_existing(&syncer.kb_location(&self.base).unwrap())
             .await
             .unwrap()
         {
@@ -148,6 +148,67 @@ db_tests! {
         let check = syncer.check(&base).await.unwrap();
         assert!(check.mismatches.is_empty(), "{:?}", check.mismatches);
         assert_eq!(check.observed.store_chunks, Some(11));
+    }
+
+    async fn vectors_live_in_pgvector_on_postgres_and_beside_the_metadata_on_sqlite(db) {
+        let f = Fixture::new(&db, 50, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 6, 0).await;
+        messages(&f.store, "s2", 100, 4, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        manual(&syncer, &f.base, "s2").await.unwrap();
+        let kb = syncer.kb_location(&f.base).unwrap();
+        assert!(kb.dir.join("embedding_metadata.json").is_file(), "Langflow's layout either way");
+        let in_dir = kb.dir.join(memscope::kb::store::STORE_FILE).exists();
+        match db.backend {
+            memscope::store::Backend::Sqlite => assert!(in_dir),
+            memscope::store::Backend::Postgres => {
+                assert!(!in_dir, "no SQLite file on PostgreSQL");
+                let rows = db.fetch("SELECT kb, count(*) FROM memscope_kb_chunk GROUP BY kb", &[common::Kind::Text, common::Kind::Int]).await;
+                assert_eq!(rows, vec![vec![common::Value::Text(format!("{USERNAME}/{}", f.base.kb_name)), common::Value::Int(10)]]);
+            }
+        }
+        // Search, with and without the session filter, on both stores.
+        let query = HashingEmbedder::default().embed_one("message 3 about topic 3");
+        let store = VectorStore::open_existing(&kb).await.unwrap().unwrap();
+        let hits = store.search(&query, 3, None).await.unwrap();
+        assert_eq!(hits.len(), 3);
+        assert_eq!(hits[0].message_id, id(3));
+        assert!(hits[0].distance < 1e-5, "{hits:?}");
+        assert!(hits.windows(2).all(|w| w[0].distance <= w[1].distance));
+        let hits = store.search(&query, 10, Some("s2")).await.unwrap();
+        assert_eq!(hits.len(), 4);
+        assert!(hits.iter().all(|h| h.session_id == "s2"));
+        assert_eq!(hits[0].metadata["session_id"], "s2");
+        store.close().await;
+
+        // Another base of the same database keeps its own vectors.
+        let other = syncer.kb_location(&MemoryBaseInfo { kb_name: "other_0000cafe".into(), ..f.base.clone() }).unwrap();
+        assert!(VectorStore::open_existing(&other).await.unwrap().is_none());
+        let store = VectorStore::open_or_create(&other, 384).await.unwrap();
+        assert_eq!(store.stats().await.unwrap().chunks, 0);
+        assert!(VectorStore::open_or_create(&other, 8).await.is_err(), "a dimension change is refused");
+        store.close().await;
+        memscope::kb::remove_kb(&other).await.unwrap();
+        assert!(VectorStore::open_existing(&other).await.unwrap().is_none());
+        assert_eq!(VectorStore::open_existing(&kb).await.unwrap().unwrap().stats().await.unwrap().chunks, 10);
+    }
+
+    async fn a_deleted_cursor_message_does_not_count_messages_twice(db) {
+        let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
+        messages(&f.store, "s1", 1, 10, 0).await;
+        let syncer = f.syncer(HashingEmbedder::default());
+        manual(&syncer, &f.base, "s1").await.unwrap();
+        // The cursor's message goes (a trim, a delete): the next job reads the session from the
+        // start again, and the messages it already ingested must not be counted again.
+        db.execute(&format!("DELETE FROM message WHERE id = '{}'", id(10))).await;
+        messages(&f.store, "s1", 20, 2, 100).await;
+        let SyncOutcome::Completed(report) = manual(&syncer, &f.base, "s1").await.unwrap() else { panic!() };
+        assert_eq!(report.messages, 11, "9 read again and 2 new");
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.total_processed, 12, "10 before and the 2 new ones");
+        assert_eq!(session.ingestion_records, 11, "the deleted message's record went with it");
+        assert!(f.kb_chunks_per_message().await.iter().all(|(_, n)| *n == 1), "no chunk twice");
     }
 
     async fn pending_counts_follow_the_threshold_unit(db) {
@@ -273,12 +334,13 @@ db_tests! {
             }
         }
         let deleter = f.syncer(HashingEmbedder::default());
-        let kb_path = deleter.kb_path(&f.base).unwrap();
+        let kb = deleter.kb_location(&f.base).unwrap();
         let report = deleter.delete(&f.base, Duration::from_secs(20)).await.unwrap();
         assert_eq!(report.cancelled_jobs.len(), 1);
         let result = job.await.unwrap();
         assert!(matches!(result, Err(SyncError::Cancelled(_))), "{result:?}");
-        assert!(!kb_path.exists(), "KB directory removed");
+        assert!(!kb.dir.exists(), "KB directory removed");
+        assert!(VectorStore::open_existing(&kb).await.unwrap().is_none(), "no orphan vectors");
         assert!(f.store.find_memory_bases(&f.base.id).await.unwrap().is_empty());
         for table in ["memory_base_session", "message_ingestion_record", "memory_base_workflow_run"] {
             let rows = db.fetch(&format!("SELECT count(*) FROM {table}"), &[common::Kind::Int]).await;
@@ -369,4 +431,61 @@ async fn syncer_check_ok<E: Embedder>(syncer: &Syncer<E>, f: &Fixture) -> bool {
         .unwrap()
         .mismatches
         .is_empty()
+}
+
+/// On a PostgreSQL server without pgvector (here: a fresh database and a role that may not
+/// create extensions), KB operations fail with an error that says how to install it.
+#[tokio::test]
+async fn a_missing_pgvector_extension_is_a_clear_error() {
+    use sqlx::{AssertSqlSafe, Connection};
+    let Ok(admin_url) = std::env::var(common::PG_URL_VAR) else {
+        eprintln!("skipped: {} is not set", common::PG_URL_VAR);
+        return;
+    };
+    let suffix = format!("{}_{}", std::process::id(), uuid::Uuid::new_v4().simple());
+    let (database, role) = (
+        format!("mst_novector_{suffix}"),
+        format!("mst_novector_{suffix}"),
+    );
+    let mut admin = sqlx::PgConnection::connect(&admin_url).await.unwrap();
+    for sql in [
+        format!("CREATE ROLE {role} LOGIN"),
+        format!("CREATE DATABASE {database}"),
+    ] {
+        sqlx::raw_sql(AssertSqlSafe(sql))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+    let options = <sqlx::postgres::PgConnectOptions as std::str::FromStr>::from_str(&admin_url)
+        .unwrap()
+        .username(&role)
+        .database(&database);
+    let outcome = tokio::spawn(async move {
+        let pool = sqlx::PgPool::connect_with(options).await.unwrap();
+        let kb = memscope::kb::store::KbLocation {
+            dir: tempfile::tempdir().unwrap().path().join("kb"),
+            key: "ada/notes_00000000".into(),
+            home: memscope::kb::store::VectorHome::Postgres(pool.clone()),
+        };
+        let error = VectorStore::open_or_create(&kb, 3)
+            .await
+            .err()
+            .expect("no pgvector");
+        pool.close().await;
+        error.to_string()
+    })
+    .await;
+    for sql in [
+        format!("DROP DATABASE {database} WITH (FORCE)"),
+        format!("DROP ROLE {role}"),
+    ] {
+        sqlx::raw_sql(AssertSqlSafe(sql))
+            .execute(&mut admin)
+            .await
+            .unwrap();
+    }
+    let message = outcome.unwrap();
+    assert!(message.contains("no pgvector extension"), "{message}");
+    assert!(message.contains("CREATE EXTENSION vector"), "{message}");
 }

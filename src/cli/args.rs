@@ -4,8 +4,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::inspect::syncers;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "memscope",
@@ -431,24 +429,38 @@ pub struct NodeContextArgs {
     pub tokens: TokenArgs,
 }
 
-/// How syncs embed and lock; defaults in code until the config file has them.
+/// How syncs embed and lock: overrides of `[memory_bases]` in the configuration.
 #[derive(Debug, Args, Clone)]
 pub struct SyncArgs {
-    /// OpenAI-compatible embeddings server (http://host:port) for bases whose model is not hashing-lexical
-    #[arg(long, env = syncers::EMBEDDINGS_URL_ENV, value_name = "URL")]
+    /// OpenAI-compatible embeddings server (http://host:port) for bases whose model is not hashing-lexical [config: memory_bases.embeddings_url]
+    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_URL", value_name = "URL")]
     pub embeddings_url: Option<String>,
-    /// Dimension of that server's vectors
-    #[arg(long, env = syncers::EMBEDDINGS_DIMENSION_ENV, default_value_t = syncers::DEFAULT_DIMENSION)]
-    pub embeddings_dimension: usize,
-    /// Texts per embeddings request
-    #[arg(long, default_value_t = syncers::DEFAULT_BATCH)]
-    pub embeddings_batch: usize,
-    /// Seconds before an embeddings request times out
-    #[arg(long, default_value_t = syncers::DEFAULT_TIMEOUT.as_secs())]
-    pub embeddings_timeout: u64,
-    /// SQLite sync lease in seconds: how long a killed sync blocks its session
-    #[arg(long, env = syncers::LEASE_ENV, default_value_t = crate::sync::DEFAULT_LEASE.as_secs())]
-    pub lease_secs: u64,
+    /// Dimension of that server's vectors [config: memory_bases.embeddings_dimension]
+    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_DIMENSION")]
+    pub embeddings_dimension: Option<usize>,
+    /// Texts per embeddings request [config: memory_bases.embeddings_batch]
+    #[arg(long)]
+    pub embeddings_batch: Option<usize>,
+    /// Seconds before an embeddings request times out [config: memory_bases.embeddings_timeout_secs]
+    #[arg(long)]
+    pub embeddings_timeout: Option<u64>,
+    /// SQLite sync lease in seconds: how long a killed sync blocks its session [config: memory_bases.lease_secs]
+    #[arg(long, env = "MEMSCOPE_SYNC_LEASE_SECS")]
+    pub lease_secs: Option<u64>,
+}
+
+impl SyncArgs {
+    /// The flags as overrides of `[memory_bases]`.
+    pub fn overrides(&self) -> crate::sync::MbOverrides {
+        crate::sync::MbOverrides {
+            embeddings_url: self.embeddings_url.clone(),
+            embeddings_dimension: self.embeddings_dimension,
+            embeddings_batch: self.embeddings_batch,
+            embeddings_timeout_secs: self.embeddings_timeout,
+            lease_secs: self.lease_secs,
+            watch_interval_secs: None,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -484,9 +496,9 @@ pub enum MbCommand {
         /// Sync automatically when a session reaches the threshold
         #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
         auto_capture: bool,
-        /// hashing-lexical (offline) or a model of the embeddings server
-        #[arg(long, default_value = "hashing-lexical")]
-        embedding_model: String,
+        /// hashing-lexical (offline) or a model of the embeddings server [config: memory_bases.embedding_model]
+        #[arg(long)]
+        embedding_model: Option<String>,
     },
     /// Show one memory base, its sessions and recent jobs
     Show { base: String },
@@ -567,9 +579,9 @@ pub struct CaptureArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Seconds between checks
-    #[arg(long, default_value_t = 2)]
-    pub interval: u64,
+    /// Seconds between checks [config: memory_bases.watch_interval_secs]
+    #[arg(long)]
+    pub interval: Option<u64>,
     /// Check once and exit
     #[arg(long)]
     pub once: bool,

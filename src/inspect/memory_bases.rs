@@ -6,13 +6,12 @@ use serde::Serialize;
 
 use chrono::Utc;
 
-use super::syncers::{SyncerConfig, SyncerError};
 use crate::kb::embedder::Embedder;
 use crate::kb::store::{SearchHit, VectorStore};
 use crate::memory::memory_base::{Mismatch, ThresholdUnit, kb_name, threshold_reached};
 use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo, NewMemoryBase};
 use crate::store::{Store, StoreError};
-use crate::sync::{SyncError, Syncer};
+use crate::sync::{MbSettings, SyncError, Syncer};
 
 /// A memory base as a list shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,10 +108,10 @@ pub async fn bases<E: Embedder>(syncer: &Syncer<E>) -> Result<Vec<BaseStatus>, S
 
 /// Every memory base with its status, each checked with its own embedder (the dimension it
 /// expects comes from it).
-pub async fn statuses(store: &Store, config: &SyncerConfig) -> Result<Vec<BaseStatus>, BaseError> {
+pub async fn statuses(store: &Store, settings: &MbSettings) -> Result<Vec<BaseStatus>, BaseError> {
     let mut out = Vec::new();
     for base in store.memory_bases().await? {
-        let syncer = config.syncer(store, &base.embedding_model)?;
+        let syncer = settings.syncer(store.clone(), &base.embedding_model)?;
         out.push(base_status(&syncer, base).await?);
     }
     Ok(out)
@@ -128,8 +127,6 @@ pub enum BaseError {
     NoOwner(String),
     #[error("the flow's owner already has a memory base named {0:?}")]
     Duplicate(String),
-    #[error(transparent)]
-    Syncer(#[from] SyncerError),
     #[error(transparent)]
     Sync(#[from] SyncError),
     #[error(transparent)]
@@ -155,14 +152,15 @@ pub struct NewBaseRequest {
     pub threshold: i64,
     pub unit: ThresholdUnit,
     pub auto_capture: bool,
-    pub embedding_model: String,
+    /// `None`: the configured default (`[memory_bases] embedding_model`).
+    pub embedding_model: Option<String>,
 }
 
 /// Creates a memory base on a flow, owned by the flow's owner, with a name unique for that
 /// owner; returns its id.
 pub async fn create_base(
     store: &Store,
-    config: &SyncerConfig,
+    settings: &MbSettings,
     request: &NewBaseRequest,
 ) -> Result<String, BaseError> {
     let flow_id = find_flow(store, &request.flow).await?;
@@ -179,7 +177,11 @@ pub async fn create_base(
     {
         return Err(BaseError::Duplicate(request.name.clone()));
     }
-    let embedder = config.embedder(&request.embedding_model)?;
+    let model = request
+        .embedding_model
+        .as_deref()
+        .unwrap_or(&settings.embedding_model);
+    let embedder = settings.embedder(model)?;
     let id = uuid::Uuid::new_v4().to_string();
     store
         .create_memory_base(&NewMemoryBase {
@@ -237,7 +239,7 @@ pub async fn search<E: Embedder>(
     session_id: Option<&str>,
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
-    let Some(store) = VectorStore::open_existing(&syncer.kb_path(base)?).await? else {
+    let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());
     };
     let mut vectors = syncer.embedder.embed(&[query.to_owned()]).await?;

@@ -3,7 +3,9 @@
 
 pub mod embedder;
 pub mod openai;
+pub mod pgvector;
 pub mod splitter;
+pub mod sqlite_vec;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::memory::memory_base::KbObservation;
-use store::{StoreStats, VectorStore, VectorStoreError};
+use store::{KbLocation, StoreStats, VectorStore, VectorStoreError};
 
 pub const METADATA_FILE: &str = "embedding_metadata.json";
 
@@ -95,11 +97,13 @@ pub fn directory_size(dir: &Path) -> u64 {
         .sum()
 }
 
-/// What a KB directory holds, for the mismatch rules. An unreadable store counts as missing.
-pub async fn observe(dir: &Path) -> KbObservation {
+/// What a KB holds (its directory and its vector store), for the mismatch rules. An unreadable
+/// store counts as missing.
+pub async fn observe(kb: &KbLocation) -> KbObservation {
+    let dir = kb.dir.as_path();
     let metadata = read_metadata(dir);
     let field = |key: &str| metadata.as_ref().and_then(|m| m.get(key));
-    let stats = match VectorStore::open_existing(dir).await {
+    let stats = match VectorStore::open_existing(kb).await {
         Ok(Some(store)) => {
             let stats = store.stats().await.ok();
             store.close().await;
@@ -128,6 +132,15 @@ pub fn remove_kb_dir(dir: &Path) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         other => other,
     }
+}
+
+/// Removes a whole KB: its vectors wherever they live, then its directory.
+pub async fn remove_kb(kb: &KbLocation) -> Result<(), KbError> {
+    VectorStore::drop_kb(kb).await?;
+    remove_kb_dir(&kb.dir).map_err(|source| KbError::Io {
+        path: kb.dir.clone(),
+        source,
+    })
 }
 
 /// One knowledge base found on disk.
@@ -248,7 +261,7 @@ mod tests {
     #[tokio::test]
     async fn observation_of_a_missing_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let seen = observe(&dir.path().join("gone")).await;
+        let seen = observe(&KbLocation::embedded(dir.path().join("gone"))).await;
         assert!(!seen.directory_exists);
         assert_eq!(seen.store_chunks, None);
     }

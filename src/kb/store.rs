@@ -1,53 +1,77 @@
-//! A knowledge base's embedded vector store: one SQLite file per KB with a sqlite-vec `vec0`
-//! table (cosine distance) beside a plain table of chunk texts and metadata. Chunk ids are
-//! deterministic, so writing a chunk twice replaces it.
+//! A knowledge base's vector store, behind one interface with two homes: embedded (a SQLite file
+//! with sqlite-vec in the KB directory, [`super::sqlite_vec`]) when the memory database is
+//! SQLite, and a pgvector table in the memory database itself ([`super::pgvector`]) when it is
+//! PostgreSQL. Chunk ids are deterministic, so writing a chunk twice replaces it.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-use std::sync::Once;
-use std::time::Duration;
 
 use serde::Serialize;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
-use sqlx::{AssertSqlSafe, Row};
 
-/// The vector store's file inside the KB directory.
-pub const STORE_FILE: &str = "vectors.sqlite3";
+use super::pgvector::PgVectors;
+use super::sqlite_vec::SqliteVectors;
+
+pub use super::sqlite_vec::{STORE_FILE, register_sqlite_vec};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VectorStoreError {
     #[error("vector store {path}: {source}")]
     Sqlite { path: PathBuf, source: sqlx::Error },
+    #[error("pgvector store of KB {kb}: {source}")]
+    Postgres { kb: String, source: sqlx::Error },
+    #[error(
+        "the PostgreSQL server has no pgvector extension (`vector`), which memory-base knowledge \
+         bases need on PostgreSQL ({source}). Install pgvector on the server (Debian bookworm: \
+         build Debian trixie's pgvector source package against postgresql-server-dev-15 as \
+         memscope's .ci/pgvector does; elsewhere the postgresql-NN-pgvector package), then run \
+         `CREATE EXTENSION vector;` in this database as a superuser"
+    )]
+    MissingPgvector { source: sqlx::Error },
     #[error("cannot create {path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("vector store {path} holds {found}-dimensional vectors, not {expected}")]
+    #[error("vector store {store} holds {found}-dimensional vectors, not {expected}")]
     Dimension {
-        path: PathBuf,
+        store: String,
         found: usize,
         expected: usize,
     },
+    #[error(
+        "vector store {path} was written by an older memscope; rebuild it with \
+         `memscope mb regenerate`"
+    )]
+    OldFormat { path: PathBuf },
 }
 
-/// Makes sqlite-vec part of every SQLite connection this process opens (sqlx's included).
-pub fn register_sqlite_vec() {
-    static REGISTER: Once = Once::new();
-    REGISTER.call_once(|| {
-        // SAFETY: `sqlite3_vec_init` has the signature SQLite expects of an extension entry
-        // point; the transmute only erases it to the `xEntryPoint` type sqlite3_auto_extension
-        // takes, which SQLite calls with the right arguments.
-        unsafe {
-            type EntryPoint = unsafe extern "C" fn(
-                *mut libsqlite3_sys::sqlite3,
-                *mut *mut std::os::raw::c_char,
-                *const libsqlite3_sys::sqlite3_api_routines,
-            ) -> std::os::raw::c_int;
-            let entry: EntryPoint = std::mem::transmute(sqlite_vec::sqlite3_vec_init as *const ());
-            libsqlite3_sys::sqlite3_auto_extension(Some(entry));
+/// Where the vectors of a memory database's knowledge bases live.
+#[derive(Debug, Clone)]
+pub enum VectorHome {
+    /// A sqlite-vec file in each KB directory.
+    Embedded,
+    /// One pgvector table in the memory database, keyed by KB.
+    Postgres(sqlx::PgPool),
+}
+
+/// One knowledge base: its directory (which always holds `embedding_metadata.json`), its key in
+/// a shared vector table (`{username}/{kb_name}`) and where its vectors live.
+#[derive(Debug, Clone)]
+pub struct KbLocation {
+    pub dir: PathBuf,
+    pub key: String,
+    pub home: VectorHome,
+}
+
+impl KbLocation {
+    /// A KB whose vectors live in its own directory (the SQLite home).
+    pub fn embedded(dir: impl Into<PathBuf>) -> KbLocation {
+        let dir = dir.into();
+        KbLocation {
+            key: dir.display().to_string(),
+            dir,
+            home: VectorHome::Embedded,
         }
-    });
+    }
 }
 
 /// One chunk to write.
@@ -63,6 +87,16 @@ pub struct ChunkRecord {
     pub embedding: Vec<f32>,
 }
 
+impl ChunkRecord {
+    pub(super) fn words(&self) -> i64 {
+        self.content.split_whitespace().count() as i64
+    }
+
+    pub(super) fn characters(&self) -> i64 {
+        self.content.chars().count() as i64
+    }
+}
+
 /// One search result; `distance` is the cosine distance (0 = same direction).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SearchHit {
@@ -74,6 +108,30 @@ pub struct SearchHit {
     pub distance: f64,
 }
 
+/// A search result row as both stores select it (`metadata` as JSON text).
+#[derive(sqlx::FromRow)]
+pub(super) struct HitRow {
+    chunk_id: String,
+    message_id: String,
+    session_id: String,
+    content: String,
+    metadata: String,
+    distance: f64,
+}
+
+impl From<HitRow> for SearchHit {
+    fn from(row: HitRow) -> SearchHit {
+        SearchHit {
+            metadata: serde_json::from_str(&row.metadata).unwrap_or(serde_json::Value::Null),
+            chunk_id: row.chunk_id,
+            message_id: row.message_id,
+            session_id: row.session_id,
+            content: row.content,
+            distance: row.distance,
+        }
+    }
+}
+
 /// What the store holds, for `embedding_metadata.json` and mismatch checks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct StoreStats {
@@ -83,364 +141,123 @@ pub struct StoreStats {
     pub characters: i64,
 }
 
-pub struct VectorStore {
-    pool: SqlitePool,
-    path: PathBuf,
-    dimension: usize,
+/// An open vector store of one knowledge base.
+pub enum VectorStore {
+    Sqlite(SqliteVectors),
+    Postgres(PgVectors),
 }
 
-fn as_blob(vector: &[f32]) -> Vec<u8> {
-    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+/// Calls the same method on whichever store this is.
+macro_rules! dispatch {
+    ($self:expr, $store:ident => $body:expr) => {
+        match $self {
+            VectorStore::Sqlite($store) => $body,
+            VectorStore::Postgres($store) => $body,
+        }
+    };
 }
 
 impl VectorStore {
-    pub fn path_in(kb_dir: &Path) -> PathBuf {
-        kb_dir.join(STORE_FILE)
-    }
-
-    /// Opens the store in `kb_dir`, creating the directory and tables for `dimension` if needed.
+    /// Opens a KB's store, creating its directory and tables for `dimension` if needed. Fails
+    /// when the store holds vectors of another dimension.
     pub async fn open_or_create(
-        kb_dir: &Path,
+        kb: &KbLocation,
         dimension: usize,
     ) -> Result<VectorStore, VectorStoreError> {
-        std::fs::create_dir_all(kb_dir).map_err(|source| VectorStoreError::Io {
-            path: kb_dir.to_path_buf(),
-            source,
-        })?;
-        let store = Self::connect(kb_dir, true, dimension).await?;
-        store.create_tables().await?;
-        Ok(store)
-    }
-
-    /// Opens an existing store; `None` when the file is missing.
-    pub async fn open_existing(kb_dir: &Path) -> Result<Option<VectorStore>, VectorStoreError> {
-        if !Self::path_in(kb_dir).exists() {
-            return Ok(None);
-        }
-        let mut store = Self::connect(kb_dir, false, 0).await?;
-        let dimension: Option<String> =
-            sqlx::query_scalar("SELECT value FROM kb_info WHERE key = 'dimension'")
-                .fetch_optional(&store.pool)
-                .await
-                .map_err(|e| store.failed(e))?;
-        store.dimension = dimension.and_then(|d| d.parse().ok()).unwrap_or(0);
-        Ok(Some(store))
-    }
-
-    async fn connect(
-        kb_dir: &Path,
-        create: bool,
-        dimension: usize,
-    ) -> Result<VectorStore, VectorStoreError> {
-        register_sqlite_vec();
-        let path = Self::path_in(kb_dir);
-        let failed = |source| VectorStoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
-        let options = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
-            .map_err(failed)?
-            .create_if_missing(create)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(30));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(2)
-            .connect_with(options)
-            .await
-            .map_err(failed)?;
-        Ok(VectorStore {
-            pool,
-            path,
-            dimension,
+        create_dir(&kb.dir)?;
+        Ok(match &kb.home {
+            VectorHome::Embedded => {
+                VectorStore::Sqlite(SqliteVectors::open_or_create(&kb.dir, dimension).await?)
+            }
+            VectorHome::Postgres(pool) => {
+                VectorStore::Postgres(PgVectors::open_or_create(pool, &kb.key, dimension).await?)
+            }
         })
     }
 
-    fn failed(&self, source: sqlx::Error) -> VectorStoreError {
-        VectorStoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+    /// Opens a KB's existing store; `None` when it has none.
+    pub async fn open_existing(kb: &KbLocation) -> Result<Option<VectorStore>, VectorStoreError> {
+        Ok(match &kb.home {
+            VectorHome::Embedded => SqliteVectors::open_existing(&kb.dir)
+                .await?
+                .map(VectorStore::Sqlite),
+            VectorHome::Postgres(pool) => PgVectors::open_existing(pool, &kb.key)
+                .await?
+                .map(VectorStore::Postgres),
+        })
     }
 
-    async fn create_tables(&self) -> Result<(), VectorStoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
-        sqlx::raw_sql(
-            "CREATE TABLE IF NOT EXISTS kb_info (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS chunk (
-                 rowid INTEGER PRIMARY KEY,
-                 chunk_id TEXT NOT NULL UNIQUE,
-                 message_id TEXT NOT NULL,
-                 session_id TEXT NOT NULL,
-                 job_id TEXT NOT NULL,
-                 content TEXT NOT NULL,
-                 metadata TEXT NOT NULL,
-                 words INTEGER NOT NULL,
-                 characters INTEGER NOT NULL
-             );
-             CREATE INDEX IF NOT EXISTS chunk_job_id ON chunk (job_id);
-             CREATE INDEX IF NOT EXISTS chunk_message_id ON chunk (message_id);",
-        )
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| self.failed(e))?;
-        let found: Option<String> =
-            sqlx::query_scalar("SELECT value FROM kb_info WHERE key = 'dimension'")
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(|e| self.failed(e))?;
-        match found.and_then(|d| d.parse::<usize>().ok()) {
-            Some(found) if found != self.dimension => {
-                return Err(VectorStoreError::Dimension {
-                    path: self.path.clone(),
-                    found,
-                    expected: self.dimension,
-                });
-            }
-            Some(_) => {}
-            None => {
-                let ddl = format!(
-                    "CREATE VIRTUAL TABLE chunk_vec USING vec0(\
-                     embedding float[{}] distance_metric=cosine, session_id text)",
-                    self.dimension
-                );
-                sqlx::query(AssertSqlSafe(ddl))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| self.failed(e))?;
-                sqlx::query("INSERT INTO kb_info (key, value) VALUES ('dimension', ?)")
-                    .bind(self.dimension.to_string())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| self.failed(e))?;
-            }
+    /// Deletes a KB's vectors wherever they live (the directory is the caller's).
+    pub async fn drop_kb(kb: &KbLocation) -> Result<(), VectorStoreError> {
+        match &kb.home {
+            // The vectors are a file in the directory the caller removes.
+            VectorHome::Embedded => Ok(()),
+            VectorHome::Postgres(pool) => PgVectors::drop_kb(pool, &kb.key).await,
         }
-        tx.commit().await.map_err(|e| self.failed(e))
     }
 
     pub fn dimension(&self) -> usize {
-        self.dimension
+        dispatch!(self, store => store.dimension())
     }
 
     /// Writes the chunks in one transaction: all or none. A chunk id already present is replaced.
     pub async fn upsert(&self, chunks: &[ChunkRecord]) -> Result<(), VectorStoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
-        for chunk in chunks {
-            let rowid: i64 = sqlx::query_scalar(
-                "INSERT INTO chunk (chunk_id, message_id, session_id, job_id, content, metadata, \
-                 words, characters) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (chunk_id) DO UPDATE SET job_id = excluded.job_id, \
-                 content = excluded.content, metadata = excluded.metadata, \
-                 words = excluded.words, characters = excluded.characters \
-                 RETURNING rowid",
-            )
-            .bind(&chunk.chunk_id)
-            .bind(&chunk.message_id)
-            .bind(&chunk.session_id)
-            .bind(&chunk.job_id)
-            .bind(&chunk.content)
-            .bind(chunk.metadata.to_string())
-            .bind(chunk.content.split_whitespace().count() as i64)
-            .bind(chunk.content.chars().count() as i64)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(|e| self.failed(e))?;
-            // vec0 has no upsert.
-            sqlx::query("DELETE FROM chunk_vec WHERE rowid = ?")
-                .bind(rowid)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.failed(e))?;
-            sqlx::query("INSERT INTO chunk_vec (rowid, embedding, session_id) VALUES (?, ?, ?)")
-                .bind(rowid)
-                .bind(as_blob(&chunk.embedding))
-                .bind(&chunk.session_id)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.failed(e))?;
-        }
-        tx.commit().await.map_err(|e| self.failed(e))
+        dispatch!(self, store => store.upsert(chunks).await)
     }
 
     /// Removes every chunk a job wrote (its rollback); returns how many.
     pub async fn delete_job(&self, job_id: &str) -> Result<u64, VectorStoreError> {
-        self.delete_where("job_id", job_id).await
+        dispatch!(self, store => store.delete_where(Column::JobId, job_id).await)
     }
 
     /// Removes a session's chunks (when the session is purged).
     pub async fn delete_session(&self, session_id: &str) -> Result<u64, VectorStoreError> {
-        self.delete_where("session_id", session_id).await
-    }
-
-    async fn delete_where(&self, column: &str, value: &str) -> Result<u64, VectorStoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| self.failed(e))?;
-        let rowids: Vec<i64> = sqlx::query_scalar(AssertSqlSafe(format!(
-            "SELECT rowid FROM chunk WHERE {column} = ?"
-        )))
-        .bind(value)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| self.failed(e))?;
-        for rowid in &rowids {
-            for table in ["chunk_vec", "chunk"] {
-                sqlx::query(AssertSqlSafe(format!(
-                    "DELETE FROM {table} WHERE rowid = ?"
-                )))
-                .bind(rowid)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.failed(e))?;
-            }
-        }
-        tx.commit().await.map_err(|e| self.failed(e))?;
-        Ok(rowids.len() as u64)
+        dispatch!(self, store => store.delete_where(Column::SessionId, session_id).await)
     }
 
     pub async fn stats(&self) -> Result<StoreStats, VectorStoreError> {
-        let row = sqlx::query(
-            "SELECT count(*), count(DISTINCT message_id), coalesce(sum(words), 0), \
-             coalesce(sum(characters), 0) FROM chunk",
-        )
-        .fetch_one(&self.pool)
-        .await
-        .map_err(|e| self.failed(e))?;
-        Ok(StoreStats {
-            chunks: row.get(0),
-            messages: row.get(1),
-            words: row.get(2),
-            characters: row.get(3),
-        })
+        dispatch!(self, store => store.stats().await)
     }
 
     /// How many chunks each message has, for tests and audits.
     pub async fn chunks_per_message(&self) -> Result<Vec<(String, i64)>, VectorStoreError> {
-        sqlx::query_as(
-            "SELECT message_id, count(*) FROM chunk GROUP BY message_id ORDER BY message_id",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.failed(e))
+        dispatch!(self, store => store.chunks_per_message().await)
     }
 
-    /// The `top_k` nearest chunks, optionally within one session.
+    /// The `top_k` nearest chunks by cosine distance, optionally within one session.
     pub async fn search(
         &self,
         query: &[f32],
         top_k: usize,
         session_id: Option<&str>,
     ) -> Result<Vec<SearchHit>, VectorStoreError> {
-        let session_filter = if session_id.is_some() {
-            " AND session_id = ?"
-        } else {
-            ""
-        };
-        let sql = format!(
-            "WITH knn AS (SELECT rowid, distance FROM chunk_vec \
-             WHERE embedding MATCH ? AND k = ?{session_filter}) \
-             SELECT c.chunk_id, c.message_id, c.session_id, c.content, c.metadata, knn.distance \
-             FROM knn JOIN chunk c ON c.rowid = knn.rowid ORDER BY knn.distance, c.chunk_id"
-        );
-        let mut q = sqlx::query(AssertSqlSafe(sql))
-            .bind(as_blob(query))
-            .bind(top_k as i64);
-        if let Some(session) = session_id {
-            q = q.bind(session);
-        }
-        let rows = q.fetch_all(&self.pool).await.map_err(|e| self.failed(e))?;
-        Ok(rows
-            .into_iter()
-            .map(|row| {
-                let metadata: String = row.get(4);
-                SearchHit {
-                    chunk_id: row.get(0),
-                    message_id: row.get(1),
-                    session_id: row.get(2),
-                    content: row.get(3),
-                    metadata: serde_json::from_str(&metadata).unwrap_or(serde_json::Value::Null),
-                    distance: row.get(5),
-                }
-            })
-            .collect())
+        dispatch!(self, store => store.search(query, top_k, session_id).await)
     }
 
     pub async fn close(self) {
-        self.pool.close().await;
+        dispatch!(self, store => store.close().await)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The chunk columns a delete can select by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Column {
+    JobId,
+    SessionId,
+}
 
-    fn chunk(
-        id: &str,
-        message: &str,
-        session: &str,
-        job: &str,
-        embedding: Vec<f32>,
-    ) -> ChunkRecord {
-        ChunkRecord {
-            chunk_id: id.into(),
-            message_id: message.into(),
-            session_id: session.into(),
-            job_id: job.into(),
-            content: format!("content of {id}"),
-            metadata: serde_json::json!({ "message_id": message }),
-            embedding,
+impl Column {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Column::JobId => "job_id",
+            Column::SessionId => "session_id",
         }
     }
+}
 
-    #[tokio::test]
-    async fn upsert_search_and_rollback() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = VectorStore::open_or_create(dir.path(), 3).await.unwrap();
-        store
-            .upsert(&[
-                chunk("a", "m1", "s1", "j1", vec![1.0, 0.0, 0.0]),
-                chunk("b", "m2", "s2", "j1", vec![0.0, 1.0, 0.0]),
-                chunk("c", "m3", "s1", "j2", vec![0.7, 0.7, 0.0]),
-            ])
-            .await
-            .unwrap();
-        // The same id again replaces, it does not duplicate.
-        store
-            .upsert(&[chunk("a", "m1", "s1", "j2", vec![1.0, 0.0, 0.0])])
-            .await
-            .unwrap();
-        let stats = store.stats().await.unwrap();
-        assert_eq!((stats.chunks, stats.messages), (3, 3));
-
-        let hits = store.search(&[1.0, 0.0, 0.0], 2, None).await.unwrap();
-        assert_eq!(hits[0].chunk_id, "a");
-        assert!(hits[0].distance < 1e-6);
-        assert_eq!(hits[1].chunk_id, "c");
-        let hits = store.search(&[0.0, 1.0, 0.0], 5, Some("s1")).await.unwrap();
-        assert!(hits.iter().all(|h| h.session_id == "s1"));
-        assert_eq!(hits.len(), 2);
-
-        assert_eq!(store.delete_job("j2").await.unwrap(), 2);
-        assert_eq!(store.stats().await.unwrap().chunks, 1);
-        assert_eq!(
-            store.search(&[1.0, 0.0, 0.0], 5, None).await.unwrap().len(),
-            1
-        );
-        store.close().await;
-
-        let reopened = VectorStore::open_existing(dir.path())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(reopened.dimension(), 3);
-        assert!(VectorStore::open_or_create(dir.path(), 4).await.is_err());
-    }
-
-    #[tokio::test]
-    async fn a_missing_store_is_none() {
-        let dir = tempfile::tempdir().unwrap();
-        assert!(
-            VectorStore::open_existing(dir.path())
-                .await
-                .unwrap()
-                .is_none()
-        );
-    }
+fn create_dir(dir: &Path) -> Result<(), VectorStoreError> {
+    std::fs::create_dir_all(dir).map_err(|source| VectorStoreError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
 }

@@ -207,6 +207,44 @@ macro_rules! base_query {
     };
 }
 
+/// The messages of a flow's session (`$1`, `$2`) strictly after a cursor (`$3` timestamp, `$4`
+/// id; both NULL: from the start), in the (timestamp, id) order every cursor uses. Bind with
+/// [`bind_range!`].
+macro_rules! session_after_cursor {
+    () => {
+        "m.flow_id = $1::uuid AND m.session_id = $2 AND ($3::timestamptz IS NULL \
+         OR m.timestamp > $3::timestamptz OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid))"
+    };
+}
+
+/// [`session_after_cursor!`] and up to a job's last message (`$5` timestamp, `$6` id).
+macro_rules! session_range {
+    () => {
+        concat!(
+            session_after_cursor!(),
+            " AND (m.timestamp < $5::timestamptz \
+             OR (m.timestamp = $5::timestamptz AND m.id <= $6::uuid))"
+        )
+    };
+}
+
+/// Binds `$1`…`$4` of [`session_after_cursor!`], and `$5`, `$6` of [`session_range!`] when an
+/// upper end is given.
+macro_rules! bind_range {
+    ($query:expr, $flow:expr, $session:expr, $after:expr) => {
+        $query
+            .bind($flow)
+            .bind($session)
+            .bind($after.map(|c: &MessagePosition| c.timestamp))
+            .bind($after.map(|c: &MessagePosition| c.id.as_str()))
+    };
+    ($query:expr, $flow:expr, $session:expr, $after:expr, $until:expr) => {
+        bind_range!($query, $flow, $session, $after)
+            .bind($until.timestamp)
+            .bind($until.id.as_str())
+    };
+}
+
 const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::text AS memory_base_id, s.session_id, \
      s.cursor_id::text AS cursor_id, s.total_processed::bigint AS total_processed, s.last_sync_at, \
      (SELECT count(*) FROM memory_base_workflow_run w WHERE w.memory_base_id = s.memory_base_id \
@@ -485,14 +523,11 @@ impl Store {
     ) -> Result<i64, StoreError> {
         on_pool!(
             self.pool,
-            "SELECT count(*) FROM message m WHERE m.flow_id = $1::uuid AND m.session_id = $2 \
-             AND m.is_output AND ($3::timestamptz IS NULL OR m.timestamp > $3::timestamptz \
-             OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid))",
-            |pool, sql| sqlx::query_scalar(sql)
-                .bind(flow_id)
-                .bind(session_id)
-                .bind(cursor.map(|c| c.timestamp))
-                .bind(cursor.map(|c| c.id.as_str()))
+            concat!(
+                "SELECT count(*) FROM message m WHERE m.is_output AND ",
+                session_after_cursor!()
+            ),
+            |pool, sql| bind_range!(sqlx::query_scalar(sql), flow_id, session_id, cursor)
                 .fetch_one(pool)
                 .await
         )
@@ -524,15 +559,12 @@ impl Store {
     ) -> Result<Option<MessagePosition>, StoreError> {
         let row: Option<(String, DateTime<Utc>)> = on_pool!(
             self.pool,
-            "SELECT m.id::text, m.timestamp FROM message m WHERE m.flow_id = $1::uuid \
-             AND m.session_id = $2 AND ($3::timestamptz IS NULL OR m.timestamp > $3::timestamptz \
-             OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid)) \
-             ORDER BY m.timestamp DESC, m.id DESC LIMIT 1",
-            |pool, sql| sqlx::query_as(sql)
-                .bind(flow_id)
-                .bind(session_id)
-                .bind(cursor.map(|c| c.timestamp))
-                .bind(cursor.map(|c| c.id.as_str()))
+            concat!(
+                "SELECT m.id::text, m.timestamp FROM message m WHERE ",
+                session_after_cursor!(),
+                " ORDER BY m.timestamp DESC, m.id DESC LIMIT 1"
+            ),
+            |pool, sql| bind_range!(sqlx::query_as(sql), flow_id, session_id, cursor)
                 .fetch_optional(pool)
                 .await
         )
@@ -552,21 +584,14 @@ impl Store {
     ) -> Result<Vec<PendingMessage>, StoreError> {
         on_pool!(
             self.pool,
-            "SELECT m.id::text AS id, m.timestamp, m.sender, m.sender_name, m.session_id, m.text, \
-             m.content_blocks::text AS content_blocks, m.flow_id::text AS flow_id, \
-             m.run_id::text AS run_id FROM message m \
-             WHERE m.flow_id = $1::uuid AND m.session_id = $2 \
-             AND ($3::timestamptz IS NULL OR m.timestamp > $3::timestamptz \
-             OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid)) \
-             AND (m.timestamp < $5::timestamptz OR (m.timestamp = $5::timestamptz AND m.id <= $6::uuid)) \
-             ORDER BY m.timestamp, m.id LIMIT $7",
-            |pool, sql| sqlx::query_as(sql)
-                .bind(flow_id)
-                .bind(session_id)
-                .bind(after.map(|c| c.timestamp))
-                .bind(after.map(|c| c.id.as_str()))
-                .bind(until.timestamp)
-                .bind(until.id.as_str())
+            concat!(
+                "SELECT m.id::text AS id, m.timestamp, m.sender, m.sender_name, m.session_id, \
+                 m.text, m.content_blocks::text AS content_blocks, m.flow_id::text AS flow_id, \
+                 m.run_id::text AS run_id FROM message m WHERE ",
+                session_range!(),
+                " ORDER BY m.timestamp, m.id LIMIT $7"
+            ),
+            |pool, sql| bind_range!(sqlx::query_as(sql), flow_id, session_id, after, until)
                 .bind(limit)
                 .fetch_all(pool)
                 .await
@@ -612,17 +637,8 @@ impl Store {
     ) -> Result<i64, StoreError> {
         on_pool!(
             self.pool,
-            "SELECT count(*) FROM message m WHERE m.flow_id = $1::uuid AND m.session_id = $2 \
-             AND ($3::timestamptz IS NULL OR m.timestamp > $3::timestamptz \
-             OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid)) \
-             AND (m.timestamp < $5::timestamptz OR (m.timestamp = $5::timestamptz AND m.id <= $6::uuid))",
-            |pool, sql| sqlx::query_scalar(sql)
-                .bind(flow_id)
-                .bind(session_id)
-                .bind(after.map(|c| c.timestamp))
-                .bind(after.map(|c| c.id.as_str()))
-                .bind(until.timestamp)
-                .bind(until.id.as_str())
+            concat!("SELECT count(*) FROM message m WHERE ", session_range!()),
+            |pool, sql| bind_range!(sqlx::query_scalar(sql), flow_id, session_id, after, until)
                 .fetch_one(pool)
                 .await
         )
@@ -820,7 +836,6 @@ impl Store {
     /// totals, and the stamped runs. Fails (committing nothing) when the session is gone.
     pub async fn commit_ingestion(&self, commit: &IngestionCommit<'_>) -> Result<bool, StoreError> {
         self.ensure_writable()?;
-        let count = commit.message_ids.len() as i64;
         let record_ids: Vec<String> = commit
             .message_ids
             .iter()
@@ -834,7 +849,7 @@ impl Store {
                     .zip(commit.message_ids)
                     .map(|(id, message)| [id.as_str(), message.as_str()])
                     .collect();
-                sqlx::query(
+                let inserted = sqlx::query(
                     "INSERT INTO message_ingestion_record (id, message_id, memory_base_id, job_id, \
                      session_id, ingested_at) SELECT json_extract(value, '$[0]'), \
                      json_extract(value, '$[1]'), ?, ?, ?, ? FROM json_each(?) WHERE true \
@@ -847,12 +862,13 @@ impl Store {
                 .bind(serde_json::to_string(&pairs).unwrap_or_default())
                 .execute(&mut *tx)
                 .await
-                .map_err(|e| self.query_failed(e))?;
+                .map_err(|e| self.query_failed(e))?
+                .rows_affected() as i64;
                 let updated = sqlx::query(super::sql::sqlite_text(COMMIT_CURSOR_SQL))
                     .bind(commit.memory_base_id)
                     .bind(commit.session_id)
                     .bind(commit.cursor_id)
-                    .bind(count)
+                    .bind(inserted)
                     .bind(commit.now)
                     .execute(&mut *tx)
                     .await
@@ -873,7 +889,7 @@ impl Store {
             }
             DbPool::Postgres(pool) => {
                 let mut tx = pool.begin().await.map_err(|e| self.query_failed(e))?;
-                sqlx::query(
+                let inserted = sqlx::query(
                     "INSERT INTO message_ingestion_record (id, message_id, memory_base_id, job_id, \
                      session_id, ingested_at) SELECT r.id, r.message_id, $3::uuid, $4::uuid, $5, $6 \
                      FROM UNNEST($1::uuid[], $2::uuid[]) AS r(id, message_id) \
@@ -887,12 +903,13 @@ impl Store {
                 .bind(commit.now)
                 .execute(&mut *tx)
                 .await
-                .map_err(|e| self.query_failed(e))?;
+                .map_err(|e| self.query_failed(e))?
+                .rows_affected() as i64;
                 let updated = sqlx::query(COMMIT_CURSOR_SQL)
                     .bind(commit.memory_base_id)
                     .bind(commit.session_id)
                     .bind(commit.cursor_id)
-                    .bind(count)
+                    .bind(inserted)
                     .bind(commit.now)
                     .execute(&mut *tx)
                     .await

@@ -289,6 +289,14 @@ impl Store {
         self.schema.tables.contains(table)
     }
 
+    /// The PostgreSQL pool, where memory-base KB vectors live on PostgreSQL (pgvector).
+    pub fn postgres_pool(&self) -> Option<&PgPool> {
+        match &self.pool {
+            DbPool::Postgres(pool) => Some(pool),
+            DbPool::Sqlite(_) => None,
+        }
+    }
+
     pub async fn close(self) {
         match self.pool {
             DbPool::Sqlite(pool) => pool.close().await,

@@ -212,11 +212,11 @@ impl<E: Embedder> Syncer<E> {
     /// Deletes what the job wrote to the KB; the cursor never moved. When the base itself is
     /// gone (deleted while this job outlived its lease), its whole KB directory goes.
     async fn roll_back(&self, scope: &Scope<'_>) -> Result<(), SyncError> {
-        let kb_path = self.kb_path(scope.base)?;
-        if let Some(vectors) = VectorStore::open_existing(&kb_path).await? {
+        let kb = self.kb_location(scope.base)?;
+        if let Some(vectors) = VectorStore::open_existing(&kb).await? {
             let result = async {
                 vectors.delete_job(&scope.args.job_id).await?;
-                self.refresh_metadata(scope.base, &kb_path, &vectors).await
+                self.refresh_metadata(scope.base, &kb.dir, &vectors).await
             }
             .await;
             vectors.close().await;
@@ -228,10 +228,7 @@ impl<E: Embedder> Syncer<E> {
             .await?
             .is_empty()
         {
-            crate::kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
-                path: kb_path.clone(),
-                source,
-            })?;
+            crate::kb::remove_kb(&kb).await?;
         }
         Ok(())
     }
@@ -243,19 +240,18 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
-        let kb_path = self.kb_path(scope.base)?;
+        let kb = self.kb_location(scope.base)?;
         // Creating the KB directory of a base deleted meanwhile would leave an orphan: check
         // that the job is still wanted and the lock still ours first.
         self.ensure_still_wanted(scope.args, cancel).await?;
         let mut heartbeat = Heartbeat::new(self.settings.lease);
         heartbeat.force(lock).await?;
-        let vectors = VectorStore::open_or_create(&kb_path, self.embedder.dimension()).await?;
+        let vectors = VectorStore::open_or_create(&kb, self.embedder.dimension()).await?;
         let result = self
             .write_and_commit(scope, &vectors, lock, &mut heartbeat, progress, cancel)
             .await;
         if result.is_ok() {
-            self.refresh_metadata(scope.base, &kb_path, &vectors)
-                .await?;
+            self.refresh_metadata(scope.base, &kb.dir, &vectors).await?;
         }
         vectors.close().await;
         result
@@ -390,9 +386,9 @@ impl<E: Embedder> Syncer<E> {
     /// database state was written by someone else (the demo) or repairs one. Returns the
     /// number of chunks written.
     pub async fn rebuild_from_records(&self, base: &MemoryBaseInfo) -> Result<u64, SyncError> {
-        let kb_path = self.kb_path(base)?;
+        let kb = self.kb_location(base)?;
         let ingested = self.store.ingested_messages(&base.id).await?;
-        let vectors = VectorStore::open_or_create(&kb_path, self.embedder.dimension()).await?;
+        let vectors = VectorStore::open_or_create(&kb, self.embedder.dimension()).await?;
         let splitter = RecursiveSplitter::default();
         let mut written = 0;
         let result = async {
@@ -427,7 +423,7 @@ impl<E: Embedder> Syncer<E> {
                 vectors.upsert(&records).await?;
                 written += records.len() as u64;
             }
-            self.refresh_metadata(base, &kb_path, &vectors).await
+            self.refresh_metadata(base, &kb.dir, &vectors).await
         }
         .await;
         vectors.close().await;

@@ -12,8 +12,11 @@
 //! [`crate::inspect::memory_bases`] to list bases, sessions and jobs.
 
 pub mod capture;
+pub mod config;
 mod ingest;
 pub mod watch;
+
+pub use config::{MbOverrides, MbSettings, syncer_from_config};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,8 +28,8 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::kb::embedder::{AnyEmbedder, EmbedError, Embedder};
-use crate::kb::store::{VectorStore, VectorStoreError};
-use crate::kb::{self, EmbeddingInfo};
+use crate::kb::store::{KbLocation, VectorHome, VectorStore, VectorStoreError};
+use crate::kb::{self, EmbeddingInfo, KbError};
 use crate::memory::memory_base::{
     KbExpectation, Mismatch, is_safe_kb_name, lock_name, mismatches, threshold_reached,
 };
@@ -61,6 +64,11 @@ pub enum SyncError {
         configured: String,
         offered: String,
     },
+    #[error(
+        "embedding model {0} needs an embeddings server: set embeddings_url in [memory_bases] \
+         of config.toml, MEMSCOPE_EMBEDDINGS_URL or --embeddings-url"
+    )]
+    NoEmbeddingsServer(String),
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -76,6 +84,15 @@ pub enum SyncError {
     VectorStore(#[from] VectorStoreError),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+}
+
+impl From<KbError> for SyncError {
+    fn from(error: KbError) -> Self {
+        match error {
+            KbError::Store(error) => SyncError::VectorStore(error),
+            KbError::Io { path, source } => SyncError::Io { path, source },
+        }
+    }
 }
 
 /// Who asked for a sync: a manual trigger reports a conflict, an automatic one stays quiet.
@@ -224,6 +241,21 @@ impl<E: Embedder> Syncer<E> {
         Ok(kb::kb_dir(&self.settings.kb_root, username, &base.kb_name))
     }
 
+    /// A memory base's KB: its directory, and its vectors (in the directory on SQLite, in a
+    /// pgvector table of the memory database on PostgreSQL).
+    pub fn kb_location(&self, base: &MemoryBaseInfo) -> Result<KbLocation, SyncError> {
+        let dir = self.kb_path(base)?;
+        let username = base.username.as_deref().unwrap_or(&base.user_id);
+        Ok(KbLocation {
+            dir,
+            key: format!("{username}/{}", base.kb_name),
+            home: match self.store.postgres_pool() {
+                Some(pool) => VectorHome::Postgres(pool.clone()),
+                None => VectorHome::Embedded,
+            },
+        })
+    }
+
     /// Whether this syncer's embedder is the one the base was created with.
     pub fn embeds_for(&self, base: &MemoryBaseInfo) -> bool {
         base.embedding_model.is_empty() || base.embedding_model == self.embedder.model()
@@ -349,20 +381,17 @@ impl<E: Embedder> Syncer<E> {
         base: &MemoryBaseInfo,
         wait: Duration,
     ) -> Result<DeleteReport, SyncError> {
-        let kb_path = self.kb_path(base)?;
+        let kb = self.kb_location(base)?;
         let cancelled_jobs = self.store.cancel_jobs_of_base(&base.id, Utc::now()).await?;
         let locks = self.lock_all_sessions(base, wait).await?;
         self.store.delete_memory_base(&base.id).await?;
-        let removed = kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
-            path: kb_path.clone(),
-            source,
-        });
+        let removed = kb::remove_kb(&kb).await;
         release_all(locks).await;
         removed?;
         Ok(DeleteReport {
             memory_base_id: base.id.clone(),
             cancelled_jobs,
-            kb_path,
+            kb_path: kb.dir,
         })
     }
 
@@ -394,8 +423,8 @@ impl<E: Embedder> Syncer<E> {
 
     /// Compares the KB on disk with what the database says was ingested.
     pub async fn check(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
-        let kb_path = self.kb_path(base)?;
-        let observed = kb::observe(&kb_path).await;
+        let kb = self.kb_location(base)?;
+        let observed = kb::observe(&kb).await;
         let expected = KbExpectation {
             total_processed: base.total_processed,
             ingestion_records: base.ingestion_records,
@@ -406,7 +435,7 @@ impl<E: Embedder> Syncer<E> {
             memory_base_id: base.id.clone(),
             name: base.name.clone(),
             mismatches: mismatches(&expected, &observed),
-            kb_path,
+            kb_path: kb.dir,
             observed,
         })
     }
@@ -419,14 +448,11 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
-        let kb_path = self.kb_path(base)?;
+        let kb = self.kb_location(base)?;
         let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
         let reset = async {
             self.store.reset_memory_base(&base.id).await?;
-            kb::remove_kb_dir(&kb_path).map_err(|source| SyncError::Io {
-                path: kb_path.clone(),
-                source,
-            })
+            kb::remove_kb(&kb).await.map_err(SyncError::from)
         }
         .await;
         release_all(locks).await;

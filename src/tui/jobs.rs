@@ -5,8 +5,6 @@
 mod chat_memories;
 mod memory_bases;
 
-pub use memory_bases::WATCH_INTERVAL;
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -23,12 +21,12 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
-use crate::inspect::syncers::SyncerConfig;
 use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::store::Store;
 use crate::summarize::Summarizer;
+use crate::sync::MbSettings;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Slot {
@@ -66,7 +64,7 @@ impl JobRunner {
     pub fn new(
         store: Store,
         storage_root: PathBuf,
-        syncers: SyncerConfig,
+        syncers: MbSettings,
         events: UnboundedSender<JobEvent>,
     ) -> JobRunner {
         let store = Arc::new(store);

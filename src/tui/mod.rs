@@ -25,7 +25,6 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
-use crate::inspect::syncers::SyncerConfig;
 use crate::store::Store;
 use action::Action;
 use jobs::JobRunner;
@@ -70,7 +69,7 @@ impl App {
         );
         state.config_warnings = warnings;
         let (sender, jobs) = mpsc::unbounded_channel();
-        let syncers = SyncerConfig::from_env(resolved.kb_root.clone());
+        let syncers = crate::sync::MbSettings::from_config(resolved);
         let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
         let configured = &resolved.config.summarizer;
         match crate::summarize::Summarizer::from_config(configured) {

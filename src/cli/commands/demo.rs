@@ -101,6 +101,26 @@ async fn fill(store: &Store, options: DemoOptions) -> CliResult<DemoSummary> {
     }
 }
 
+/// Writes the knowledge base of every demo memory base that has ingestion records, from those
+/// records (the rows say what was ingested; the vectors are computed here), so a fresh demo's
+/// `mb check` is clean.
+async fn build_demo_kbs(context: &Context, store: &Store) -> CliResult<()> {
+    let settings = crate::sync::MbSettings::from_config(&context.resolved);
+    for base in store.memory_bases().await? {
+        if base.ingestion_records == 0 {
+            continue;
+        }
+        let syncer = settings
+            .syncer(store.clone(), &base.embedding_model)
+            .map_err(CliError::from)?;
+        syncer
+            .rebuild_from_records(&base)
+            .await
+            .map_err(CliError::from)?;
+    }
+    Ok(())
+}
+
 /// Refuses to mix demo rows into a database that already holds memory.
 async fn ensure_empty(store: &Store) -> CliResult<()> {
     let counts = store.table_counts().await?;
@@ -189,6 +209,7 @@ pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
     ensure_empty(&store).await?;
     let started = Instant::now();
     let summary = fill(&store, options(context, args.scale, args.seed)).await?;
+    build_demo_kbs(context, &store).await?;
     let report = report(store.url(), started, &summary);
     store.close().await;
     emit(context.global.json, &report, render)?;
@@ -215,6 +236,7 @@ pub async fn create_default_database(context: &Context, file: &Path) -> CliResul
     );
     let store = Store::init(&sqlite_url(&partial)).await?;
     fill(&store, options(context, Scale::Small, 42)).await?;
+    build_demo_kbs(context, &store).await?;
     store.close().await;
     std::fs::rename(&partial, file).map_err(|e| {
         CliError::failure(format!(

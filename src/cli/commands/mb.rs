@@ -10,14 +10,14 @@ use crate::cli::args::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchA
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
 use crate::cli::{Context, read_input};
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
-use crate::inspect::syncers::{self, SyncerConfig};
+use crate::inspect::syncers;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::memory::memory_base::ThresholdUnit;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::capture::CapturedMessage;
 use crate::sync::watch::WatchEvent;
-use crate::sync::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
+use crate::sync::{CancelFlag, MbSettings, SyncError, SyncOutcome, Syncer, Trigger};
 
 impl From<UnitArg> for ThresholdUnit {
     fn from(unit: UnitArg) -> Self {
@@ -40,20 +40,15 @@ fn sync_failed(error: SyncError) -> CliError {
     }
 }
 
-/// The syncer settings the flags (and their environment variables) give.
-fn syncer_config(context: &Context, args: &SyncArgs) -> SyncerConfig {
-    SyncerConfig {
-        kb_root: context.resolved.kb_root.clone(),
-        embeddings_url: args.embeddings_url.clone(),
-        embeddings_dimension: args.embeddings_dimension,
-        embeddings_batch: args.embeddings_batch,
-        embeddings_timeout: Duration::from_secs(args.embeddings_timeout),
-        lease: Duration::from_secs(args.lease_secs),
-    }
+/// `[memory_bases]` of the configuration with the command line's overrides.
+fn mb_settings(context: &Context, args: &SyncArgs) -> MbSettings {
+    MbSettings::from_config(&context.resolved).with(&args.overrides())
 }
 
 fn syncer_for(context: &Context, store: &Store, model: &str, args: &SyncArgs) -> CliResult<Syncer> {
-    Ok(syncer_config(context, args).syncer(store, model)?)
+    mb_settings(context, args)
+        .syncer(store.clone(), model)
+        .map_err(sync_failed)
 }
 
 async fn resolve(
@@ -74,7 +69,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
     let sync_args = &args.sync;
     match &args.command {
         MbCommand::List => {
-            let statuses = view::statuses(&store, &syncer_config(context, sync_args)).await?;
+            let statuses = view::statuses(&store, &mb_settings(context, sync_args)).await?;
             emit(json, &statuses, |s| render_bases(s))?;
             Ok(ExitCode::Ok)
         }
@@ -94,8 +89,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                 auto_capture: *auto_capture,
                 embedding_model: embedding_model.clone(),
             };
-            let id =
-                view::create_base(&store, &syncer_config(context, sync_args), &request).await?;
+            let id = view::create_base(&store, &mb_settings(context, sync_args), &request).await?;
             let (base, _) = resolve(&store, context, sync_args, &id).await?;
             emit(json, &base, |b| {
                 format!(
@@ -171,7 +165,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                     base.name
                 )));
             }
-            let wait = syncer_config(context, sync_args).delete_wait();
+            let wait = mb_settings(context, sync_args).delete_wait();
             let report = syncer.delete(&base, wait).await.map_err(sync_failed)?;
             emit(json, &report, |r| {
                 format!(
@@ -555,8 +549,10 @@ async fn watch_pass(
     store: &Store,
     args: &WatchArgs,
 ) -> CliResult<Vec<WatchEvent>> {
-    let config = syncer_config(context, &args.sync);
-    Ok(syncers::watch_pass(&config, store, None, &CancelFlag::default()).await?)
+    let settings = mb_settings(context, &args.sync);
+    syncers::watch_pass(&settings, store, None, &CancelFlag::default())
+        .await
+        .map_err(sync_failed)
 }
 
 pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {
@@ -573,7 +569,13 @@ pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {
         })?;
         return Ok(ExitCode::Ok);
     }
-    let interval = Duration::from_secs(args.interval.max(1));
+    let interval = args
+        .interval
+        .map_or(
+            mb_settings(context, &args.sync).watch_interval,
+            Duration::from_secs,
+        )
+        .max(Duration::from_secs(1));
     loop {
         for event in watch_pass(context, &store, args).await? {
             let line = if json {

@@ -10,15 +10,14 @@ use tokio::sync::mpsc::{self, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::inspect::memory_bases as view;
-use crate::inspect::syncers::{SyncerConfig, watch_pass};
+use crate::inspect::syncers::watch_pass;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::store::Store;
 use crate::store::memory_bases::MemoryBaseInfo;
+use crate::sync::MbSettings;
 use crate::sync::{CancelFlag, JobProgress, SyncError, Trigger};
 use crate::tui::update::{JobEvent, MbEffect, MbEvent, SyncResult};
 
-/// How often the TUI's watcher checks the auto-capture bases: `memscope watch`'s default.
-pub const WATCH_INTERVAL: Duration = Duration::from_secs(2);
 /// How long quitting waits for a job to roll back or commit before dropping it.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
@@ -35,7 +34,7 @@ const SLOTS: usize = 4;
 /// Runs memory-base effects; the watcher is started separately.
 pub struct MbRunner {
     store: Arc<Store>,
-    config: Arc<SyncerConfig>,
+    config: Arc<MbSettings>,
     events: UnboundedSender<JobEvent>,
     loads: [Option<JoinHandle<()>>; SLOTS],
     /// Writes and syncs in flight, each with the flag that stops it.
@@ -92,7 +91,7 @@ fn sync_result(
 impl MbRunner {
     pub fn new(
         store: Arc<Store>,
-        config: SyncerConfig,
+        config: MbSettings,
         events: UnboundedSender<JobEvent>,
     ) -> MbRunner {
         MbRunner {
@@ -126,7 +125,7 @@ impl MbRunner {
             }
             MbEffect::LoadSessions { generation, base } => {
                 let task = tokio::spawn(async move {
-                    let result = match config.syncer(&store, &base.embedding_model) {
+                    let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
                         Ok(syncer) => view::sessions(&syncer, &base).await.map_err(report),
                         Err(error) => Err(report(error)),
                     };
@@ -159,7 +158,7 @@ impl MbRunner {
                 top_k,
             } => {
                 let task = tokio::spawn(async move {
-                    let result = match config.syncer(&store, &base.embedding_model) {
+                    let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
                         Ok(syncer) => view::search(&syncer, &base, &query, None, top_k)
                             .await
                             .map_err(report),
@@ -188,7 +187,7 @@ impl MbRunner {
                 let flag = cancel.clone();
                 tokio::spawn(async move {
                     let progress = progress_to(events.clone(), false);
-                    let result = match config.syncer(&store, &base.embedding_model) {
+                    let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
                         Ok(syncer) => {
                             match syncer.regenerate(&base, Some(&progress), &flag).await {
                                 Ok(outcomes) => {
@@ -237,7 +236,7 @@ impl MbRunner {
                 send(&events, MbEvent::Written { result });
             }),
             MbEffect::Delete(base) => tokio::spawn(async move {
-                let result = match config.syncer(&store, &base.embedding_model) {
+                let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
                     Ok(syncer) => syncer
                         .delete(&base, config.delete_wait())
                         .await
@@ -257,7 +256,7 @@ impl MbRunner {
             MbEffect::CancelJob { job_id } => tokio::spawn(async move {
                 // Cancelling marks the job's row; the process running it notices at its next
                 // check, so any syncer can cancel any job.
-                let result = match config.syncer(&store, HASHING_MODEL) {
+                let result = match config.syncer(Store::clone(&store), HASHING_MODEL) {
                     Ok(syncer) => syncer.cancel_job(&job_id).await.map_err(report),
                     Err(error) => Err(report(error)),
                 };
@@ -268,7 +267,7 @@ impl MbRunner {
         self.writes.push((task, cancel));
     }
 
-    /// Starts the watcher: every [`WATCH_INTERVAL`], one pass over the auto-capture bases, its
+    /// Starts the watcher: every `[memory_bases] watch_interval_secs`, one pass over the auto-capture bases, its
     /// jobs reported like the TUI's own.
     pub fn start_watcher(&mut self) {
         if self.watcher.is_some() {
@@ -290,7 +289,7 @@ impl MbRunner {
                     Err(error) => send(&events, MbEvent::WatchFailed(report(error))),
                 }
                 // Sleep in short steps, so quitting does not wait out the interval.
-                let until = tokio::time::Instant::now() + WATCH_INTERVAL;
+                let until = tokio::time::Instant::now() + config.watch_interval;
                 while !flag.is_cancelled() && tokio::time::Instant::now() < until {
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -319,14 +318,14 @@ impl MbRunner {
 /// A manual sync of one session, or of every session of the base.
 async fn sync(
     store: &Store,
-    config: &SyncerConfig,
+    config: &MbSettings,
     base: &MemoryBaseInfo,
     session: Option<&str>,
     progress: &UnboundedSender<JobProgress>,
     cancel: &CancelFlag,
 ) -> Result<Vec<SyncResult>, String> {
     let syncer = config
-        .syncer(store, &base.embedding_model)
+        .syncer(store.clone(), &base.embedding_model)
         .map_err(report)?;
     match session {
         Some(session) => {

@@ -124,6 +124,8 @@ impl Confirm {
                 r.unit,
                 if r.auto_capture { "on" } else { "off" },
                 r.embedding_model
+                    .as_deref()
+                    .unwrap_or("[memory_bases] embedding_model")
             ),
             Confirm::Delete(b) => format!(
                 "Delete memory base {:?}? Its running jobs are cancelled, and its sessions, \
@@ -198,11 +200,8 @@ impl CreateForm {
             threshold,
             unit,
             auto_capture,
-            embedding_model: if model.is_empty() {
-                crate::kb::embedder::HASHING_MODEL.to_owned()
-            } else {
-                model.to_owned()
-            },
+            // Empty: the configured default model.
+            embedding_model: Some(model.to_owned()).filter(|m| !m.is_empty()),
         })
     }
 }
