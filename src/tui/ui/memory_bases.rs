@@ -5,12 +5,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Clear, LineGauge, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table, TableState};
 
 use super::rows::{RowCells, layout_rows};
-use super::{Component, one_line, placeholder, short_id};
+use super::{Component, confirm_popup, one_line, placeholder, popup, short_id};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
-use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{
     CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
 };
@@ -335,8 +334,8 @@ fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rec
     frame.render_widget(table, inner);
 }
 
-/// A centered box of at most `width` x `height` inside `area`, cleared.
-fn popup(
+/// A popup `width` x `height` in the middle of `area`.
+fn centered_popup(
     frame: &mut Frame,
     area: Rect,
     width: u16,
@@ -348,15 +347,7 @@ fn popup(
         Constraint::Length(width.min(area.width)),
         Constraint::Length(height.min(area.height)),
     );
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.title)
-        .title_style(theme.title);
-    let inner = block.inner(rect);
-    frame.render_widget(Clear, rect);
-    frame.render_widget(block, rect);
-    inner
+    popup(title, theme, frame, rect)
 }
 
 fn input_line<'a>(label: &str, text: &str, focused: bool, theme: &Theme) -> Line<'a> {
@@ -374,21 +365,7 @@ fn input_line<'a>(label: &str, text: &str, focused: bool, theme: &Theme) -> Line
 fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
     let width = 72;
     match dialog {
-        Dialog::Confirm(confirm) => {
-            let inner = popup(frame, area, width, 8, " Confirm ".to_owned(), theme);
-            let keys: Vec<String> = state
-                .keymap
-                .grouped(KeyContext::Confirm)
-                .into_iter()
-                .map(|(keys, desc)| format!("{keys} {desc}"))
-                .collect();
-            let text = vec![
-                Line::styled(confirm.question(), theme.warning),
-                Line::raw(""),
-                Line::styled(keys.join(" · "), theme.dim),
-            ];
-            frame.render_widget(Paragraph::new(text).wrap(Default::default()), inner);
-        }
+        Dialog::Confirm(confirm) => confirm_popup(state, &confirm.question(), theme, frame, area),
         Dialog::Threshold {
             base_name,
             unit,
@@ -397,7 +374,7 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
             ..
         } => {
             let title = format!(" Threshold of {base_name} ({unit}) ");
-            let inner = popup(frame, area, width, 6, title, theme);
+            let inner = centered_popup(frame, area, width, 6, title, theme);
             let lines = vec![
                 input_line("new threshold", text, true, theme),
                 Line::styled(error.clone().unwrap_or_default(), theme.error),
@@ -410,7 +387,7 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
         }
         Dialog::Search { base, text } => {
             let title = format!(" Search the KB of {} ", base.name);
-            let inner = popup(frame, area, width, 5, title, theme);
+            let inner = centered_popup(frame, area, width, 5, title, theme);
             let lines = vec![
                 input_line("query", text, true, theme),
                 Line::styled("enter searches · esc cancels", theme.dim),
@@ -418,7 +395,7 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
             frame.render_widget(Paragraph::new(lines), inner);
         }
         Dialog::Create(form) => {
-            let inner = popup(
+            let inner = centered_popup(
                 frame,
                 area,
                 width,

@@ -14,7 +14,7 @@ mod trim;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::keymap::KeyContext;
 use super::state::{AppState, Overlay, Prompt, Screen, Tab};
@@ -78,7 +78,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
                 trim::draw_overlay(state, preview, theme, frame, body);
             }
         }
-        Overlay::Confirm(confirm) => trim::draw_confirm(state, confirm, theme, frame, body),
+        Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
         Overlay::None | Overlay::Prompt(_) => {}
@@ -281,6 +281,50 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
             .collect();
         frame.render_widget(Paragraph::new(lines), *column);
     }
+}
+
+/// A bordered, titled popup over `area` (cleared first); returns the area inside the border.
+pub(crate) fn popup(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(theme.title)
+        .title_style(theme.title);
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    inner
+}
+
+/// The keys of `context` on one line, as the hint bar names them: popups show their own keys.
+pub(crate) fn context_hints(state: &AppState, context: KeyContext, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (keys, desc) in state.keymap.grouped(context) {
+        spans.push(Span::styled(format!("{keys} "), theme.title));
+        spans.push(Span::styled(format!("{desc}  "), theme.dim));
+    }
+    Line::from(spans)
+}
+
+/// The confirmation every write asks for: the question and the confirm keys.
+pub(crate) fn confirm_popup(
+    state: &AppState,
+    question: &str,
+    theme: &Theme,
+    frame: &mut Frame,
+    body: Rect,
+) {
+    let area = body.centered(Constraint::Percentage(70), Constraint::Length(8));
+    let inner = popup(" Confirm ".to_owned(), theme, frame, area);
+    let [question_area, keys] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    frame.render_widget(
+        Paragraph::new(question.to_owned())
+            .style(theme.text)
+            .wrap(Wrap { trim: true }),
+        question_area,
+    );
+    frame.render_widget(context_hints(state, KeyContext::Confirm, theme), keys);
 }
 
 /// The first block of a UUID: enough to tell rows apart on screen.

@@ -5,13 +5,13 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Gauge, Paragraph, Wrap};
 
-use super::{one_line, placeholder};
+use super::{context_hints, one_line, placeholder, popup};
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;
-use crate::tui::state::chat_memories::{Confirm, FormKind, MemoryForm};
+use crate::tui::state::chat_memories::{FormKind, MemoryForm};
 use crate::tui::state::form::{FieldValue, Form};
 use crate::tui::state::trim::TrimState;
 use crate::tui::state::{AppState, LoadStatus};
@@ -19,28 +19,6 @@ use crate::tui::theme::Theme;
 
 /// Width of the policy form column.
 const FORM_WIDTH: u16 = 36;
-
-fn popup(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.title)
-        .title_style(theme.title);
-    let inner = block.inner(area);
-    frame.render_widget(Clear, area);
-    frame.render_widget(block, area);
-    inner
-}
-
-/// The keys of `context`, as the hint bar names them.
-fn hints(state: &AppState, context: KeyContext, theme: &Theme) -> Line<'static> {
-    let mut spans = Vec::new();
-    for (keys, desc) in state.keymap.grouped(context) {
-        spans.push(Span::styled(format!("{keys} "), theme.title));
-        spans.push(Span::styled(format!("{desc}  "), theme.dim));
-    }
-    Line::from(spans)
-}
 
 /// A form's visible fields, the focused one highlighted.
 fn form_lines(form: &Form, theme: &Theme, width: usize) -> Vec<Line<'static>> {
@@ -345,27 +323,6 @@ fn step_line(
     ])
 }
 
-/// The confirmation popup: the question, and the keys that answer it.
-pub fn draw_confirm(
-    state: &AppState,
-    confirm: &Confirm,
-    theme: &Theme,
-    frame: &mut Frame,
-    body: Rect,
-) {
-    let area = body.centered(Constraint::Percentage(70), Constraint::Length(8));
-    let inner = popup(" Confirm ".to_owned(), theme, frame, area);
-    let [question, keys] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
-    frame.render_widget(
-        Paragraph::new(confirm.question.clone())
-            .style(theme.text)
-            .wrap(Wrap { trim: true }),
-        question,
-    );
-    frame.render_widget(hints(state, KeyContext::Confirm, theme), keys);
-}
-
 /// The add or delete form of a chat memory.
 pub fn draw_form(
     state: &AppState,
@@ -399,5 +356,5 @@ pub fn draw_form(
     if let Some(message) = &form.error {
         frame.render_widget(Line::styled(message.clone(), theme.error), error);
     }
-    frame.render_widget(hints(state, KeyContext::Form, theme), keys);
+    frame.render_widget(context_hints(state, KeyContext::Form, theme), keys);
 }
