@@ -2,41 +2,27 @@
 //! by hand (selection, confirmations, conflict toasts, threshold validation, cancel), and insta
 //! snapshots of the screens at two sizes.
 
+#[macro_use]
+mod tui_support;
+
+use tui_support::{code, key, screen_text, settings};
+
 use chrono::{DateTime, TimeZone, Utc};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use memscope::inspect::memory_bases::{BaseStatus, SessionStatus};
 use memscope::kb::store::SearchHit;
 use memscope::memory::memory_base::{Mismatch, ThresholdUnit};
-use memscope::memory::tokens::{CounterKind, Encoding};
 use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
 use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
 use memscope::tui::state::memory_bases::{Confirm, Dialog, Focus};
-use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen, Settings};
-use memscope::tui::theme::Theme;
-use memscope::tui::ui;
+use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{Effect, Event, JobEvent, MbEffect, MbEvent, SyncResult, update};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
-
-const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
 
 fn at(seconds: i64) -> DateTime<Utc> {
     Utc.timestamp_opt(1_771_400_000 + seconds, 0).unwrap()
-}
-
-fn settings() -> Settings {
-    Settings {
-        models: vec!["gpt-4o".to_owned()],
-        model_index: 0,
-        counter: CounterKind::Raw,
-        encoding: Some(Encoding::Cl100kBase),
-        budget: 2000,
-        message_limit: 0,
-        app_window: true,
-    }
 }
 
 fn state(read_only: bool) -> AppState {
@@ -125,14 +111,6 @@ fn session(base: &BaseStatus, id: &str, pending: i64, synced: bool) -> SessionSt
         },
         due: pending > 0 && pending >= threshold,
     }
-}
-
-fn key(state: &mut AppState, c: char) -> Vec<Effect> {
-    code(state, KeyCode::Char(c))
-}
-
-fn code(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
-    update(state, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 
 fn typed(state: &mut AppState, text: &str) {
@@ -815,32 +793,13 @@ fn hits() -> Vec<SearchHit> {
     ]
 }
 
-fn render(state: &AppState, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| ui::draw(state, &Theme::monochrome(), frame))
-        .unwrap();
-    terminal
-}
-
-fn screen_text(state: &AppState, width: u16, height: u16) -> String {
-    render(state, width, height).backend().to_string()
-}
-
-fn snapshot(name: &str, state: &AppState) {
-    for (width, height) in SIZES {
-        let terminal = render(state, width, height);
-        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
-    }
-}
-
 #[test]
 fn screen_bases_and_sessions() {
     let mut state = tab(false);
     code(&mut state, KeyCode::Enter);
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("13/20 messages"), "{text}");
-    snapshot("mb_bases_and_sessions", &state);
+    snapshot!("mb_bases_and_sessions", &state);
 }
 
 #[test]
@@ -850,7 +809,7 @@ fn screen_mismatch() {
     deliver_sessions(&mut state, effects);
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("mismatch"), "{text}");
-    snapshot("mb_mismatch", &state);
+    snapshot!("mb_mismatch", &state);
 }
 
 #[test]
@@ -859,7 +818,7 @@ fn screen_jobs_popup_with_a_running_job() {
     jobs_open(&mut state);
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("12/26 msgs"), "{text}");
-    snapshot("mb_jobs_popup", &state);
+    snapshot!("mb_jobs_popup", &state);
 }
 
 #[test]
@@ -878,21 +837,21 @@ fn screen_search_results() {
             result: Ok(hits()),
         },
     );
-    snapshot("mb_search_results", &state);
+    snapshot!("mb_search_results", &state);
 }
 
 #[test]
 fn screen_confirmation() {
     let mut state = tab(false);
     key(&mut state, 'D');
-    snapshot("mb_confirm_delete", &state);
+    snapshot!("mb_confirm_delete", &state);
 }
 
 #[test]
 fn screen_loading_and_error() {
     let mut state = state(false);
     key(&mut state, '3');
-    snapshot("mb_loading", &state);
+    snapshot!("mb_loading", &state);
     let generation = state.memory_bases.generation;
     deliver(
         &mut state,

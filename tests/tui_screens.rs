@@ -2,6 +2,11 @@
 //! states, compared with insta snapshots. The state is driven through `update` exactly as the
 //! app drives it, with job results delivered by hand.
 
+#[macro_use]
+mod tui_support;
+
+use tui_support::{key, render, screen_text};
+
 use std::sync::Arc;
 
 use chrono::NaiveDateTime;
@@ -14,18 +19,12 @@ use memscope::inspect::nodes::{
 };
 use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;
-use memscope::memory::tokens::{CountCache, CounterKind, Encoding};
+use memscope::memory::tokens::CountCache;
 use memscope::store::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
-use memscope::tui::theme::Theme;
-use memscope::tui::ui;
 use memscope::tui::update::{Effect, Event, JobEvent, LoadedNodes, start, update};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::json;
-
-const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
 
 fn id(n: u32) -> String {
     format!("{n:08x}-0000-4000-8000-000000000000")
@@ -37,15 +36,12 @@ fn time(seconds: i64) -> NaiveDateTime {
         .naive_utc()
 }
 
+/// A 30-token budget, so the small conversations here show a cut line; two models to cycle.
 fn settings() -> Settings {
     Settings {
         models: vec!["gpt-4o".to_owned(), "gpt-4".to_owned()],
-        model_index: 0,
-        counter: CounterKind::Raw,
-        encoding: Some(Encoding::Cl100kBase),
         budget: 30,
-        message_limit: 0,
-        app_window: true,
+        ..tui_support::settings()
     }
 }
 
@@ -215,35 +211,9 @@ fn conversation_loaded(state: &mut AppState, rows: Vec<StoredMessage>) {
     run_budgets(state, effects);
 }
 
-fn key(state: &mut AppState, c: char) -> Vec<Effect> {
-    update(
-        state,
-        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)),
-    )
-}
-
-fn render(state: &AppState, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| ui::draw(state, &Theme::monochrome(), frame))
-        .unwrap();
-    terminal
-}
-
-fn snapshot(name: &str, state: &AppState) {
-    for (width, height) in SIZES {
-        let terminal = render(state, width, height);
-        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
-    }
-}
-
-fn screen_text(state: &AppState, width: u16, height: u16) -> String {
-    render(state, width, height).backend().to_string()
-}
-
 #[test]
 fn conversations_loading() {
-    snapshot("conversations_loading", &state());
+    snapshot!("conversations_loading", &state());
 }
 
 #[test]
@@ -257,7 +227,7 @@ fn conversations_empty() {
             result: Ok(Vec::new()),
         },
     );
-    snapshot("conversations_empty", &state);
+    snapshot!("conversations_empty", &state);
 }
 
 #[test]
@@ -272,7 +242,7 @@ fn conversations_error() {
             result: Err(error),
         },
     );
-    snapshot("conversations_error", &state);
+    snapshot!("conversations_error", &state);
 }
 
 #[test]
@@ -280,7 +250,7 @@ fn conversations_loaded() {
     let mut state = state();
     list_loaded(&mut state);
     key(&mut state, 'j');
-    snapshot("conversations_loaded", &state);
+    snapshot!("conversations_loaded", &state);
 }
 
 #[test]
@@ -293,7 +263,7 @@ fn conversations_filter_prompt() {
     }
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("/kettle"), "{text}");
-    snapshot("conversations_filter_prompt", &state);
+    snapshot!("conversations_filter_prompt", &state);
 }
 
 #[test]
@@ -301,7 +271,7 @@ fn conversation_loading() {
     let mut state = state();
     list_loaded(&mut state);
     open(&mut state);
-    snapshot("conversation_loading", &state);
+    snapshot!("conversation_loading", &state);
 }
 
 #[test]
@@ -317,14 +287,14 @@ fn conversation_error() {
             result: Err(error),
         },
     );
-    snapshot("conversation_error", &state);
+    snapshot!("conversation_error", &state);
 }
 
 #[test]
 fn conversation_empty() {
     let mut state = state();
     conversation_loaded(&mut state, Vec::new());
-    snapshot("conversation_empty", &state);
+    snapshot!("conversation_empty", &state);
 }
 
 #[test]
@@ -336,7 +306,7 @@ fn conversation_loaded_with_budget_and_cut_line() {
         text.contains("cut:"),
         "a budget of 30 drops messages:\n{text}"
     );
-    snapshot("conversation_loaded", &state);
+    snapshot!("conversation_loaded", &state);
 }
 
 #[test]
@@ -348,7 +318,7 @@ fn conversation_divergence_on_a_regenerated_branch() {
     run_budgets(&mut state, effects);
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("⚑"), "{text}");
-    snapshot("conversation_divergence", &state);
+    snapshot!("conversation_divergence", &state);
 }
 
 #[test]
@@ -360,7 +330,7 @@ fn conversation_tree_mode_and_zero_counter() {
     run_budgets(&mut state, effects);
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("NOTHING is pruned"), "{text}");
-    snapshot("conversation_tree_zero_counter", &state);
+    snapshot!("conversation_tree_zero_counter", &state);
 }
 
 #[test]
@@ -372,7 +342,7 @@ fn extraction_demo_mid_walk() {
     key(&mut state, ' ');
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("step 3 of"), "{text}");
-    snapshot("extraction_demo", &state);
+    snapshot!("extraction_demo", &state);
 }
 
 #[test]
@@ -389,14 +359,14 @@ fn help_popup_lists_the_keymap() {
         text.contains("j/k scroll"),
         "the help says it scrolls:\n{text}"
     );
-    snapshot("help", &state);
+    snapshot!("help", &state);
     // Scrolled to the end, the other screens' keys and the commands show.
     key(&mut state, 'G');
     let text = screen_text(&state, 120, 32);
     for expected in ["extraction demo", "Trim preview", ":budget N"] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
-    snapshot("help_scrolled", &state);
+    snapshot!("help_scrolled", &state);
 }
 
 #[test]
@@ -599,7 +569,7 @@ fn nodes_pane_loading() {
     open_nodes(&mut state);
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("Loading the nodes"), "{text}");
-    snapshot("nodes_loading", &state);
+    snapshot!("nodes_loading", &state);
 }
 
 #[test]
@@ -616,7 +586,7 @@ fn nodes_pane_error() {
     );
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("Could not load the nodes"), "{text}");
-    snapshot("nodes_error", &state);
+    snapshot!("nodes_error", &state);
 }
 
 #[test]
@@ -626,7 +596,7 @@ fn nodes_pane_of_an_app_that_is_not_a_chatflow() {
     assert!(effects.is_empty(), "no node to load: {effects:?}");
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("needs a conversation id"), "{text}");
-    snapshot("nodes_not_a_chatflow", &state);
+    snapshot!("nodes_not_a_chatflow", &state);
 }
 
 #[test]
@@ -636,7 +606,7 @@ fn node_context_loading() {
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("Loading the node's context"), "{text}");
     assert!(text.contains("Loading the timeline"), "{text}");
-    snapshot("node_context_loading", &state);
+    snapshot!("node_context_loading", &state);
 }
 
 #[test]
@@ -667,7 +637,7 @@ fn node_context_loaded_with_timeline_disagreement_and_item_error() {
     ] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
-    snapshot("node_context_loaded", &state);
+    snapshot!("node_context_loaded", &state);
 }
 
 #[test]
@@ -700,7 +670,7 @@ fn node_context_switches_source_and_budget() {
         "the cut moves from cached counts"
     );
     assert!(screen_text(&state, 120, 32).contains("max 280"));
-    snapshot("node_context_design_a", &state);
+    snapshot!("node_context_design_a", &state);
 }
 
 #[test]

@@ -1,6 +1,11 @@
 //! The chat memories tab and the trim preview drawn into a TestBackend at two sizes, compared
 //! with insta snapshots; the state is driven through `update` with job results delivered by hand.
 
+#[macro_use]
+mod tui_support;
+
+use tui_support::{render, settings};
+
 use std::sync::Arc;
 
 use chrono::NaiveDateTime;
@@ -12,17 +17,11 @@ use memscope::memory::trim::ChatMemoryPolicy;
 use memscope::store::ChatMemorySummary;
 use memscope::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use memscope::tui::keymap::Keymap;
-use memscope::tui::state::{AppState, Overlay, Settings};
-use memscope::tui::theme::Theme;
-use memscope::tui::ui;
+use memscope::tui::state::{AppState, Overlay};
 use memscope::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
 use memscope::tui::update::trim::sessions;
 use memscope::tui::update::{Effect, Event, JobEvent, update};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
-
-const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
 
 const POLICY: &str = r#"{"limit_type":"messages","max_messages":9,"strategy":"drop_middle",
     "keep_first":2,"clear_tool_results":true,"summarization":{"enabled":true}}"#;
@@ -35,18 +34,6 @@ fn time() -> NaiveDateTime {
     chrono::DateTime::from_timestamp(1_750_000_000, 0)
         .unwrap()
         .naive_utc()
-}
-
-fn settings() -> Settings {
-    Settings {
-        models: vec!["gpt-4o".to_owned()],
-        model_index: 0,
-        counter: CounterKind::Raw,
-        encoding: Some(Encoding::Cl100kBase),
-        budget: 2000,
-        message_limit: 0,
-        app_window: true,
-    }
 }
 
 fn counter() -> TokenCounter {
@@ -246,29 +233,14 @@ fn previewing() -> AppState {
     state
 }
 
-fn render(state: &AppState, width: u16, height: u16) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    terminal
-        .draw(|frame| ui::draw(state, &Theme::monochrome(), frame))
-        .unwrap();
-    terminal
-}
-
-fn snapshot(name: &str, state: &AppState) {
-    for (width, height) in SIZES {
-        let terminal = render(state, width, height);
-        insta::assert_snapshot!(format!("{name}_{width}x{height}"), terminal.backend());
-    }
-}
-
 #[test]
 fn chat_memories_list() {
-    snapshot("chat_memories_list", &list_loaded());
+    snapshot!("chat_memories_list", &list_loaded());
 }
 
 #[test]
 fn chat_memory_messages_page() {
-    snapshot("chat_memory_messages_page", &memory_open());
+    snapshot!("chat_memory_messages_page", &memory_open());
 }
 
 #[test]
@@ -280,7 +252,7 @@ fn trim_preview_drop_middle_with_summary() {
     };
     assert!(plan.removed().count() > 0 && plan.modified().count() > 0);
     assert!(plan.summary.as_ref().unwrap().text.is_some());
-    snapshot("trim_preview_drop_middle_summary", &state);
+    snapshot!("trim_preview_drop_middle_summary", &state);
     // Removed messages are struck through, not only marked.
     let terminal = render(&state, 120, 32);
     let buffer = terminal.backend().buffer();
@@ -300,7 +272,7 @@ fn trim_apply_confirmation() {
     let mut state = previewing();
     assert!(press(&mut state, KeyCode::Char('A')).is_empty());
     assert!(matches!(state.overlay, Overlay::Confirm(_)));
-    snapshot("trim_apply_confirmation", &state);
+    snapshot!("trim_apply_confirmation", &state);
 }
 
 #[test]
@@ -315,16 +287,16 @@ fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
         "{text}"
     );
     assert!(text.contains("summary pending: S asks"), "{text}");
-    snapshot("trim_preview_remote_prompt", &state);
+    snapshot!("trim_preview_remote_prompt", &state);
 }
 
 #[test]
 fn delete_form_and_its_confirmation() {
     let mut state = memory_open();
     press(&mut state, KeyCode::Char('d'));
-    snapshot("chat_memory_delete_form", &state);
+    snapshot!("chat_memory_delete_form", &state);
     press(&mut state, KeyCode::Enter);
-    snapshot("chat_memory_delete_confirmation", &state);
+    snapshot!("chat_memory_delete_confirmation", &state);
 }
 
 #[test]
@@ -336,7 +308,7 @@ fn chat_memories_loading_and_error_states() {
         true,
     );
     press(&mut state, KeyCode::Char('2'));
-    snapshot("chat_memories_loading", &state);
+    snapshot!("chat_memories_loading", &state);
     let generation = state.chat_memories.generation;
     deliver(
         &mut state,
@@ -345,5 +317,5 @@ fn chat_memories_loading_and_error_states() {
             result: Err("no such table: chat_memories".to_owned()),
         },
     );
-    snapshot("chat_memories_error", &state);
+    snapshot!("chat_memories_error", &state);
 }

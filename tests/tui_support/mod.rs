@@ -1,0 +1,64 @@
+//! What the TUI screen tests share: settings with a fixed counter, keys sent through `update`,
+//! drawing into a TestBackend, and snapshots at the two sizes every screen is checked at.
+//!
+//! Use it from a test file with `#[macro_use] mod tui_support;`.
+
+// Each test binary uses a different part of it.
+#![allow(dead_code)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::memory::tokens::{CounterKind, Encoding};
+use memscope::tui::state::{AppState, Settings};
+use memscope::tui::theme::Theme;
+use memscope::tui::ui;
+use memscope::tui::update::{Effect, Event, update};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// Every screen is snapshotted at a roomy and at the smallest common terminal size.
+pub const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
+
+/// Raw cl100k counts (no per-message overhead) and a 2,000-token budget.
+pub fn settings() -> Settings {
+    Settings {
+        models: vec!["gpt-4o".to_owned()],
+        model_index: 0,
+        counter: CounterKind::Raw,
+        encoding: Some(Encoding::Cl100kBase),
+        budget: 2000,
+        message_limit: 0,
+        app_window: true,
+    }
+}
+
+pub fn key(state: &mut AppState, c: char) -> Vec<Effect> {
+    code(state, KeyCode::Char(c))
+}
+
+pub fn code(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
+    update(state, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// `state` drawn without colours, as NO_COLOR users see it.
+pub fn render(state: &AppState, width: u16, height: u16) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal
+        .draw(|frame| ui::draw(state, &Theme::monochrome(), frame))
+        .unwrap();
+    terminal
+}
+
+pub fn screen_text(state: &AppState, width: u16, height: u16) -> String {
+    render(state, width, height).backend().to_string()
+}
+
+/// Snapshots `$state` at every size as `{name}_{width}x{height}`. A macro, so insta names the
+/// snapshot files after the calling test file.
+macro_rules! snapshot {
+    ($name:expr, $state:expr) => {{
+        for (width, height) in tui_support::SIZES {
+            let terminal = tui_support::render($state, width, height);
+            insta::assert_snapshot!(format!("{}_{width}x{height}", $name), terminal.backend());
+        }
+    }};
+}
