@@ -916,11 +916,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             return false;
         }
         JobEvent::Nodes { generation, result } => {
-            let Some(nodes) = state
-                .conversation
-                .as_mut()
-                .and_then(|c| c.nodes.as_mut())
-                .filter(|n| n.generation == generation)
+            let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| n.generation)
             else {
                 return false;
             };
@@ -940,12 +936,9 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             }
         }
         JobEvent::NodeContext { generation, result } => {
-            let Some(nodes) = state
-                .conversation
-                .as_mut()
-                .and_then(|c| c.nodes.as_mut())
-                .filter(|n| n.context_generation == generation)
-            else {
+            let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| {
+                n.context_generation
+            }) else {
                 return false;
             };
             match result {
@@ -959,12 +952,9 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             }
         }
         JobEvent::Timeline { generation, result } => {
-            let Some(nodes) = state
-                .conversation
-                .as_mut()
-                .and_then(|c| c.nodes.as_mut())
-                .filter(|n| n.timeline_generation == generation)
-            else {
+            let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| {
+                n.timeline_generation
+            }) else {
                 return false;
             };
             match result {
@@ -979,6 +969,19 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         JobEvent::ChatMemory(job) => return chat_memories::on_job(state, job, effects),
     }
     true
+}
+
+/// The open nodes pane, when `generation` is still the latest of the load `latest` names: an
+/// older result is dropped.
+fn waiting_nodes(
+    conversation: &mut Option<ConversationState>,
+    generation: u64,
+    latest: fn(&NodesState) -> u64,
+) -> Option<&mut NodesState> {
+    conversation
+        .as_mut()
+        .and_then(|c| c.nodes.as_mut())
+        .filter(|n| latest(n) == generation)
 }
 
 fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
