@@ -33,6 +33,17 @@ fn json(command: &mut Command, code: i32) -> Value {
     serde_json::from_slice(&output.stdout).expect("--json prints JSON")
 }
 
+/// The KB directory of the first base `mb check` found vectors for.
+fn synced_path(check: &Value) -> &str {
+    check
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["observed"]["store_chunks"].as_i64().unwrap_or(0) > 0)
+        .and_then(|r| r["kb_path"].as_str())
+        .expect("a synced base")
+}
+
 /// Runs and returns stderr, asserting the exit code.
 fn failure(command: &mut Command, code: i32) -> String {
     let output = command.output().unwrap();
@@ -134,6 +145,21 @@ db_tests! {
         }
         let hits = json(memscope(home.path()).args(["mb", "search", "Support memory", "retry with a smaller page size", "--db", &url]), 0);
         assert!(!hits.as_array().unwrap().is_empty(), "{hits:#}");
+        // The memory bases' KBs are listed with the others, marked.
+        let kb_root = Path::new(synced_path(&check)).parent().unwrap().parent().unwrap().to_owned();
+        let plain = kb_root.join("someone").join("product_docs");
+        std::fs::create_dir_all(&plain).unwrap();
+        std::fs::write(
+            plain.join("embedding_metadata.json"),
+            r#"{"chunks": 3, "embedding_model": "text-embedding-3-small", "source_types": ["file"]}"#,
+        )
+        .unwrap();
+        let kbs = json(memscope(home.path()).args(["kbs", "--db", &url]), 0);
+        let kbs = kbs.as_array().unwrap();
+        let marked = |name: &str| kbs.iter().find(|kb| kb["kb_name"] == name).map(|kb| kb["is_memory_base"].clone());
+        assert_eq!(marked("product_docs"), Some(Value::Bool(false)), "{kbs:#?}");
+        let memory_kb = Path::new(synced_path(&check)).file_name().unwrap().to_str().unwrap();
+        assert_eq!(marked(memory_kb), Some(Value::Bool(true)), "{kbs:#?}");
     }
 
     async fn the_demo_tells_its_stories_through_every_read_command(db) {

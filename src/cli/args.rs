@@ -67,6 +67,8 @@ pub enum Command {
     NodeContext(NodeContextArgs),
     /// Memory bases: list, create, sync into their knowledge base, check, regenerate, search
     Mb(MbArgs),
+    /// Every knowledge base under the KB root, memory bases marked
+    Kbs,
     /// Record one flow run's messages (a JSON list) and run the memory-base threshold check
     Capture(CaptureArgs),
     /// Sync auto-capture memory bases whenever a session reaches its threshold

@@ -94,6 +94,7 @@ async fn dispatch(cli: Cli) -> CliResult {
         Some(Command::Nodes(args)) => commands::nodes::list(&context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(&context, &args).await,
         Some(Command::Mb(args)) => commands::mb::run(&context, &args).await,
+        Some(Command::Kbs) => commands::mb::kbs(&context),
         Some(Command::Capture(args)) => commands::mb::capture(&context, &args).await,
         Some(Command::Watch(args)) => commands::mb::watch(&context, &args).await,
     }

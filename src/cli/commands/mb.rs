@@ -63,6 +63,38 @@ async fn resolve(
     Ok((base, syncer))
 }
 
+/// Every knowledge base under the KB root, as Langflow lists them, memory bases marked.
+pub fn kbs(context: &Context) -> CliResult {
+    let root = &context.resolved.kb_root;
+    let kbs = crate::kb::list_kbs(root);
+    emit(context.global.json, &kbs, |kbs| {
+        if kbs.is_empty() {
+            return format!("no knowledge bases under {}", root.display());
+        }
+        let rows: Vec<Vec<String>> = kbs
+            .iter()
+            .map(|kb| {
+                vec![
+                    kb.username.clone(),
+                    kb.kb_name.clone(),
+                    if kb.is_memory_base { "memory base" } else { "" }.to_owned(),
+                    kb.chunks.map_or_else(|| "?".to_owned(), thousands),
+                    kb.embedding_model.clone().unwrap_or_default(),
+                ]
+            })
+            .collect();
+        format!(
+            "{}\n{}",
+            root.display(),
+            table(
+                &["user", "knowledge base", "kind", "chunks", "model"],
+                &rows
+            )
+        )
+    })?;
+    Ok(ExitCode::Ok)
+}
+
 pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
     let store = context.open().await?;
     let json = context.global.json;
