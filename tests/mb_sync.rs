@@ -194,18 +194,22 @@ db_tests! {
         assert_eq!(VectorStore::open_existing(&kb).await.unwrap().unwrap().stats().await.unwrap().chunks, 10);
     }
 
-    async fn a_deleted_cursor_message_does_not_count_messages_twice(db) {
+    async fn a_deleted_cursor_message_neither_rereads_nor_counts_twice(db) {
         let f = Fixture::new(&db, 1, ThresholdUnit::Messages).await;
         messages(&f.store, "s1", 1, 10, 0).await;
         let syncer = f.syncer(HashingEmbedder::default());
         manual(&syncer, &f.base, "s1").await.unwrap();
-        // The cursor's message goes (a trim, a delete): the next job reads the session from the
-        // start again, and the messages it already ingested must not be counted again.
+        // The cursor's message goes (a trim, a delete): the newest message still recorded takes
+        // its place, so nothing is pending and the next job reads only what is new.
         db.execute(&format!("DELETE FROM message WHERE id = '{}'", id(10))).await;
+        let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(f.store.pending_count(&f.base, &session).await.unwrap(), 0);
+        assert!(matches!(manual(&syncer, &f.base, "s1").await.unwrap(), SyncOutcome::NothingPending { .. }));
         messages(&f.store, "s1", 20, 2, 100).await;
         let SyncOutcome::Completed(report) = manual(&syncer, &f.base, "s1").await.unwrap() else { panic!() };
-        assert_eq!(report.messages, 11, "9 read again and 2 new");
+        assert_eq!(report.messages, 2, "only the new messages are read");
         let session = f.store.memory_base_session(&f.base.id, "s1").await.unwrap().unwrap();
+        assert_eq!(session.cursor_id.as_deref(), Some(id(21).as_str()));
         assert_eq!(session.total_processed, 12, "10 before and the 2 new ones");
         assert_eq!(session.ingestion_records, 11, "the deleted message's record went with it");
         assert!(f.kb_chunks_per_message().await.iter().all(|(_, n)| *n == 1), "no chunk twice");

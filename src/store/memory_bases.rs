@@ -494,12 +494,15 @@ impl Store {
         Ok(())
     }
 
-    /// Where a cursor message sits; `None` for no cursor or a cursor whose message is gone.
-    pub async fn message_position(
+    /// Where a session's cursor sits; `None` when it has none. When the cursor's message was
+    /// deleted (a trim, a delete), the newest message the session still has a record of takes
+    /// its place: every message before the cursor was ingested, so nothing after that one was,
+    /// and the session is not read again from the start.
+    pub async fn cursor_position(
         &self,
-        message_id: Option<&str>,
+        session: &MemoryBaseSessionInfo,
     ) -> Result<Option<MessagePosition>, StoreError> {
-        let Some(id) = message_id else {
+        let Some(id) = session.cursor_id.as_deref() else {
             return Ok(None);
         };
         let timestamp: Option<DateTime<Utc>> = on_pool!(
@@ -508,10 +511,26 @@ impl Store {
             |pool, sql| sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await
         )
         .map_err(|e| self.query_failed(e))?;
-        Ok(timestamp.map(|timestamp| MessagePosition {
-            timestamp,
-            id: id.to_owned(),
-        }))
+        if let Some(timestamp) = timestamp {
+            return Ok(Some(MessagePosition {
+                timestamp,
+                id: id.to_owned(),
+            }));
+        }
+        let newest_recorded: Option<(DateTime<Utc>, String)> = on_pool!(
+            self.pool,
+            "SELECT m.timestamp, m.id::text FROM message_ingestion_record r \
+             JOIN message m ON m.id = r.message_id \
+             WHERE r.memory_base_id = $1::uuid AND r.session_id = $2 \
+             ORDER BY m.timestamp DESC, m.id DESC LIMIT 1",
+            |pool, sql| sqlx::query_as(sql)
+                .bind(&session.memory_base_id)
+                .bind(&session.session_id)
+                .fetch_optional(pool)
+                .await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        Ok(newest_recorded.map(|(timestamp, id)| MessagePosition { timestamp, id }))
     }
 
     /// Output messages of a flow's session strictly after `cursor` (the `messages` unit).
@@ -543,7 +562,7 @@ impl Store {
         match base.unit() {
             ThresholdUnit::Runs => Ok(session.pending_runs),
             ThresholdUnit::Messages => {
-                let cursor = self.message_position(session.cursor_id.as_deref()).await?;
+                let cursor = self.cursor_position(session).await?;
                 self.pending_output_messages(&base.flow_id, &session.session_id, cursor.as_ref())
                     .await
             }

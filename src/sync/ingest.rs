@@ -136,7 +136,7 @@ impl<E: Embedder> Syncer<E> {
             .memory_base_session(&base.id, session_id)
             .await?
             .ok_or_else(|| super::SyncError::NotFound(base.id.clone()))?;
-        let cursor = store.message_position(session.cursor_id.as_deref()).await?;
+        let cursor = store.cursor_position(&session).await?;
         let Some(until) = store
             .last_message_after(&base.flow_id, session_id, cursor.as_ref())
             .await?
