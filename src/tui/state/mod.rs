@@ -439,6 +439,8 @@ pub struct AppState {
     pub overlay: Overlay,
     /// Lines the help popup is scrolled by.
     pub help_scroll: usize,
+    /// The popup the help was opened over, back when the help closes.
+    pub under_help: Overlay,
     /// The database, password redacted.
     pub database: String,
     pub read_only: bool,
@@ -472,6 +474,7 @@ impl AppState {
             settings,
             overlay: Overlay::None,
             help_scroll: 0,
+            under_help: Overlay::None,
             database,
             read_only,
             config_warnings: Vec::new(),

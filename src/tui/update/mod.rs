@@ -225,7 +225,9 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         let scroll = &mut state.help_scroll;
         match action {
             Action::Quit => state.quit = true,
-            Action::ToggleHelp | Action::Back => state.overlay = Overlay::None,
+            Action::ToggleHelp | Action::Back => {
+                state.overlay = std::mem::take(&mut state.under_help);
+            }
             Action::Up => *scroll = scroll.saturating_sub(1),
             Action::Down => *scroll = scroll.saturating_add(1),
             Action::PageUp => *scroll = scroll.saturating_sub(10),
@@ -261,7 +263,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
     match action {
         Action::Quit => state.quit = true,
         Action::ToggleHelp => {
-            state.overlay = Overlay::Help;
+            state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
             state.help_scroll = 0;
         }
         Action::ToggleJobs => memory_bases::open_jobs(state, effects),

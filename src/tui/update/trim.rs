@@ -556,6 +556,15 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn help_over_the_preview_goes_back_to_it() {
+        let mut state = previewing(r#"{"max_messages":20}"#, 30);
+        update(&mut state, key('?'));
+        assert_eq!(state.overlay, Overlay::Help);
+        update(&mut state, key('?'));
+        assert_eq!(state.overlay, Overlay::Trim, "the preview is still open");
+    }
+
+    #[test]
     fn every_form_change_replans_from_the_cached_counts() {
         let mut state = previewing(r#"{"max_messages":20}"#, 30);
         assert_eq!(plan(&state).kept_len(), 20);
