@@ -367,8 +367,10 @@ db_tests! {
         assert_eq!(check.mismatches, vec![Mismatch::DirectoryMissing]);
 
         let outcomes = syncer.regenerate(&f.base, None, &CancelFlag::default()).await.unwrap();
-        assert_eq!(outcomes.len(), 2);
-        assert!(outcomes.iter().all(|o| matches!(o, Ok(SyncOutcome::Completed(_)))));
+        let mut sessions: Vec<&str> = outcomes.iter().map(|(session, _)| session.as_str()).collect();
+        sessions.sort();
+        assert_eq!(sessions, ["s1", "s2"], "each outcome names its session");
+        assert!(outcomes.iter().all(|(_, o)| matches!(o, Ok(SyncOutcome::Completed(_)))));
         assert_eq!(f.kb_chunks_per_message().await, before);
         let base = f.refreshed().await;
         assert_eq!(base.total_processed, 19);

@@ -149,6 +149,9 @@ pub struct JobReport {
 }
 
 /// What a sync trigger did.
+/// One session's result in a whole-base sync: its id, and what its job did.
+pub type SessionSync = (String, Result<SyncOutcome, SyncError>);
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum SyncOutcome {
@@ -343,7 +346,7 @@ impl<E: Embedder> Syncer<E> {
         wait: Duration,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
-    ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
+    ) -> Result<Vec<SessionSync>, SyncError> {
         for session_id in self.store.flow_sessions(&base.flow_id).await? {
             self.store
                 .ensure_memory_base_session(&base.id, &session_id)
@@ -352,10 +355,10 @@ impl<E: Embedder> Syncer<E> {
         let sessions = self.store.memory_base_sessions(&base.id).await?;
         let mut outcomes = Vec::with_capacity(sessions.len());
         for session in sessions {
-            outcomes.push(
-                self.sync_session(base, &session.session_id, trigger, wait, progress, cancel)
-                    .await,
-            );
+            let result = self
+                .sync_session(base, &session.session_id, trigger, wait, progress, cancel)
+                .await;
+            outcomes.push((session.session_id, result));
         }
         Ok(outcomes)
     }
@@ -447,7 +450,7 @@ impl<E: Embedder> Syncer<E> {
         base: &MemoryBaseInfo,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
-    ) -> Result<Vec<Result<SyncOutcome, SyncError>>, SyncError> {
+    ) -> Result<Vec<SessionSync>, SyncError> {
         let kb = self.kb_location(base)?;
         let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
         let reset = async {

@@ -17,7 +17,7 @@ use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::capture::CapturedMessage;
 use crate::sync::watch::WatchEvent;
-use crate::sync::{CancelFlag, MbSettings, SyncError, SyncOutcome, Syncer, Trigger};
+use crate::sync::{CancelFlag, MbSettings, SessionSync, SyncError, SyncOutcome, Syncer, Trigger};
 
 impl From<UnitArg> for ThresholdUnit {
     fn from(unit: UnitArg) -> Self {
@@ -240,8 +240,9 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                 }
             });
             let cancel = CancelFlag::default();
-            let outcomes: Vec<Result<SyncOutcome, SyncError>> = match session {
-                Some(session) => vec![
+            let outcomes: Vec<SessionSync> = match session {
+                Some(session) => vec![(
+                    session.clone(),
                     syncer
                         .sync_session(
                             &base,
@@ -252,7 +253,7 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                             &cancel,
                         )
                         .await,
-                ],
+                )],
                 None => syncer
                     .sync_base(&base, Trigger::Manual, wait, Some(&progress), &cancel)
                     .await
@@ -372,10 +373,10 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
 
 /// Prints sync outcomes; the exit code is Conflict when any session was already syncing,
 /// Failure when any other sync failed.
-fn report_outcomes(json: bool, outcomes: Vec<Result<SyncOutcome, SyncError>>) -> CliResult {
+fn report_outcomes(json: bool, outcomes: Vec<SessionSync>) -> CliResult {
     let mut code = ExitCode::Ok;
     let mut results = Vec::new();
-    for outcome in outcomes {
+    for (session_id, outcome) in outcomes {
         match outcome {
             Ok(outcome) => results.push(serde_json::to_value(&outcome)?),
             Err(error) => {
@@ -383,8 +384,8 @@ fn report_outcomes(json: bool, outcomes: Vec<Result<SyncOutcome, SyncError>>) ->
                 if code == ExitCode::Ok || failure.code == ExitCode::Conflict {
                     code = failure.code;
                 }
-                eprintln!("memscope: {}", failure.message);
-                results.push(serde_json::json!({ "outcome": "error", "error": failure.message, "exit_code": failure.code as i32 }));
+                eprintln!("memscope: session {session_id}: {}", failure.message);
+                results.push(serde_json::json!({ "outcome": "error", "session_id": session_id, "error": failure.message, "exit_code": failure.code as i32 }));
             }
         }
     }
@@ -407,7 +408,11 @@ fn report_outcomes(json: bool, outcomes: Vec<Result<SyncOutcome, SyncError>>) ->
                     "session {}: skipped, another sync is running",
                     r["session_id"].as_str().unwrap_or("")
                 ),
-                _ => format!("error: {}", r["error"].as_str().unwrap_or("")),
+                _ => format!(
+                    "session {}: error: {}",
+                    r["session_id"].as_str().unwrap_or(""),
+                    r["error"].as_str().unwrap_or("")
+                ),
             })
             .collect::<Vec<_>>()
             .join("\n")

@@ -14,8 +14,7 @@ use crate::inspect::syncers::watch_pass;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::store::Store;
 use crate::store::memory_bases::MemoryBaseInfo;
-use crate::sync::MbSettings;
-use crate::sync::{CancelFlag, JobProgress, SyncError, Trigger};
+use crate::sync::{CancelFlag, JobProgress, MbSettings, SessionSync, SyncError, Trigger};
 use crate::tui::update::{JobEvent, MbEffect, MbEvent, SyncResult};
 
 /// How long quitting waits for a job to roll back or commit before dropping it.
@@ -86,6 +85,14 @@ fn sync_result(
             error: error.to_string(),
         },
     }
+}
+
+/// A whole base's results, each with its session.
+fn session_results(outcomes: Vec<SessionSync>) -> Vec<SyncResult> {
+    outcomes
+        .into_iter()
+        .map(|(session, result)| sync_result(Some(&session), result))
+        .collect()
 }
 
 impl MbRunner {
@@ -190,9 +197,7 @@ impl MbRunner {
                     let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
                         Ok(syncer) => {
                             match syncer.regenerate(&base, Some(&progress), &flag).await {
-                                Ok(outcomes) => {
-                                    Ok(outcomes.into_iter().map(|o| sync_result(None, o)).collect())
-                                }
+                                Ok(outcomes) => Ok(session_results(outcomes)),
                                 Err(error) => Err(report(error)),
                             }
                         }
@@ -352,7 +357,7 @@ async fn sync(
                 )
                 .await
                 .map_err(report)?;
-            Ok(outcomes.into_iter().map(|o| sync_result(None, o)).collect())
+            Ok(session_results(outcomes))
         }
     }
 }
