@@ -3,9 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders, Cell, Row};
 
-use super::{Component, one_line, placeholder, short_id};
+use super::{Component, one_line, placeholder, selectable_table, short_id};
 use crate::inspect::trim::row_message;
 use crate::tui::state::chat_memories::{
     ChatMemoriesState, MESSAGE_PAGE, MemoryView, policy_summary,
@@ -99,12 +99,7 @@ fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, are
         Constraint::Length(5),
         Constraint::Length(7),
     ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .row_highlight_style(theme.selected)
-        .highlight_symbol("> ");
-    let mut table_state = TableState::default().with_selected(Some(memories.selected));
-    frame.render_stateful_widget(table, inner, &mut table_state);
+    selectable_table(header, rows, widths, memories.selected, theme, frame, inner);
 }
 
 fn draw_memory(
@@ -190,10 +185,5 @@ fn draw_memory(
         Constraint::Length(6),
         Constraint::Fill(1),
     ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .row_highlight_style(theme.selected)
-        .highlight_symbol("> ");
-    let mut table_state = TableState::default().with_selected(Some(open.selected));
-    frame.render_stateful_widget(table, list, &mut table_state);
+    selectable_table(header, rows, widths, open.selected, theme, frame, list);
 }

@@ -2,9 +2,9 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Block, Borders, Cell, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders, Cell, Row};
 
-use super::{Component, placeholder, short_id};
+use super::{Component, placeholder, selectable_table, short_id};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -94,11 +94,6 @@ impl Component for ConversationList {
             Constraint::Length(7),
             Constraint::Length(8),
         ];
-        let table = Table::new(rows, widths)
-            .header(header)
-            .row_highlight_style(theme.selected)
-            .highlight_symbol("> ");
-        let mut table_state = TableState::default().with_selected(Some(list.selected));
-        frame.render_stateful_widget(table, inner, &mut table_state);
+        selectable_table(header, rows, widths, list.selected, theme, frame, inner);
     }
 }

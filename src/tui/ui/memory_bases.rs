@@ -5,10 +5,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
 
 use super::rows::{RowCells, layout_rows};
-use super::{Component, confirm_popup, one_line, placeholder, popup, short_id};
+use super::{Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
 use crate::tui::state::memory_bases::{
     CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
@@ -98,12 +98,15 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
     if wide {
         widths.push(Constraint::Fill(3));
     }
-    let table = Table::new(rows, widths)
-        .header(Row::new(header).style(theme.title))
-        .row_highlight_style(theme.selected)
-        .highlight_symbol("> ");
-    let mut table_state = TableState::default().with_selected(Some(tab.selected));
-    frame.render_stateful_widget(table, inner, &mut table_state);
+    selectable_table(
+        Row::new(header).style(theme.title),
+        rows,
+        widths,
+        tab.selected,
+        theme,
+        frame,
+        inner,
+    );
 }
 
 fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {

@@ -14,7 +14,7 @@ mod trim;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::keymap::KeyContext;
 use super::state::{AppState, Overlay, Prompt, Screen, Tab};
@@ -281,6 +281,24 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
             .collect();
         frame.render_widget(Paragraph::new(lines), *column);
     }
+}
+
+/// A list's table: the header, the rows, the selected row highlighted and kept in view.
+pub(crate) fn selectable_table<'a>(
+    header: Row<'a>,
+    rows: impl IntoIterator<Item = Row<'a>>,
+    widths: impl IntoIterator<Item = Constraint>,
+    selected: usize,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let table = Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(theme.selected)
+        .highlight_symbol("> ");
+    let mut table_state = TableState::default().with_selected(Some(selected));
+    frame.render_stateful_widget(table, area, &mut table_state);
 }
 
 /// A bordered, titled popup over `area` (cleared first); returns the area inside the border.
