@@ -306,6 +306,21 @@ async fn the_watcher_syncs_a_session_over_its_threshold_and_stops_on_shutdown() 
     app.shutdown().await;
 }
 
+/// Selects the demo's 26-message support chat in the chat memories list; returns its id.
+fn select_support_chat(app: &mut App) -> String {
+    let at = app
+        .state
+        .chat_memories
+        .rows
+        .iter()
+        .position(|r| r.chat_id == "user-1042-session-7")
+        .expect("the demo's support chat");
+    for _ in 0..at {
+        press(app, KeyCode::Down);
+    }
+    app.state.chat_memories.rows[at].id.clone()
+}
+
 /// A chat memory's messages, read straight from the database.
 async fn stored_messages(url: &str, id: &str) -> Vec<(String, i64, String)> {
     let store = Store::open(url, Access::Auto).await.unwrap();
@@ -330,17 +345,7 @@ async fn a_chat_memory_is_previewed_trimmed_and_restored_from_the_tui() {
     })
     .await;
     // The demo's 26-message support chat: over its 20-message policy with 2 predefined.
-    let at = app
-        .state
-        .chat_memories
-        .rows
-        .iter()
-        .position(|r| r.chat_id == "user-1042-session-7")
-        .expect("the demo's support chat");
-    let id = app.state.chat_memories.rows[at].id.clone();
-    for _ in 0..at {
-        press(&mut app, KeyCode::Down);
-    }
+    let id = select_support_chat(&mut app);
     let before = stored_messages(&url, &id).await;
     assert_eq!(before.len(), 26);
 
@@ -417,17 +422,7 @@ async fn messages_are_added_and_deleted_through_the_forms() {
         a.state.chat_memories.status == LoadStatus::Loaded
     })
     .await;
-    let at = app
-        .state
-        .chat_memories
-        .rows
-        .iter()
-        .position(|r| r.chat_id == "user-1042-session-7")
-        .expect("the demo's support chat");
-    let id = app.state.chat_memories.rows[at].id.clone();
-    for _ in 0..at {
-        press(&mut app, KeyCode::Down);
-    }
+    let id = select_support_chat(&mut app);
     let wrote = |app: &App| !app.state.chat_memories.writing;
 
     // Add: role, content (every key is typed), files; the policy then trims, undoably.
