@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 
 use crate::config::{self, Dirs, Overrides, Resolved, UrlSource};
-use crate::store::{Access, Store};
+use crate::store::{Access, Part, Store};
 use args::{Cli, Command, GlobalArgs};
 use output::{CliError, CliResult};
 
@@ -51,6 +51,14 @@ impl Context {
             Access::Auto
         };
         Ok(Store::open(&self.resolved.database_url, access).await?)
+    }
+
+    /// Opens the database for a command that reads `part` of it: a database without that part
+    /// (chat memories on Dify, conversations on Langflow) fails with one line saying what it is.
+    pub async fn open_for(&self, part: Part) -> CliResult<Store> {
+        let store = self.open().await?;
+        store.require(part)?;
+        Ok(store)
     }
 }
 

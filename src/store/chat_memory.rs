@@ -232,7 +232,7 @@ macro_rules! in_transaction {
         let store = $store;
         let failed = |e| store.query_failed(e);
         match &store.pool {
-            DbPool::Sqlite(pool) => {
+            DbPool::Sqlite(pool, _) => {
                 let mut transaction = pool.begin().await.map_err(failed)?;
                 let $tx = &mut transaction;
                 let $text = crate::store::sql::sqlite_text;
@@ -242,7 +242,7 @@ macro_rules! in_transaction {
                 transaction.commit().await.map_err(failed)?;
                 result
             }
-            DbPool::Postgres(pool) => {
+            DbPool::Postgres(pool, _) => {
                 let mut transaction = pool.begin().await.map_err(failed)?;
                 let $tx = &mut transaction;
                 let $text = |postgres_sql: &'static str| postgres_sql;

@@ -62,6 +62,10 @@ pub enum StoreError {
         source: sqlx::migrate::MigrateError,
     },
 
+    /// The command needs a part of memscope's view that this kind of database does not hold.
+    #[error("{url} is {explanation}")]
+    Lacks { url: String, explanation: String },
+
     #[error("query on {url} failed: {source}")]
     Query {
         url: String,

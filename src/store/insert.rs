@@ -161,14 +161,14 @@ impl Store {
         let failed = |e| self.query_failed(e);
         // Dropping the transaction on error rolls the whole batch back.
         match &self.pool {
-            super::DbPool::Sqlite(pool) => {
+            super::DbPool::Sqlite(pool, _) => {
                 let mut tx = pool.begin().await.map_err(failed)?;
                 async { insert_all!(insert_sqlite, &mut tx, batch) }
                     .await
                     .map_err(failed)?;
                 tx.commit().await.map_err(failed)
             }
-            super::DbPool::Postgres(pool) => {
+            super::DbPool::Postgres(pool, _) => {
                 let mut tx = pool.begin().await.map_err(failed)?;
                 async { insert_all!(insert_postgres, &mut tx, batch) }
                     .await

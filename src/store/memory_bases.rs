@@ -381,10 +381,7 @@ impl Store {
             let mut tx = pool.begin().await?;
             let mut last = 0;
             for statement in STATEMENTS {
-                let text = match self.backend() {
-                    super::Backend::Sqlite => super::sql::sqlite_text(statement),
-                    super::Backend::Postgres => statement,
-                };
+                let text = self.sql(statement);
                 last = sqlx::query(text)
                     .bind(id)
                     .execute(&mut *tx)
@@ -861,7 +858,7 @@ impl Store {
             .map(|_| uuid::Uuid::new_v4().to_string())
             .collect();
         let updated = match &self.pool {
-            DbPool::Sqlite(pool) => {
+            DbPool::Sqlite(pool, _) => {
                 let mut tx = pool.begin().await.map_err(|e| self.query_failed(e))?;
                 let pairs: Vec<[&str; 2]> = record_ids
                     .iter()
@@ -883,7 +880,7 @@ impl Store {
                 .await
                 .map_err(|e| self.query_failed(e))?
                 .rows_affected() as i64;
-                let updated = sqlx::query(super::sql::sqlite_text(COMMIT_CURSOR_SQL))
+                let updated = sqlx::query(self.sql(COMMIT_CURSOR_SQL))
                     .bind(commit.memory_base_id)
                     .bind(commit.session_id)
                     .bind(commit.cursor_id)
@@ -893,7 +890,7 @@ impl Store {
                     .await
                     .map_err(|e| self.query_failed(e))?
                     .rows_affected();
-                sqlx::query(super::sql::sqlite_text(STAMP_RUNS_SQL))
+                sqlx::query(self.sql(STAMP_RUNS_SQL))
                     .bind(commit.memory_base_id)
                     .bind(commit.session_id)
                     .bind(commit.job_id)
@@ -906,7 +903,7 @@ impl Store {
                 }
                 updated
             }
-            DbPool::Postgres(pool) => {
+            DbPool::Postgres(pool, _) => {
                 let mut tx = pool.begin().await.map_err(|e| self.query_failed(e))?;
                 let inserted = sqlx::query(
                     "INSERT INTO message_ingestion_record (id, message_id, memory_base_id, job_id, \
@@ -969,10 +966,7 @@ impl Store {
         on_pool!(self.pool, |pool| async {
             let mut tx = pool.begin().await?;
             for statement in STATEMENTS {
-                let text = match self.backend() {
-                    super::Backend::Sqlite => super::sql::sqlite_text(statement),
-                    super::Backend::Postgres => statement,
-                };
+                let text = self.sql(statement);
                 sqlx::query(text)
                     .bind(memory_base_id)
                     .execute(&mut *tx)
@@ -994,7 +988,7 @@ impl Store {
     ) -> Result<Option<SessionLock>, StoreError> {
         self.ensure_writable()?;
         match &self.pool {
-            DbPool::Postgres(pool) => {
+            DbPool::Postgres(pool, _) => {
                 let mut connection = pool.acquire().await.map_err(|e| self.query_failed(e))?;
                 connection.close_on_drop();
                 let key = advisory_lock_key(lock_name);
@@ -1008,7 +1002,7 @@ impl Store {
                     held: HeldLock::Advisory { connection, key },
                 }))
             }
-            DbPool::Sqlite(pool) => {
+            DbPool::Sqlite(pool, _) => {
                 let owner = uuid::Uuid::new_v4().to_string();
                 let now = epoch_ms(Utc::now());
                 let taken = sqlx::query(

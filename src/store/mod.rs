@@ -7,12 +7,14 @@
 pub mod rows;
 
 mod error;
+pub mod profile;
 mod sql;
 
 pub use error::{StoreError, redact_url};
+pub use profile::{Part, Profile, Source, canonical_id};
 pub use sql::strip_casts;
 
-use std::collections::{BTreeMap, BTreeSet};
+
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -23,6 +25,8 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions, Connection};
 
+use profile::{Catalog, Dialect};
+
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
 pub const SCHEMA_VERSION: i64 = 2;
 
@@ -30,24 +34,24 @@ static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
 
 /// Runs `$body` against whichever pool `$pools` (a `DbPool`) holds, with `$pool` bound to it and, in the
-/// second form, `$sql` bound to the backend's text of the PostgreSQL query `$text`. The body is
-/// written once and type-checked for each backend.
+/// second form, `$sql` bound to the text of the PostgreSQL query `$text` in the database's
+/// [`Dialect`]. The body is written once and type-checked for each backend.
 macro_rules! on_pool {
     ($pools:expr, |$pool:ident| $body:expr) => {
         match &$pools {
-            $crate::store::DbPool::Sqlite($pool) => $body,
-            $crate::store::DbPool::Postgres($pool) => $body,
+            $crate::store::DbPool::Sqlite($pool, _) => $body,
+            $crate::store::DbPool::Postgres($pool, _) => $body,
         }
     };
     ($pools:expr, $text:expr, |$pool:ident, $sql:ident| $body:expr) => {{
         let postgres_text: &'static str = $text;
         match &$pools {
-            $crate::store::DbPool::Sqlite($pool) => {
-                let $sql = $crate::store::sql::sqlite_text(postgres_text);
+            $crate::store::DbPool::Sqlite($pool, dialect) => {
+                let $sql = $crate::store::sql::dialect_text(*dialect, postgres_text);
                 $body
             }
-            $crate::store::DbPool::Postgres($pool) => {
-                let $sql = postgres_text;
+            $crate::store::DbPool::Postgres($pool, dialect) => {
+                let $sql = $crate::store::sql::dialect_text(*dialect, postgres_text);
                 $body
             }
         }
@@ -99,10 +103,11 @@ pub enum Access {
     ReadOnly,
 }
 
+/// A connection pool, with the dialect its database's tables need.
 #[derive(Clone)]
 enum DbPool {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
+    Sqlite(SqlitePool, Dialect),
+    Postgres(PgPool, Dialect),
 }
 
 /// An open memory database. Cloning is cheap and shares the connection pool.
@@ -112,37 +117,11 @@ pub struct Store {
     /// The URL with its password redacted: what every error names.
     url: String,
     read_only: bool,
-    schema: Inspection,
+    catalog: Catalog,
+    profile: Profile,
 }
 
-/// What a database holds, as far as opening it is concerned.
-#[derive(Debug, Clone, Default)]
-struct Inspection {
-    tables: BTreeSet<String>,
-    meta: BTreeMap<String, String>,
-    /// Columns of `apps`: Dify's own lacks memscope's `memory_window`.
-    app_columns: BTreeSet<String>,
-}
-
-impl Inspection {
-    fn created_by_memscope(&self) -> bool {
-        self.meta.get("created_by").map(String::as_str) == Some("memscope")
-    }
-
-    fn is_memory_database(&self) -> bool {
-        let has = |table: &str| self.tables.contains(table);
-        self.created_by_memscope() || (has("messages") && has("conversations")) || has("message")
-    }
-
-    fn has_app_memory_window(&self) -> bool {
-        self.app_columns.contains("memory_window")
-    }
-
-    /// Tables other than sqlx's own bookkeeping.
-    fn has_foreign_tables(&self) -> bool {
-        self.tables.iter().any(|t| !t.starts_with("_sqlx"))
-    }
-
+impl Catalog {
     fn schema_version(&self, url: &str) -> Result<Option<i64>, StoreError> {
         self.meta
             .get("schema_version")
@@ -154,6 +133,11 @@ impl Inspection {
             })
             .transpose()
     }
+
+    /// Tables other than sqlx's own bookkeeping.
+    fn has_foreign_tables(&self) -> bool {
+        self.tables.iter().any(|t| !t.starts_with("_sqlx"))
+    }
 }
 
 impl Store {
@@ -163,11 +147,8 @@ impl Store {
     pub async fn open(url: &str, access: Access) -> Result<Store, StoreError> {
         let redacted = redact_url(url);
         let probe = connect(url, &redacted, Mode::ReadOnly).await?;
-        let schema = probe.inspect(&redacted).await?;
-        if !schema.is_memory_database() {
-            return Err(StoreError::NotAMemoryDatabase { url: redacted });
-        }
-        let version = schema.schema_version(&redacted)?;
+        let catalog = probe.catalog(&redacted).await?;
+        let version = catalog.schema_version(&redacted)?;
         if let Some(found) = version.filter(|&v| v > SCHEMA_VERSION) {
             return Err(StoreError::SchemaTooNew {
                 url: redacted,
@@ -176,7 +157,7 @@ impl Store {
             });
         }
         let read_only = match access {
-            Access::Auto => !schema.created_by_memscope(),
+            Access::Auto => !catalog.created_by_memscope(),
             Access::Write => false,
             Access::ReadOnly => true,
         };
@@ -189,29 +170,39 @@ impl Store {
                     supported: SCHEMA_VERSION,
                 });
             }
-            return Ok(Store {
-                pool: probe,
-                url: redacted,
-                read_only,
-                schema,
-            });
+            return Store::assemble(probe, redacted, read_only, catalog);
         }
         probe.close().await;
-        let write_mode = if schema.created_by_memscope() {
+        let write_mode = if catalog.created_by_memscope() {
             Mode::ReadWrite
         } else {
             Mode::ReadWriteForeign
         };
-        let mut store = Store {
-            pool: connect(url, &redacted, write_mode).await?,
-            url: redacted,
-            read_only,
-            schema,
-        };
+        let pool = connect(url, &redacted, write_mode).await?;
+        let mut store = Store::assemble(pool, redacted, read_only, catalog)?;
         if outdated.is_some() {
             store.migrate().await?;
         }
         Ok(store)
+    }
+
+    /// A store over `pool`, speaking the dialect of the database the catalog describes.
+    fn assemble(
+        pool: DbPool,
+        url: String,
+        read_only: bool,
+        catalog: Catalog,
+    ) -> Result<Store, StoreError> {
+        let Some(profile) = Profile::detect(&catalog, pool.backend()) else {
+            return Err(StoreError::NotAMemoryDatabase { url });
+        };
+        Ok(Store {
+            pool: pool.with_dialect(profile.dialect),
+            url,
+            read_only,
+            catalog,
+            profile,
+        })
     }
 
     /// Creates memscope's schema (a SQLite file is created if missing; a PostgreSQL database
@@ -220,12 +211,12 @@ impl Store {
     pub async fn init(url: &str) -> Result<Store, StoreError> {
         let redacted = redact_url(url);
         let pool = connect(url, &redacted, Mode::Create).await?;
-        let schema = pool.inspect(&redacted).await?;
-        if !schema.created_by_memscope() && schema.has_foreign_tables() {
+        let catalog = pool.catalog(&redacted).await?;
+        if !catalog.created_by_memscope() && catalog.has_foreign_tables() {
             pool.close().await;
             return Err(StoreError::ForeignDatabase { url: redacted });
         }
-        if let Some(found) = schema
+        if let Some(found) = catalog
             .schema_version(&redacted)?
             .filter(|&v| v > SCHEMA_VERSION)
         {
@@ -236,34 +227,42 @@ impl Store {
                 supported: SCHEMA_VERSION,
             });
         }
-        let mut store = Store {
-            pool,
-            url: redacted,
-            read_only: false,
-            schema,
-        };
-        store.migrate().await?;
-        Ok(store)
+        migrate(&pool, &redacted).await?;
+        let catalog = pool.catalog(&redacted).await?;
+        Store::assemble(pool, redacted, false, catalog)
     }
 
     async fn migrate(&mut self) -> Result<(), StoreError> {
-        let result = match &self.pool {
-            DbPool::Sqlite(pool) => SQLITE_MIGRATOR.run(pool).await,
-            DbPool::Postgres(pool) => POSTGRES_MIGRATOR.run(pool).await,
-        };
-        result.map_err(|source| StoreError::Migration {
-            url: self.url.clone(),
-            source,
-        })?;
-        self.schema = self.pool.inspect(&self.url).await?;
+        migrate(&self.pool, &self.url).await?;
+        self.catalog = self.pool.catalog(&self.url).await?;
         Ok(())
     }
 
-    pub fn backend(&self) -> Backend {
-        match self.pool {
-            DbPool::Sqlite(_) => Backend::Sqlite,
-            DbPool::Postgres(_) => Backend::Postgres,
+    /// What kind of database this is and which parts it holds.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Fails with one line saying what this database is and what it lacks, unless it holds
+    /// `part`.
+    pub fn require(&self, part: Part) -> Result<(), StoreError> {
+        if self.profile.has(part) {
+            Ok(())
+        } else {
+            Err(StoreError::Lacks {
+                url: self.url.clone(),
+                explanation: self.profile.lacks(part),
+            })
         }
+    }
+
+    /// The text of a PostgreSQL-syntax query in this database's dialect.
+    fn sql(&self, postgres_sql: &'static str) -> &'static str {
+        sql::dialect_text(self.profile.dialect, postgres_sql)
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.pool.backend()
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -271,12 +270,12 @@ impl Store {
     }
 
     pub fn created_by_memscope(&self) -> bool {
-        self.schema.created_by_memscope()
+        self.catalog.created_by_memscope()
     }
 
     /// memscope's schema version in the database; `None` for a database memscope did not create.
     pub fn schema_version(&self) -> Option<i64> {
-        self.schema.schema_version(&self.url).ok().flatten()
+        self.catalog.schema_version(&self.url).ok().flatten()
     }
 
     /// The database URL with its password redacted.
@@ -286,21 +285,21 @@ impl Store {
 
     /// Whether the database has this table (Dify-only and Langflow-only databases lack some).
     pub fn has_table(&self, table: &str) -> bool {
-        self.schema.tables.contains(table)
+        self.catalog.has_table(table)
     }
 
     /// The PostgreSQL pool, where memory-base KB vectors live on PostgreSQL (pgvector).
     pub fn postgres_pool(&self) -> Option<&PgPool> {
         match &self.pool {
-            DbPool::Postgres(pool) => Some(pool),
-            DbPool::Sqlite(_) => None,
+            DbPool::Postgres(pool, _) => Some(pool),
+            DbPool::Sqlite(..) => None,
         }
     }
 
     pub async fn close(self) {
         match self.pool {
-            DbPool::Sqlite(pool) => pool.close().await,
-            DbPool::Postgres(pool) => pool.close().await,
+            DbPool::Sqlite(pool, _) => pool.close().await,
+            DbPool::Postgres(pool, _) => pool.close().await,
         }
     }
 
@@ -370,7 +369,7 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect_with(options)
                 .await
-                .map(DbPool::Sqlite)
+                .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite))
                 .map_err(unreachable)
         }
         Backend::Postgres => {
@@ -395,7 +394,7 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect_with(options)
                 .await
-                .map(DbPool::Postgres)
+                .map(|pool| DbPool::Postgres(pool, Dialect::Postgres))
                 .map_err(unreachable)
         }
     }
@@ -404,25 +403,40 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
 impl DbPool {
     async fn close(&self) {
         match self {
-            DbPool::Sqlite(pool) => pool.close().await,
-            DbPool::Postgres(pool) => pool.close().await,
+            DbPool::Sqlite(pool, _) => pool.close().await,
+            DbPool::Postgres(pool, _) => pool.close().await,
         }
     }
 
-    /// The tables of the database (PostgreSQL: of the current schema) and memscope's meta rows.
-    async fn inspect(&self, url: &str) -> Result<Inspection, StoreError> {
+    fn backend(&self) -> Backend {
+        match self {
+            DbPool::Sqlite(..) => Backend::Sqlite,
+            DbPool::Postgres(..) => Backend::Postgres,
+        }
+    }
+
+    fn with_dialect(self, dialect: Dialect) -> DbPool {
+        match self {
+            DbPool::Sqlite(pool, _) => DbPool::Sqlite(pool, dialect),
+            DbPool::Postgres(pool, _) => DbPool::Postgres(pool, dialect),
+        }
+    }
+
+    /// The tables of the database (PostgreSQL: of the current schema), the columns of the
+    /// tables whose shape differs between sources, memscope's meta rows and Alembic's revision.
+    async fn catalog(&self, url: &str) -> Result<Catalog, StoreError> {
         let failed = |source| StoreError::Query {
             url: url.to_owned(),
             source,
         };
         // The catalogs differ by backend; everything else is one query text.
         let tables: Vec<String> = match self {
-            DbPool::Sqlite(pool) => {
+            DbPool::Sqlite(pool, _) => {
                 sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
                     .fetch_all(pool)
                     .await
             }
-            DbPool::Postgres(pool) => {
+            DbPool::Postgres(pool, _) => {
                 sqlx::query_scalar(
                     "SELECT table_name::text FROM information_schema.tables \
                      WHERE table_schema = current_schema()",
@@ -432,43 +446,66 @@ impl DbPool {
             }
         }
         .map_err(failed)?;
-        let tables: BTreeSet<String> = tables.into_iter().collect();
-        let meta: Vec<(String, String)> = if tables.contains("memscope_meta") {
-            on_pool!(*self, |pool| sqlx::query_as(
+        let mut catalog = Catalog {
+            tables: tables.into_iter().collect(),
+            ..Catalog::default()
+        };
+        if catalog.has_table("memscope_meta") {
+            let meta: Vec<(String, String)> = on_pool!(*self, |pool| sqlx::query_as(
                 "SELECT key, value FROM memscope_meta"
             )
             .fetch_all(pool)
             .await)
-            .map_err(failed)?
-        } else {
-            Vec::new()
-        };
-        let app_columns: Vec<String> = if tables.contains("apps") {
-            match self {
-                DbPool::Sqlite(pool) => {
-                    sqlx::query_scalar("SELECT name FROM pragma_table_info('apps')")
+            .map_err(failed)?;
+            catalog.meta = meta.into_iter().collect();
+        }
+        if catalog.has_table("alembic_version") {
+            catalog.alembic_revision = on_pool!(*self, |pool| sqlx::query_scalar(
+                "SELECT version_num FROM alembic_version LIMIT 1"
+            )
+            .fetch_optional(pool)
+            .await)
+            .map_err(failed)?;
+        }
+        for &table in profile::PROFILED_TABLES {
+            if !catalog.has_table(table) {
+                continue;
+            }
+            let columns: Vec<String> = match self {
+                DbPool::Sqlite(pool, _) => {
+                    sqlx::query_scalar("SELECT name FROM pragma_table_info($1)")
+                        .bind(table)
                         .fetch_all(pool)
                         .await
                 }
-                DbPool::Postgres(pool) => {
+                DbPool::Postgres(pool, _) => {
                     sqlx::query_scalar(
                         "SELECT column_name::text FROM information_schema.columns \
-                         WHERE table_schema = current_schema() AND table_name = 'apps'",
+                         WHERE table_schema = current_schema() AND table_name = $1",
                     )
+                    .bind(table)
                     .fetch_all(pool)
                     .await
                 }
             }
-            .map_err(failed)?
-        } else {
-            Vec::new()
-        };
-        Ok(Inspection {
-            tables,
-            meta: meta.into_iter().collect(),
-            app_columns: app_columns.into_iter().collect(),
-        })
+            .map_err(failed)?;
+            catalog
+                .columns
+                .insert(table.to_owned(), columns.into_iter().collect());
+        }
+        Ok(catalog)
     }
+}
+
+async fn migrate(pool: &DbPool, url: &str) -> Result<(), StoreError> {
+    let result = match pool {
+        DbPool::Sqlite(pool, _) => SQLITE_MIGRATOR.run(pool).await,
+        DbPool::Postgres(pool, _) => POSTGRES_MIGRATOR.run(pool).await,
+    };
+    result.map_err(|source| StoreError::Migration {
+        url: url.to_owned(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -491,46 +528,39 @@ mod tests {
         assert_eq!(Backend::of_url("/tmp/x.db"), None);
     }
 
-    fn inspection(tables: &[&str], meta: &[(&str, &str)]) -> Inspection {
-        Inspection {
-            tables: tables.iter().map(|t| t.to_string()).collect(),
+    fn catalog(meta: &[(&str, &str)]) -> Catalog {
+        Catalog {
             meta: meta
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            app_columns: BTreeSet::new(),
+            ..Catalog::default()
         }
-    }
-
-    #[test]
-    fn memory_databases_are_recognised() {
-        assert!(inspection(&["messages", "conversations", "apps"], &[]).is_memory_database());
-        assert!(inspection(&["message", "flow"], &[]).is_memory_database());
-        assert!(inspection(&["memscope_meta"], &[("created_by", "memscope")]).is_memory_database());
-        assert!(!inspection(&["messages"], &[]).is_memory_database());
-        assert!(!inspection(&["users", "orders"], &[]).is_memory_database());
-        assert!(!inspection(&["memscope_meta"], &[]).is_memory_database());
     }
 
     #[test]
     fn schema_version_is_parsed_or_reported() {
         let url = "sqlite:x.db";
-        assert_eq!(inspection(&[], &[]).schema_version(url).unwrap(), None);
+        assert_eq!(catalog(&[]).schema_version(url).unwrap(), None);
         assert_eq!(
-            inspection(&[], &[("schema_version", "3")])
+            catalog(&[("schema_version", "3")])
                 .schema_version(url)
                 .unwrap(),
             Some(3)
         );
         assert!(matches!(
-            inspection(&[], &[("schema_version", "three")]).schema_version(url),
+            catalog(&[("schema_version", "three")]).schema_version(url),
             Err(StoreError::BadSchemaVersion { .. })
         ));
     }
 
     #[test]
     fn sqlx_bookkeeping_is_not_foreign() {
-        assert!(!inspection(&["_sqlx_migrations"], &[]).has_foreign_tables());
-        assert!(inspection(&["_sqlx_migrations", "users"], &[]).has_foreign_tables());
+        let tables = |names: &[&str]| Catalog {
+            tables: names.iter().map(|t| t.to_string()).collect(),
+            ..Catalog::default()
+        };
+        assert!(!tables(&["_sqlx_migrations"]).has_foreign_tables());
+        assert!(tables(&["_sqlx_migrations", "users"]).has_foreign_tables());
     }
 }

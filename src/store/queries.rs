@@ -366,7 +366,7 @@ impl Store {
         let Some(id) = canonical_uuid(conversation_id) else {
             return Ok(None);
         };
-        let query = if self.schema.has_app_memory_window() {
+        let query = if self.catalog.has_column("apps", "memory_window") {
             CONVERSATION_INFO_SQL
         } else {
             CONVERSATION_INFO_WITHOUT_WINDOW_SQL

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
+use super::profile::Dialect;
+
 /// The query with every `::type` cast removed (outside string literals).
 pub fn strip_casts(postgres_sql: &str) -> String {
     let mut out = String::with_capacity(postgres_sql.len());
@@ -29,17 +31,25 @@ pub fn strip_casts(postgres_sql: &str) -> String {
     out
 }
 
-/// The SQLite text of a static PostgreSQL query, computed once and kept for the process so it is
-/// `&'static str` (sqlx's `SqlSafeStr`) and sqlx's statement cache sees one text per query.
-pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
-    static CACHE: LazyLock<Mutex<HashMap<&'static str, &'static str>>> =
+/// The text of a static PostgreSQL query in a dialect, computed once and kept for the process so
+/// it is `&'static str` (sqlx's `SqlSafeStr`) and sqlx's statement cache sees one text per query.
+pub fn dialect_text(dialect: Dialect, postgres_sql: &'static str) -> &'static str {
+    if dialect == Dialect::Postgres {
+        return postgres_sql;
+    }
+    static CACHE: LazyLock<Mutex<HashMap<(Dialect, &'static str), &'static str>>> =
         LazyLock::new(Default::default);
     let mut cache = CACHE
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     cache
-        .entry(postgres_sql)
-        .or_insert_with(|| Box::leak(strip_casts(postgres_sql).into_boxed_str()))
+        .entry((dialect, postgres_sql))
+        .or_insert_with(|| Box::leak(dialect.text(postgres_sql).into_boxed_str()))
+}
+
+/// The SQLite text of a query on memscope's or Dify's tables.
+pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
+    dialect_text(Dialect::Sqlite, postgres_sql)
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
 use crate::store::Store;
+use state::Tab;
 use action::Action;
 use jobs::JobRunner;
 use keymap::Keymap;
@@ -68,6 +69,7 @@ impl App {
             store.is_read_only(),
         );
         state.config_warnings = warnings;
+        state.missing_tabs = missing_tabs(store.profile());
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
@@ -100,7 +102,7 @@ impl App {
     /// Starts the memory-base watcher, as `memscope watch` runs it, unless the database is
     /// read-only: auto-capture bases sync when a session reaches its threshold.
     pub fn start_watcher(&mut self) -> bool {
-        if self.state.read_only {
+        if self.state.read_only || self.state.tab_missing(Tab::MemoryBases).is_some() {
             return false;
         }
         self.runner.start_watcher();
@@ -144,6 +146,15 @@ impl App {
         }
         Ok(())
     }
+}
+
+/// The tabs whose part the database lacks, each with the line that says why.
+fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
+    Tab::ALL
+        .into_iter()
+        .filter(|tab| !profile.has(tab.part()))
+        .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
+        .collect()
 }
 
 /// Runs the TUI on `store` until the user quits. The terminal is restored on exit, on error and

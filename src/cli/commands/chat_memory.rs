@@ -10,7 +10,7 @@ use crate::cli::commands::trim::{summarizer_from, trim_counter};
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
-use crate::store::rows::ChatMemoryMessageRow;
+use crate::store::{Part, rows::ChatMemoryMessageRow};
 use crate::store::{ChatMemorySummary, DeleteScope};
 use crate::summarize::Summarizer;
 
@@ -58,7 +58,7 @@ fn line(memory: ChatMemorySummary) -> MemoryLine {
 }
 
 async fn list(context: &Context) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::ChatMemories).await?;
     let memories = store.list_chat_memories().await?;
     let list = MemoryList {
         chat_memories: memories.into_iter().map(line).collect(),
@@ -118,7 +118,7 @@ fn shown(row: &ChatMemoryMessageRow) -> ShownMessage {
 }
 
 async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::ChatMemories).await?;
     let loaded = load_memory(&store, id).await?;
     let page = store
         .chat_memory_messages(&loaded.memory.id, Some(limit), offset)
@@ -165,7 +165,7 @@ async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult
 }
 
 async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::ChatMemories).await?;
     let files = args
         .files
         .as_deref()
@@ -213,7 +213,7 @@ struct Deleted {
 }
 
 async fn delete(context: &Context, args: &ChatMemoryDeleteArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::ChatMemories).await?;
     let loaded = load_memory(&store, &args.id).await?;
     if !args.yes {
         return Err(CliError {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::Context;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
-use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary};
+use crate::store::{Part, ConversationCursor, ConversationFilter, ConversationSummary};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
 
@@ -90,7 +90,7 @@ fn render(page: &Page) -> String {
 }
 
 pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::Conversations).await?;
     let limit = i64::from(args.limit.max(1));
     let filter = ConversationFilter {
         app_id: args.app.clone(),

@@ -8,6 +8,7 @@ use crate::cli::args::DoctorArgs;
 use crate::cli::output::{CliResult, ExitCode, emit, thousands};
 use crate::cli::{Context, counter_from};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
+use crate::store::Part;
 
 #[derive(Serialize)]
 struct Report {
@@ -63,7 +64,7 @@ fn limit_per_kind(
 }
 
 pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::Conversations).await?;
     let (counter, _) = counter_from(context, &args.tokens)?;
     let settings = DoctorSettings {
         counter,

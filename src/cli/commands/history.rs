@@ -9,6 +9,7 @@ use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
 use crate::memory::tokens::CountCache;
+use crate::store::Part;
 
 #[derive(Serialize)]
 struct Report {
@@ -108,7 +109,7 @@ pub(super) fn short_id(id: &str) -> &str {
 }
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::Conversations).await?;
     let (counter, model) = counter_from(context, &args.tokens)?;
     let requested = args
         .message_limit

@@ -31,6 +31,9 @@ enum DatabaseStatus {
     NotCreatedYet,
     Open {
         backend: &'static str,
+        /// Who made the database: memscope, Dify or Langflow (with its schema revision).
+        kind: String,
+        holds: Vec<crate::store::Part>,
         schema_version: Option<i64>,
         created_by_memscope: bool,
         read_only: bool,
@@ -61,6 +64,8 @@ async fn database_status(context: &Context) -> DatabaseStatus {
                 Backend::Sqlite => "sqlite",
                 Backend::Postgres => "postgres",
             },
+            kind: store.profile().describe(),
+            holds: store.profile().parts().collect(),
             schema_version: store.schema_version(),
             created_by_memscope: store.created_by_memscope(),
             read_only: store.is_read_only(),
@@ -112,13 +117,21 @@ fn render(info: &Info) -> String {
         }
         DatabaseStatus::Open {
             backend,
+            kind,
+            holds,
             schema_version,
             created_by_memscope,
             read_only,
             tables,
         } => {
+            let holds: Vec<&str> = holds.iter().map(|part| part.label()).collect();
             out.push_str(&format!(
-                "\n{backend} database, schema version {}, {}{}\n\n",
+                "\n{kind} on {backend}, holding {}\nmemscope schema version {}, {}{}\n\n",
+                if holds.is_empty() {
+                    "nothing memscope shows".to_owned()
+                } else {
+                    holds.join(", ")
+                },
                 schema_version.map_or("none".to_owned(), |v| v.to_string()),
                 if *created_by_memscope {
                     "created by memscope"

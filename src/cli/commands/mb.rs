@@ -13,7 +13,7 @@ use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
 use crate::inspect::syncers;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::memory::memory_base::ThresholdUnit;
-use crate::store::Store;
+use crate::store::{Part, Store};
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::capture::CapturedMessage;
 use crate::sync::watch::WatchEvent;
@@ -96,7 +96,7 @@ pub fn kbs(context: &Context) -> CliResult {
 }
 
 pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::MemoryBases).await?;
     let json = context.global.json;
     let sync_args = &args.sync;
     match &args.command {
@@ -524,7 +524,7 @@ pub async fn capture(context: &Context, args: &CaptureArgs) -> CliResult {
         serde_json::from_str(&read_input(&args.input)?).map_err(|e| {
             CliError::failure(format!("capture input is not a JSON list of messages: {e}"))
         })?;
-    let store = context.open().await?;
+    let store = context.open_for(Part::MemoryBases).await?;
     let flow_id = view::find_flow(&store, &args.flow).await?;
     // Capture itself embeds nothing; the syncs it starts use the bases' embedder.
     let bases = store.memory_bases_of_flow(&flow_id).await?;
@@ -593,7 +593,7 @@ async fn watch_pass(
 }
 
 pub async fn watch(context: &Context, args: &WatchArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::MemoryBases).await?;
     let json = context.global.json;
     if args.once {
         let events = watch_pass(context, &store, args).await?;

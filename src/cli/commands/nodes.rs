@@ -17,6 +17,7 @@ use crate::memory::history::{HistoryOptions, PopRule};
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::CountCache;
+use crate::store::Part;
 
 fn settings(
     context: &Context,
@@ -125,7 +126,7 @@ fn source_name(source: ContextSource) -> &'static str {
 }
 
 pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::NodeContexts).await?;
     let settings = settings(context, &args.tokens, None)?;
     let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
     let empty = (!thread.is_chatflow()).then(|| EmptyState::NotAChatflow {
@@ -293,7 +294,7 @@ pub async fn load_context(
 }
 
 pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::NodeContexts).await?;
     let settings = settings(context, &args.tokens, args.max_tokens)?;
     let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
     let storage_root = &context.resolved.storage_root;

@@ -4,14 +4,31 @@ use serde::Serialize;
 
 use crate::cli::Context;
 use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
-use crate::store::ConversationFilter;
+use crate::store::{ConversationFilter, Part};
 
 #[derive(Serialize)]
 struct Summary {
     database: String,
+    kind: String,
+    holds: Vec<Part>,
     read_only: bool,
     tables: Vec<(String, i64)>,
     recent_conversations: Vec<(String, String, i64)>,
+}
+
+/// Where to look next, for each part the database holds.
+fn next_steps(holds: &[Part]) -> String {
+    let steps: Vec<&str> = holds
+        .iter()
+        .map(|part| match part {
+            Part::Conversations => "memscope thread ID, memscope history ID, memscope doctor",
+            Part::NodeContexts => "memscope nodes ID",
+            Part::ChatMemories => "memscope chat-memory list",
+            Part::MemoryBases => "memscope mb list, memscope mb check",
+        })
+        .chain(["memscope --help"])
+        .collect();
+    steps.join(", ")
 }
 
 fn render(s: &Summary) -> String {
@@ -25,27 +42,46 @@ fn render(s: &Summary) -> String {
         .iter()
         .map(|(id, name, n)| vec![id.clone(), cell(name, 50), n.to_string()])
         .collect();
+    let recent = if s.holds.contains(&Part::Conversations) {
+        format!(
+            "\n\nMost recently active conversations:\n{}",
+            table(&["id", "name", "messages"], &recent)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "memscope: {}{}\n\n{}\n\nMost recently active conversations:\n{}\n\n\
-         Try: memscope thread ID, memscope history ID, memscope doctor, memscope --help",
+        "memscope: {}{}\n{}\n\n{}{recent}\n\nTry: {}",
         s.database,
         if s.read_only { " (read-only)" } else { "" },
+        s.kind,
         table(&["table", "rows"], &tables),
-        table(&["id", "name", "messages"], &recent),
+        next_steps(&s.holds),
     )
 }
 
 pub async fn run(context: &Context) -> CliResult {
     let store = context.open().await?;
     let tables = store.table_counts().await?;
-    let recent = store
-        .list_conversations(&ConversationFilter {
-            limit: 8,
-            ..ConversationFilter::default()
-        })
-        .await?;
+    let profile = store.profile();
+    let recent = if profile.has(Part::Conversations) {
+        store
+            .list_conversations(&ConversationFilter {
+                limit: 8,
+                ..ConversationFilter::default()
+            })
+            .await?
+    } else {
+        Vec::new()
+    };
     let summary = Summary {
         database: store.url().to_owned(),
+        kind: format!(
+            "This is {}, holding {}.",
+            profile.describe(),
+            profile.holdings()
+        ),
+        holds: profile.parts().collect(),
         read_only: store.is_read_only(),
         tables: tables
             .into_iter()
@@ -59,3 +95,4 @@ pub async fn run(context: &Context) -> CliResult {
     emit(context.global.json, &summary, render)?;
     Ok(ExitCode::Ok)
 }
+

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::cli::Context;
+use crate::store::Part;
 use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
 use crate::cli::output::{CliResult, ExitCode, cell, emit};
 use crate::inspect::conversation::{
@@ -92,7 +93,7 @@ fn render(report: &Report) -> String {
 }
 
 pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::Conversations).await?;
     let conversation = load_conversation(&store, &args.conversation).await?;
     let tree = conversation.tree();
     let leaf = args

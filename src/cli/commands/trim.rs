@@ -19,7 +19,7 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
     ChatMemoryPolicy, Step, Strategy, TextSplitter, TrimOptions, TrimPlan, parse_message_types,
 };
-use crate::store::Store;
+use crate::store::{Part, Store};
 use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
 
 pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
@@ -125,6 +125,12 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         return Ok((Source::Messages { label, messages }, None));
     }
     let store = context.open().await?;
+    let part = match (&args.conversation, &args.node) {
+        (Some(_), Some(_)) => Part::NodeContexts,
+        (Some(_), None) => Part::Conversations,
+        _ => Part::ChatMemories,
+    };
+    store.require(part)?;
     if let (Some(id), Some(node)) = (&args.conversation, &args.node) {
         let source = args
             .node_source
@@ -510,7 +516,7 @@ struct Undone {
 }
 
 async fn undo(context: &Context, id: &str, yes: bool) -> CliResult {
-    let store = context.open().await?;
+    let store = context.open_for(Part::ChatMemories).await?;
     let loaded = load_memory(&store, id).await?;
     confirm(yes, "undo rewrites the chat memory")?;
     let change = store.undo_chat_memory_change(&loaded.memory.id).await?;

@@ -15,6 +15,7 @@ use crate::memory::history::HistoryOptions;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
+use crate::store::Part;
 use crate::memory::tree::{MessageTree, NodeIndex};
 use crate::store::{ConversationCursor, ConversationSummary};
 
@@ -386,6 +387,15 @@ pub enum Tab {
 impl Tab {
     pub const ALL: [Tab; 3] = [Tab::Conversations, Tab::ChatMemories, Tab::MemoryBases];
 
+    /// The part of a database the tab shows.
+    pub fn part(self) -> Part {
+        match self {
+            Tab::Conversations => Part::Conversations,
+            Tab::ChatMemories => Part::ChatMemories,
+            Tab::MemoryBases => Part::MemoryBases,
+        }
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             Tab::Conversations => "Conversations",
@@ -461,6 +471,8 @@ pub struct AppState {
     /// The trim preview, open over any history.
     pub trim: Option<TrimState>,
     pub summarizer: SummarizerInfo,
+    /// Tabs whose part this database does not hold, with the reason shown in their place.
+    pub missing_tabs: Vec<(Tab, String)>,
 }
 
 impl AppState {
@@ -488,6 +500,7 @@ impl AppState {
             chat_memories: ChatMemoriesState::default(),
             trim: None,
             summarizer: SummarizerInfo::default(),
+            missing_tabs: Vec::new(),
         }
     }
 
@@ -518,6 +531,14 @@ impl AppState {
     pub fn generation(&mut self) -> u64 {
         self.next_generation += 1;
         self.next_generation
+    }
+
+    /// Why `tab` is empty, when this database does not hold its part.
+    pub fn tab_missing(&self, tab: Tab) -> Option<&str> {
+        self.missing_tabs
+            .iter()
+            .find(|(missing, _)| *missing == tab)
+            .map(|(_, why)| why.as_str())
     }
 
     /// Whether any background load is under way, for the spinner.

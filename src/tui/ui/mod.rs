@@ -65,7 +65,16 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
     .areas(area);
     let screen = component(state.screen);
     draw_header(state, theme, frame, header);
-    screen.render(state, theme, frame, body);
+    match state.tab_missing(state.screen.tab()) {
+        Some(why) => frame.render_widget(
+            Paragraph::new(why)
+                .style(theme.dim)
+                .wrap(Default::default())
+                .block(Block::bordered().title(format!(" {} ", state.screen.tab().title()))),
+            body,
+        ),
+        None => screen.render(state, theme, frame, body),
+    }
     draw_status(state, theme, frame, status);
     match &state.overlay {
         Overlay::Prompt(prompt) => draw_prompt(prompt, theme, frame, bottom),

@@ -155,10 +155,23 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
     effects
 }
 
-/// The first request of a session: the first page of conversations.
+/// The first requests of a session: the first page of conversations and the memory bases,
+/// each where the database holds them. The TUI opens on the first tab the database has.
 pub fn start(state: &mut AppState) -> Vec<Effect> {
-    let mut effects = vec![reload_list(state, true)];
-    memory_bases::start(state, &mut effects);
+    let mut effects = Vec::new();
+    if state.tab_missing(Tab::Conversations).is_none() {
+        effects.push(reload_list(state, true));
+    }
+    if state.tab_missing(Tab::MemoryBases).is_none() {
+        memory_bases::start(state, &mut effects);
+    }
+    if let Some(first) = Tab::ALL
+        .into_iter()
+        .find(|tab| state.tab_missing(*tab).is_none())
+        .filter(|tab| *tab != Tab::Conversations)
+    {
+        show_tab(state, first, &mut effects);
+    }
     effects
 }
 
@@ -266,13 +279,18 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
             state.help_scroll = 0;
         }
-        Action::ToggleJobs => memory_bases::open_jobs(state, effects),
+        Action::ToggleJobs => match state.tab_missing(Tab::MemoryBases) {
+            Some(why) => state.message = Some(format!("no sync jobs: {why}")),
+            None => memory_bases::open_jobs(state, effects),
+        },
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
         Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
         Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
         Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
         Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
+        // A tab whose part the database lacks shows why, and does nothing else.
+        _ if state.tab_missing(state.screen.tab()).is_some() => return false,
         _ => match state.screen {
             Screen::Conversations => list_action(state, action, effects),
             Screen::Conversation => conversation_action(state, action, effects),
@@ -299,6 +317,10 @@ fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>) {
         Tab::ChatMemories => Screen::ChatMemories,
         Tab::MemoryBases => Screen::MemoryBases,
     };
+    // A tab whose part the database lacks only says why: there is nothing to load.
+    if state.tab_missing(tab).is_some() {
+        return;
+    }
     match tab {
         Tab::Conversations => {}
         Tab::ChatMemories => chat_memories::enter(state, effects),
@@ -326,6 +348,9 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
     };
     match (command, argument) {
         ("q" | "quit", _) => state.quit = true,
+        ("conv", Some(_)) if state.tab_missing(Tab::Conversations).is_some() => {
+            state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
+        }
         ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
         ("budget", Some(n)) => match n.parse::<i64>() {
             Ok(budget) => set_budget(state, budget),
@@ -988,7 +1013,8 @@ fn waiting_nodes(
 
 fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
     state.ticks += 1;
-    if state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
+    let shown = state.tab_missing(state.screen.tab()).is_none();
+    if shown && state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
         match state.screen {
             Screen::Conversations if state.list.status == LoadStatus::Loaded => {
                 effects.push(reload_list(state, false));
@@ -1007,7 +1033,9 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
     }
-    memory_bases::tick(state, effects);
+    if state.tab_missing(Tab::MemoryBases).is_none() {
+        memory_bases::tick(state, effects);
+    }
     // Only the spinner animates.
     state.busy()
 }
