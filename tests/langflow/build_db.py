@@ -40,6 +40,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--sqlite", help="path of the SQLite database file to create")
+    p.add_argument("--pg-pooled", action="store_true",
+                   help="keep Langflow's default connection pool on PostgreSQL (see lfbase.configure_env)")
     g.add_argument("--postgres", help="URL of an empty PostgreSQL database the caller created")
     p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir (LANGFLOW_KNOWLEDGE_BASES_DIR)")
     p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")

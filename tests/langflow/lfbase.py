@@ -58,6 +58,15 @@ def configure_env(args) -> None:
         "LANGFLOW_KB_POSTGRES_URL": "",
         "OPENSEARCH_URL": "",
     }
+    if getattr(args, "postgres", None) and not getattr(args, "pg_pooled", False):
+        # Langflow 1.13 takes its per-session ingestion lock with pg_try_advisory_lock on whatever
+        # pooled connection ``db.connection()`` returns (memory_base/task.py _pg_advisory_lock),
+        # but the task commits in between (_advance_cursor), so the unlock can run on another
+        # pooled connection and the session-level lock stays held by an idle pooled connection:
+        # the next ingestion of the same (memory base, session) in this process waits until
+        # max_ingestion_timeout_secs and ends TIMED_OUT. With Langflow's own NullPool setting
+        # a returned connection is closed, which releases the lock. See the facts file.
+        env["LANGFLOW_DB_CONNECTION_SETTINGS"] = '{"poolclass": "NullPool"}'
     for key, value in env.items():
         if value == "":
             os.environ.pop(key, None)

@@ -38,6 +38,8 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--sqlite", help="path of the SQLite database file")
+    p.add_argument("--pg-pooled", action="store_true",
+                   help="keep Langflow's default connection pool on PostgreSQL (see lfbase.configure_env)")
     g.add_argument("--postgres", help="URL of the PostgreSQL database")
     p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir")
     p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
