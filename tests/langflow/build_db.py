@@ -46,6 +46,8 @@ def parse_args():
     p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir (LANGFLOW_KNOWLEDGE_BASES_DIR)")
     p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
     p.add_argument("--out", required=True, help="where to write the oracle JSON")
+    p.add_argument("--seed", type=int, default=1313, help="seed for Langflow's uuid4 ids (default 1313)")
+    p.add_argument("--random-ids", action="store_true", help="leave uuid4 unseeded")
     return p.parse_args()
 
 
@@ -246,6 +248,7 @@ async def build(args) -> dict:
 
     oracle = await lfbase.observe(probe_flush=False)
     oracle["langflow_version"] = "1.13.0"
+    oracle["uuid4_seed"] = None if args.random_ids else args.seed
     oracle["database"] = "sqlite" if args.sqlite else "postgresql"
     oracle["kb_dir"] = str(Path(args.kb_dir).absolute())
     oracle["embedding"] = {"provider": lfbase.EMBEDDING_PROVIDER, "model": lfbase.EMBEDDING_MODEL,
@@ -261,6 +264,8 @@ async def build(args) -> dict:
 async def main() -> int:
     args = parse_args()
     lfbase.configure_env(args)
+    if not args.random_ids:
+        lfbase.seed_uuid4(args.seed)
     t0 = time.time()
     lfbase.install_fake_embedder()
 

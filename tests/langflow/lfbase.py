@@ -74,6 +74,27 @@ def configure_env(args) -> None:
             os.environ[key] = value
 
 
+def seed_uuid4(seed: int) -> None:
+    """Make ``uuid.uuid4`` draw from a seeded generator, so ids repeat from build to build.
+
+    Langflow generates every id with uuid4 (message, job, memory base, knowledge base, chunk
+    ids, the 8 hex of ``kb_name``). Seeding it keeps them valid version-4 UUIDs while making the
+    id tie-break between messages with equal timestamps the same on every run and on both
+    databases. Must run before Langflow is imported (models capture ``uuid4`` as their
+    default factory at import time).
+    """
+    import random
+
+    rng = random.Random(seed)
+    real_uuid4 = uuid.uuid4
+
+    def uuid4() -> uuid.UUID:
+        return uuid.UUID(int=rng.getrandbits(128), version=4)
+
+    uuid4.__doc__ = real_uuid4.__doc__
+    uuid.uuid4 = uuid4
+
+
 class EmbedderMode:
     """How the patched embedder behaves for the next ingestion(s)."""
 

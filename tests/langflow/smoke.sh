@@ -62,4 +62,9 @@ if [ "$which" != sqlite ]; then
     createdb -h 127.0.0.1 -U postgres "$db" </dev/null
     run postgres --postgres "postgresql://postgres@127.0.0.1:5432/$db"
 fi
+if [ "$which" = both ]; then
+    check "same seed: SQLite and PostgreSQL oracles agree on ids, pending messages and reads" \
+        "(lambda p: [[s['pending_message_ids'] for s in m['sessions']] for m in o['memory_bases']] == [[s['pending_message_ids'] for s in m['sessions']] for m in p['memory_bases']] and [m['ids'] for m in o['messages']] == [m['ids'] for m in p['messages']] and [j['job_id'] for j in o['jobs']] == [j['job_id'] for j in p['jobs']])(json.load(open('$work/postgres-oracle.json')))" \
+        "$work/sqlite-oracle.json"
+fi
 echo "langflow oracle smoke: all checks passed"
