@@ -301,7 +301,23 @@ async def observe(*, probe_flush: bool) -> dict:
         }
         for j in jobs
     ]
-    out["jobs_left_active"] = [j for j in out["jobs"] if j["status"] in ("queued", "in_progress")]
+    # What Langflow's start-up orphan sweep (JobService.sweep_orphans) would do with each active job:
+    # an in_progress job whose heartbeat is absent or older than background_lease_ttl_s is failed
+    # (worker_lost); queued jobs are left alone (workflow ones are re-enqueued).
+    from langflow.services.deps import get_settings_service
+    from langflow.services.jobs.service import JobService
+
+    ttl = get_settings_service().settings.background_lease_ttl_s
+    by_id = {str(j.job_id): j for j in jobs}
+    out["jobs_left_active"] = []
+    for entry in out["jobs"]:
+        if entry["status"] not in ("queued", "in_progress"):
+            continue
+        job = by_id[entry["job_id"]]
+        stale = JobService.is_lease_stale(job, lease_ttl_s=ttl)
+        entry = dict(entry, heartbeat_at=(job.job_metadata or {}).get("heartbeat_at"),
+                     startup_sweep_would_fail=bool(entry["status"] == "in_progress" and stale))
+        out["jobs_left_active"].append(entry)
 
     # The owner-scoped read (langflow/memory.py aget_messages): flow + owner + session, error rows
     # excluded, newest first (its defaults).

@@ -16,8 +16,9 @@ Meant to run after memscope wrote to a database build_db.py made. It never migra
   JobService.create_job for the next ingestion job, with the dedupe key trigger_ingestion builds,
   inside a transaction that is rolled back (ok, or DuplicateJobError);
 * ``messages``: the owner-scoped read (``langflow.memory.aget_messages``) per (owner, flow, session);
-* ``jobs`` and ``jobs_left_active`` (queued / in_progress jobs, which Langflow's start-up orphan
-  sweep would look at).
+* ``jobs`` and ``jobs_left_active``: queued / in_progress jobs, each with ``heartbeat_at`` and
+  ``startup_sweep_would_fail`` (JobService.is_lease_stale with background_lease_ttl_s: Langflow's
+  start-up sweep fails such an in_progress job with worker_lost; queued ones it leaves alone).
 
 Langflow's full start-up (``initialize_services``) is NOT run here: it would migrate the database
 and could mask what memscope left behind. Only the settings and service registry are set up.
