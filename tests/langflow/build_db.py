@@ -22,7 +22,6 @@ empty PostgreSQL database the caller created). Steps, each through Langflow's co
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 import time
@@ -37,14 +36,8 @@ T0 = datetime(2026, 1, 5, 9, 0, 0, tzinfo=timezone.utc)
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--sqlite", help="path of the SQLite database file to create")
-    p.add_argument("--pg-pooled", action="store_true",
-                   help="keep Langflow's default connection pool on PostgreSQL (see lfbase.configure_env)")
-    g.add_argument("--postgres", help="URL of an empty PostgreSQL database the caller created")
-    p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir (LANGFLOW_KNOWLEDGE_BASES_DIR)")
-    p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
+    p = lfbase.argument_parser(__doc__, sqlite_help="path of the SQLite database file to create",
+                               postgres_help="URL of an empty PostgreSQL database the caller created")
     p.add_argument("--out", required=True, help="where to write the oracle JSON")
     p.add_argument("--seed", type=int, default=1313, help="seed for Langflow's uuid4 ids (default 1313)")
     p.add_argument("--random-ids", action="store_true", help="leave uuid4 unseeded")
@@ -82,32 +75,28 @@ async def build(args) -> dict:
     await lfbase.start_langflow()
     step("initialize_services: tables + alembic upgrade head")
 
-    # -- user, as the admin "add user" endpoint (langflow/api/v1/users.py add_user) makes it
-    async with session_scope() as db:
-        new_user = User.model_validate(UserCreate(username="oracle-owner", password="oracle-pass-1"), from_attributes=True)
-        new_user.password = get_password_hash("oracle-pass-1")
-        new_user.is_active = True
-        db.add(new_user)
-        await db.commit()
-        await db.refresh(new_user)
-        folder = await get_or_create_default_folder(db, new_user.id)
-        user_id = new_user.id
-        # a second user whose flow/messages must never show up in the owner's reads
-        other = User.model_validate(UserCreate(username="oracle-other", password="oracle-pass-2"), from_attributes=True)
-        other.password = get_password_hash("oracle-pass-2")
-        other.is_active = True
-        db.add(other)
-        await db.commit()
-        await db.refresh(other)
-        other_folder = await get_or_create_default_folder(db, other.id)
-        other_id = other.id
+    async def add_user(username: str, password: str):
+        """A user as the admin "add user" endpoint (langflow/api/v1/users.py add_user) makes one."""
+        async with session_scope() as db:
+            user = User.model_validate(UserCreate(username=username, password=password), from_attributes=True)
+            user.password = get_password_hash(password)
+            user.is_active = True
+            db.add(user)
+            await db.commit()
+            await db.refresh(user)
+            folder = await get_or_create_default_folder(db, user.id)
+            return user.id, folder.id
+
+    user_id, folder_id = await add_user("oracle-owner", "oracle-pass-1")
+    # a second user whose flow/messages must never show up in the owner's reads
+    other_id, other_folder_id = await add_user("oracle-other", "oracle-pass-2")
     step(f"users {user_id} / {other_id}")
 
     async with session_scope() as db:
         flow = Flow(name="Support Chat", description="oracle flow", data={"nodes": [], "edges": []},
-                    user_id=user_id, folder_id=folder.id)
+                    user_id=user_id, folder_id=folder_id)
         db.add(flow)
-        other_flow = Flow(name="Other Chat", data={"nodes": [], "edges": []}, user_id=other_id, folder_id=other_folder.id)
+        other_flow = Flow(name="Other Chat", data={"nodes": [], "edges": []}, user_id=other_id, folder_id=other_folder_id)
         db.add(other_flow)
         await db.commit()
         await db.refresh(flow)
@@ -176,6 +165,16 @@ async def build(args) -> dict:
         runs.append({"session_id": session_id, "workflow_job_id": str(run_id), "message_ids": stored})
         return str(run_id)
 
+    async def manual_flush(session_id: str, embedder_mode: str) -> str:
+        """A manual flush of Manual Archive (the flush endpoint's service call), awaited to its end."""
+        lfbase.EmbedderMode.mode = embedder_mode
+        try:
+            job_id = await svc.trigger_ingestion(mb_manual.id, user_id, user_id, session_id)
+            await lfbase.wait_for_jobs()
+        finally:
+            lfbase.EmbedderMode.mode = "ok"
+        return job_id
+
     def qa(q: str, a: str, **kw) -> list[dict]:
         return [{"text": q, "sender": "User"}, {"text": a, "sender": "Machine", "sender_name": "AI", **kw}]
 
@@ -196,9 +195,8 @@ async def build(args) -> dict:
          "category": "error", "error": True},
     ])
     step("support-synced: run 3 (equal timestamps, error rows); Research Notes auto-ingested")
-    # a fourth run, pending for both bases: one message at exactly the cursor message's timestamp
-    # of Support Memory... (the cursor is the last ingested message, 'Yes: TOTP apps...'), so
-    # whether it is pending depends on the id tie-break of _fetch_pending_messages.
+    # a fourth run: Support Memory reaches 2 pending runs again and flushes runs 3 and 4 (the error
+    # rows are skipped); Research Notes keeps it as 1 pending run.
     await flow_run("support-synced", [
         {"text": "And SSO?", "sender": "User"},
         {"text": "SAML and OIDC on the Business plan.", "sender": "Machine", "sender_name": "AI"},
@@ -216,8 +214,7 @@ async def build(args) -> dict:
         {"text": "second at T", "sender": "Machine", "sender_name": "AI", "timestamp": t},
         {"text": "third at T", "sender": "User", "timestamp": t},
     ])
-    job_manual_ok = await svc.trigger_ingestion(mb_manual.id, user_id, user_id, "support-equal")
-    await lfbase.wait_for_jobs()
+    job_manual_ok = await manual_flush("support-equal", "ok")
     # newer messages after the flush, one at the cursor's own timestamp (tie broken by id)
     await flow_run("support-equal", [
         {"text": "fourth at T (after flush)", "sender": "User", "timestamp": t},
@@ -227,18 +224,12 @@ async def build(args) -> dict:
 
     # ---- session "support-failed": manual flush whose embedder raises -> job FAILED, cursor stays
     await flow_run("support-failed", qa("Why was I charged twice?", "Refund issued; 3-5 days."))
-    lfbase.EmbedderMode.mode = "fail"
-    job_failed = await svc.trigger_ingestion(mb_manual.id, user_id, user_id, "support-failed")
-    await lfbase.wait_for_jobs()
-    lfbase.EmbedderMode.mode = "ok"
+    job_failed = await manual_flush("support-failed", "fail")
     step(f"support-failed: flush {job_failed} failed")
 
     # ---- session "support-cancelled": manual flush cancelled by the user -> job CANCELLED
     await flow_run("support-cancelled", qa("Cancel my plan", "Done; active until month end."))
-    lfbase.EmbedderMode.mode = "cancel"
-    job_cancelled = await svc.trigger_ingestion(mb_manual.id, user_id, user_id, "support-cancelled")
-    await lfbase.wait_for_jobs()
-    lfbase.EmbedderMode.mode = "ok"
+    job_cancelled = await manual_flush("support-cancelled", "cancel")
     step(f"support-cancelled: flush {job_cancelled} cancelled")
 
     # ---- another user's run in a session with the same name: owner-scoped reads must not see it

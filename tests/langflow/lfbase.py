@@ -27,6 +27,21 @@ EMBEDDING_PROVIDER = "OpenAI"
 EMBEDDING_MODEL = "text-embedding-3-small"
 
 
+def argument_parser(doc: str, *, sqlite_help: str, postgres_help: str):
+    """The options both scripts share: which database, Langflow's knowledge-bases and config dirs."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--sqlite", help=sqlite_help)
+    g.add_argument("--postgres", help=postgres_help)
+    p.add_argument("--pg-pooled", action="store_true",
+                   help="keep Langflow's default connection pool on PostgreSQL (see configure_env)")
+    p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir (LANGFLOW_KNOWLEDGE_BASES_DIR)")
+    p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
+    return p
+
+
 def sqlalchemy_url(args) -> str:
     """The database URL as Langflow's settings take it (LANGFLOW_DATABASE_URL)."""
     if args.sqlite:

@@ -26,7 +26,6 @@ and could mask what memscope left behind. Only the settings and service registry
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from pathlib import Path
@@ -36,14 +35,8 @@ import lfbase  # noqa: E402
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--sqlite", help="path of the SQLite database file")
-    p.add_argument("--pg-pooled", action="store_true",
-                   help="keep Langflow's default connection pool on PostgreSQL (see lfbase.configure_env)")
-    g.add_argument("--postgres", help="URL of the PostgreSQL database")
-    p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir")
-    p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
+    p = lfbase.argument_parser(__doc__, sqlite_help="path of the SQLite database file",
+                               postgres_help="URL of the PostgreSQL database")
     p.add_argument("--out", help="also write the JSON here")
     p.add_argument("--no-flush-probe", action="store_true", help="skip the rolled-back create_job probe")
     return p.parse_args()
