@@ -17,6 +17,9 @@ use output::{CliError, CliResult};
 pub struct Context {
     pub resolved: Resolved,
     pub global: GlobalArgs,
+    /// Every database a command opened, closed when it is done: SQLite removes a WAL-mode
+    /// file's `-wal` and `-shm` only when its last connection closes.
+    opened: std::sync::Mutex<Vec<Store>>,
 }
 
 impl Context {
@@ -28,7 +31,11 @@ impl Context {
         }
         .with_env();
         let resolved = config::resolve(Dirs::from_env()?, &overrides)?;
-        Ok(Context { resolved, global })
+        Ok(Context {
+            resolved,
+            global,
+            opened: Default::default(),
+        })
     }
 
     /// The embedded default database's file, when that is the database in use.
@@ -50,7 +57,25 @@ impl Context {
         } else {
             Access::Auto
         };
-        Ok(Store::open(&self.resolved.database_url, access).await?)
+        let store = Store::open(&self.resolved.database_url, access).await?;
+        self.opened
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(store.clone());
+        Ok(store)
+    }
+
+    /// Closes the databases the command opened.
+    async fn close(&self) {
+        let opened = std::mem::take(
+            &mut *self
+                .opened
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for store in opened {
+            store.close().await;
+        }
     }
 
     /// Opens the database for a command that reads `part` of it: a database without that part
@@ -85,26 +110,32 @@ fn fail(error: CliError) -> std::process::ExitCode {
 
 async fn dispatch(cli: Cli) -> CliResult {
     let context = Context::new(cli.global)?;
-    match cli.command {
+    let result = run(&context, cli.command).await;
+    context.close().await;
+    result
+}
+
+async fn run(context: &Context, command: Option<Command>) -> CliResult {
+    match command {
         // The TUI when a person is at the terminal; the summary when piped.
-        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui(&context).await,
-        None => commands::summary::run(&context).await,
-        Some(Command::Info) => commands::info::run(&context).await,
-        Some(Command::Init) => commands::demo::init(&context).await,
-        Some(Command::Demo(args)) => commands::demo::run(&context, &args).await,
-        Some(Command::Conversations(args)) => commands::conversations::run(&context, &args).await,
-        Some(Command::Thread(args)) => commands::thread::run(&context, &args).await,
-        Some(Command::History(args)) => commands::history::run(&context, &args).await,
-        Some(Command::Tokens(args)) => commands::tokens::run(&context, &args),
-        Some(Command::Doctor(args)) => commands::doctor::run(&context, &args).await,
-        Some(Command::ChatMemory(command)) => commands::chat_memory::run(&context, command).await,
-        Some(Command::Trim(command)) => commands::trim::run(&context, command).await,
-        Some(Command::Nodes(args)) => commands::nodes::list(&context, &args).await,
-        Some(Command::NodeContext(args)) => commands::nodes::context(&context, &args).await,
-        Some(Command::Mb(args)) => commands::mb::run(&context, &args).await,
-        Some(Command::Kbs) => commands::mb::kbs(&context),
-        Some(Command::Capture(args)) => commands::mb::capture(&context, &args).await,
-        Some(Command::Watch(args)) => commands::mb::watch(&context, &args).await,
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui(context).await,
+        None => commands::summary::run(context).await,
+        Some(Command::Info) => commands::info::run(context).await,
+        Some(Command::Init) => commands::demo::init(context).await,
+        Some(Command::Demo(args)) => commands::demo::run(context, &args).await,
+        Some(Command::Conversations(args)) => commands::conversations::run(context, &args).await,
+        Some(Command::Thread(args)) => commands::thread::run(context, &args).await,
+        Some(Command::History(args)) => commands::history::run(context, &args).await,
+        Some(Command::Tokens(args)) => commands::tokens::run(context, &args),
+        Some(Command::Doctor(args)) => commands::doctor::run(context, &args).await,
+        Some(Command::ChatMemory(command)) => commands::chat_memory::run(context, command).await,
+        Some(Command::Trim(command)) => commands::trim::run(context, command).await,
+        Some(Command::Nodes(args)) => commands::nodes::list(context, &args).await,
+        Some(Command::NodeContext(args)) => commands::nodes::context(context, &args).await,
+        Some(Command::Mb(args)) => commands::mb::run(context, &args).await,
+        Some(Command::Kbs) => commands::mb::kbs(context),
+        Some(Command::Capture(args)) => commands::mb::capture(context, &args).await,
+        Some(Command::Watch(args)) => commands::mb::watch(context, &args).await,
     }
 }
 

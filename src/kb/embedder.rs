@@ -17,6 +17,11 @@ pub enum EmbedError {
     /// A test double's failure.
     #[error("{0}")]
     Failed(String),
+    #[error(
+        "embedding model {0} needs an embeddings server: set embeddings_url in [memory_bases] \
+         of config.toml, MEMSCOPE_EMBEDDINGS_URL or --embeddings-url"
+    )]
+    NoServer(String),
 }
 
 /// Turns texts into vectors of one fixed dimension.
@@ -125,6 +130,9 @@ impl Embedder for HashingEmbedder {
 pub enum AnyEmbedder {
     Hashing(HashingEmbedder),
     OpenAi(OpenAiEmbedder),
+    /// A model served by an embeddings server that is not configured: reading a base needs no
+    /// embedder, so this stands in until something is embedded, which fails saying what to set.
+    Unconfigured { model: String, dimension: usize },
 }
 
 impl Embedder for AnyEmbedder {
@@ -132,6 +140,7 @@ impl Embedder for AnyEmbedder {
         match self {
             AnyEmbedder::Hashing(e) => e.provider(),
             AnyEmbedder::OpenAi(e) => e.provider(),
+            AnyEmbedder::Unconfigured { .. } => "",
         }
     }
 
@@ -139,6 +148,7 @@ impl Embedder for AnyEmbedder {
         match self {
             AnyEmbedder::Hashing(e) => e.model(),
             AnyEmbedder::OpenAi(e) => e.model(),
+            AnyEmbedder::Unconfigured { model, .. } => model,
         }
     }
 
@@ -146,6 +156,7 @@ impl Embedder for AnyEmbedder {
         match self {
             AnyEmbedder::Hashing(e) => e.dimension(),
             AnyEmbedder::OpenAi(e) => e.dimension(),
+            AnyEmbedder::Unconfigured { dimension, .. } => *dimension,
         }
     }
 
@@ -153,6 +164,7 @@ impl Embedder for AnyEmbedder {
         match self {
             AnyEmbedder::Hashing(e) => e.embed(texts).await,
             AnyEmbedder::OpenAi(e) => e.embed(texts).await,
+            AnyEmbedder::Unconfigured { model, .. } => Err(EmbedError::NoServer(model.clone())),
         }
     }
 }

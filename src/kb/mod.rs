@@ -2,6 +2,7 @@
 //! `embedding_metadata.json` and the vector store. Memory bases write theirs here.
 
 pub mod embedder;
+pub mod langflow;
 pub mod openai;
 pub mod pgvector;
 pub mod splitter;

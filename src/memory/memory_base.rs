@@ -195,6 +195,9 @@ pub enum Mismatch {
     },
     /// The KB was built with another dimension.
     DimensionChanged { configured: i64, built_with: i64 },
+    /// Processed, but the base has no knowledge-base row (Langflow keeps its KBs in the
+    /// database's `knowledge_base` table).
+    KnowledgeBaseRowMissing,
 }
 
 impl fmt::Display for Mismatch {
@@ -203,6 +206,9 @@ impl fmt::Display for Mismatch {
             Mismatch::DirectoryMissing => f.write_str("knowledge-base directory missing"),
             Mismatch::MetadataEmpty => f.write_str("embedding_metadata.json says 0 chunks"),
             Mismatch::StoreEmpty => f.write_str("vector store empty or missing"),
+            Mismatch::KnowledgeBaseRowMissing => {
+                f.write_str("no knowledge-base row for the base in the database")
+            }
             Mismatch::RecordsDisagree {
                 records,
                 stored_messages,
@@ -226,6 +232,49 @@ impl fmt::Display for Mismatch {
 }
 
 /// Every way the knowledge base disagrees with the database; empty when they agree.
+/// What memscope found of a knowledge base Langflow keeps: its row in the database and the
+/// chunks of its vector store.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LangflowKb {
+    /// The base's `knowledge_base` row exists (matched by owner and name).
+    pub row_exists: bool,
+    /// The row's backend (`sqlite`, `postgres`, `chroma`, …).
+    pub backend: Option<String>,
+    /// The vector store's file, for the backends memscope reads.
+    pub path: Option<std::path::PathBuf>,
+    /// Chunks in the vector store, or why they could not be counted.
+    pub chunks: Result<i64, String>,
+}
+
+/// Langflow's own mismatch rule (`MemoryBaseService.check_mismatch`): a base that processed
+/// messages mismatches when it has no knowledge-base row or its vector store holds no chunk. A
+/// store that cannot be read is not a mismatch there, so it is none here either; the report
+/// says why it could not be read.
+pub fn langflow_mismatches(total_processed: i64, kb: &LangflowKb) -> Vec<Mismatch> {
+    if total_processed <= 0 {
+        Vec::new()
+    } else if !kb.row_exists {
+        vec![Mismatch::KnowledgeBaseRowMissing]
+    } else if kb.chunks == Ok(0) {
+        vec![Mismatch::StoreEmpty]
+    } else {
+        Vec::new()
+    }
+}
+
+impl From<LangflowKb> for KbObservation {
+    fn from(kb: LangflowKb) -> KbObservation {
+        KbObservation {
+            directory_exists: kb.chunks.is_ok(),
+            metadata_chunks: None,
+            store_chunks: kb.chunks.ok(),
+            store_messages: None,
+            embedding_model: None,
+            dimension: None,
+        }
+    }
+}
+
 pub fn mismatches(expected: &KbExpectation, observed: &KbObservation) -> Vec<Mismatch> {
     let mut found = Vec::new();
     if expected.total_processed > 0 {

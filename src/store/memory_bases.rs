@@ -93,6 +93,15 @@ impl JobInfo {
     }
 }
 
+/// The `knowledge_base` row of a memory base in a database Langflow made.
+#[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
+pub struct LangflowKbRow {
+    pub id: String,
+    pub user_id: String,
+    pub backend_type: String,
+    pub storage_generation: i64,
+}
+
 /// A message to ingest.
 #[derive(Debug, Clone, PartialEq, FromRow)]
 pub struct PendingMessage {
@@ -189,8 +198,9 @@ macro_rules! base_query {
         concat!(
             "SELECT mb.id::text AS id, mb.name, mb.flow_id::text AS flow_id, \
              f.name AS flow_name, mb.user_id::text AS user_id, u.username, \
-             mb.threshold::bigint AS threshold, mb.threshold_unit, mb.auto_capture, \
-             mb.embedding_provider, mb.embedding_model, mb.kb_name, mb.created_at, \
+             mb.threshold::bigint AS threshold, mb.threshold_unit AS threshold_unit, \
+             mb.auto_capture, mb.embedding_provider AS embedding_provider, mb.embedding_model, \
+             mb.kb_name, mb.created_at, \
              (SELECT count(*) FROM memory_base_session s WHERE s.memory_base_id = mb.id) AS sessions, \
              (SELECT coalesce(sum(s.total_processed), 0)::bigint FROM memory_base_session s \
               WHERE s.memory_base_id = mb.id) AS total_processed, \
@@ -286,6 +296,26 @@ impl Store {
             self.pool,
             base_query!("WHERE mb.flow_id = $1::uuid ORDER BY mb.name, mb.id"),
             |pool, sql| sqlx::query_as(sql).bind(flow_id).fetch_all(pool).await
+        )
+        .map_err(|e| self.query_failed(e))
+    }
+
+    /// The knowledge-base row of a base in a database Langflow made: Langflow links them by
+    /// owner and name.
+    pub async fn langflow_knowledge_base(
+        &self,
+        base: &MemoryBaseInfo,
+    ) -> Result<Option<LangflowKbRow>, StoreError> {
+        on_pool!(
+            self.pool,
+            "SELECT kb.id::text AS id, kb.user_id::text AS user_id, kb.backend_type, \
+             kb.storage_generation::bigint AS storage_generation FROM knowledge_base kb \
+             WHERE kb.user_id = $1::uuid AND kb.name = $2",
+            |pool, sql| sqlx::query_as(sql)
+                .bind(&base.user_id)
+                .bind(&base.kb_name)
+                .fetch_optional(pool)
+                .await
         )
         .map_err(|e| self.query_failed(e))
     }

@@ -357,7 +357,7 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
             options = match mode {
                 // The journal mode is a property of the file: leave it as its owner set it
                 // (changing it is a write, too).
-                Mode::ReadOnly => options.read_only(true),
+                Mode::ReadOnly => read_only_sqlite(options, url),
                 Mode::ReadWriteForeign => options,
                 Mode::ReadWrite | Mode::Create => options
                     .journal_mode(SqliteJournalMode::Wal)
@@ -398,6 +398,28 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 .map_err(unreachable)
         }
     }
+}
+
+/// Read-only SQLite options. A writable file is opened read-write with `query_only` on: SQLite
+/// then cleans up as any of the owner's own clients does, removing the `-wal` and `-shm` files a
+/// WAL-mode database (Langflow's) needs while open, where a read-only connection would leave
+/// them behind. A file that cannot be written is opened read-only.
+fn read_only_sqlite(options: SqliteConnectOptions, url: &str) -> SqliteConnectOptions {
+    let writable = sqlite_path(url)
+        .and_then(|path| std::fs::metadata(path).ok())
+        .is_some_and(|meta| meta.is_file() && !meta.permissions().readonly());
+    if writable {
+        options.pragma("query_only", "ON")
+    } else {
+        options.read_only(true)
+    }
+}
+
+/// The file a `sqlite:` URL names, when it names one.
+fn sqlite_path(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next()?;
+    (!path.is_empty() && path != ":memory:").then_some(path)
 }
 
 impl DbPool {

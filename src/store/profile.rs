@@ -207,11 +207,19 @@ pub enum Dialect {
 }
 
 /// memscope's own memory-base columns and what stands for them in Langflow's tables: Langflow's
-/// threshold always counts flow runs, and its base names no embedding provider (its knowledge
-/// base row does).
-const LANGFLOW_COLUMN_STAND_INS: &[(&str, &str)] = &[
-    ("mb.threshold_unit", "'runs'"),
-    ("mb.embedding_provider", "''"),
+/// threshold always counts flow runs, and the provider is in the base's knowledge-base row
+/// (`model_selection`, matched by owner and name).
+type StandIn = (&'static str, &'static str, &'static str);
+
+const LANGFLOW_COLUMN_STAND_INS: &[StandIn] = &[
+    ("mb.threshold_unit", "'runs'", "'runs'"),
+    (
+        "mb.embedding_provider",
+        "coalesce((SELECT json_extract(kb.model_selection, '$.provider') FROM knowledge_base kb \
+         WHERE kb.user_id = mb.user_id AND kb.name = mb.kb_name), '')",
+        "coalesce((SELECT kb.model_selection->>'provider' FROM knowledge_base kb \
+         WHERE kb.user_id = mb.user_id AND kb.name = mb.kb_name), '')",
+    ),
 ];
 
 impl Dialect {
@@ -220,8 +228,10 @@ impl Dialect {
         match self {
             Dialect::Postgres => postgres_sql.to_owned(),
             Dialect::Sqlite => super::sql::strip_casts(postgres_sql),
-            Dialect::LangflowPostgres => with_stand_ins(postgres_sql),
-            Dialect::LangflowSqlite => compact_uuids(&with_stand_ins(postgres_sql)),
+            Dialect::LangflowPostgres => with_stand_ins(postgres_sql, |(_, _, postgres)| postgres),
+            Dialect::LangflowSqlite => {
+                compact_uuids(&with_stand_ins(postgres_sql, |(_, sqlite, _)| sqlite))
+            }
         }
     }
 
@@ -231,12 +241,10 @@ impl Dialect {
     }
 }
 
-fn with_stand_ins(sql: &str) -> String {
+fn with_stand_ins(sql: &str, pick: fn(&StandIn) -> &'static str) -> String {
     LANGFLOW_COLUMN_STAND_INS
         .iter()
-        .fold(sql.to_owned(), |sql, (column, stand_in)| {
-            sql.replace(column, stand_in)
-        })
+        .fold(sql.to_owned(), |sql, entry| sql.replace(entry.0, pick(entry)))
 }
 
 /// SQLite text for Langflow's tables: a `$n::uuid` parameter is compared in Langflow's stored
@@ -419,8 +427,10 @@ mod tests {
     #[test]
     fn langflow_has_stand_ins_for_memscopes_own_columns() {
         for dialect in [Dialect::LangflowSqlite, Dialect::LangflowPostgres] {
-            let text = dialect.text("SELECT mb.threshold_unit, mb.embedding_provider FROM memory_base mb");
-            assert_eq!(text, "SELECT 'runs', '' FROM memory_base mb");
+            let text = dialect.text("SELECT mb.threshold_unit AS u FROM memory_base mb");
+            assert_eq!(text, "SELECT 'runs' AS u FROM memory_base mb");
+            let text = dialect.text("SELECT mb.embedding_provider FROM memory_base mb");
+            assert!(text.contains("model_selection"), "{text}");
         }
         assert_eq!(
             Dialect::Postgres.text("SELECT mb.threshold_unit, x::text"),

@@ -14,6 +14,8 @@ use crate::store::Store;
 #[derive(Debug, Clone, PartialEq)]
 pub struct MbSettings {
     pub kb_root: PathBuf,
+    /// Where Langflow keeps the knowledge bases of a database it made.
+    pub langflow_kb_root: PathBuf,
     /// The model of new memory bases.
     pub embedding_model: String,
     pub embeddings_url: Option<String>,
@@ -45,6 +47,7 @@ impl MbSettings {
         let mb = &resolved.config.memory_bases;
         MbSettings {
             kb_root: resolved.kb_root.clone(),
+            langflow_kb_root: langflow_kb_root(&resolved.config.storage.kb_root),
             embedding_model: mb.embedding_model.clone(),
             embeddings_url: Some(mb.embeddings_url.clone()).filter(|u| !u.is_empty()),
             embeddings_dimension: mb.embeddings_dimension,
@@ -81,6 +84,7 @@ impl MbSettings {
         SyncSettings {
             lease: self.lease.max(Duration::from_secs(1)),
             batch_messages: self.batch_messages.max(1),
+            langflow_kb_root: self.langflow_kb_root.clone(),
             ..SyncSettings::new(self.kb_root.clone())
         }
     }
@@ -90,10 +94,12 @@ impl MbSettings {
         if model.is_empty() || model == HASHING_MODEL {
             return Ok(AnyEmbedder::Hashing(HashingEmbedder::default()));
         }
-        let base_url = self
-            .embeddings_url
-            .clone()
-            .ok_or_else(|| SyncError::NoEmbeddingsServer(model.to_owned()))?;
+        let Some(base_url) = self.embeddings_url.clone() else {
+            return Ok(AnyEmbedder::Unconfigured {
+                model: model.to_owned(),
+                dimension: self.embeddings_dimension,
+            });
+        };
         let api_key = std::env::var(&self.embeddings_api_key_env)
             .ok()
             .filter(|key| !key.is_empty());
@@ -124,6 +130,20 @@ impl MbSettings {
             self.sync_settings(),
         ))
     }
+}
+
+/// Langflow's knowledge-bases directory: `[storage] kb_root` when the configuration sets it,
+/// else Langflow's own `LANGFLOW_KNOWLEDGE_BASES_DIR`, else its default
+/// `~/.langflow/knowledge_bases`.
+fn langflow_kb_root(configured: &str) -> PathBuf {
+    if !configured.is_empty() {
+        return PathBuf::from(configured);
+    }
+    if let Some(dir) = std::env::var_os("LANGFLOW_KNOWLEDGE_BASES_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    home.join(".langflow").join("knowledge_bases")
 }
 
 /// A syncer for the configured default embedding model, from the resolved configuration alone:

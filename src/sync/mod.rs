@@ -64,11 +64,6 @@ pub enum SyncError {
         configured: String,
         offered: String,
     },
-    #[error(
-        "embedding model {0} needs an embeddings server: set embeddings_url in [memory_bases] \
-         of config.toml, MEMSCOPE_EMBEDDINGS_URL or --embeddings-url"
-    )]
-    NoEmbeddingsServer(String),
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -169,6 +164,8 @@ pub enum SyncOutcome {
 #[derive(Debug, Clone)]
 pub struct SyncSettings {
     pub kb_root: PathBuf,
+    /// Where the knowledge bases of a database Langflow made live.
+    pub langflow_kb_root: PathBuf,
     pub lease: Duration,
     /// Messages read, chunked, embedded and written per batch.
     pub batch_messages: i64,
@@ -176,8 +173,10 @@ pub struct SyncSettings {
 
 impl SyncSettings {
     pub fn new(kb_root: impl Into<PathBuf>) -> SyncSettings {
+        let kb_root = kb_root.into();
         SyncSettings {
-            kb_root: kb_root.into(),
+            langflow_kb_root: kb_root.clone(),
+            kb_root,
             lease: DEFAULT_LEASE,
             batch_messages: 2000,
         }
@@ -200,6 +199,9 @@ pub struct CheckReport {
     pub kb_path: PathBuf,
     pub observed: crate::memory::memory_base::KbObservation,
     pub mismatches: Vec<Mismatch>,
+    /// Why the check could not see everything (a vector store it cannot read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What delete removed.
@@ -424,8 +426,12 @@ impl<E: Embedder> Syncer<E> {
         Ok(locks)
     }
 
-    /// Compares the KB on disk with what the database says was ingested.
+    /// Compares the KB on disk with what the database says was ingested. A database Langflow
+    /// made is checked as Langflow's own mismatch check does.
     pub async fn check(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
+        if self.store.profile().source == crate::store::Source::Langflow {
+            return self.check_langflow(base).await;
+        }
         let kb = self.kb_location(base)?;
         let observed = kb::observe(&kb).await;
         let expected = KbExpectation {
@@ -440,6 +446,23 @@ impl<E: Embedder> Syncer<E> {
             mismatches: mismatches(&expected, &observed),
             kb_path: kb.dir,
             observed,
+            note: None,
+        })
+    }
+
+    async fn check_langflow(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
+        let row = self.store.langflow_knowledge_base(base).await?;
+        let observed = kb::langflow::observe(&self.settings.langflow_kb_root, row.as_ref()).await;
+        Ok(CheckReport {
+            memory_base_id: base.id.clone(),
+            name: base.name.clone(),
+            mismatches: crate::memory::memory_base::langflow_mismatches(
+                base.total_processed,
+                &observed,
+            ),
+            kb_path: observed.path.clone().unwrap_or_default(),
+            note: observed.chunks.as_ref().err().cloned(),
+            observed: observed.into(),
         })
     }
 

@@ -55,20 +55,29 @@ async fn database_status(context: &Context) -> DatabaseStatus {
     };
     let opened = async {
         let store = Store::open(&context.resolved.database_url, access).await?;
-        let tables = store.table_counts().await?;
-        Ok::<_, crate::store::StoreError>((store, tables))
+        let tables = store.table_counts().await;
+        let described = (
+            store.backend(),
+            store.profile().describe(),
+            store.profile().parts().collect::<Vec<_>>(),
+            store.schema_version(),
+            store.created_by_memscope(),
+            store.is_read_only(),
+        );
+        store.close().await;
+        Ok::<_, crate::store::StoreError>((described, tables?))
     };
     match opened.await {
-        Ok((store, tables)) => DatabaseStatus::Open {
-            backend: match store.backend() {
+        Ok(((backend, kind, holds, schema_version, created_by_memscope, read_only), tables)) => DatabaseStatus::Open {
+            backend: match backend {
                 Backend::Sqlite => "sqlite",
                 Backend::Postgres => "postgres",
             },
-            kind: store.profile().describe(),
-            holds: store.profile().parts().collect(),
-            schema_version: store.schema_version(),
-            created_by_memscope: store.created_by_memscope(),
-            read_only: store.is_read_only(),
+            kind,
+            holds,
+            schema_version,
+            created_by_memscope,
+            read_only,
             tables: tables
                 .into_iter()
                 .map(|t| (t.table.to_owned(), t.rows))
