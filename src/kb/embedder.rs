@@ -132,7 +132,10 @@ pub enum AnyEmbedder {
     OpenAi(OpenAiEmbedder),
     /// A model served by an embeddings server that is not configured: reading a base needs no
     /// embedder, so this stands in until something is embedded, which fails saying what to set.
-    Unconfigured { model: String, dimension: usize },
+    Unconfigured {
+        model: String,
+        dimension: usize,
+    },
 }
 
 impl Embedder for AnyEmbedder {

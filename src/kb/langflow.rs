@@ -73,7 +73,8 @@ async fn count_chunks(path: &Path) -> Result<i64, String> {
     } else {
         options.pragma("query_only", "ON")
     };
-    let unreadable = |e: sqlx::Error| format!("vector store {} cannot be read: {e}", path.display());
+    let unreadable =
+        |e: sqlx::Error| format!("vector store {} cannot be read: {e}", path.display());
     let mut connection = options.connect().await.map_err(unreadable)?;
     let counted: Result<i64, sqlx::Error> = sqlx::query_scalar("SELECT count(*) FROM chunks")
         .fetch_one(&mut connection)

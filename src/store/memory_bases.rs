@@ -263,7 +263,7 @@ const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::te
       AND r.session_id = s.session_id) AS ingestion_records \
      FROM memory_base_session s";
 
-const JOB_COLUMNS: &str = "SELECT job_id::text AS job_id, status, type AS job_type, \
+const JOB_COLUMNS: &str = "SELECT job_id::text AS job_id, status::text AS status, type::text AS job_type, \
      asset_id::text AS asset_id, dedupe_key, created_timestamp, finished_timestamp FROM job";
 
 impl Store {
@@ -281,8 +281,12 @@ impl Store {
     pub async fn find_memory_bases(&self, key: &str) -> Result<Vec<MemoryBaseInfo>, StoreError> {
         on_pool!(
             self.pool,
-            base_query!("WHERE mb.id::text = $1 OR mb.name = $1 ORDER BY u.username, mb.id"),
-            |pool, sql| sqlx::query_as(sql).bind(key).fetch_all(pool).await
+            base_query!("WHERE mb.id::text = $1 OR mb.name = $2 ORDER BY u.username, mb.id"),
+            |pool, sql| sqlx::query_as(sql)
+                .bind(super::canonical_id(key))
+                .bind(key)
+                .fetch_all(pool)
+                .await
         )
         .map_err(|e| self.query_failed(e))
     }
@@ -337,8 +341,12 @@ impl Store {
     pub async fn find_flows(&self, key: &str) -> Result<Vec<String>, StoreError> {
         on_pool!(
             self.pool,
-            "SELECT id::text FROM flow WHERE id::text = $1 OR name = $1 ORDER BY id",
-            |pool, sql| sqlx::query_scalar(sql).bind(key).fetch_all(pool).await
+            "SELECT id::text FROM flow WHERE id::text = $1 OR name = $2 ORDER BY id",
+            |pool, sql| sqlx::query_scalar(sql)
+                .bind(super::canonical_id(key))
+                .bind(key)
+                .fetch_all(pool)
+                .await
         )
         .map_err(|e| self.query_failed(e))
     }

@@ -14,7 +14,6 @@ pub use error::{StoreError, redact_url};
 pub use profile::{Part, Profile, Source, canonical_id};
 pub use sql::strip_casts;
 
-
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -417,7 +416,9 @@ fn read_only_sqlite(options: SqliteConnectOptions, url: &str) -> SqliteConnectOp
 
 /// The file a `sqlite:` URL names, when it names one.
 fn sqlite_path(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next()?;
     (!path.is_empty() && path != ":memory:").then_some(path)
 }

@@ -244,7 +244,9 @@ impl Dialect {
 fn with_stand_ins(sql: &str, pick: fn(&StandIn) -> &'static str) -> String {
     LANGFLOW_COLUMN_STAND_INS
         .iter()
-        .fold(sql.to_owned(), |sql, entry| sql.replace(entry.0, pick(entry)))
+        .fold(sql.to_owned(), |sql, entry| {
+            sql.replace(entry.0, pick(entry))
+        })
 }
 
 /// SQLite text for Langflow's tables: a `$n::uuid` parameter is compared in Langflow's stored
@@ -270,7 +272,9 @@ fn compact_uuids(postgres_sql: &str) -> String {
                 }
             }
             let operand_start = out
-                .rfind(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '$'))
+                .rfind(|ch: char| {
+                    !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '$')
+                })
                 .map_or(0, |i| i + 1);
             let operand = out.split_off(operand_start);
             out.push_str(&rewrite_cast(&operand, &cast));
@@ -378,8 +382,11 @@ mod tests {
             .chain(&["chat_memories", "chat_memory_messages", "memscope_meta"])
             .copied()
             .collect();
-        let own = Profile::detect(&catalog(&all, &[("created_by", "memscope")]), Backend::Sqlite)
-            .unwrap();
+        let own = Profile::detect(
+            &catalog(&all, &[("created_by", "memscope")]),
+            Backend::Sqlite,
+        )
+        .unwrap();
         assert_eq!(own.source, Source::Memscope);
         assert_eq!(own.parts().count(), 4);
         assert_eq!(own.dialect, Dialect::Sqlite);
@@ -445,7 +452,8 @@ mod tests {
     #[test]
     fn casts_inside_literals_and_on_expressions_are_handled() {
         assert_eq!(
-            Dialect::LangflowSqlite.text("SELECT 'a::uuid', coalesce(sum(x), 0)::bigint, n::bigint"),
+            Dialect::LangflowSqlite
+                .text("SELECT 'a::uuid', coalesce(sum(x), 0)::bigint, n::bigint"),
             "SELECT 'a::uuid', coalesce(sum(x), 0), n"
         );
     }
@@ -455,7 +463,10 @@ mod tests {
         let dashed = "0f8fad5b-d9cb-469f-a165-70867728950e";
         assert_eq!(canonical_id("0F8FAD5BD9CB469FA16570867728950E"), dashed);
         assert_eq!(canonical_id(dashed), dashed);
-        assert_eq!(canonical_id(" 0F8FAD5B-D9CB-469F-A165-70867728950E "), dashed);
+        assert_eq!(
+            canonical_id(" 0F8FAD5B-D9CB-469F-A165-70867728950E "),
+            dashed
+        );
         assert_eq!(canonical_id("support-bot"), "support-bot");
         assert_eq!(canonical_id("9b691c25"), "9b691c25");
     }

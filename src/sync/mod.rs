@@ -229,7 +229,10 @@ impl<E: Embedder> Syncer<E> {
             1 => Ok(found.remove(0)),
             n => {
                 // An id match wins over name matches.
-                match found.iter().position(|b| b.id == key) {
+                match found
+                    .iter()
+                    .position(|b| b.id == crate::store::canonical_id(key))
+                {
                     Some(i) => Ok(found.remove(i)),
                     None => Err(SyncError::Ambiguous(key.to_owned(), n)),
                 }

@@ -26,10 +26,10 @@ use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
 use crate::store::Store;
-use state::Tab;
 use action::Action;
 use jobs::JobRunner;
 use keymap::Keymap;
+use state::Tab;
 use state::{AppState, Settings};
 use theme::Theme;
 use update::{Event, JobEvent, start, update};

@@ -10,8 +10,8 @@ use crate::cli::commands::trim::{summarizer_from, trim_counter};
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
-use crate::store::{Part, rows::ChatMemoryMessageRow};
 use crate::store::{ChatMemorySummary, DeleteScope};
+use crate::store::{Part, rows::ChatMemoryMessageRow};
 use crate::summarize::Summarizer;
 
 pub async fn run(context: &Context, command: ChatMemoryCommand) -> CliResult {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::Context;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
-use crate::store::{Part, ConversationCursor, ConversationFilter, ConversationSummary};
+use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
 

@@ -68,21 +68,23 @@ async fn database_status(context: &Context) -> DatabaseStatus {
         Ok::<_, crate::store::StoreError>((described, tables?))
     };
     match opened.await {
-        Ok(((backend, kind, holds, schema_version, created_by_memscope, read_only), tables)) => DatabaseStatus::Open {
-            backend: match backend {
-                Backend::Sqlite => "sqlite",
-                Backend::Postgres => "postgres",
-            },
-            kind,
-            holds,
-            schema_version,
-            created_by_memscope,
-            read_only,
-            tables: tables
-                .into_iter()
-                .map(|t| (t.table.to_owned(), t.rows))
-                .collect(),
-        },
+        Ok(((backend, kind, holds, schema_version, created_by_memscope, read_only), tables)) => {
+            DatabaseStatus::Open {
+                backend: match backend {
+                    Backend::Sqlite => "sqlite",
+                    Backend::Postgres => "postgres",
+                },
+                kind,
+                holds,
+                schema_version,
+                created_by_memscope,
+                read_only,
+                tables: tables
+                    .into_iter()
+                    .map(|t| (t.table.to_owned(), t.rows))
+                    .collect(),
+            }
+        }
         Err(e) => DatabaseStatus::Unavailable {
             error: e.to_string(),
         },

@@ -95,4 +95,3 @@ pub async fn run(context: &Context) -> CliResult {
     emit(context.global.json, &summary, render)?;
     Ok(ExitCode::Ok)
 }
-

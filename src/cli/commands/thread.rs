@@ -4,13 +4,13 @@
 use serde::Serialize;
 
 use crate::cli::Context;
-use crate::store::Part;
 use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
 use crate::cli::output::{CliResult, ExitCode, cell, emit};
 use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
 use crate::memory::tree::MessageTree;
+use crate::store::Part;
 
 #[derive(Serialize)]
 struct Node {

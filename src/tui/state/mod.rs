@@ -15,8 +15,8 @@ use crate::memory::history::HistoryOptions;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
-use crate::store::Part;
 use crate::memory::tree::{MessageTree, NodeIndex};
+use crate::store::Part;
 use crate::store::{ConversationCursor, ConversationSummary};
 
 use super::keymap::{KeyContext, Keymap};

@@ -1,0 +1,435 @@
+//! memscope on databases Langflow 1.13 made itself: its migrations, its memory-base service, its
+//! message functions and its own ingestion task (`tests/langflow/build_db.py`). What memscope
+//! shows is compared with what Langflow's own functions computed on the same database (the
+//! oracle the build writes), and after a change Langflow's functions are asked again
+//! (`tests/langflow/verify_db.py`).
+//!
+//! The Langflow tests need Langflow's Python environment: `.ci/langflow` installs it and prints
+//! its interpreter, which `MEMSCOPE_LANGFLOW_PYTHON` names. Without the variable the tests pass
+//! and say they were skipped; with `MEMSCOPE_LANGFLOW_MARKER_DIR` set, each test that really ran
+//! leaves a marker there, so CI can prove they ran. The PostgreSQL builds also need
+//! `MEMSCOPE_TEST_PG_URL`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+use std::sync::OnceLock;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const PYTHON_VAR: &str = "MEMSCOPE_LANGFLOW_PYTHON";
+const MARKER_VAR: &str = "MEMSCOPE_LANGFLOW_MARKER_DIR";
+
+/// A database Langflow built, with its knowledge-bases directory and the oracle.
+struct Built {
+    url: String,
+    /// The SQLite file, for the byte-for-byte checks.
+    file: Option<PathBuf>,
+    kb_dir: PathBuf,
+    oracle: Value,
+    _dir: tempfile::TempDir,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+fn python() -> Option<String> {
+    std::env::var(PYTHON_VAR).ok().filter(|p| !p.is_empty())
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/langflow")
+        .join(name)
+}
+
+/// Builds (once per test binary and backend) a Langflow database with Langflow's own code.
+fn built(backend: Backend) -> Option<&'static Built> {
+    static SQLITE: OnceLock<Option<Built>> = OnceLock::new();
+    static POSTGRES: OnceLock<Option<Built>> = OnceLock::new();
+    let cell = match backend {
+        Backend::Sqlite => &SQLITE,
+        Backend::Postgres => &POSTGRES,
+    };
+    cell.get_or_init(|| build(backend)).as_ref()
+}
+
+fn build(backend: Backend) -> Option<Built> {
+    let python = python()?;
+    let dir = tempfile::tempdir().unwrap();
+    let kb_dir = dir.path().join("kb");
+    let oracle_file = dir.path().join("oracle.json");
+    let (url, file, target) = match backend {
+        Backend::Sqlite => {
+            let file = dir.path().join("langflow.db");
+            (
+                format!("sqlite://{}", file.display()),
+                Some(file.clone()),
+                vec!["--sqlite".to_owned(), file.display().to_string()],
+            )
+        }
+        Backend::Postgres => {
+            let admin = std::env::var("MEMSCOPE_TEST_PG_URL").ok()?;
+            drop_stale_databases(&admin);
+            let name = format!(
+                "{STALE_PREFIX}{}_{}",
+                epoch_secs(),
+                uuid::Uuid::new_v4().simple()
+            );
+            let created = Process::new("psql")
+                .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
+                .status()
+                .expect("psql runs");
+            assert!(created.success(), "creating {name}");
+            let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+            let url = format!("{base}/{name}");
+            (url.clone(), None, vec!["--postgres".to_owned(), url])
+        }
+    };
+    let output = Process::new(&python)
+        .arg(script("build_db.py"))
+        .args(&target)
+        .arg("--kb-dir")
+        .arg(&kb_dir)
+        .arg("--out")
+        .arg(&oracle_file)
+        .output()
+        .expect("Langflow's python runs");
+    assert!(
+        output.status.success(),
+        "build_db.py failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let oracle = serde_json::from_str(&std::fs::read_to_string(&oracle_file).unwrap()).unwrap();
+    Some(Built {
+        url,
+        file,
+        kb_dir,
+        oracle,
+        _dir: dir,
+    })
+}
+
+const STALE_PREFIX: &str = "memscope_lf_";
+/// A database of an earlier run older than this is dropped: a test binary cannot drop its own at
+/// exit, and a run never lasts this long.
+const STALE_AFTER_SECS: u64 = 6 * 3600;
+
+fn epoch_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Drops the Langflow databases earlier runs left (their names carry their creation time).
+fn drop_stale_databases(admin: &str) {
+    let listed = Process::new("psql")
+        .args([
+            admin,
+            "-Atc",
+            &format!("SELECT datname FROM pg_database WHERE datname LIKE '{STALE_PREFIX}%'"),
+        ])
+        .output()
+        .expect("psql runs");
+    let now = epoch_secs();
+    for name in String::from_utf8_lossy(&listed.stdout).lines() {
+        let created = name
+            .strip_prefix(STALE_PREFIX)
+            .and_then(|rest| rest.split('_').next())
+            .and_then(|epoch| epoch.parse::<u64>().ok());
+        if created.is_some_and(|created| now.saturating_sub(created) > STALE_AFTER_SECS) {
+            let _ = Process::new("psql")
+                .args([admin, "-qc", &format!("DROP DATABASE IF EXISTS {name}")])
+                .status();
+        }
+    }
+}
+
+/// Runs `test` on a database Langflow built, or says why it was skipped.
+fn on_langflow(name: &str, backend: Backend, test: impl FnOnce(&Built)) {
+    if python().is_none() {
+        eprintln!(
+            "{name}: Langflow test skipped ({PYTHON_VAR} is not set; .ci/langflow sets it up)"
+        );
+        return;
+    }
+    if backend == Backend::Postgres && std::env::var("MEMSCOPE_TEST_PG_URL").is_err() {
+        eprintln!("{name}: Langflow test skipped (MEMSCOPE_TEST_PG_URL is not set)");
+        return;
+    }
+    let built = built(backend).expect("the Langflow database was built");
+    test(built);
+    if let Ok(dir) = std::env::var(MARKER_VAR) {
+        std::fs::write(Path::new(&dir).join(format!("{name}-{backend:?}")), "ran").unwrap();
+    }
+}
+
+fn memscope(built: &Built, home: &Path) -> Command {
+    let mut command = Command::cargo_bin("memscope").unwrap();
+    command
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", home)
+        .env("LANGFLOW_KNOWLEDGE_BASES_DIR", &built.kb_dir)
+        .env_remove("MEMSCOPE_DATABASE_URL")
+        .env_remove("MEMSCOPE_EMBEDDINGS_URL")
+        .args(["--db", &built.url]);
+    command
+}
+
+fn json(command: &mut Command) -> Value {
+    let output = command.arg("--json").output().unwrap();
+    assert!(
+        output.status.success() || output.status.code() == Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("--json prints JSON")
+}
+
+fn oracle_bases(built: &Built) -> &Vec<Value> {
+    built.oracle["memory_bases"].as_array().unwrap()
+}
+
+/// Every base's list entry, sessions and check verdict equal what Langflow's functions say.
+fn bases_sessions_and_checks_match_langflow(built: &Built) {
+    let home = tempfile::tempdir().unwrap();
+    let listed = json(memscope(built, home.path()).args(["mb", "list"]));
+    let listed: BTreeMap<&str, &Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| (b["id"].as_str().unwrap(), b))
+        .collect();
+    assert_eq!(listed.len(), oracle_bases(built).len());
+    for expected in oracle_bases(built) {
+        let id = expected["id"].as_str().unwrap();
+        let base = listed[id];
+        for field in [
+            "name",
+            "flow_id",
+            "user_id",
+            "threshold",
+            "auto_capture",
+            "kb_name",
+        ] {
+            assert_eq!(base[field], expected[field], "{field} of base {id}");
+        }
+        assert_eq!(base["threshold_unit"], "runs");
+        assert_eq!(
+            base["status"] == "mismatch",
+            expected["check_mismatch"].as_bool().unwrap(),
+            "mismatch verdict of {id}"
+        );
+        // Langflow prints ids dashed; its SQLite keeps them as 32 hex digits: both are accepted.
+        let compact = id.replace('-', "");
+        let sessions = json(memscope(built, home.path()).args(["mb", "sessions", &compact]));
+        let sessions: BTreeMap<&str, &Value> = sessions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["session_id"].as_str().unwrap(), s))
+            .collect();
+        let expected_sessions = expected["sessions"].as_array().unwrap();
+        assert_eq!(sessions.len(), expected_sessions.len(), "sessions of {id}");
+        for want in expected_sessions {
+            let session_id = want["session_id"].as_str().unwrap();
+            let got = sessions[session_id];
+            assert_eq!(
+                got["pending"], want["pending_runs"],
+                "{id}/{session_id} pending runs"
+            );
+            assert_eq!(
+                got["cursor_id"], want["cursor_id"],
+                "{id}/{session_id} cursor"
+            );
+            assert_eq!(
+                got["total_processed"], want["total_processed"],
+                "{id}/{session_id} total"
+            );
+        }
+    }
+    let checks = json(memscope(built, home.path()).args(["mb", "check"]));
+    for report in checks.as_array().unwrap() {
+        let id = report["memory_base_id"].as_str().unwrap();
+        let expected = oracle_bases(built).iter().find(|b| b["id"] == id).unwrap();
+        assert_eq!(
+            !report["mismatches"].as_array().unwrap().is_empty(),
+            expected["check_mismatch"].as_bool().unwrap(),
+            "check of {id}: {report}"
+        );
+        assert_eq!(
+            report["observed"]["store_chunks"], expected["chunk_count"],
+            "chunks of {id}"
+        );
+    }
+}
+
+#[test]
+fn langflow_bases_sessions_and_checks_match_langflow_sqlite() {
+    on_langflow("bases_sessions_and_checks", Backend::Sqlite, |built| {
+        bases_sessions_and_checks_match_langflow(built)
+    });
+}
+
+#[test]
+fn langflow_bases_sessions_and_checks_match_langflow_postgres() {
+    on_langflow("bases_sessions_and_checks", Backend::Postgres, |built| {
+        bases_sessions_and_checks_match_langflow(built)
+    });
+}
+
+/// Reads change nothing: the file is byte-for-byte the same, and no `-wal`/`-shm` is left
+/// beside Langflow's WAL-mode database or its vector stores.
+#[test]
+fn langflow_reads_leave_the_database_and_its_directory_as_they_were() {
+    on_langflow("reads_leave_no_trace", Backend::Sqlite, |built| {
+        let file = built.file.as_ref().unwrap();
+        let listing = |dir: &Path| -> Vec<String> {
+            let mut names: Vec<String> = walk(dir)
+                .into_iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        let before_db = std::fs::read(file).unwrap();
+        let before_files = listing(file.parent().unwrap());
+        let home = tempfile::tempdir().unwrap();
+        for args in [
+            vec!["info"],
+            vec!["mb", "list"],
+            vec!["mb", "check"],
+            vec!["mb", "jobs"],
+            vec!["mb", "show", "Support Memory"],
+        ] {
+            memscope(built, home.path()).args(&args).assert().success();
+        }
+        assert_eq!(std::fs::read(file).unwrap(), before_db);
+        assert_eq!(listing(file.parent().unwrap()), before_files);
+    });
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+/// Parts a Langflow database does not hold answer in one line, never with a raw SQL error.
+#[test]
+fn langflow_parts_it_lacks_are_named_not_queried() {
+    on_langflow("parts_it_lacks", Backend::Sqlite, |built| {
+        let home = tempfile::tempdir().unwrap();
+        let info = json(memscope(built, home.path()).arg("info"));
+        assert_eq!(info["database"]["status"], "open");
+        assert!(
+            info["database"]["kind"]
+                .as_str()
+                .unwrap()
+                .starts_with("a Langflow database (schema "),
+            "{info}"
+        );
+        assert_eq!(info["database"]["read_only"], true);
+        for args in [
+            vec!["conversations"],
+            vec!["doctor"],
+            vec!["chat-memory", "list"],
+            vec!["thread", "x"],
+        ] {
+            let output = memscope(built, home.path()).args(&args).output().unwrap();
+            assert_eq!(output.status.code(), Some(3), "{args:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains("is a Langflow database")
+                    && stderr.contains("it holds memory bases")
+                    && !stderr.contains("no such table"),
+                "{args:?}: {stderr}"
+            );
+        }
+    });
+}
+
+/// An emptied vector store is a mismatch for Langflow and for memscope alike.
+#[test]
+fn langflow_an_emptied_vector_store_is_a_mismatch_for_both() {
+    on_langflow("emptied_store", Backend::Sqlite, |built| {
+        let copy = tempfile::tempdir().unwrap();
+        let file = copy.path().join("langflow.db");
+        std::fs::copy(built.file.as_ref().unwrap(), &file).unwrap();
+        let kb_dir = copy.path().join("kb");
+        copy_dir(&built.kb_dir, &kb_dir);
+        let base = oracle_bases(built)
+            .iter()
+            .find(|b| b["name"] == "Support Memory")
+            .unwrap();
+        let store = base["vectors_path"].as_str().unwrap().replace(
+            &built.kb_dir.display().to_string(),
+            &kb_dir.display().to_string(),
+        );
+        let emptied = Process::new(python().unwrap())
+            .args([
+                "-c",
+                "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM chunks'); c.commit(); c.close()",
+                &store,
+            ])
+            .status()
+            .unwrap();
+        assert!(emptied.success());
+        let moved = Built {
+            url: format!("sqlite://{}", file.display()),
+            file: Some(file.clone()),
+            kb_dir: kb_dir.clone(),
+            oracle: Value::Null,
+            _dir: tempfile::tempdir().unwrap(),
+        };
+        let home = tempfile::tempdir().unwrap();
+        let output = memscope(&moved, home.path())
+            .args(["mb", "check", "Support Memory"])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("MISMATCH"));
+        let langflow = Process::new(python().unwrap())
+            .arg(script("verify_db.py"))
+            .args(["--sqlite", &file.display().to_string(), "--kb-dir"])
+            .arg(&kb_dir)
+            .arg("--no-flush-probe")
+            .output()
+            .unwrap();
+        assert!(
+            langflow.status.success(),
+            "{}",
+            String::from_utf8_lossy(&langflow.stderr)
+        );
+        let said: Value = serde_json::from_slice(&langflow.stdout).unwrap();
+        let verdict = said["memory_bases"]
+            .as_array()
+            .and_then(|bases| bases.iter().find(|b| b["id"] == base["id"]))
+            .map(|b| b["check_mismatch"].clone());
+        assert_eq!(verdict, Some(Value::Bool(true)), "{said}");
+    });
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
