@@ -361,22 +361,92 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
     });
 }
 
+/// A copy of the SQLite database and its knowledge bases, for tests that change them.
+fn sqlite_copy(built: &Built) -> Built {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("langflow.db");
+    std::fs::copy(built.file.as_ref().unwrap(), &file).unwrap();
+    let kb_dir = dir.path().join("kb");
+    copy_dir(&built.kb_dir, &kb_dir);
+    Built {
+        url: format!("sqlite://{}", file.display()),
+        file: Some(file),
+        kb_dir,
+        oracle: built.oracle.clone(),
+        _dir: dir,
+    }
+}
+
+/// What Langflow's own functions say about a database now.
+fn langflow_says(built: &Built) -> Value {
+    let output = Process::new(python().unwrap())
+        .arg(script("verify_db.py"))
+        .arg("--sqlite")
+        .arg(built.file.as_ref().unwrap())
+        .arg("--kb-dir")
+        .arg(&built.kb_dir)
+        .arg("--no-flush-probe")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Threshold and auto-capture change in place, as Langflow's own update does, and Langflow then
+/// starts (its model check passes) and reads the new values; writes memscope cannot yet make
+/// in Langflow's formats are refused with the way out, and change nothing.
+#[test]
+fn langflow_threshold_and_auto_capture_changes_are_accepted_by_langflow() {
+    on_langflow("update_accepted", Backend::Sqlite, |built| {
+        let copy = sqlite_copy(built);
+        let home = tempfile::tempdir().unwrap();
+        let base = oracle_bases(built)
+            .iter()
+            .find(|b| b["name"] == "Support Memory")
+            .unwrap();
+        let compact = base["id"].as_str().unwrap().replace('-', "");
+        memscope(&copy, home.path())
+            .args(["--write", "mb", "update", &compact, "--threshold", "5"])
+            .args(["--auto-capture", "false"])
+            .assert()
+            .success();
+        let before = std::fs::read(copy.file.as_ref().unwrap()).unwrap();
+        let refused = memscope(&copy, home.path())
+            .args(["--write", "mb", "sync", "Support Memory"])
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(3));
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("Langflow's own API"));
+        assert_eq!(std::fs::read(copy.file.as_ref().unwrap()).unwrap(), before);
+        let said = langflow_says(&copy);
+        assert_eq!(said["startup_model_check"]["ok"], true, "{said}");
+        let seen = said["memory_bases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["id"] == base["id"])
+            .unwrap();
+        assert_eq!(seen["threshold"], 5);
+        assert_eq!(seen["auto_capture"], false);
+    });
+}
+
 /// An emptied vector store is a mismatch for Langflow and for memscope alike.
 #[test]
 fn langflow_an_emptied_vector_store_is_a_mismatch_for_both() {
     on_langflow("emptied_store", Backend::Sqlite, |built| {
-        let copy = tempfile::tempdir().unwrap();
-        let file = copy.path().join("langflow.db");
-        std::fs::copy(built.file.as_ref().unwrap(), &file).unwrap();
-        let kb_dir = copy.path().join("kb");
-        copy_dir(&built.kb_dir, &kb_dir);
+        let copy = sqlite_copy(built);
         let base = oracle_bases(built)
             .iter()
             .find(|b| b["name"] == "Support Memory")
             .unwrap();
         let store = base["vectors_path"].as_str().unwrap().replace(
             &built.kb_dir.display().to_string(),
-            &kb_dir.display().to_string(),
+            &copy.kb_dir.display().to_string(),
         );
         let emptied = Process::new(python().unwrap())
             .args([
@@ -387,33 +457,14 @@ fn langflow_an_emptied_vector_store_is_a_mismatch_for_both() {
             .status()
             .unwrap();
         assert!(emptied.success());
-        let moved = Built {
-            url: format!("sqlite://{}", file.display()),
-            file: Some(file.clone()),
-            kb_dir: kb_dir.clone(),
-            oracle: Value::Null,
-            _dir: tempfile::tempdir().unwrap(),
-        };
         let home = tempfile::tempdir().unwrap();
-        let output = memscope(&moved, home.path())
+        let output = memscope(&copy, home.path())
             .args(["mb", "check", "Support Memory"])
             .output()
             .unwrap();
         assert_eq!(output.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&output.stdout).contains("MISMATCH"));
-        let langflow = Process::new(python().unwrap())
-            .arg(script("verify_db.py"))
-            .args(["--sqlite", &file.display().to_string(), "--kb-dir"])
-            .arg(&kb_dir)
-            .arg("--no-flush-probe")
-            .output()
-            .unwrap();
-        assert!(
-            langflow.status.success(),
-            "{}",
-            String::from_utf8_lossy(&langflow.stderr)
-        );
-        let said: Value = serde_json::from_slice(&langflow.stdout).unwrap();
+        let said = langflow_says(&copy);
         let verdict = said["memory_bases"]
             .as_array()
             .and_then(|bases| bases.iter().find(|b| b["id"] == base["id"]))

@@ -62,6 +62,12 @@ pub enum StoreError {
         source: sqlx::migrate::MigrateError,
     },
 
+    #[error(
+        "{url} is a Langflow database: memscope does not make {what} in Langflow's schema yet; \
+         use Langflow's own API (POST /api/v1/memories/{{id}}/flush, …/regenerate)"
+    )]
+    ForeignWrite { url: String, what: &'static str },
+
     /// The command needs a part of memscope's view that this kind of database does not hold.
     #[error("{url} is {explanation}")]
     Lacks { url: String, explanation: String },

@@ -9,7 +9,7 @@ use serde::Serialize;
 use sqlx::FromRow;
 use sqlx::pool::PoolConnection;
 
-use super::{DbPool, Store, StoreError};
+use super::{DbPool, Store, StoreError, canonical_id};
 use crate::memory::memory_base::{MessagePosition, ThresholdUnit, advisory_lock_key};
 
 /// Job statuses, as Langflow's `JobStatus` spells them.
@@ -384,22 +384,49 @@ impl Store {
         id: &str,
         update: &MemoryBaseUpdate,
     ) -> Result<bool, StoreError> {
-        self.ensure_writable()?;
-        let result = on_pool!(
-            self.pool,
-            "UPDATE memory_base SET name = coalesce($2, name), \
-             threshold = coalesce($3, threshold), threshold_unit = coalesce($4, threshold_unit), \
-             auto_capture = coalesce($5, auto_capture) WHERE id = $1::uuid",
-            |pool, sql| sqlx::query(sql)
-                .bind(id)
-                .bind(&update.name)
-                .bind(update.threshold.map(|t| t as i32))
-                .bind(update.unit.map(ThresholdUnit::as_str))
-                .bind(update.auto_capture)
-                .execute(pool)
-                .await
-                .map(|r| r.rows_affected())
-        )
+        // Name, threshold and auto-capture are what Langflow's own update changes, in place.
+        self.ensure_writable_in_place()?;
+        let result = if self.catalog.has_column("memory_base", "threshold_unit") {
+            on_pool!(
+                self.pool,
+                "UPDATE memory_base SET name = coalesce($2, name), \
+                 threshold = coalesce($3, threshold), auto_capture = coalesce($4, auto_capture), \
+                 threshold_unit = coalesce($5, threshold_unit) WHERE id = $1::uuid",
+                |pool, sql| sqlx::query(sql)
+                    .bind(canonical_id(id))
+                    .bind(&update.name)
+                    .bind(update.threshold.map(|t| t as i32))
+                    .bind(update.auto_capture)
+                    .bind(update.unit.map(ThresholdUnit::as_str))
+                    .execute(pool)
+                    .await
+                    .map(|r| r.rows_affected())
+            )
+        } else {
+            if update.unit.is_some_and(|unit| unit != ThresholdUnit::Runs) {
+                return Err(StoreError::Lacks {
+                    url: self.url.clone(),
+                    explanation: format!(
+                        "{}, whose memory-base thresholds always count flow runs",
+                        self.profile.describe()
+                    ),
+                });
+            }
+            on_pool!(
+                self.pool,
+                "UPDATE memory_base SET name = coalesce($2, name), \
+                 threshold = coalesce($3, threshold), auto_capture = coalesce($4, auto_capture) \
+                 WHERE id = $1::uuid",
+                |pool, sql| sqlx::query(sql)
+                    .bind(canonical_id(id))
+                    .bind(&update.name)
+                    .bind(update.threshold.map(|t| t as i32))
+                    .bind(update.auto_capture)
+                    .execute(pool)
+                    .await
+                    .map(|r| r.rows_affected())
+            )
+        }
         .map_err(|e| self.query_failed(e))?;
         Ok(result > 0)
     }

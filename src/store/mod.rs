@@ -302,7 +302,23 @@ impl Store {
         }
     }
 
+    /// Refuses a write on a read-only database, and on a database Langflow made: memscope's
+    /// writers keep its own schema's formats (its lease table, dashed ids, its own knowledge-base
+    /// layout), which Langflow would not accept.
     fn ensure_writable(&self) -> Result<(), StoreError> {
+        self.ensure_writable_in_place()?;
+        if self.profile.source == Source::Langflow {
+            return Err(StoreError::ForeignWrite {
+                url: self.url.clone(),
+                what: "syncs, regenerate, delete, cancel and capture",
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses a write on a read-only database: for the writes that change a row in place in
+    /// the database's own format, which Langflow's databases take too.
+    fn ensure_writable_in_place(&self) -> Result<(), StoreError> {
         if self.read_only {
             return Err(StoreError::ReadOnly {
                 url: self.url.clone(),

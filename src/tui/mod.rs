@@ -29,8 +29,8 @@ use crate::store::Store;
 use action::Action;
 use jobs::JobRunner;
 use keymap::Keymap;
-use state::Tab;
-use state::{AppState, Settings};
+
+use state::{AppState, Settings, Tab};
 use theme::Theme;
 use update::{Event, JobEvent, start, update};
 
@@ -49,6 +49,8 @@ pub struct App {
     pub theme: Theme,
     runner: JobRunner,
     jobs: UnboundedReceiver<JobEvent>,
+    /// Whether memscope syncs this database's memory bases (not a database Langflow made).
+    syncs_here: bool,
 }
 
 impl App {
@@ -70,6 +72,8 @@ impl App {
         );
         state.config_warnings = warnings;
         state.missing_tabs = missing_tabs(store.profile());
+        let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
+            && store.profile().source != crate::store::Source::Langflow;
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
@@ -96,13 +100,14 @@ impl App {
             theme,
             runner,
             jobs,
+            syncs_here,
         })
     }
 
     /// Starts the memory-base watcher, as `memscope watch` runs it, unless the database is
-    /// read-only: auto-capture bases sync when a session reaches its threshold.
+    /// read-only or one whose syncs memscope leaves to Langflow: auto-capture bases sync when a session reaches its threshold.
     pub fn start_watcher(&mut self) -> bool {
-        if self.state.read_only || self.state.tab_missing(Tab::MemoryBases).is_some() {
+        if self.state.read_only || !self.syncs_here {
             return false;
         }
         self.runner.start_watcher();
