@@ -484,3 +484,81 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The TUI on a database Langflow made opens on the memory bases tab, lists the bases with
+/// Langflow's verdicts, and the tabs the database lacks say why they are empty.
+#[test]
+fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use memscope::config::{self, Dirs, Overrides};
+    use memscope::store::{Access, Store};
+    use memscope::tui::App;
+    use memscope::tui::state::{LoadStatus, Screen};
+    use memscope::tui::theme::Theme;
+    use memscope::tui::update::Event;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    on_langflow("tui_opens_on_memory_bases", Backend::Sqlite, |built| {
+        let home = tempfile::tempdir().unwrap();
+        let config_file = home.path().join("config.toml");
+        std::fs::write(
+            &config_file,
+            format!(
+                "[storage]\nkb_root = {:?}\n",
+                built.kb_dir.display().to_string()
+            ),
+        )
+        .unwrap();
+        let dirs = Dirs {
+            data: home.path().join("data"),
+            config: home.path().join("config"),
+        };
+        let overrides = Overrides {
+            config_file: Some(config_file),
+            database_url: Some(built.url.clone()),
+            env_database_url: None,
+        };
+        let resolved = config::resolve(dirs, &overrides).unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let store = Store::open(&resolved.database_url, Access::Auto)
+                .await
+                .unwrap();
+            let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
+            assert_eq!(app.state.screen, Screen::MemoryBases);
+            tokio::time::timeout(std::time::Duration::from_secs(60), async {
+                while app.state.memory_bases.status != LoadStatus::Loaded {
+                    assert!(app.next_job().await, "the job channel closed");
+                }
+            })
+            .await
+            .expect("the bases loaded in time");
+            let names: Vec<&str> = app
+                .state
+                .memory_bases
+                .bases
+                .iter()
+                .map(|b| b.base.name.as_str())
+                .collect();
+            assert_eq!(names.len(), oracle_bases(built).len(), "{names:?}");
+            let draw = |app: &mut App| {
+                let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
+                app.state.dirty = true;
+                app.draw_if_dirty(&mut terminal).unwrap();
+                terminal.backend().to_string()
+            };
+            assert!(draw(&mut app).contains("Support Memory"));
+            app.handle(Event::Key(KeyEvent::new(
+                KeyCode::Char('1'),
+                KeyModifiers::NONE,
+            )));
+            let conversations = draw(&mut app);
+            assert!(
+                conversations.contains("which has no conversations"),
+                "{conversations}"
+            );
+            app.shutdown().await;
+        });
+    });
+}

@@ -219,8 +219,15 @@ mod tests {
         let hashing = settings.syncer(store.clone(), "").unwrap();
         assert_eq!(hashing.embedder.model(), HASHING_MODEL);
 
+        // Without a server a base of that model still reads; embedding says what to set.
         let (_tmp, plain) = self::resolved("[memory_bases]\nembedding_model = \"bge-m3\"\n");
-        let error = syncer_from_config(store.clone(), &plain).err().unwrap();
+        let unconfigured = syncer_from_config(store.clone(), &plain).unwrap();
+        assert_eq!(unconfigured.embedder.model(), "bge-m3");
+        let error = unconfigured
+            .embedder
+            .embed(&["hello".to_owned()])
+            .await
+            .unwrap_err();
         assert!(
             error.to_string().contains("MEMSCOPE_EMBEDDINGS_URL"),
             "{error}"
