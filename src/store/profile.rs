@@ -127,12 +127,14 @@ impl Profile {
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
             .collect();
+        // Dify's tables first: a database with both families (a copy of memscope's own, say)
+        // keeps memscope's dashed ids, which only Langflow's SQLite does not.
         let source = if catalog.created_by_memscope() {
             Source::Memscope
-        } else if catalog.has_table("message") && catalog.has_table("flow") {
-            Source::Langflow
         } else if parts.contains(&Part::Conversations) {
             Source::Dify
+        } else if catalog.has_table("message") {
+            Source::Langflow
         } else {
             return None;
         };
@@ -390,6 +392,15 @@ mod tests {
         assert_eq!(own.source, Source::Memscope);
         assert_eq!(own.parts().count(), 4);
         assert_eq!(own.dialect, Dialect::Sqlite);
+    }
+
+    #[test]
+    fn a_database_with_both_families_is_read_as_difys() {
+        let both: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
+        let profile = Profile::detect(&catalog(&both, &[]), Backend::Sqlite).unwrap();
+        assert_eq!(profile.source, Source::Dify);
+        assert_eq!(profile.dialect, Dialect::Sqlite);
+        assert!(profile.has(Part::MemoryBases));
     }
 
     #[test]
