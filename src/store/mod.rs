@@ -24,7 +24,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
@@ -64,8 +64,8 @@ pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{
-    BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
-    DanglingRunRef, TableCount,
+    BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,
+    ConversationSummary, DanglingRunRef, TableCount,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,6 +279,12 @@ impl Store {
         self.schema.schema_version(&self.url).ok().flatten()
     }
 
+    /// The database's own identity (`memscope_meta.database_id`, written once by the schema
+    /// version 3 migration); `None` for a database memscope did not create.
+    pub fn database_id(&self) -> Option<&str> {
+        self.schema.meta.get("database_id").map(String::as_str)
+    }
+
     /// The database URL with its password redacted.
     pub fn url(&self) -> &str {
         &self.url
@@ -348,8 +354,9 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
     };
     match Backend::of_url(url).ok_or_else(bad_url)? {
         Backend::Sqlite => {
-            let mut options = SqliteConnectOptions::from_str(url)
-                .map_err(|_| bad_url())?
+            let mut options = SqliteConnectOptions::from_str(url).map_err(|_| bad_url())?;
+            error::check_sqlite_file(redacted, options.get_filename(), mode == Mode::Create)?;
+            options = options
                 .foreign_keys(true)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 // Bulk inserts update four B-trees per message; a 64 MiB page cache keeps their
