@@ -24,7 +24,8 @@ pub const METADATA_FILE: &str = "embedding_metadata.json";
 /// A memscope database has its own directory, `{kb_root}/db-{database_id}/`, so two databases
 /// (two demos, a copy and its original) never read, overwrite or delete each other's KBs
 /// whatever their memory bases are called. A database without an identity (one memscope did not
-/// create) uses `kb_root` itself, Langflow's own layout.
+/// create) uses `kb_root` itself, Langflow's own layout. A copied database file keeps its
+/// original's identity, and so its KBs.
 pub fn database_kb_root(kb_root: &Path, database_id: Option<&str>) -> PathBuf {
     let id: Option<String> = database_id
         .map(|id| {

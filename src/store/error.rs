@@ -104,12 +104,25 @@ impl StoreError {
                 format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
             }
             StoreError::ReadOnly { .. } => "pass --write to change it".to_owned(),
+            StoreError::Query { source, .. } if is_disk_full(source) => {
+                "the disk (or the database's size limit) is full: the change was rolled back, \
+                 nothing was written; free space and run the command again"
+                    .to_owned()
+            }
             StoreError::ForeignDatabase { .. } => {
                 "give an empty database, or a memscope database, to `init`".to_owned()
             }
             _ => return None,
         })
     }
+}
+
+/// SQLITE_FULL, or PostgreSQL's disk_full (53100).
+fn is_disk_full(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|e| e.code())
+        .is_some_and(|code| code == "13" || code == "53100")
 }
 
 /// A SQLite database file that is not there, or is a directory, named as such before the driver

@@ -338,6 +338,10 @@ enum Mode {
     Create,
 }
 
+/// Caps a SQLite database at this many pages (`PRAGMA max_page_count`; below the current size it
+/// means "no growth"): writes past it fail as on a full disk. The fault tests set it.
+pub const SQLITE_MAX_PAGES_ENV: &str = "MEMSCOPE_SQLITE_MAX_PAGES";
+
 /// SQLite allows one writer at a time; more connections only help concurrent readers.
 const SQLITE_POOL_SIZE: u32 = 4;
 const POSTGRES_POOL_SIZE: u32 = 5;
@@ -372,6 +376,12 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                     .synchronous(SqliteSynchronous::Normal)
                     .create_if_missing(mode == Mode::Create),
             };
+            if let Some(pages) = std::env::var(SQLITE_MAX_PAGES_ENV)
+                .ok()
+                .filter(|_| mode != Mode::ReadOnly)
+            {
+                options = options.pragma("max_page_count", pages);
+            }
             SqlitePoolOptions::new()
                 .max_connections(SQLITE_POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)

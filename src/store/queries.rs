@@ -571,6 +571,17 @@ impl Store {
         Ok(bad)
     }
 
+    /// Whether Langflow's `message` table holds a message with this id.
+    pub async fn lf_message_exists(&self, id: &str) -> Result<bool, StoreError> {
+        let found: Option<i64> = on_pool!(
+            self.pool,
+            "SELECT 1::bigint FROM message WHERE id = $1::uuid",
+            |pool, sql| sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        Ok(found.is_some())
+    }
+
     /// Rows per table, for the tables this database has.
     pub async fn table_counts(&self) -> Result<Vec<TableCount>, StoreError> {
         let mut counts = Vec::new();
