@@ -57,7 +57,8 @@ pub enum StoreError {
     ForeignDatabase { url: String },
 
     #[error(
-        "{url} is open read-only (memscope did not create it, so it is never changed by accident)"
+        "{url} is open read-only: memscope did not create it, so it is never changed by accident; \
+         pass --write to change it"
     )]
     ReadOnly { url: String },
 
@@ -103,7 +104,9 @@ impl StoreError {
             StoreError::SchemaOutdated { url, .. } => {
                 format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
             }
-            StoreError::ReadOnly { .. } => "pass --write to change it".to_owned(),
+            StoreError::ReadOnly { .. } => {
+                "run the command again with --write if this database may be changed".to_owned()
+            }
             StoreError::Query { source, .. } if is_disk_full(source) => {
                 "the disk (or the database's size limit) is full: the change was rolled back, \
                  nothing was written; free space and run the command again"
