@@ -50,8 +50,9 @@ fn findings<'a>(doctor: &'a Value, kind: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// A base's sessions by id: (id, pending, due, total processed).
 fn sessions(home: &Path, db: &str, base: &str) -> Vec<(String, i64, bool, i64)> {
-    json(home, db, &["mb", "sessions", base], 0)
+    let mut sessions: Vec<(String, i64, bool, i64)> = json(home, db, &["mb", "sessions", base], 0)
         .as_array()
         .unwrap()
         .iter()
@@ -63,7 +64,9 @@ fn sessions(home: &Path, db: &str, base: &str) -> Vec<(String, i64, bool, i64)> 
                 s["total_processed"].as_i64().unwrap(),
             )
         })
-        .collect()
+        .collect();
+    sessions.sort();
+    sessions
 }
 
 const KYOTO_RESEARCH: &str = "1733817600001";
