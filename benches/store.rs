@@ -92,10 +92,13 @@ async fn insert_and_scan_throughput(db: common::TestDb) {
     let mut conversations = 0u128;
     let mut messages = 0usize;
     store
-        .for_each_conversation(|group| {
-            conversations += 1;
-            messages += group.len();
-        })
+        .for_each_conversation(
+            |group| {
+                conversations += 1;
+                messages += group.len();
+            },
+            |bad| panic!("{bad:?}"),
+        )
         .await
         .expect("stream");
     eprintln!(
@@ -107,7 +110,10 @@ async fn insert_and_scan_throughput(db: common::TestDb) {
     assert_eq!(conversations, total.div_ceil(MESSAGES_PER_CONVERSATION));
 
     let started = Instant::now();
-    let dangling = store.dangling_workflow_runs().await.expect("dangling");
+    let dangling = store
+        .dangling_workflow_runs(|bad| panic!("{bad:?}"))
+        .await
+        .expect("dangling");
     eprintln!(
         "{:?}: dangling run scan in {:.1} s",
         db.backend,

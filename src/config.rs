@@ -18,8 +18,13 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config file {path} is not valid: {message}")]
-    Invalid { path: PathBuf, message: String },
+    #[error("config file {path}{}: {message}", at_line(*line_column))]
+    Invalid {
+        path: PathBuf,
+        /// Where in the file, 1-based, when the problem has a place.
+        line_column: Option<(usize, usize)>,
+        message: String,
+    },
     #[error("no home directory: cannot place memscope's data and config directories")]
     NoHome,
 }
@@ -173,26 +178,118 @@ pub struct Resolved {
     pub kb_root: PathBuf,
 }
 
-/// Parses the embedded default, then overlays `user_toml` key by key.
-pub fn merge(user_toml: Option<(&Path, &str)>) -> Result<Config, ConfigError> {
-    let mut merged: toml::Table = DEFAULT_CONFIG
-        .parse()
-        .expect("the embedded config.toml is valid TOML");
-    if let Some((path, text)) = user_toml {
-        let user: toml::Table = text
-            .parse()
-            .map_err(|e: toml::de::Error| invalid(path, e))?;
-        overlay(&mut merged, user);
-    }
-    let path = user_toml.map_or(Path::new("<embedded config.toml>"), |(p, _)| p);
-    merged.try_into().map_err(|e| invalid(path, e))
+fn at_line(line_column: Option<(usize, usize)>) -> String {
+    line_column.map_or_else(String::new, |(line, column)| {
+        format!(", line {line}, column {column}")
+    })
 }
 
-fn invalid(path: &Path, error: toml::de::Error) -> ConfigError {
-    ConfigError::Invalid {
+/// The accepted `ui.theme` values.
+pub const THEMES: [&str; 2] = ["dark", "light"];
+
+fn embedded() -> toml::Table {
+    DEFAULT_CONFIG
+        .parse()
+        .expect("the embedded config.toml is valid TOML")
+}
+
+/// Parses the embedded default, then overlays `user_toml` key by key. A problem in the user's
+/// file is reported with the file, line and column of the key at fault.
+pub fn merge(user_toml: Option<(&Path, &str)>) -> Result<Config, ConfigError> {
+    let mut merged = embedded();
+    let Some((path, text)) = user_toml else {
+        return checked(merged).map_err(|message| ConfigError::Invalid {
+            path: PathBuf::from("<embedded config.toml>"),
+            line_column: None,
+            message,
+        });
+    };
+    let invalid = |line_column, message| ConfigError::Invalid {
         path: path.to_path_buf(),
-        message: error.message().to_string(),
+        line_column,
+        message,
+    };
+    let user: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let place = e.span().map(|span| line_column(text, span.start));
+        invalid(place, e.message().trim_end().to_owned())
+    })?;
+    overlay(&mut merged, user.clone());
+    checked(merged).map_err(|message| {
+        // Find the key at fault: the first user key that fails alone on the defaults.
+        for (section_key, value) in &user {
+            let entries: Vec<(Vec<&str>, toml::Value)> = match value {
+                toml::Value::Table(table) => table
+                    .iter()
+                    .map(|(key, v)| (vec![section_key.as_str(), key.as_str()], v.clone()))
+                    .collect(),
+                other => vec![(vec![section_key.as_str()], other.clone())],
+            };
+            for (key_path, value) in entries {
+                let mut alone = embedded();
+                let mut single = toml::Table::new();
+                let leaf = match key_path.as_slice() {
+                    [section, key] => {
+                        let mut inner = toml::Table::new();
+                        inner.insert((*key).to_owned(), value);
+                        single.insert((*section).to_owned(), toml::Value::Table(inner));
+                        key_path.join(".")
+                    }
+                    _ => {
+                        single.insert(key_path[0].to_owned(), value);
+                        key_path[0].to_owned()
+                    }
+                };
+                overlay(&mut alone, single);
+                if let Err(message) = checked(alone) {
+                    let place = key_offset(text, &key_path).map(|at| line_column(text, at));
+                    return invalid(place, format!("`{leaf}`: {message}"));
+                }
+            }
+        }
+        invalid(None, message)
+    })
+}
+
+/// The configuration a merged table describes, with the checks types cannot express.
+fn checked(table: toml::Table) -> Result<Config, String> {
+    let config: Config = table
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().trim_end().to_owned())?;
+    if !THEMES.contains(&config.ui.theme.as_str()) {
+        return Err(format!(
+            "unknown theme {:?}; the themes are {}",
+            config.ui.theme,
+            THEMES.join(" and ")
+        ));
     }
+    Ok(config)
+}
+
+/// The byte offset of `section.key` (or a top-level key) in a TOML text.
+fn key_offset(text: &str, key_path: &[&str]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let document = DeTable::parse(text).ok()?;
+    let mut table = document.get_ref();
+    let mut found = None;
+    for (depth, name) in key_path.iter().enumerate() {
+        let (key, value) = table.iter().find(|(k, _)| k.get_ref() == name)?;
+        found = Some(key.span().start);
+        if depth + 1 < key_path.len() {
+            match value.get_ref() {
+                DeValue::Table(inner) => table = inner,
+                _ => return found,
+            }
+        }
+    }
+    found
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    (line, column)
 }
 
 fn overlay(base: &mut toml::Table, top: toml::Table) {
@@ -239,11 +336,11 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
     };
     let config = merge(user_text.as_deref().map(|t| (path.as_path(), t)))?;
     let (database_url, url_source) = if let Some(url) = &overrides.database_url {
-        (url.clone(), UrlSource::Flag)
+        (database_url(url), UrlSource::Flag)
     } else if let Some(url) = &overrides.env_database_url {
-        (url.clone(), UrlSource::Environment)
+        (database_url(url), UrlSource::Environment)
     } else if !config.database.url.is_empty() {
-        (config.database.url.clone(), UrlSource::ConfigFile)
+        (database_url(&config.database.url), UrlSource::ConfigFile)
     } else {
         (
             sqlite_url(&dirs.default_database_file()),
@@ -266,6 +363,22 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
         config,
         dirs,
     })
+}
+
+/// A database URL as given, or a `sqlite://` URL when it is a bare file path (`./x.db`,
+/// `/tmp/langflow.db`): anything without a `scheme:` of its own.
+pub fn database_url(given: &str) -> String {
+    let has_scheme = given.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if has_scheme {
+        given.to_owned()
+    } else {
+        sqlite_url(Path::new(given))
+    }
 }
 
 /// A `sqlite://` URL for a file path.
@@ -381,6 +494,55 @@ mod tests {
         let resolved = resolve(d, &flag).unwrap();
         assert_eq!(resolved.url_source, UrlSource::Flag);
         assert_eq!(resolved.database_url, "sqlite:///g.db");
+    }
+
+    #[test]
+    fn bare_paths_are_sqlite_files_and_urls_stay_as_given() {
+        assert_eq!(database_url("./x.db"), "sqlite://./x.db");
+        assert_eq!(
+            database_url("/tmp/langflow.db"),
+            "sqlite:///tmp/langflow.db"
+        );
+        assert_eq!(database_url("x.db"), "sqlite://x.db");
+        assert_eq!(database_url("sqlite:///a.db"), "sqlite:///a.db");
+        assert_eq!(database_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(database_url("mysql://u@h/db"), "mysql://u@h/db");
+    }
+
+    #[test]
+    fn config_errors_name_the_file_line_and_column() {
+        let user = "[tokens]\nmodel = \"gpt-4o\"\nbudget = \"x\"\n";
+        let err = merge(Some((Path::new("/home/u/c.toml"), user))).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("config file /home/u/c.toml, line 3, column 1: `tokens.budget`"),
+            "{text}"
+        );
+        let err = merge(Some((Path::new("c.toml"), "[tokens]\nbudget = = 1\n"))).unwrap_err();
+        assert!(err.to_string().contains("line 2, column"), "{err}");
+        let err = merge(Some((Path::new("c.toml"), "\n[tokens]\n  budgit = 1\n"))).unwrap_err();
+        assert!(
+            err.to_string().contains("line 3, column 3") && err.to_string().contains("budgit"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_theme_is_an_error_naming_the_themes() {
+        let err = merge(Some((Path::new("c.toml"), "[ui]\ntheme = \"solarized\"\n"))).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("line 2, column 1"), "{text}");
+        assert!(
+            text.contains("solarized") && text.contains("dark and light"),
+            "{text}"
+        );
+        assert_eq!(
+            merge(Some((Path::new("c.toml"), "[ui]\ntheme = \"light\"\n")))
+                .unwrap()
+                .ui
+                .theme,
+            "light"
+        );
     }
 
     #[test]

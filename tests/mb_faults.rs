@@ -75,12 +75,13 @@ impl Setup {
         self.spawn(&["sync", &self.base.id, "--session", SESSION, "--wait", "10"])
     }
 
+    /// The database's own KB directory under the configured root, as the CLI places it.
+    fn kb_root(&self) -> PathBuf {
+        memscope::kb::database_kb_root(&self.dir.path().join("kb"), self.store.database_id())
+    }
+
     fn kb_path(&self) -> PathBuf {
-        self.dir
-            .path()
-            .join("kb")
-            .join(USERNAME)
-            .join(&self.base.kb_name)
+        self.kb_root().join(USERNAME).join(&self.base.kb_name)
     }
 
     /// The KB as the CLI sees it: vectors in the directory on SQLite, in pgvector on PostgreSQL.
@@ -88,7 +89,7 @@ impl Setup {
         Syncer::new(
             self.store.clone(),
             HashingEmbedder::default(),
-            SyncSettings::new(self.dir.path().join("kb")),
+            SyncSettings::new(self.kb_root()),
         )
         .kb_location(&self.base)
         .unwrap()

@@ -203,3 +203,74 @@ fn a_node_context_is_a_trim_source_previewed_never_applied() {
         .unwrap();
     assert_eq!(usage.status.code(), Some(2), "--node needs --conversation");
 }
+
+/// The node memory file of `node` in `conversation`, below the demo's storage root.
+fn memory_file(home: &Path, conversation: &str, node: &str) -> std::path::PathBuf {
+    let node_memory = home.join("data/memscope/storage/node_memory");
+    std::fs::read_dir(&node_memory)
+        .unwrap()
+        .map(|app| {
+            app.unwrap()
+                .path()
+                .join(conversation)
+                .join(format!("{node}.json"))
+        })
+        .find(|path| path.exists())
+        .expect("the demo writes the node's memory file")
+}
+
+#[test]
+fn a_fifo_as_node_memory_file_is_a_problem_not_a_hang() {
+    let home = tempfile::tempdir().unwrap();
+    let kyoto = conversation_id(home.path(), "Kyoto food trip");
+    let file = memory_file(home.path(), &kyoto, RESEARCHER);
+    std::fs::remove_file(&file).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    // Opening a FIFO for reading blocks until a writer comes: without the type check the command
+    // never returns, and the (generous) limit below fails the test.
+    let limit = std::time::Duration::from_secs(120);
+    let output = memscope(home.path())
+        .args([
+            "node-context",
+            &kyoto,
+            RESEARCHER,
+            "--source",
+            "files",
+            "--json",
+        ])
+        .timeout(limit)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let view: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let shown = view.to_string();
+    assert!(
+        shown.contains(&*file.to_string_lossy()) && shown.contains("FIFO"),
+        "the problem names the path and the reason: {shown}"
+    );
+
+    let doctor = memscope(home.path())
+        .args(["doctor", "--json", "--max-per-kind", "100000"])
+        .timeout(limit)
+        .output()
+        .unwrap();
+    assert_eq!(doctor.status.code(), Some(1), "{doctor:?}");
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let fifo_findings: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.to_string().contains("FIFO"))
+        .collect();
+    assert_eq!(fifo_findings.len(), 1, "{report}");
+    assert!(
+        fifo_findings[0]
+            .to_string()
+            .contains(&*file.to_string_lossy())
+    );
+}

@@ -53,13 +53,17 @@ db_tests! {
     }
 
     async fn init_is_idempotent(db) {
-        Store::init(db.url()).await.expect("first init").close().await;
+        let first = Store::init(db.url()).await.expect("first init");
+        let id = first.database_id().expect("a database id").to_owned();
+        first.close().await;
         let store = Store::init(db.url()).await.expect("second init");
         assert_eq!(store.schema_version(), Some(SCHEMA_VERSION));
+        assert_eq!(store.database_id(), Some(id.as_str()), "the identity is written once");
         let meta = db
             .fetch("SELECT COUNT(*) FROM memscope_meta", &[common::Kind::Int])
             .await;
-        assert_eq!(meta, vec![vec![common::Value::Int(2)]]);
+        // created_by, schema_version, database_id
+        assert_eq!(meta, vec![vec![common::Value::Int(3)]]);
         store.close().await;
     }
 
@@ -152,7 +156,11 @@ db_tests! {
             Backend::Postgres => "postgres://postgres:hunter2@127.0.0.1:1/test".to_owned(),
         };
         let error = unwrap_err(Store::open(&url, Access::Auto).await).await;
-        assert!(matches!(error, StoreError::Unreachable { .. }), "{error}");
+        match db.backend {
+            // A file that is not there is named as such, not as the driver's "code 14".
+            Backend::Sqlite => assert!(matches!(error, StoreError::NoSuchFile { .. }), "{error}"),
+            Backend::Postgres => assert!(matches!(error, StoreError::Unreachable { .. }), "{error}"),
+        }
         assert!(!error.to_string().contains("hunter2"), "{error}");
     }
 }
@@ -172,8 +180,16 @@ async fn missing_sqlite_file_is_not_created_by_open() {
     let path = dir.path().join("absent.db");
     let url = format!("sqlite://{}", path.display());
     let error = unwrap_err(Store::open(&url, Access::Write).await).await;
-    assert!(matches!(error, StoreError::Unreachable { .. }), "{error}");
+    assert!(matches!(error, StoreError::NoSuchFile { .. }), "{error}");
+    assert!(
+        error.hint().is_some_and(|h| h.contains("memscope init")),
+        "{error}"
+    );
     assert!(!path.exists());
+    let error =
+        unwrap_err(Store::open(&format!("sqlite://{}", dir.path().display()), Access::Auto).await)
+            .await;
+    assert!(matches!(error, StoreError::IsADirectory { .. }), "{error}");
 }
 
 async fn journal_mode(db: &common::TestDb) -> Vec<Vec<common::Value>> {

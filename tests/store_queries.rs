@@ -341,7 +341,7 @@ db_tests! {
         let store = store_with(&db, &batch).await;
         let mut groups = Vec::new();
         store
-            .for_each_conversation(|messages| groups.push(messages))
+            .for_each_conversation(|messages| groups.push(messages), |bad| panic!("{bad:?}"))
             .await
             .expect("stream");
         assert_eq!(groups.len(), 3, "conversations without messages are not visited");
@@ -373,7 +373,7 @@ db_tests! {
             ..Batch::default()
         };
         let store = store_with(&db, &batch).await;
-        let found = store.dangling_workflow_runs().await.expect("dangling");
+        let found = store.dangling_workflow_runs(|bad| panic!("{bad:?}")).await.expect("dangling");
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].message_id, id(51));
         assert_eq!(found[0].conversation_id, id(20));
@@ -396,7 +396,7 @@ db_tests! {
             ..Batch::default()
         };
         let store = store_with(&db, &batch).await;
-        let bad = store.bad_node_json().await.expect("scan");
+        let bad = store.bad_node_json(|bad| panic!("{bad:?}")).await.expect("scan");
         let found: Vec<(String, &str)> = bad
             .iter()
             .map(|b| (b.node_execution_id.clone(), b.column))

@@ -196,10 +196,10 @@ fn syncs_a_memory_base_session_and_sees_the_finished_job() {
     session.wait_for("Last activity");
     session.send("3");
     session.wait_for("Sessions of Research notes memory");
-    session.wait_for_line(&["research-ada-0001", "13/20 messages", "never"]);
+    session.wait_for_line(&["research-ada-0001", "13/10 messages", "never"]);
     session.send("s");
     session.wait_for("Research notes memory: ingested");
-    session.wait_for_line(&["research-ada-0001", "0/20 messages"]);
+    session.wait_for_line(&["research-ada-0001", "0/10 messages"]);
     session.send("w");
     session.wait_for("Sync jobs");
     session.wait_for_line(&["research-ada-0001", "committed", "100%"]);

@@ -88,24 +88,56 @@ impl Context {
 }
 
 /// The process entry point: parses arguments, runs the command, maps failures to exit codes.
+/// Every error goes to standard error (one JSON object under `--json`), nothing to standard
+/// output.
 pub fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return command_line_error(error),
+    };
+    let json = cli.global.json;
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return fail(CliError::from(e)),
+        Err(e) => return fail(CliError::from(e), json),
     };
     match runtime.block_on(dispatch(cli)) {
         Ok(code) => std::process::ExitCode::from(code as u8),
-        Err(error) => fail(error),
+        Err(error) => fail(error, json),
     }
 }
 
-fn fail(error: CliError) -> std::process::ExitCode {
-    eprintln!("memscope: {}", error.message);
+fn fail(error: CliError, json: bool) -> std::process::ExitCode {
+    error.print(json);
     std::process::ExitCode::from(error.code as u8)
+}
+
+/// clap's own errors exit 2; `--help` and `--version` print to standard output and exit 0.
+/// Under `--json` a wrong command line is a JSON error object too.
+fn command_line_error(error: clap::Error) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    let json = std::env::args_os().any(|arg| arg == "--json");
+    if json
+        && !matches!(
+            error.kind(),
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+        )
+    {
+        let message = error.render().to_string();
+        let first = message
+            .lines()
+            .find(|line| !line.trim().is_empty())
+            .unwrap_or("wrong command line")
+            .trim_start_matches("error: ")
+            .to_owned();
+        return fail(
+            CliError::usage(first).with_hint("`memscope help` lists the commands and flags"),
+            true,
+        );
+    }
+    error.exit()
 }
 
 async fn dispatch(cli: Cli) -> CliResult {
@@ -133,7 +165,7 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
         Some(Command::Nodes(args)) => commands::nodes::list(context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(context, &args).await,
         Some(Command::Mb(args)) => commands::mb::run(context, &args).await,
-        Some(Command::Kbs) => commands::mb::kbs(context),
+        Some(Command::Kbs) => commands::mb::kbs(context).await,
         Some(Command::Capture(args)) => commands::mb::capture(context, &args).await,
         Some(Command::Watch(args)) => commands::mb::watch(context, &args).await,
     }

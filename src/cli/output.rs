@@ -4,13 +4,13 @@ use std::io::Write;
 
 use serde::Serialize;
 
-/// Process exit codes, documented in the README.
+/// Process exit codes, one table for every command, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
     Ok = 0,
-    /// `doctor` (and later `check`) found problems.
+    /// `doctor` or `mb check` found problems.
     Findings = 1,
-    /// The command line was wrong (clap's own code).
+    /// The command line was wrong (clap's own code), or a destructive command lacks `--yes`.
     Usage = 2,
     /// The command failed: bad URL, not a memory database, unknown id, malformed input.
     Failure = 3,
@@ -18,23 +18,84 @@ pub enum ExitCode {
     Conflict = 4,
 }
 
-/// A command's failure, with the message an operator reads.
+/// A command's failure: the message an operator reads, a kind a script can match on, and the
+/// way out when there is one. Printed on standard error, as one JSON object under `--json`.
 #[derive(Debug)]
 pub struct CliError {
     pub message: String,
     pub code: ExitCode,
+    /// `usage`, `confirmation-required`, `not-found`, `config`, `database`, `read-only`,
+    /// `conflict` or `failure`.
+    pub kind: &'static str,
+    /// What to do about it.
+    pub hint: Option<String>,
 }
 
 impl CliError {
-    pub fn failure(message: impl Into<String>) -> Self {
+    pub fn new(code: ExitCode, kind: &'static str, message: impl Into<String>) -> Self {
         CliError {
             message: message.into(),
-            code: ExitCode::Failure,
+            code,
+            kind,
+            hint: None,
         }
+    }
+
+    pub fn failure(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Failure, "failure", message)
+    }
+
+    /// A command line that cannot run as given (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Usage, "usage", message)
+    }
+
+    /// A destructive command run without `--yes` (exit 2): `what` says what it would destroy.
+    pub fn needs_yes(what: impl std::fmt::Display) -> Self {
+        CliError::new(
+            ExitCode::Usage,
+            "confirmation-required",
+            format!("{what}; pass --yes to confirm"),
+        )
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Failure, "not-found", message)
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The error as `--json` prints it: `{"error": {"kind", "message", "hint", "exit_code"}}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "error": {
+                "kind": self.kind,
+                "message": self.message,
+                "hint": self.hint,
+                "exit_code": self.code as i32,
+            }
+        })
+    }
+
+    /// Prints the error on standard error: one JSON object under `--json`, else
+    /// `memscope: message` and the hint on the next line.
+    pub fn print(&self, json: bool) {
+        let text = if json {
+            self.to_json().to_string()
+        } else {
+            match &self.hint {
+                Some(hint) => format!("memscope: {}\n  {hint}", self.message),
+                None => format!("memscope: {}", self.message),
+            }
+        };
+        let _ = writeln!(std::io::stderr().lock(), "{text}");
     }
 }
 
-impl<E: std::error::Error> From<E> for CliError {
+impl<E: std::error::Error + 'static> From<E> for CliError {
     fn from(error: E) -> Self {
         // The chain of causes, so "cannot open …: permission denied" keeps its reason.
         let mut message = error.to_string();
@@ -47,11 +108,83 @@ impl<E: std::error::Error> From<E> for CliError {
             }
             source = cause.source();
         }
-        CliError::failure(message)
+        let (code, kind, hint) = classify(&error);
+        CliError {
+            message,
+            code,
+            kind,
+            hint,
+        }
     }
 }
 
+/// The exit code, kind and way out of an error from the layers below the CLI.
+fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static str, Option<String>) {
+    use crate::inspect::InspectError;
+    use crate::store::StoreError;
+    use crate::sync::SyncError;
+    if let Some(store) = error.downcast_ref::<StoreError>() {
+        let kind = match store {
+            StoreError::ReadOnly { .. } => "read-only",
+            _ => "database",
+        };
+        return (ExitCode::Failure, kind, store.hint());
+    }
+    if error.is::<crate::config::ConfigError>() {
+        return (ExitCode::Failure, "config", None);
+    }
+    if let Some(inspect) = error.downcast_ref::<InspectError>() {
+        return match inspect {
+            InspectError::Store(store) => classify(store),
+            InspectError::UnknownConversation { .. } | InspectError::UnknownMessage { .. } => {
+                (ExitCode::Failure, "not-found", None)
+            }
+            InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
+        };
+    }
+    if let Some(trim) = error.downcast_ref::<crate::inspect::trim::TrimInspectError>() {
+        use crate::inspect::trim::TrimInspectError;
+        return match trim {
+            TrimInspectError::Store(store) => classify(store),
+            TrimInspectError::UnknownMemory(_) => (ExitCode::Failure, "not-found", None),
+            _ => (ExitCode::Failure, "failure", None),
+        };
+    }
+    if let Some(base) = error.downcast_ref::<crate::inspect::memory_bases::BaseError>() {
+        return match base {
+            crate::inspect::memory_bases::BaseError::Store(store) => classify(store),
+            crate::inspect::memory_bases::BaseError::Sync(sync) => classify(sync),
+            crate::inspect::memory_bases::BaseError::NoFlow(_) => {
+                (ExitCode::Failure, "not-found", None)
+            }
+            _ => (ExitCode::Failure, "failure", None),
+        };
+    }
+    if let Some(sync) = error.downcast_ref::<SyncError>() {
+        return match sync {
+            SyncError::Store(store) => classify(store),
+            SyncError::Conflict { .. } => (ExitCode::Conflict, "conflict", None),
+            SyncError::NotFound(_) => (
+                ExitCode::Failure,
+                "not-found",
+                Some("`memscope mb list` lists the memory bases".to_owned()),
+            ),
+            _ => (ExitCode::Failure, "failure", None),
+        };
+    }
+    (ExitCode::Failure, "failure", None)
+}
+
 pub type CliResult<T = ExitCode> = Result<T, CliError>;
+
+/// A destructive command's guard: without `--yes` it refuses (exit 2), saying what it would do.
+pub fn confirm(yes: bool, what: impl std::fmt::Display) -> CliResult<()> {
+    if yes {
+        Ok(())
+    } else {
+        Err(CliError::needs_yes(what))
+    }
+}
 
 /// Prints `value` as pretty JSON, or as the text `human` renders.
 pub fn emit<T: Serialize>(

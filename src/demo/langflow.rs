@@ -360,11 +360,12 @@ pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
         true,
         bases_created,
     );
+    // Its threshold counts output messages (one per run): 13 pending is above 10, 3 below.
     let research_memory = memory_base(
         &mut rng,
         "Research notes memory",
         &research,
-        20,
+        10,
         "messages",
         false,
         bases_created,
@@ -482,8 +483,9 @@ pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
             title: "Memory base above its message threshold",
             table: "memory_base",
             id: research_memory.id.clone(),
-            demonstrates: "threshold 20 messages, auto-capture off: one session with 26 pending \
-                           messages (above), one with 6 (below), nothing ingested",
+            demonstrates: "threshold 10 messages (a run's output messages), auto-capture off: \
+                           one session with 13 pending (above), one with 3 (below), nothing \
+                           ingested",
         },
         Story {
             title: "Memory base mismatch",

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::InspectError;
+use super::files::{ReadLimits, read_file};
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -13,7 +14,7 @@ use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
-use crate::store::Store;
+use crate::store::{BadRow, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -44,6 +45,13 @@ pub enum Finding {
         message_id: String,
         workflow_run_id: String,
     },
+    /// A row that cannot be read at all (text that is not UTF-8, a value of the wrong type):
+    /// the rest of the table is scanned without it.
+    UnreadableRow {
+        table: String,
+        id: String,
+        error: String,
+    },
     /// A node execution column that is not valid JSON.
     UnreadableJson {
         node_execution_id: String,
@@ -68,6 +76,7 @@ impl Finding {
             Finding::OverBudget { .. } => "over_budget",
             Finding::TreeAnomaly { .. } => "tree_anomaly",
             Finding::DanglingWorkflowRun { .. } => "dangling_workflow_run",
+            Finding::UnreadableRow { .. } => "unreadable_row",
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
         }
@@ -103,6 +112,9 @@ impl Finding {
                 "conversation {conversation_id}: message {message_id} points to workflow run \
                  {workflow_run_id}, which does not exist"
             ),
+            Finding::UnreadableRow { table, id, error } => {
+                format!("{table} row {id} cannot be read, so every check skipped it: {error}")
+            }
             Finding::UnreadableJson {
                 node_execution_id,
                 node_id,
@@ -197,23 +209,50 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);
+    // Unreadable rows are reported once, whichever scans meet them.
+    let mut unreadable: Vec<BadRow> = Vec::new();
+    let mut conversations = 0;
+    let mut messages = 0;
+    let mut findings = Vec::new();
     store
-        .for_each_conversation(|rows| {
-            report.conversations += 1;
-            report.messages += rows.len();
-            report
-                .findings
-                .extend(check_conversation(&rows, settings, &mut cache));
-        })
+        .for_each_conversation(
+            |rows| {
+                conversations += 1;
+                messages += rows.len();
+                findings.extend(check_conversation(&rows, settings, &mut cache));
+            },
+            |bad| unreadable.push(bad),
+        )
         .await?;
-    for dangling in store.dangling_workflow_runs().await? {
+    report.conversations = conversations;
+    report.messages = messages;
+    report.findings = findings;
+    let mut note = |bad: BadRow| {
+        if !unreadable
+            .iter()
+            .any(|seen| seen.table == bad.table && seen.id == bad.id)
+        {
+            unreadable.push(bad);
+        }
+    };
+    let dangling_runs = store.dangling_workflow_runs(&mut note).await?;
+    let bad_json = store.bad_node_json(&mut note).await?;
+    let node_findings = node_context_findings(store, settings, &mut note).await?;
+    report
+        .findings
+        .extend(unreadable.into_iter().map(|bad| Finding::UnreadableRow {
+            table: bad.table.to_owned(),
+            id: bad.id,
+            error: bad.error,
+        }));
+    for dangling in dangling_runs {
         report.findings.push(Finding::DanglingWorkflowRun {
             conversation_id: dangling.conversation_id,
             message_id: dangling.message_id,
             workflow_run_id: dangling.workflow_run_id,
         });
     }
-    for bad in store.bad_node_json().await? {
+    for bad in bad_json {
         report.findings.push(Finding::UnreadableJson {
             node_execution_id: bad.node_execution_id,
             node_id: bad.node_id,
@@ -221,9 +260,7 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
             error: bad.error,
         });
     }
-    report
-        .findings
-        .extend(node_context_findings(store, settings).await?);
+    report.findings.extend(node_findings);
     Ok(report)
 }
 
@@ -262,32 +299,36 @@ fn execution_findings(docs: &ExecutionDocs, node_id: &str) -> Vec<Finding> {
 async fn node_context_findings(
     store: &Store,
     settings: &DoctorSettings,
+    bad_row: impl FnMut(BadRow),
 ) -> Result<Vec<Finding>, InspectError> {
     let mut findings = Vec::new();
     let mut offloaded = Vec::new();
     store
-        .for_each_llm_execution(|record| {
-            if record.outputs_offload.is_some() || record.process_data_offload.is_some() {
-                // Read after the stream: the copy in storage is the one that counts.
-                offloaded.push(record);
-                return;
-            }
-            let node_id = record.node_id.clone();
-            let docs = ExecutionDocs {
-                id: record.id,
-                workflow_run_id: record.workflow_run_id,
-                status: record.status,
-                outputs: FullColumn {
-                    text: record.outputs,
-                    ..Default::default()
-                },
-                process_data: FullColumn {
-                    text: record.process_data,
-                    ..Default::default()
-                },
-            };
-            findings.extend(execution_findings(&docs, &node_id));
-        })
+        .for_each_llm_execution(
+            |record| {
+                if record.outputs_offload.is_some() || record.process_data_offload.is_some() {
+                    // Read after the stream: the copy in storage is the one that counts.
+                    offloaded.push(record);
+                    return;
+                }
+                let node_id = record.node_id.clone();
+                let docs = ExecutionDocs {
+                    id: record.id,
+                    workflow_run_id: record.workflow_run_id,
+                    status: record.status,
+                    outputs: FullColumn {
+                        text: record.outputs,
+                        ..Default::default()
+                    },
+                    process_data: FullColumn {
+                        text: record.process_data,
+                        ..Default::default()
+                    },
+                };
+                findings.extend(execution_findings(&docs, &node_id));
+            },
+            bad_row,
+        )
         .await?;
     let Some(root) = &settings.storage_root else {
         return Ok(findings);
@@ -296,19 +337,20 @@ async fn node_context_findings(
     for (docs, node_id) in resolve_offloads(root, offloaded).await.iter().zip(node_ids) {
         findings.extend(execution_findings(docs, &node_id));
     }
-    findings.extend(memory_file_findings(root));
+    findings.extend(memory_file_findings(root).await);
     Ok(findings)
 }
 
-/// Parses every `node_memory/{app_id}/{conversation_id}/{node_id}.json` below `root`.
-fn memory_file_findings(root: &Path) -> Vec<Finding> {
+/// Parses every `node_memory/{app_id}/{conversation_id}/{node_id}.json` below `root`. Each is
+/// read without blocking: a FIFO, an oversized file or a stalled mount is a finding.
+async fn memory_file_findings(root: &Path) -> Vec<Finding> {
     let mut findings = Vec::new();
     for path in memory_files(&root.join("node_memory")) {
         let what = path.display().to_string();
         let node_id = path
             .file_stem()
             .map(|stem| stem.to_string_lossy().into_owned());
-        let problems = match std::fs::read(&path) {
+        let problems = match read_file(&path, ReadLimits::default()).await {
             Ok(bytes) => parse_memory_file(&bytes, &what).problems,
             Err(error) => vec![NodeProblem::UnreadableFile {
                 path: what,
@@ -342,7 +384,8 @@ fn memory_files(node_memory: &Path) -> Vec<PathBuf> {
         .flat_map(|app| children(app))
         .filter(|p| p.is_dir())
         .flat_map(|conversation| children(&conversation))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+        // Not only regular files: a FIFO or socket named `*.json` is reported, never opened.
+        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "json"))
         .collect()
 }
 

@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod doctor;
+pub mod files;
 pub mod memory_bases;
 pub mod nodes;
 pub mod syncers;

@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::InspectError;
 use super::budget::{BudgetSettings, BudgetView};
 use super::conversation::load_conversation;
+use super::files::{self, FileReadError, ReadLimits};
 use crate::memory::history::{History, HistoryMessage, MAX_ROW_WINDOW, PopRule, Side};
 use crate::memory::model::Role;
 use crate::memory::node_context::{
@@ -263,7 +264,7 @@ async fn full_column(
         return missing("no upload_files row".to_owned());
     };
     let path = storage_root.join(key);
-    match tokio::fs::read(&path).await {
+    match files::read_file(&path, ReadLimits::default()).await {
         Ok(bytes) => FullColumn {
             text: Some(String::from_utf8_lossy(&bytes).into_owned()),
             offloaded: true,
@@ -331,13 +332,18 @@ fn is_plain_name(node_id: &str) -> bool {
     !node_id.is_empty() && node_id != ".." && !node_id.contains(['/', '\\'])
 }
 
+/// Reads a node memory file without blocking (see [`files`]): a FIFO, an oversized file or a
+/// stalled mount is a problem naming the path, within a bounded time.
 pub async fn read_memory_file(path: &Path) -> MemoryFileRead {
+    memory_file_read(path, files::read_file(path, ReadLimits::default()).await)
+}
+
+/// What a memory file read gave, as [`MemoryFileRead`].
+pub fn memory_file_read(path: &Path, read: Result<Vec<u8>, FileReadError>) -> MemoryFileRead {
     let shown = path.display().to_string();
-    match tokio::fs::read(path).await {
+    match read {
         Ok(bytes) => MemoryFileRead::Read { path: shown, bytes },
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            MemoryFileRead::Missing { path: shown }
-        }
+        Err(FileReadError::NotFound) => MemoryFileRead::Missing { path: shown },
         Err(error) => MemoryFileRead::Unreadable {
             problem: NodeProblem::UnreadableFile {
                 path: shown,

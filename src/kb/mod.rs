@@ -20,6 +20,54 @@ use store::{KbLocation, StoreStats, VectorStore, VectorStoreError};
 
 pub const METADATA_FILE: &str = "embedding_metadata.json";
 
+/// Where one database's knowledge bases live: the one decision about KB placement.
+///
+/// A memscope database has its own directory, `{kb_root}/db-{database_id}/`, so two databases
+/// (two demos, a copy and its original) never read, overwrite or delete each other's KBs
+/// whatever their memory bases are called. A database without an identity (one memscope did not
+/// create) uses `kb_root` itself, Langflow's own layout. A copied database file keeps its
+/// original's identity, and so its KBs.
+pub fn database_kb_root(kb_root: &Path, database_id: Option<&str>) -> PathBuf {
+    let id: Option<String> = database_id
+        .map(|id| {
+            id.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect()
+        })
+        .filter(|id: &String| !id.is_empty());
+    match id {
+        Some(id) => kb_root.join(format!("{DATABASE_DIR_PREFIX}{id}")),
+        None => kb_root.to_path_buf(),
+    }
+}
+
+/// A KB still where every database used to share one directory (`{kb_root}/{user}/{kb}`), when
+/// the database's own directory for it (`kb_dir`, under [`database_kb_root`]) does not exist:
+/// memscope never guesses whose it is, `mb check` and `info` say where it is and what to do.
+pub fn left_in_shared_layout(
+    kb_root: &Path,
+    database_id: Option<&str>,
+    kb_dir: &Path,
+) -> Option<PathBuf> {
+    let own_root = database_kb_root(kb_root, database_id);
+    let shared = kb_root.join(kb_dir.strip_prefix(&own_root).ok()?);
+    (shared != kb_dir && !kb_dir.exists() && shared.join(METADATA_FILE).exists()).then_some(shared)
+}
+
+/// What to do about a KB [`left_in_shared_layout`].
+pub fn shared_layout_advice(base_name: &str, shared: &Path, own: &Path) -> String {
+    format!(
+        "its knowledge base is still at {}, where databases used to share knowledge bases: if \
+         it belongs to this database, move it to {}; otherwise `memscope mb regenerate \
+         {base_name:?} --yes` rebuilds it here",
+        shared.display(),
+        own.display()
+    )
+}
+
+/// The prefix of a database's own directory under the KB root.
+pub const DATABASE_DIR_PREFIX: &str = "db-";
+
 /// A knowledge base's directory.
 pub fn kb_dir(kb_root: &Path, username: &str, kb_name: &str) -> PathBuf {
     kb_root.join(username).join(kb_name)
@@ -156,8 +204,8 @@ pub struct KbListing {
     pub embedding_model: Option<String>,
 }
 
-/// Every KB under `kb_root`, memory bases marked; dot-directories (Langflow's deleted KBs) are
-/// skipped.
+/// Every KB under `kb_root`, memory bases marked; dot-directories (Langflow's deleted KBs) and
+/// the per-database directories of other memscope databases are skipped.
 pub fn list_kbs(kb_root: &Path) -> Vec<KbListing> {
     let visible_dirs = |dir: &Path| -> Vec<(String, PathBuf)> {
         let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
@@ -167,6 +215,7 @@ pub fn list_kbs(kb_root: &Path) -> Vec<KbListing> {
             .filter(|e| e.path().is_dir())
             .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
             .filter(|(name, _)| !name.starts_with('.'))
+            .filter(|(name, _)| !name.starts_with(DATABASE_DIR_PREFIX))
             .collect();
         found.sort();
         found
@@ -211,6 +260,36 @@ pub enum KbError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_database_has_its_own_kb_root_and_old_kbs_are_found() {
+        let root = Path::new("/kb");
+        assert_eq!(database_kb_root(root, None), root);
+        assert_eq!(database_kb_root(root, Some("ab12")), root.join("db-ab12"));
+        assert_eq!(
+            database_kb_root(root, Some("../..")),
+            root,
+            "never a path outside"
+        );
+        assert_ne!(
+            database_kb_root(root, Some("a")),
+            database_kb_root(root, Some("b"))
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let own = kb_dir(&database_kb_root(dir.path(), Some("x1")), "ada", "notes");
+        assert_eq!(left_in_shared_layout(dir.path(), Some("x1"), &own), None);
+        let shared = kb_dir(dir.path(), "ada", "notes");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::write(shared.join(METADATA_FILE), "{}").unwrap();
+        assert_eq!(
+            left_in_shared_layout(dir.path(), Some("x1"), &own),
+            Some(shared.clone())
+        );
+        assert_eq!(left_in_shared_layout(dir.path(), None, &shared), None);
+        std::fs::create_dir_all(&own).unwrap();
+        assert_eq!(left_in_shared_layout(dir.path(), Some("x1"), &own), None);
+    }
 
     #[test]
     fn metadata_keeps_identity_and_counts_stats() {

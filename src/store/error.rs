@@ -9,6 +9,12 @@ pub enum StoreError {
     )]
     BadUrl { url: String },
 
+    #[error("{path} does not exist: there is no database at {url}")]
+    NoSuchFile { url: String, path: String },
+
+    #[error("{path} is a directory, not a database file")]
+    IsADirectory { url: String, path: String },
+
     #[error("cannot connect to {url}: {source}")]
     Unreachable {
         url: String,
@@ -37,7 +43,7 @@ pub enum StoreError {
 
     #[error(
         "{url} has memscope schema version {found}, older than this memscope (version {supported}); \
-         open it for writing or run `init` to migrate it"
+         it needs migrating first"
     )]
     SchemaOutdated {
         url: String,
@@ -51,7 +57,8 @@ pub enum StoreError {
     ForeignDatabase { url: String },
 
     #[error(
-        "{url} is open read-only (memscope did not create it); open it with write access to change it"
+        "{url} is open read-only: memscope did not create it, so it is never changed by accident; \
+         pass --write to change it"
     )]
     ReadOnly { url: String },
 
@@ -78,6 +85,87 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+}
+
+impl StoreError {
+    /// The way out, for the operator: what to run or pass instead.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            StoreError::BadUrl { .. } => "give a file path, sqlite://PATH or \
+                                          postgres://USER@HOST/DB"
+                .to_owned(),
+            StoreError::NoSuchFile { url, .. } => format!(
+                "`memscope init --db {url}` creates an empty memory database there, \
+                 `memscope demo --db {url}` one filled with demo data"
+            ),
+            StoreError::IsADirectory { path, .. } => format!(
+                "name the database file inside it, e.g. --db {}",
+                std::path::Path::new(path).join("memscope.db").display()
+            ),
+            StoreError::Unreachable { url, .. } if url.starts_with("postgres") => {
+                "check that the server runs and that the URL's host, port, user and database \
+                 are right"
+                    .to_owned()
+            }
+            StoreError::NotAMemoryDatabase { url } => format!(
+                "point --db at a Dify, Langflow or memscope database; `memscope init --db {url}` \
+                 adds memscope's schema to an empty one"
+            ),
+            StoreError::SchemaOutdated { url, .. } => {
+                format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
+            }
+            StoreError::ReadOnly { .. } => {
+                "run the command again with --write if this database may be changed".to_owned()
+            }
+            StoreError::Query { source, .. } if is_disk_full(source) => {
+                "the disk (or the database's size limit) is full: the change was rolled back, \
+                 nothing was written; free space and run the command again"
+                    .to_owned()
+            }
+            StoreError::ForeignDatabase { .. } => {
+                "give an empty database, or a memscope database, to `init`".to_owned()
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// SQLITE_FULL, or PostgreSQL's disk_full (53100).
+fn is_disk_full(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|e| e.code())
+        .is_some_and(|code| code == "13" || code == "53100")
+}
+
+/// A SQLite database file that is not there, or is a directory, named as such before the driver
+/// says "unable to open database file". `create` allows a missing file (its directory must exist).
+pub(super) fn check_sqlite_file(
+    url: &str,
+    path: &std::path::Path,
+    create: bool,
+) -> Result<(), StoreError> {
+    let name = path.to_string_lossy();
+    if name.is_empty()
+        || name == ":memory:"
+        || name.starts_with("file:")
+        || url.contains("mode=memory")
+    {
+        return Ok(());
+    }
+    let problem = |is_dir: bool| {
+        let (url, path) = (url.to_owned(), path.display().to_string());
+        if is_dir {
+            StoreError::IsADirectory { url, path }
+        } else {
+            StoreError::NoSuchFile { url, path }
+        }
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Err(problem(true)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => Err(problem(false)),
+        _ => Ok(()),
+    }
 }
 
 /// The URL with its password (in the credentials or a `password=` parameter) replaced by `***`,

@@ -27,7 +27,7 @@ use sqlx::{ConnectOptions, Connection};
 use profile::{Catalog, Dialect};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
@@ -67,8 +67,8 @@ pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{
-    BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
-    DanglingRunRef, TableCount,
+    BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,
+    ConversationSummary, DanglingRunRef, TableCount,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +277,12 @@ impl Store {
         self.catalog.schema_version(&self.url).ok().flatten()
     }
 
+    /// The database's own identity (`memscope_meta.database_id`, written once by the schema
+    /// version 3 migration); `None` for a database memscope did not create.
+    pub fn database_id(&self) -> Option<&str> {
+        self.catalog.meta.get("database_id").map(String::as_str)
+    }
+
     /// The database URL with its password redacted.
     pub fn url(&self) -> &str {
         &self.url
@@ -346,6 +352,10 @@ enum Mode {
     Create,
 }
 
+/// Caps a SQLite database at this many pages (`PRAGMA max_page_count`; below the current size it
+/// means "no growth"): writes past it fail as on a full disk. The fault tests set it.
+pub const SQLITE_MAX_PAGES_ENV: &str = "MEMSCOPE_SQLITE_MAX_PAGES";
+
 /// SQLite allows one writer at a time; more connections only help concurrent readers.
 const SQLITE_POOL_SIZE: u32 = 4;
 const POSTGRES_POOL_SIZE: u32 = 5;
@@ -362,8 +372,9 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
     };
     match Backend::of_url(url).ok_or_else(bad_url)? {
         Backend::Sqlite => {
-            let mut options = SqliteConnectOptions::from_str(url)
-                .map_err(|_| bad_url())?
+            let mut options = SqliteConnectOptions::from_str(url).map_err(|_| bad_url())?;
+            error::check_sqlite_file(redacted, options.get_filename(), mode == Mode::Create)?;
+            options = options
                 .foreign_keys(true)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
                 // Bulk inserts update four B-trees per message; a 64 MiB page cache keeps their
@@ -379,6 +390,12 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                     .synchronous(SqliteSynchronous::Normal)
                     .create_if_missing(mode == Mode::Create),
             };
+            if let Some(pages) = std::env::var(SQLITE_MAX_PAGES_ENV)
+                .ok()
+                .filter(|_| mode != Mode::ReadOnly)
+            {
+                options = options.pragma("max_page_count", pages);
+            }
             SqlitePoolOptions::new()
                 .max_connections(SQLITE_POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)

@@ -5,7 +5,6 @@
 //! links through their unique `(node_execution_id, type)` index and `upload_files`' key.
 
 use chrono::NaiveDateTime;
-use futures_util::TryStreamExt;
 use sqlx::FromRow;
 
 use super::queries::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query, padded};
@@ -211,16 +210,18 @@ impl Store {
     }
 
     /// Streams every LLM execution with its JSON columns and offload links, for `doctor`.
+    /// Rows that do not read go to `bad_row`, and the stream goes on.
     pub async fn for_each_llm_execution(
         &self,
         mut visit: impl FnMut(NodeExecutionRecord),
+        bad_row: impl FnMut(super::queries::BadRow),
     ) -> Result<(), StoreError> {
-        on_pool!(self.pool, LLM_EXECUTIONS_SQL, |pool, sql| {
-            let mut rows = sqlx::query_as::<_, ExecutionRow>(sql).fetch(pool);
-            while let Some(row) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
-                visit(row.into());
-            }
-        });
-        Ok(())
+        self.scan_rows(
+            LLM_EXECUTIONS_SQL,
+            "workflow_node_executions",
+            |row: ExecutionRow| visit(row.into()),
+            bad_row,
+        )
+        .await
     }
 }

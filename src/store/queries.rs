@@ -171,6 +171,17 @@ pub struct BadNodeJson {
     pub error: String,
 }
 
+/// A row a whole-table scan could not read (text that is not UTF-8, a value of the wrong
+/// type): the scan reports it and goes on with the next row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRow {
+    pub table: &'static str,
+    /// The row's id, as far as it reads (undecodable bytes replaced).
+    pub id: String,
+    /// The driver's description, naming the column.
+    pub error: String,
+}
+
 /// Rows in one table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TableCount {
@@ -468,6 +479,7 @@ impl Store {
     pub async fn for_each_conversation(
         &self,
         mut visit: impl FnMut(Vec<StoredMessage>),
+        bad_row: impl FnMut(BadRow),
     ) -> Result<(), StoreError> {
         let mut current: Vec<StoredMessage> = Vec::new();
         let mut on_record = |record: MessageRecord| {
@@ -479,38 +491,95 @@ impl Store {
             }
             current.push(record.into());
         };
-        on_pool!(self.pool, EVERY_MESSAGE_SQL, |pool, sql| {
-            let mut rows = sqlx::query_as::<_, MessageRecord>(sql).fetch(pool);
-            while let Some(record) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
-                on_record(record);
-            }
-        });
+        self.scan_rows(EVERY_MESSAGE_SQL, "messages", &mut on_record, bad_row)
+            .await?;
         if !current.is_empty() {
             visit(current);
         }
         Ok(())
     }
 
+    /// Streams the rows of `postgres_sql` decoded as `R`, one at a time. A row that does not
+    /// decode goes to `bad_row` with its id (the `id` column) and the scan goes on: one bad row
+    /// never hides the rest of a table. `table` names the rows in reports.
+    pub(super) async fn scan_rows<R>(
+        &self,
+        postgres_sql: &'static str,
+        table: &'static str,
+        mut row: impl FnMut(R),
+        mut bad_row: impl FnMut(BadRow),
+    ) -> Result<(), StoreError>
+    where
+        R: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
+            + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+            + Send
+            + Unpin,
+    {
+        use sqlx::Row;
+        on_pool!(self.pool, postgres_sql, |pool, sql| {
+            let mut rows = sqlx::query(sql).fetch(pool);
+            while let Some(raw) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
+                match R::from_row(&raw) {
+                    Ok(record) => row(record),
+                    Err(error) => {
+                        let id = raw
+                            .try_get::<String, _>("id")
+                            .or_else(|_| {
+                                raw.try_get::<Vec<u8>, _>("id")
+                                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+                            })
+                            .unwrap_or_else(|_| "(unreadable id)".to_owned());
+                        bad_row(BadRow {
+                            table,
+                            id,
+                            error: error.to_string(),
+                        });
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
     /// Messages whose `workflow_run_id` points to no `workflow_runs` row (Dify declares no FK,
-    /// and run cleanup leaves them behind).
-    pub async fn dangling_workflow_runs(&self) -> Result<Vec<DanglingRunRef>, StoreError> {
-        on_pool!(self.pool, DANGLING_RUNS_SQL, |pool, sql| {
-            sqlx::query_as(sql).fetch_all(pool).await
-        })
-        .map_err(|e| self.query_failed(e))
+    /// and run cleanup leaves them behind). Rows that do not read go to `bad_row`.
+    pub async fn dangling_workflow_runs(
+        &self,
+        bad_row: impl FnMut(BadRow),
+    ) -> Result<Vec<DanglingRunRef>, StoreError> {
+        let mut dangling = Vec::new();
+        self.scan_rows(DANGLING_RUNS_SQL, "messages", |r| dangling.push(r), bad_row)
+            .await?;
+        Ok(dangling)
     }
 
     /// Node execution `inputs`, `process_data` and `outputs` values that are not valid JSON.
-    /// The columns are streamed and parsed here, so any database size fits in memory.
-    pub async fn bad_node_json(&self) -> Result<Vec<BadNodeJson>, StoreError> {
+    /// The columns are streamed and parsed here, so any database size fits in memory. Rows that
+    /// do not read at all go to `bad_row`.
+    pub async fn bad_node_json(
+        &self,
+        bad_row: impl FnMut(BadRow),
+    ) -> Result<Vec<BadNodeJson>, StoreError> {
         let mut bad = Vec::new();
-        on_pool!(self.pool, NODE_JSON_SQL, |pool, sql| {
-            let mut rows = sqlx::query_as::<_, NodeJsonRecord>(sql).fetch(pool);
-            while let Some(record) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
-                bad.extend(record.bad_columns());
-            }
-        });
+        self.scan_rows(
+            NODE_JSON_SQL,
+            "workflow_node_executions",
+            |record: NodeJsonRecord| bad.extend(record.bad_columns()),
+            bad_row,
+        )
+        .await?;
         Ok(bad)
+    }
+
+    /// Whether Langflow's `message` table holds a message with this id.
+    pub async fn lf_message_exists(&self, id: &str) -> Result<bool, StoreError> {
+        let found: Option<i64> = on_pool!(
+            self.pool,
+            "SELECT 1::bigint FROM message WHERE id = $1::uuid",
+            |pool, sql| sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        Ok(found.is_some())
     }
 
     /// Rows per table, for the tables this database has.
@@ -597,7 +666,7 @@ const EVERY_MESSAGE_SQL: &str = concat!(
 );
 
 const DANGLING_RUNS_SQL: &str = "\
-SELECT m.id::text AS message_id, m.conversation_id::text AS conversation_id, \
+SELECT m.id::text AS id, m.id::text AS message_id, m.conversation_id::text AS conversation_id, \
        m.workflow_run_id::text AS workflow_run_id \
 FROM messages m LEFT JOIN workflow_runs r ON r.id = m.workflow_run_id \
 WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL \

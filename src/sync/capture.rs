@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
-use crate::store::rows::{Batch, JobRow, LfMessageRow};
+use crate::store::rows::{
+    Batch, JobRow, LfMessageRow, MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
+};
 
 /// One captured message, as the caller sends it (a JSON list of these).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -44,6 +46,17 @@ pub struct CaptureReport {
     pub errors: Vec<String>,
 }
 
+/// The id of a run's `index`th captured message: the same for every attempt at one run, so a
+/// capture repeated after a crash finds its messages instead of adding them twice.
+fn captured_message_id(session_id: &str, run_id: &str, index: usize) -> String {
+    const CAPTURE_NAMESPACE: uuid::Uuid = uuid::uuid!("5d0f3c86-4c4e-4b8e-9a77-6f1d3f0a2c11");
+    uuid::Uuid::new_v5(
+        &CAPTURE_NAMESPACE,
+        format!("{session_id}\u{0}{run_id}\u{0}{index}").as_bytes(),
+    )
+    .to_string()
+}
+
 /// The message rows of one run: timestamps strictly increasing in the order given, so the
 /// (timestamp, id) order is the caller's order.
 pub fn message_rows(
@@ -56,7 +69,8 @@ pub fn message_rows(
     let mut previous: Option<DateTime<Utc>> = None;
     messages
         .iter()
-        .map(|m| {
+        .enumerate()
+        .map(|(index, m)| {
             let mut timestamp = m.timestamp.unwrap_or(now);
             if let Some(previous) = previous
                 && timestamp <= previous
@@ -66,7 +80,7 @@ pub fn message_rows(
             previous = Some(timestamp);
             let is_machine = m.sender == "Machine";
             LfMessageRow {
-                id: uuid::Uuid::new_v4().to_string(),
+                id: captured_message_id(session_id, run_id, index),
                 timestamp,
                 sender: m.sender.clone(),
                 sender_name: m
@@ -114,22 +128,57 @@ impl<E: Embedder> Syncer<E> {
             ..Batch::default()
         };
         let finished = batch.lf_messages.last().map_or(now, |m| m.timestamp);
-        if store.job(&run_id).await?.is_none() {
-            batch.jobs.push(JobRow {
-                job_id: run_id.clone(),
-                flow_id: Some(flow_id.to_owned()),
-                status: "completed".to_owned(),
-                job_type: "workflow".to_owned(),
-                user_id: owner,
-                asset_id: None,
-                asset_type: None,
-                dedupe_key: None,
-                created_timestamp: now,
-                finished_timestamp: Some(finished),
-            });
-        }
-        store.insert_batch(&batch).await?;
         let bases = store.memory_bases_of_flow(flow_id).await?;
+        // Messages, job, sessions and runs go in one transaction: a capture killed midway
+        // leaves nothing, and one repeated after a crash finds its messages (their ids follow
+        // from the run) and records nothing twice.
+        let recorded = match batch.lf_messages.first() {
+            Some(first) => store.lf_message_exists(&first.id).await?,
+            None => false,
+        };
+        if !recorded {
+            if store.job(&run_id).await?.is_none() {
+                batch.jobs.push(JobRow {
+                    job_id: run_id.clone(),
+                    flow_id: Some(flow_id.to_owned()),
+                    status: "completed".to_owned(),
+                    job_type: "workflow".to_owned(),
+                    user_id: owner,
+                    asset_id: None,
+                    asset_type: None,
+                    dedupe_key: None,
+                    created_timestamp: now,
+                    finished_timestamp: Some(finished),
+                });
+            }
+            for base in &bases {
+                if store
+                    .memory_base_session(&base.id, session_id)
+                    .await?
+                    .is_none()
+                {
+                    batch.memory_base_sessions.push(MemoryBaseSessionRow {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        memory_base_id: base.id.clone(),
+                        session_id: session_id.to_owned(),
+                        cursor_id: None,
+                        total_processed: 0,
+                        last_sync_at: None,
+                    });
+                }
+                batch
+                    .memory_base_workflow_runs
+                    .push(MemoryBaseWorkflowRunRow {
+                        id: uuid::Uuid::new_v4().to_string(),
+                        memory_base_id: base.id.clone(),
+                        session_id: session_id.to_owned(),
+                        workflow_job_id: Some(run_id.clone()),
+                        ingestion_job_id: None,
+                        recorded_at: finished,
+                    });
+            }
+            store.insert_batch(&batch).await?;
+        }
         let mut report = CaptureReport {
             flow_id: flow_id.to_owned(),
             session_id: session_id.to_owned(),
@@ -139,14 +188,6 @@ impl<E: Embedder> Syncer<E> {
             syncs: Vec::new(),
             errors: Vec::new(),
         };
-        for base in &bases {
-            store
-                .ensure_memory_base_session(&base.id, session_id)
-                .await?;
-            store
-                .record_workflow_run(&base.id, session_id, &run_id, finished)
-                .await?;
-        }
         for base in bases.iter().filter(|b| b.auto_capture) {
             let Some(session) = store.memory_base_session(&base.id, session_id).await? else {
                 continue;

@@ -122,13 +122,14 @@ impl MbSettings {
         self.lease + Duration::from_secs(5)
     }
 
-    /// A syncer embedding with `model` (a memory base's `embedding_model`).
+    /// A syncer embedding with `model` (a memory base's `embedding_model`). Its KB root is the
+    /// database's own (`kb::database_kb_root`): no syncer reaches another database's KBs.
     pub fn syncer(&self, store: Store, model: &str) -> Result<Syncer, SyncError> {
-        Ok(Syncer::new(
-            store,
-            self.embedder(model)?,
-            self.sync_settings(),
-        ))
+        let settings = SyncSettings {
+            kb_root: crate::kb::database_kb_root(&self.kb_root, store.database_id()),
+            ..self.sync_settings()
+        };
+        Ok(Syncer::new(store, self.embedder(model)?, settings))
     }
 }
 
@@ -201,7 +202,18 @@ mod tests {
         let syncer = syncer_from_config(store.clone(), &resolved).unwrap();
         assert_eq!(syncer.embedder.model(), "nomic-embed-text");
         assert_eq!(syncer.embedder.dimension(), 768);
-        assert_eq!(syncer.settings.kb_root, PathBuf::from("/srv/kb"));
+        assert_eq!(
+            syncer.settings.kb_root,
+            crate::kb::database_kb_root(std::path::Path::new("/srv/kb"), store.database_id())
+        );
+        assert!(
+            syncer
+                .settings
+                .kb_root
+                .to_string_lossy()
+                .starts_with("/srv/kb/db-"),
+            "the database's own directory under the configured root"
+        );
         assert_eq!(syncer.settings.lease, Duration::from_secs(7));
         assert_eq!(syncer.settings.batch_messages, 50);
 

@@ -7,7 +7,7 @@ use crate::cli::args::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
 use crate::cli::commands::trim::{summarizer_from, trim_counter};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
 use crate::store::{ChatMemorySummary, DeleteScope};
@@ -215,12 +215,7 @@ struct Deleted {
 async fn delete(context: &Context, args: &ChatMemoryDeleteArgs) -> CliResult {
     let store = context.open_for(Part::ChatMemories).await?;
     let loaded = load_memory(&store, &args.id).await?;
-    if !args.yes {
-        return Err(CliError {
-            message: "delete removes chat memory messages; pass --yes to confirm".into(),
-            code: ExitCode::Usage,
-        });
-    }
+    confirm(args.yes, "delete removes chat memory messages")?;
     let scope = match args.scope {
         DeleteScopeArg::Latest => DeleteScope::LatestRequest,
         DeleteScopeArg::All => DeleteScope::All,

@@ -52,7 +52,8 @@ fn create_dir(dir: &Path) -> CliResult<()> {
         .map_err(|e| CliError::failure(format!("cannot create {}: {e}", dir.display())))
 }
 
-fn options(context: &Context, scale: Scale, seed: u64) -> DemoOptions {
+/// The demo's options; its knowledge-base files go to `store`'s own KB directory.
+fn options(context: &Context, store: &Store, scale: Scale, seed: u64) -> DemoOptions {
     DemoOptions {
         scale: match scale {
             Scale::Small => crate::demo::Scale::Small,
@@ -60,7 +61,7 @@ fn options(context: &Context, scale: Scale, seed: u64) -> DemoOptions {
         },
         seed,
         storage_root: context.resolved.storage_root.clone(),
-        kb_root: context.resolved.kb_root.clone(),
+        kb_root: crate::kb::database_kb_root(&context.resolved.kb_root, store.database_id()),
     }
 }
 
@@ -101,9 +102,10 @@ async fn fill(store: &Store, options: DemoOptions) -> CliResult<DemoSummary> {
     }
 }
 
-/// Writes the knowledge base of every demo memory base that has ingestion records, from those
-/// records (the rows say what was ingested; the vectors are computed here), so a fresh demo's
-/// `mb check` is clean.
+/// Writes the vectors of every demo memory base that has ingestion records and whose KB the
+/// demo created (it wrote the metadata), from those records (the rows say what was ingested;
+/// the vectors are computed here), so those bases `mb check` clean. The mismatch story's KB is
+/// never created, and stays missing.
 async fn build_demo_kbs(context: &Context, store: &Store) -> CliResult<()> {
     let settings = crate::sync::MbSettings::from_config(&context.resolved);
     for base in store.memory_bases().await? {
@@ -113,6 +115,9 @@ async fn build_demo_kbs(context: &Context, store: &Store) -> CliResult<()> {
         let syncer = settings
             .syncer(store.clone(), &base.embedding_model)
             .map_err(CliError::from)?;
+        if !syncer.kb_path(&base).map_err(CliError::from)?.exists() {
+            continue;
+        }
         syncer
             .rebuild_from_records(&base)
             .await
@@ -208,7 +213,7 @@ pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
     let store = Store::init(url).await?;
     ensure_empty(&store).await?;
     let started = Instant::now();
-    let summary = fill(&store, options(context, args.scale, args.seed)).await?;
+    let summary = fill(&store, options(context, &store, args.scale, args.seed)).await?;
     build_demo_kbs(context, &store).await?;
     let report = report(store.url(), started, &summary);
     store.close().await;
@@ -235,7 +240,7 @@ pub async fn create_default_database(context: &Context, file: &Path) -> CliResul
         file.display()
     );
     let store = Store::init(&sqlite_url(&partial)).await?;
-    fill(&store, options(context, Scale::Small, 42)).await?;
+    fill(&store, options(context, &store, Scale::Small, 42)).await?;
     build_demo_kbs(context, &store).await?;
     store.close().await;
     std::fs::rename(&partial, file).map_err(|e| {

@@ -37,6 +37,10 @@ enum DatabaseStatus {
         schema_version: Option<i64>,
         created_by_memscope: bool,
         read_only: bool,
+        /// Where this database's knowledge bases live (its own directory under the KB root).
+        database_kb_root: PathBuf,
+        /// Memory bases whose KB is still in the layout every database used to share.
+        shared_layout: Vec<String>,
         tables: Vec<(String, i64)>,
     },
     Unavailable {
@@ -44,51 +48,74 @@ enum DatabaseStatus {
     },
 }
 
-async fn database_status(context: &Context) -> DatabaseStatus {
+/// The database's state, and the error that kept it from opening.
+async fn database_status(context: &Context) -> (DatabaseStatus, Option<crate::store::StoreError>) {
     if context.default_database_file().is_some_and(|f| !f.exists()) {
-        return DatabaseStatus::NotCreatedYet;
+        return (DatabaseStatus::NotCreatedYet, None);
     }
     let access = if context.global.write {
         Access::Write
     } else {
         Access::Auto
     };
+    let kb_root = &context.resolved.kb_root;
     let opened = async {
         let store = Store::open(&context.resolved.database_url, access).await?;
-        let tables = store.table_counts().await;
-        let described = (
-            store.backend(),
-            store.profile().describe(),
-            store.profile().parts().collect::<Vec<_>>(),
-            store.schema_version(),
-            store.created_by_memscope(),
-            store.is_read_only(),
-        );
+        let described = describe(&store, kb_root).await;
         store.close().await;
-        Ok::<_, crate::store::StoreError>((described, tables?))
+        described
     };
     match opened.await {
-        Ok(((backend, kind, holds, schema_version, created_by_memscope, read_only), tables)) => {
-            DatabaseStatus::Open {
-                backend: match backend {
-                    Backend::Sqlite => "sqlite",
-                    Backend::Postgres => "postgres",
-                },
-                kind,
-                holds,
-                schema_version,
-                created_by_memscope,
-                read_only,
-                tables: tables
-                    .into_iter()
-                    .map(|t| (t.table.to_owned(), t.rows))
-                    .collect(),
+        Ok(described) => (described, None),
+        Err(e) => (
+            DatabaseStatus::Unavailable {
+                error: e.to_string(),
+            },
+            Some(e),
+        ),
+    }
+}
+
+/// What `info` says of an open database.
+async fn describe(
+    store: &Store,
+    kb_root: &std::path::Path,
+) -> Result<DatabaseStatus, crate::store::StoreError> {
+    let tables = store.table_counts().await?;
+    let own_root = crate::kb::database_kb_root(kb_root, store.database_id());
+    let mut shared = Vec::new();
+    // Langflow's own knowledge bases never used memscope's old shared layout.
+    if store.profile().source != crate::store::Source::Langflow && store.has_table("memory_base") {
+        for base in store.memory_bases().await? {
+            let username = base.username.as_deref().unwrap_or(&base.user_id);
+            let own = crate::kb::kb_dir(&own_root, username, &base.kb_name);
+            if let Some(old) = crate::kb::left_in_shared_layout(kb_root, store.database_id(), &own)
+            {
+                shared.push(format!(
+                    "{}: {}",
+                    base.name,
+                    crate::kb::shared_layout_advice(&base.name, &old, &own)
+                ));
             }
         }
-        Err(e) => DatabaseStatus::Unavailable {
-            error: e.to_string(),
-        },
     }
+    Ok(DatabaseStatus::Open {
+        backend: match store.backend() {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        },
+        kind: store.profile().describe(),
+        holds: store.profile().parts().collect(),
+        schema_version: store.schema_version(),
+        created_by_memscope: store.created_by_memscope(),
+        read_only: store.is_read_only(),
+        database_kb_root: own_root,
+        shared_layout: shared,
+        tables: tables
+            .into_iter()
+            .map(|t| (t.table.to_owned(), t.rows))
+            .collect(),
+    })
 }
 
 fn render(info: &Info) -> String {
@@ -123,9 +150,7 @@ fn render(info: &Info) -> String {
         DatabaseStatus::NotCreatedYet => {
             out.push_str("\nThe demo database is created on first run (`memscope`).\n")
         }
-        DatabaseStatus::Unavailable { error } => {
-            out.push_str(&format!("\ndatabase unavailable: {error}\n"))
-        }
+        DatabaseStatus::Unavailable { .. } => out.push_str("\ndatabase unavailable (see below)\n"),
         DatabaseStatus::Open {
             backend,
             kind,
@@ -133,9 +158,18 @@ fn render(info: &Info) -> String {
             schema_version,
             created_by_memscope,
             read_only,
+            database_kb_root,
+            shared_layout,
             tables,
         } => {
             let holds: Vec<&str> = holds.iter().map(|part| part.label()).collect();
+            out.push_str(&format!(
+                "\nits knowledge bases  {}\n",
+                database_kb_root.display()
+            ));
+            for note in shared_layout {
+                out.push_str(&format!("  {note}\n"));
+            }
             out.push_str(&format!(
                 "\n{kind} on {backend}, holding {}\nmemscope schema version {}, {}{}\n\n",
                 if holds.is_empty() {
@@ -161,8 +195,11 @@ fn render(info: &Info) -> String {
     out
 }
 
+/// Prints what is in use; a database that cannot be opened is an error (exit 3) after the
+/// configuration is shown (under `--json` only the error is printed, on standard error).
 pub async fn run(context: &Context) -> CliResult {
     let resolved = &context.resolved;
+    let (database, error) = database_status(context).await;
     let info = Info {
         version: env!("CARGO_PKG_VERSION"),
         config_file: resolved.config_file.clone(),
@@ -175,8 +212,14 @@ pub async fn run(context: &Context) -> CliResult {
         model: resolved.config.tokens.model.clone(),
         counter: resolved.config.tokens.counter.clone(),
         budget: resolved.config.tokens.budget,
-        database: database_status(context).await,
+        database,
     };
+    if let Some(error) = error {
+        if !context.global.json {
+            emit(false, &info, render)?;
+        }
+        return Err(error.into());
+    }
     emit(context.global.json, &info, render)?;
     Ok(ExitCode::Ok)
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 
 use crate::cli::args::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::cli::{Context, read_input};
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
 use crate::inspect::syncers;
@@ -30,14 +30,7 @@ impl From<UnitArg> for ThresholdUnit {
 
 /// A sync failure as the CLI reports it: "already syncing" has its own exit code.
 fn sync_failed(error: SyncError) -> CliError {
-    let code = match error {
-        SyncError::Conflict { .. } => ExitCode::Conflict,
-        _ => ExitCode::Failure,
-    };
-    CliError {
-        message: CliError::from(error).message,
-        code,
-    }
+    CliError::from(error)
 }
 
 /// `[memory_bases]` of the configuration with the command line's overrides.
@@ -63,9 +56,11 @@ async fn resolve(
     Ok((base, syncer))
 }
 
-/// Every knowledge base under the KB root, as Langflow lists them, memory bases marked.
-pub fn kbs(context: &Context) -> CliResult {
-    let root = &context.resolved.kb_root;
+/// Every knowledge base of the database, as Langflow lists them, memory bases marked: the
+/// database's own KB directory (see `kb::database_kb_root`).
+pub async fn kbs(context: &Context) -> CliResult {
+    let store = context.open().await?;
+    let root = &crate::kb::database_kb_root(&context.resolved.kb_root, store.database_id());
     let kbs = crate::kb::list_kbs(root);
     emit(context.global.json, &kbs, |kbs| {
         if kbs.is_empty() {
@@ -190,13 +185,13 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
         }
         MbCommand::Delete { base, yes } => {
             let (base, syncer) = resolve(&store, context, sync_args, base).await?;
-            if !yes {
-                return Err(CliError::failure(format!(
-                    "deleting memory base {} removes its sessions, records and knowledge base; \
-                     add --yes to confirm",
+            confirm(
+                *yes,
+                format!(
+                    "deleting memory base {} removes its sessions, records and knowledge base",
                     base.name
-                )));
-            }
+                ),
+            )?;
             let wait = mb_settings(context, sync_args).delete_wait();
             let report = syncer.delete(&base, wait).await.map_err(sync_failed)?;
             emit(json, &report, |r| {
@@ -265,13 +260,14 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
         }
         MbCommand::Regenerate { base, yes } => {
             let (base, syncer) = resolve(&store, context, sync_args, base).await?;
-            if !yes {
-                return Err(CliError::failure(format!(
+            confirm(
+                *yes,
+                format!(
                     "regenerating {} clears every cursor, its ingestion records and its \
-                     knowledge base, then re-ingests everything; add --yes to confirm",
+                     knowledge base, then re-ingests everything",
                     base.name
-                )));
-            }
+                ),
+            )?;
             let outcomes = syncer
                 .regenerate(&base, None, &CancelFlag::default())
                 .await
@@ -284,21 +280,40 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
                 None => store.memory_bases().await?,
             };
             let mut reports = Vec::new();
+            let mut any = false;
             for base in bases {
                 let syncer = syncer_for(context, &store, &base.embedding_model, sync_args)?;
-                reports.push(syncer.check(&base).await.map_err(sync_failed)?);
+                let report = syncer.check(&base).await.map_err(sync_failed)?;
+                any |= !report.mismatches.is_empty();
+                // A KB left where databases used to share one directory is named, never used.
+                let shared = crate::kb::left_in_shared_layout(
+                    &context.resolved.kb_root,
+                    store.database_id(),
+                    &report.kb_path,
+                )
+                .map(|shared| {
+                    crate::kb::shared_layout_advice(&report.name, &shared, &report.kb_path)
+                });
+                reports.push(Checked {
+                    report,
+                    shared_layout: shared,
+                });
             }
-            let any = reports.iter().any(|r| !r.mismatches.is_empty());
             emit(json, &reports, |reports| {
                 reports
                     .iter()
-                    .map(|r| {
-                        if r.mismatches.is_empty() {
-                            format!("{}: ok", r.name)
+                    .map(|checked| {
+                        let reasons: Vec<String> = checked
+                            .report
+                            .mismatches
+                            .iter()
+                            .map(ToString::to_string)
+                            .chain(checked.shared_layout.clone())
+                            .collect();
+                        if reasons.is_empty() {
+                            format!("{}: ok", checked.report.name)
                         } else {
-                            let reasons: Vec<String> =
-                                r.mismatches.iter().map(ToString::to_string).collect();
-                            format!("{}: MISMATCH: {}", r.name, reasons.join("; "))
+                            format!("{}: MISMATCH: {}", checked.report.name, reasons.join("; "))
                         }
                     })
                     .collect::<Vec<_>>()
@@ -350,25 +365,28 @@ pub async fn run(context: &Context, args: &MbArgs) -> CliResult {
         }
         MbCommand::Cancel { job } => {
             let hashing = syncer_for(context, &store, HASHING_MODEL, sync_args)?;
-            let cancelled = hashing.cancel_job(job).await.map_err(sync_failed)?;
+            if !hashing.cancel_job(job).await.map_err(sync_failed)? {
+                return Err(
+                    CliError::not_found(format!("job {job} is not queued or running"))
+                        .with_hint("`memscope mb jobs` lists the jobs and their states"),
+                );
+            }
             emit(
                 json,
-                &serde_json::json!({ "job_id": job, "cancelled": cancelled }),
-                |_| {
-                    if cancelled {
-                        format!("job {job} cancelled; its process rolls it back at its next check")
-                    } else {
-                        format!("job {job} is not queued or running")
-                    }
-                },
+                &serde_json::json!({ "job_id": job, "cancelled": true }),
+                |_| format!("job {job} cancelled; its process rolls it back at its next check"),
             )?;
-            Ok(if cancelled {
-                ExitCode::Ok
-            } else {
-                ExitCode::Failure
-            })
+            Ok(ExitCode::Ok)
         }
     }
+}
+
+/// One base's `mb check`: the report, and what to do about a KB left in the shared layout.
+#[derive(Serialize)]
+struct Checked {
+    #[serde(flatten)]
+    report: crate::sync::CheckReport,
+    shared_layout: Option<String>,
 }
 
 /// Prints sync outcomes; the exit code is Conflict when any session was already syncing,
@@ -384,8 +402,12 @@ fn report_outcomes(json: bool, outcomes: Vec<SessionSync>) -> CliResult {
                 if code == ExitCode::Ok || failure.code == ExitCode::Conflict {
                     code = failure.code;
                 }
-                eprintln!("memscope: session {session_id}: {}", failure.message);
                 results.push(serde_json::json!({ "outcome": "error", "session_id": session_id, "error": failure.message, "exit_code": failure.code as i32 }));
+                CliError {
+                    message: format!("session {session_id}: {}", failure.message),
+                    ..failure
+                }
+                .print(json);
             }
         }
     }

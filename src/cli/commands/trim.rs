@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::cli::Context;
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::config::SummarizerKindConfig;
 use crate::inspect::conversation::load_window;
 use crate::inspect::nodes::ContextSource;
@@ -140,10 +140,9 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
             super::nodes::load_context(context, &store, id, node, args.leaf.as_deref(), source)
                 .await?;
         if let Some(empty) = &node_context.empty {
-            return Err(CliError {
-                message: format!("node {node} of conversation {id} has no context: {empty}"),
-                code: ExitCode::Failure,
-            });
+            return Err(CliError::failure(format!(
+                "node {node} of conversation {id} has no context: {empty}"
+            )));
         }
         let messages = node_context
             .messages
@@ -170,10 +169,9 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
             let loaded = load_memory(&store, id).await?;
             Ok((Source::ChatMemory(Box::new(loaded)), Some(store)))
         }
-        None => Err(CliError {
-            message: "name a history: --input FILE, --conversation ID or --chat-memory ID".into(),
-            code: ExitCode::Usage,
-        }),
+        None => Err(CliError::usage(
+            "name a history: --input FILE, --conversation ID or --chat-memory ID",
+        )),
     }
 }
 
@@ -184,10 +182,9 @@ fn is_langchain(args: &TrimArgs) -> bool {
 
 fn trim_options(args: &TrimArgs) -> CliResult<TrimOptions> {
     let strategy: Strategy = args.strategy.as_deref().unwrap_or("last").parse()?;
-    let max_tokens = args.max_tokens.ok_or_else(|| CliError {
-        message: "--max-tokens is required with --strategy first|last".into(),
-        code: ExitCode::Usage,
-    })?;
+    let max_tokens = args
+        .max_tokens
+        .ok_or_else(|| CliError::usage("--max-tokens is required with --strategy first|last"))?;
     let types = |names: &Option<Vec<String>>| names.as_deref().map(parse_message_types).transpose();
     Ok(TrimOptions {
         max_tokens,
@@ -437,17 +434,6 @@ async fn preview(context: &Context, args: &TrimArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
-fn confirm(yes: bool, what: &str) -> CliResult<()> {
-    if yes {
-        Ok(())
-    } else {
-        Err(CliError {
-            message: format!("{what}; pass --yes to confirm"),
-            code: ExitCode::Usage,
-        })
-    }
-}
-
 async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
     let refuse = |what| CliError::from(TrimInspectError::NotAStoredList(what));
     if args.node.is_some() {
@@ -460,12 +446,10 @@ async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
         return Err(refuse("a JSON list of messages"));
     }
     if is_langchain(args) {
-        return Err(CliError {
-            message: "apply uses chat memory policies (--strategy drop-oldest|drop-middle); \
-                      first|last is for previews"
-                .into(),
-            code: ExitCode::Usage,
-        });
+        return Err(CliError::usage(
+            "apply uses chat memory policies (--strategy drop-oldest|drop-middle); \
+             first|last is for previews",
+        ));
     }
     let (source, store) = load_source(context, args).await?;
     let (Source::ChatMemory(loaded), Some(store)) = (&source, store) else {
@@ -483,11 +467,9 @@ async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
     let summarizer = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => summarizer,
         None if policy.summarization.enabled => {
-            return Err(CliError {
-                message: "the policy summarizes: apply needs --summarizer extractive or openai"
-                    .into(),
-                code: ExitCode::Usage,
-            });
+            return Err(CliError::usage(
+                "the policy summarizes: apply needs --summarizer extractive or openai",
+            ));
         }
         // Never consulted: the policy does not summarize.
         None => Summarizer::Extractive,
