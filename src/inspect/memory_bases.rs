@@ -143,6 +143,33 @@ pub async fn find_flow(store: &Store, key: &str) -> Result<String, BaseError> {
     }
 }
 
+/// The largest threshold: Langflow keeps it in a 32-bit integer column.
+pub const MAX_THRESHOLD: i64 = i32::MAX as i64;
+
+/// A threshold as typed (CLI flag or TUI form): a whole number from 1 to [`MAX_THRESHOLD`].
+pub fn parse_threshold(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(n) if (1..=MAX_THRESHOLD).contains(&n) => Ok(n),
+        Ok(n) if n < 1 => Err(format!("threshold {n} is below 1")),
+        Ok(n) => Err(format!(
+            "threshold {n} is above the largest, {MAX_THRESHOLD} (Langflow's column is 32-bit)"
+        )),
+        Err(_)
+            if !text.is_empty()
+                && text
+                    .trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit()) =>
+        {
+            Err(format!(
+                "threshold {text} is above the largest, {MAX_THRESHOLD} (Langflow's column is 32-bit)"
+            ))
+        }
+        Err(_) => Err(format!("threshold {text:?} is not a whole number")),
+    }
+}
+
 /// What a new memory base is made of, as the user gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewBaseRequest {

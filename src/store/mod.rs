@@ -65,7 +65,7 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
-    DanglingRunRef, TableCount,
+    DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
