@@ -294,9 +294,68 @@ fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
 fn delete_form_and_its_confirmation() {
     let mut state = memory_open();
     press(&mut state, KeyCode::Char('d'));
-    snapshot!("chat_memory_delete_form", &state);
+    snapshot!("chat_memory_delete_form", &state, all_sizes);
     press(&mut state, KeyCode::Enter);
-    snapshot!("chat_memory_delete_confirmation", &state);
+    snapshot!("chat_memory_delete_confirmation", &state, all_sizes);
+}
+
+/// Keys that act behind a popup when it lets them through: quit, tabs, the command line.
+const NOT_FOR_POPUPS: [char; 6] = ['q', '1', '3', ':', 'r', 'w'];
+
+/// Every key a popup does not bind is swallowed, and its hint bar names only its own keys.
+fn assert_popup_owns_the_keyboard(state: &mut AppState, what: &str) {
+    let overlay = state.overlay.clone();
+    let screen = state.screen;
+    for (width, height) in tui_support::ALL_SIZES {
+        let hints = tui_support::hint_bar(state, width, height);
+        for foreign in ["quit", "command line", "next tab", "reload"] {
+            assert!(
+                !hints.contains(foreign),
+                "{what}: the hint bar offers {foreign:?}: {hints}"
+            );
+        }
+        assert!(
+            hints.contains("esc") || hints.contains(" no "),
+            "{what}: no way out named: {hints}"
+        );
+    }
+    for c in NOT_FOR_POPUPS {
+        let effects = press(state, KeyCode::Char(c));
+        assert!(!state.quit, "{what}: {c:?} quit the app");
+        assert_eq!(state.overlay, overlay, "{what}: {c:?} changed the popup");
+        assert_eq!(state.screen, screen, "{what}: {c:?} switched the screen");
+        assert!(effects.is_empty(), "{what}: {c:?} started {effects:?}");
+    }
+}
+
+#[test]
+fn popups_own_the_keyboard() {
+    let mut state = memory_open();
+    press(&mut state, KeyCode::Char('d'));
+    assert!(matches!(state.overlay, Overlay::Form(_)));
+    assert_popup_owns_the_keyboard(&mut state, "delete form");
+    press(&mut state, KeyCode::Enter);
+    assert!(matches!(state.overlay, Overlay::Confirm(_)));
+    assert_popup_owns_the_keyboard(&mut state, "delete confirmation");
+    // The way out still works.
+    press(&mut state, KeyCode::Esc);
+    assert_eq!(state.overlay, Overlay::None);
+
+    let mut state = previewing();
+    assert_eq!(state.overlay, Overlay::Trim);
+    assert_popup_owns_the_keyboard(&mut state, "trim preview");
+    press(&mut state, KeyCode::Char('A'));
+    assert_popup_owns_the_keyboard(&mut state, "apply confirmation");
+
+    let mut state = memory_open();
+    press(&mut state, KeyCode::Char('?'));
+    assert_eq!(state.overlay, Overlay::Help);
+    assert_popup_owns_the_keyboard(&mut state, "help");
+    press(&mut state, KeyCode::Char('?'));
+    assert_eq!(state.overlay, Overlay::None);
+    // Without a popup, q quits.
+    press(&mut state, KeyCode::Char('q'));
+    assert!(state.quit);
 }
 
 #[test]

@@ -18,7 +18,14 @@ impl Component for ConversationList {
         } else {
             format!(" matching {:?}", list.filter)
         };
-        let title = format!(" Conversations{filter} · page {} ", list.page_number());
+        let going = match list.target_page() {
+            Some(target) => format!(" · loading page {target}…"),
+            None => String::new(),
+        };
+        let title = format!(
+            " Conversations{filter} · page {}{going} ",
+            list.page_number()
+        );
         let block = Block::default()
             .borders(Borders::ALL)
             .title(title)

@@ -166,16 +166,40 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Line::from(spans), area);
 }
 
+/// The hint bar: the context's keys in order as far as they fit, then always the way out and
+/// help; `…` says the help (`?`) has the ones left out.
 fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let (own, globals) = state.keymap.hints(context);
+    let width = |entries: &[(String, &str)]| -> usize {
+        entries
+            .iter()
+            .map(|(keys, desc)| keys.chars().count() + desc.chars().count() + 3)
+            .sum()
+    };
+    let available = usize::from(area.width);
+    let reserved = width(&globals);
+    let mut shown = Vec::new();
+    let mut used = 0;
+    let mut cut = false;
+    for entry in &own {
+        let needed = width(std::slice::from_ref(entry));
+        // Room for this entry, the globals, and the `…` if more follow.
+        if used + needed + reserved + 2 > available && entry != own.last().unwrap_or(entry)
+            || used + needed + reserved > available
+        {
+            cut = true;
+            break;
+        }
+        used += needed;
+        shown.push(entry);
+    }
     let mut spans = Vec::new();
-    let global = state.keymap.grouped(KeyContext::Global);
-    let wanted_globals = ["help", "command line", "back / close", "quit"];
-    let globals = global
-        .iter()
-        .filter(|(_, desc)| wanted_globals.contains(desc));
-    for (keys, desc) in state.keymap.grouped(context).iter().chain(globals) {
+    for (keys, desc) in shown.into_iter().chain(globals.iter()) {
         spans.push(Span::styled(format!(" {keys}"), theme.title));
         spans.push(Span::styled(format!(" {desc} "), theme.dim));
+    }
+    if cut {
+        spans.push(Span::styled(" …", theme.dim));
     }
     frame.render_widget(Line::from(spans), area);
 }
@@ -200,7 +224,7 @@ const HELP_COLUMN_WIDTH: u16 = 40;
 fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
     // (keys, description) entries; a heading has no keys. The screen's own keys come first.
-    let here = state.key_context();
+    let here = state.help_context();
     let mut contexts = vec![here, KeyContext::Global];
     contexts.extend(
         [
