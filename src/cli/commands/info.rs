@@ -87,7 +87,7 @@ fn render(info: &Info) -> String {
          config file      {}\n\
          user config      {}\n\
          data directory   {}\n\
-         database         {} (from {:?})\n\
+         database         {} (from {})\n\
          storage root     {}\n\
          knowledge bases  {}\n\
          tokens           model {}, counter {}, budget {}\n",
@@ -96,7 +96,12 @@ fn render(info: &Info) -> String {
         info.user_config_path.display(),
         info.data_dir.display(),
         info.database_url,
-        info.database_url_source,
+        match info.database_url_source {
+            UrlSource::Flag => "--db",
+            UrlSource::Environment => "MEMSCOPE_DATABASE_URL",
+            UrlSource::ConfigFile => "the config file",
+            UrlSource::EmbeddedDefault => "the built-in default: the demo database",
+        },
         info.storage_root.display(),
         info.kb_root.display(),
         info.model,
