@@ -468,3 +468,50 @@ async fn messages_are_added_and_deleted_through_the_forms() {
     settle(&mut app, wrote).await;
     assert_eq!(stored_messages(&url, &id).await.len(), 27);
 }
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_opens_a_conversation_by_its_short_id() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    let full = app.state.list.rows[0].id.clone();
+    let short = full.split('-').next().unwrap().to_owned();
+    assert!(
+        screen(&mut app).contains(&short),
+        "the list shows the short id"
+    );
+
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, &format!("conv {short}"));
+    press(&mut app, KeyCode::Enter);
+    let settled = |a: &App| {
+        a.state
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.status != LoadStatus::Loading)
+    };
+    settle(&mut app, settled).await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    assert_eq!(conversation.status, LoadStatus::Loaded);
+    assert_eq!(conversation.id, full, "the prefix resolves to the whole id");
+
+    // A failed lookup says why and stops the spinner.
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "conv zzzz");
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, settled).await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    assert!(
+        matches!(&conversation.status, LoadStatus::Failed(e) if e.contains("no conversation zzzz")),
+        "{:?}",
+        conversation.status
+    );
+    settle(&mut app, |a| !a.state.busy()).await;
+    assert!(!screen(&mut app).contains("working"));
+}
