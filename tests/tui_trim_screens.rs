@@ -378,3 +378,48 @@ fn chat_memories_loading_and_error_states() {
     );
     snapshot!("chat_memories_error", &state);
 }
+
+#[test]
+fn enter_on_a_message_shows_it_whole() {
+    let mut state = memory_open();
+    // The tool result: a long JSON line the page cuts.
+    for _ in 0..8 {
+        press(&mut state, KeyCode::Down);
+    }
+    let page = tui_support::screen_text(&state, 80, 24);
+    assert!(
+        !page.contains("\"eta\":\"Friday\""),
+        "the page cuts it:\n{page}"
+    );
+    press(&mut state, KeyCode::Enter);
+    assert!(matches!(state.overlay, Overlay::Detail(_)));
+    for (width, height) in tui_support::ALL_SIZES {
+        let text = tui_support::screen_text(&state, width, height);
+        let flat: String = text.lines().collect::<Vec<_>>().join("");
+        assert!(flat.contains("Friday"), "{width}x{height}:\n{text}");
+        assert!(
+            text.contains("tool call call_1"),
+            "{width}x{height}:\n{text}"
+        );
+    }
+    snapshot!("chat_memory_message_detail", &state, all_sizes);
+    assert_popup_owns_the_keyboard(&mut state, "message detail");
+    press(&mut state, KeyCode::Esc);
+    assert_eq!(state.overlay, Overlay::None);
+}
+
+#[test]
+fn the_warnings_count_opens_as_a_list() {
+    let mut state = memory_open();
+    state.config_warnings = vec![
+        "unknown counter \"magic\": using openai".to_owned(),
+        "unknown encoding \"utf9\": using the model's".to_owned(),
+    ];
+    let status = tui_support::screen_text(&state, 80, 24);
+    assert!(status.contains("warnings: 2 (! lists them)"), "{status}");
+    press(&mut state, KeyCode::Char('!'));
+    let text = tui_support::screen_text(&state, 80, 24);
+    assert!(text.contains("2 warnings"), "{text}");
+    assert!(text.contains("1. unknown counter"), "{text}");
+    assert!(text.contains("2. unknown encoding"), "{text}");
+}

@@ -62,11 +62,12 @@ pub enum Action {
     Increase,
     Decrease,
     FocusBudget,
+    ShowWarnings,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 55] = [
+    pub const ALL: [Action; 56] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -122,6 +123,7 @@ impl Action {
         Action::Increase,
         Action::Decrease,
         Action::FocusBudget,
+        Action::ShowWarnings,
     ];
 
     /// Whether a global binding of this action still applies inside a popup: moving, closing
@@ -198,6 +200,7 @@ impl Action {
             Action::Increase => "next value",
             Action::Decrease => "previous value",
             Action::FocusBudget => "budget rows: scroll / leave",
+            Action::ShowWarnings => "warnings and the last message, whole",
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum KeyContext {
     Form,
     /// The help popup.
     Help,
+    /// A value shown whole (enter on a message, ! for the warnings).
+    Detail,
 }
 
 impl KeyContext {
@@ -50,6 +52,7 @@ impl KeyContext {
             KeyContext::Confirm => "Confirmation",
             KeyContext::Form => "Form",
             KeyContext::Help => "Help",
+            KeyContext::Detail => "Detail popup",
         }
     }
 
@@ -63,6 +66,7 @@ impl KeyContext {
                 | KeyContext::TrimPreview
                 | KeyContext::Form
                 | KeyContext::Help
+                | KeyContext::Detail
         )
     }
 }

@@ -581,6 +581,17 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A chat memory form (add, delete).
     Form(MemoryForm),
+    /// A value shown whole: a message, the warnings.
+    Detail(Detail),
+}
+
+/// A popup showing a text whole, wrapped and scrolled: what a cell or a line had to cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    pub title: String,
+    pub text: String,
+    /// Lines scrolled (the popup clamps it to its height).
+    pub scroll: usize,
 }
 
 /// The whole state of the TUI.
@@ -672,6 +683,7 @@ impl AppState {
             Overlay::Confirm(_) => return KeyContext::Confirm,
             Overlay::Form(_) => return KeyContext::Form,
             Overlay::Jobs => return KeyContext::Jobs,
+            Overlay::Detail(_) => return KeyContext::Detail,
             Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
         }
         if let Some(context) = super::update::memory_bases::key_context(self) {

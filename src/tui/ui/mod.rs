@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::keymap::KeyContext;
-use super::state::{AppState, Overlay, Prompt, Screen, Tab};
+use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 
 /// Below this size the layout cannot show its panes; a message says so instead.
@@ -81,6 +81,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
+        Overlay::Detail(detail) => draw_detail(detail, theme, frame, body),
         Overlay::None | Overlay::Prompt(_) => {}
     }
 }
@@ -156,12 +157,24 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let warnings = state.warnings().len();
     if warnings > 0 {
         spans.push(Span::styled(
-            format!("⚠ warnings: {warnings} "),
+            format!("⚠ warnings: {warnings} (! lists them) "),
             theme.warning,
         ));
     }
     if let Some(message) = &state.message {
-        spans.push(Span::styled(message.clone(), theme.error));
+        // What does not fit ends in … and `!` shows it whole.
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let room = usize::from(area.width).saturating_sub(used);
+        let shown = one_line(message, room);
+        let cut = shown.ends_with('…') && !message.ends_with('…');
+        spans.push(Span::styled(
+            if cut {
+                one_line(message, room.saturating_sub(8)) + " (! all)"
+            } else {
+                shown
+            },
+            theme.error,
+        ));
     }
     frame.render_widget(Line::from(spans), area);
 }
@@ -323,6 +336,43 @@ pub(crate) fn selectable_table<'a>(
         .highlight_symbol("> ");
     let mut table_state = TableState::default().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut table_state);
+}
+
+/// A text shown whole: wrapped, scrolled with the moving keys.
+fn draw_detail(detail: &Detail, theme: &Theme, frame: &mut Frame, body: Rect) {
+    let area = body.centered(Constraint::Percentage(90), Constraint::Percentage(90));
+    let inner_width = area.width.saturating_sub(2);
+    let lines: Vec<Line> = detail
+        .text
+        .lines()
+        .map(|line| Line::styled(line.to_owned(), theme.text))
+        .collect();
+    let total = budget::wrapped_height(&lines, inner_width);
+    let height = area.height.saturating_sub(2);
+    let scroll =
+        (detail.scroll.min(usize::from(u16::MAX)) as u16).min(total.saturating_sub(height));
+    let position = if total > height {
+        format!(
+            "· j/k scroll ({}–{} of {total}) ",
+            scroll + 1,
+            (scroll + height).min(total)
+        )
+    } else {
+        String::new()
+    };
+    let title = format!("{}{position}· esc closes ", detail.title);
+    let inner = popup(
+        one_line(&title, usize::from(inner_width)),
+        theme,
+        frame,
+        area,
+    );
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        inner,
+    );
 }
 
 /// A bordered, titled popup over `area` (cleared first); returns the area inside the border.

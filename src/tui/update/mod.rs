@@ -23,7 +23,7 @@ pub use memory_bases::{MbEffect, MbEvent, SyncResult};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
-    AppState, BUDGET_STEP, BudgetRows, ConversationState, DemoState, LoadStatus, Loaded,
+    AppState, BUDGET_STEP, BudgetRows, ConversationState, DemoState, Detail, LoadStatus, Loaded,
     MAX_BUDGET, NodeRow, NodesState, Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
     parse_budget,
 };
@@ -242,6 +242,24 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         memory_bases::jobs_action(state, action, effects);
         return true;
     }
+    if let Overlay::Detail(detail) = &mut state.overlay {
+        let scroll = &mut detail.scroll;
+        match action {
+            Action::Back | Action::Open | Action::ShowWarnings => state.overlay = Overlay::None,
+            Action::ToggleHelp => {
+                state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
+                state.help_scroll = 0;
+            }
+            Action::Up => *scroll = scroll.saturating_sub(1),
+            Action::Down => *scroll = scroll.saturating_add(1),
+            Action::PageUp => *scroll = scroll.saturating_sub(10),
+            Action::PageDown => *scroll = scroll.saturating_add(10),
+            Action::Top => *scroll = 0,
+            Action::Bottom => *scroll = usize::MAX / 2,
+            _ => {}
+        }
+        return true;
+    }
     // The trim preview, a confirmation and a form take every key but help: popups own the
     // keyboard, so even a quit bound inside one never acts behind it.
     if action != Action::ToggleHelp {
@@ -258,7 +276,11 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
                 chat_memories::form_action(state, action, effects);
                 return true;
             }
-            Overlay::None | Overlay::Help | Overlay::Prompt(_) | Overlay::Jobs => {}
+            Overlay::None
+            | Overlay::Help
+            | Overlay::Prompt(_)
+            | Overlay::Jobs
+            | Overlay::Detail(_) => {}
         }
     }
     match action {
@@ -268,6 +290,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             state.help_scroll = 0;
         }
         Action::ToggleJobs => memory_bases::open_jobs(state, effects),
+        Action::ShowWarnings => show_warnings(state),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
         Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
@@ -282,6 +305,33 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         },
     }
     true
+}
+
+/// The warnings in effect and the last message, whole, in a popup (the status line can only
+/// count and cut them).
+fn show_warnings(state: &mut AppState) {
+    let warnings = state.warnings();
+    let mut text = String::new();
+    if let Some(message) = &state.message {
+        text.push_str(&format!("Last message:\n{message}\n\n"));
+    }
+    if warnings.is_empty() {
+        text.push_str("No warnings.");
+    } else {
+        for (number, warning) in warnings.iter().enumerate() {
+            text.push_str(&format!("{}. {warning}\n", number + 1));
+        }
+    }
+    let title = match warnings.len() {
+        0 => " Messages ".to_owned(),
+        1 => " 1 warning ".to_owned(),
+        n => format!(" {n} warnings "),
+    };
+    state.overlay = Overlay::Detail(Detail {
+        title,
+        text,
+        scroll: 0,
+    });
 }
 
 /// Brings `tab` to the front. The conversations tab comes back on the screen it was left on;
