@@ -102,7 +102,7 @@ async fn keys_drive_the_app_over_the_demo_database() {
     press(&mut app, KeyCode::Char('t'));
     assert!(screen(&mut app).contains("thread: true tree path"));
     press(&mut app, KeyCode::Char('+'));
-    assert!(screen(&mut app).contains("max 2250"));
+    assert!(screen(&mut app).contains("max 2,250"));
 
     press(&mut app, KeyCode::Char('d'));
     assert!(screen(&mut app).contains("Dify's extraction, step 1 of"));
@@ -249,7 +249,7 @@ async fn memory_bases_tab_syncs_toggles_and_deletes_over_the_demo_database() {
     })
     .await;
     let popup = screen(&mut app);
-    assert!(popup.contains("committed"), "{popup}");
+    assert!(popup.contains("completed"), "{popup}");
     press(&mut app, KeyCode::Esc);
 
     // Auto-capture: Research notes is manual; a toggles it on.

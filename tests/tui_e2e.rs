@@ -202,7 +202,7 @@ fn syncs_a_memory_base_session_and_sees_the_finished_job() {
     session.wait_for_line(&["research-ada-0001", "0/20 messages"]);
     session.send("w");
     session.wait_for("Sync jobs");
-    session.wait_for_line(&["research-ada-0001", "committed", "100%"]);
+    session.wait_for_line(&["research-ada-0001", "completed", "100%"]);
     // w closes the popup (an esc followed at once by q would read as alt-q).
     session.send("w");
     session.wait_for("Sessions of Research notes memory");

@@ -13,6 +13,15 @@ pub mod trim;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 use crate::store::{ID_CANDIDATES, IdMatch, StoreError};
 
+/// `word` as `n` of it reads: "message" for 1, "messages" otherwise (regular plurals only).
+pub fn noun(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
 /// A typed id prefix that several ids start with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(

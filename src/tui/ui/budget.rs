@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::{one_line, placeholder, short_id};
 use crate::cli::output::thousands;
 use crate::inspect::budget::BudgetView;
+use crate::inspect::noun;
 use crate::memory::tokens::is_loaded;
 use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -321,9 +322,16 @@ fn draw_rows(
             lines.push(Line::styled(
                 one_line(
                     &format!(
-                        "──── cut: {} messages above are dropped, {} below are sent ────",
+                        "──── cut: {} {} above {} dropped, {} below {} sent ────",
                         thousands(cut as u64),
-                        thousands((messages.len() - cut) as u64)
+                        noun(cut as u64, "message"),
+                        if cut == 1 { "is" } else { "are" },
+                        thousands((messages.len() - cut) as u64),
+                        if messages.len() - cut == 1 {
+                            "is"
+                        } else {
+                            "are"
+                        }
                     ),
                     width,
                 ),
