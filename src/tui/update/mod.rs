@@ -222,19 +222,10 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
 fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
     state.message = None;
     if state.overlay == Overlay::Help {
-        // The popup clamps the scroll to what its height leaves hidden.
-        let scroll = &mut state.help_scroll;
-        match action {
-            Action::ToggleHelp | Action::Back => {
-                state.overlay = std::mem::take(&mut state.under_help);
-            }
-            Action::Up => *scroll = scroll.saturating_sub(1),
-            Action::Down => *scroll = scroll.saturating_add(1),
-            Action::PageUp => *scroll = scroll.saturating_sub(10),
-            Action::PageDown => *scroll = scroll.saturating_add(10),
-            Action::Top => *scroll = 0,
-            Action::Bottom => *scroll = usize::MAX / 2,
-            _ => {}
+        if matches!(action, Action::ToggleHelp | Action::Back) {
+            state.overlay = std::mem::take(&mut state.under_help);
+        } else {
+            scroll_text(&mut state.help_scroll, action);
         }
         return true;
     }
@@ -243,20 +234,13 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         return true;
     }
     if let Overlay::Detail(detail) = &mut state.overlay {
-        let scroll = &mut detail.scroll;
         match action {
             Action::Back | Action::Open | Action::ShowWarnings => state.overlay = Overlay::None,
             Action::ToggleHelp => {
                 state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
                 state.help_scroll = 0;
             }
-            Action::Up => *scroll = scroll.saturating_sub(1),
-            Action::Down => *scroll = scroll.saturating_add(1),
-            Action::PageUp => *scroll = scroll.saturating_sub(10),
-            Action::PageDown => *scroll = scroll.saturating_add(10),
-            Action::Top => *scroll = 0,
-            Action::Bottom => *scroll = usize::MAX / 2,
-            _ => {}
+            _ => scroll_text(&mut detail.scroll, action),
         }
         return true;
     }
@@ -305,6 +289,20 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         },
     }
     true
+}
+
+/// The moving keys over a scrolled text (help, a detail popup); the popup clamps the scroll to
+/// what its height leaves hidden.
+fn scroll_text(scroll: &mut usize, action: Action) {
+    match action {
+        Action::Up => *scroll = scroll.saturating_sub(1),
+        Action::Down => *scroll = scroll.saturating_add(1),
+        Action::PageUp => *scroll = scroll.saturating_sub(10),
+        Action::PageDown => *scroll = scroll.saturating_add(10),
+        Action::Top => *scroll = 0,
+        Action::Bottom => *scroll = usize::MAX / 2,
+        _ => {}
+    }
 }
 
 /// The warnings in effect and the last message, whole, in a popup (the status line can only
