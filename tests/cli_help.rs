@@ -188,6 +188,16 @@ fn help_popup_text() -> String {
 #[test]
 fn tui_strings_name_things_for_the_user() {
     let mut text = help_popup_text();
+    // The tree's markers have a legend, and the thread key names its three modes.
+    for legend in [
+        "Markers",
+        "only in Dify's extraction",
+        "only on the true tree path",
+        "regeneration: sibling 1 of 2",
+        "thread: Dify / parent fix / tree",
+    ] {
+        assert!(text.contains(legend), "the help lacks {legend:?}");
+    }
     for action in Action::ALL {
         text.push_str(action.default_description());
         text.push('\n');
@@ -248,6 +258,13 @@ fn command_output_shows_no_rust_enum_names() {
         vec!["thread", id.as_str(), "--mode", "fixed"],
     ] {
         let text = stdout(memscope(home.path()).args(&args));
+        if args == ["info"] {
+            assert!(
+                text.contains("memscope-tui.log"),
+                "info names the log:\n{text}"
+            );
+            assert!(text.contains(env!("CARGO_PKG_VERSION")), "{text}");
+        }
         found.extend(internal_references(&args.join(" "), &text, false));
     }
     assert!(found.is_empty(), "{}", found.join("\n"));

@@ -261,6 +261,19 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
             entries.push((keys, desc.to_owned()));
         }
     }
+    entries.push((String::new(), "Markers".to_owned()));
+    for (marker, meaning) in [
+        ("●", "on the thread memory sends"),
+        ("D", "only in Dify's extraction"),
+        ("T", "only on the true tree path"),
+        ("⚑", "where extraction and tree differ"),
+        ("(1/2)", "regeneration: sibling 1 of 2"),
+        ("▾ ▸", "expanded / collapsed"),
+        ("Σ", "a summary written by a trim"),
+        ("…", "cut: enter or ! shows it whole"),
+    ] {
+        entries.push((marker.to_owned(), meaning.to_owned()));
+    }
     entries.push((String::new(), "Commands".to_owned()));
     for command in [
         ":conv ID",
