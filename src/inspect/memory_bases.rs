@@ -282,6 +282,26 @@ pub async fn search<E: Embedder>(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn thresholds_are_whole_numbers_from_1_to_langflows_32_bit_column() {
+        assert_eq!(parse_threshold(" 50 "), Ok(50));
+        assert_eq!(parse_threshold("1"), Ok(1));
+        assert_eq!(parse_threshold("2147483647"), Ok(MAX_THRESHOLD));
+        for (text, says) in [
+            ("0", "threshold 0 is below 1"),
+            ("-5", "threshold -5 is below 1"),
+            ("2147483648", "above the largest, 2147483647"),
+            ("9999999999", "above the largest, 2147483647"),
+            ("99999999999999999999999", "above the largest"),
+            ("fifty", "is not a whole number"),
+            ("", "is not a whole number"),
+        ] {
+            let error = parse_threshold(text).unwrap_err();
+            assert!(error.contains(says), "{text:?}: {error}");
+        }
+    }
+
     use super::*;
 
     #[test]
