@@ -1480,20 +1480,21 @@ mod tests {
         assert_eq!(state.list.page_number(), 1);
     }
 
-    /// Pages of `PAGE_SIZE` rows named `p{page}-{row}`.
-    fn page_ids(page: usize) -> Vec<String> {
-        (0..PAGE_SIZE).map(|i| format!("p{page}-{i:02}")).collect()
+    /// Delivers page `page` (`PAGE_SIZE` rows named `p{page}-{row}`); returns the list loads it
+    /// chains.
+    fn page_loaded(state: &mut AppState, page: usize) -> Vec<Effect> {
+        let ids: Vec<String> = (0..PAGE_SIZE).map(|i| format!("p{page}-{i:02}")).collect();
+        list_loaded(state, &ids.iter().map(String::as_str).collect::<Vec<_>>())
+            .into_iter()
+            .filter(|e| matches!(e, Effect::LoadList { .. }))
+            .collect()
     }
 
     #[test]
     fn a_burst_of_next_page_keys_chains_from_each_loaded_page() {
         let mut state = state();
         start(&mut state);
-        let first = page_ids(1);
-        list_loaded(
-            &mut state,
-            &first.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
+        page_loaded(&mut state, 1);
         let mut requests = Vec::new();
         for _ in 0..40 {
             requests.extend(update(&mut state, key(']')));
@@ -1513,14 +1514,7 @@ mod tests {
                 "page {page} starts after the last row of page {}",
                 page - 1
             );
-            let ids = page_ids(page);
-            requests = list_loaded(
-                &mut state,
-                &ids.iter().map(String::as_str).collect::<Vec<_>>(),
-            )
-            .into_iter()
-            .filter(|e| matches!(e, Effect::LoadList { .. }))
-            .collect();
+            requests = page_loaded(&mut state, page);
             assert_eq!(state.list.page_number(), page);
             assert_eq!(state.list.rows[0].id, format!("p{page}-00"));
         }
@@ -1532,14 +1526,9 @@ mod tests {
         }
         assert_eq!(requests.len(), 1);
         for page in (38..=40).rev() {
-            let ids = page_ids(page);
-            let next = list_loaded(
-                &mut state,
-                &ids.iter().map(String::as_str).collect::<Vec<_>>(),
-            );
+            let chained = page_loaded(&mut state, page);
             assert_eq!(state.list.page_number(), page);
-            let chained = next.iter().any(|e| matches!(e, Effect::LoadList { .. }));
-            assert_eq!(chained, page > 38, "page {page}");
+            assert_eq!(chained.len(), usize::from(page > 38), "page {page}");
         }
     }
 
@@ -1547,11 +1536,7 @@ mod tests {
     fn a_failed_page_stops_the_burst_and_keeps_the_shown_page() {
         let mut state = state();
         start(&mut state);
-        let first = page_ids(1);
-        list_loaded(
-            &mut state,
-            &first.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
+        page_loaded(&mut state, 1);
         update(&mut state, key(']'));
         update(&mut state, key(']'));
         let generation = state.list.generation;
