@@ -170,14 +170,19 @@ fn a_node_context_is_a_trim_source_previewed_never_applied() {
     let outputs = preview("outputs");
     let label = outputs["source"].as_str().unwrap();
     assert!(
-        label.contains(&format!("node {RESEARCHER}")) && label.contains("design B"),
+        label.contains(&format!("node {RESEARCHER}")) && label.contains("node output context"),
         "{label}"
     );
     assert!(outputs["messages_before"].as_u64().unwrap() > 2);
     assert_eq!(outputs["messages_after"], 2);
     assert_eq!(outputs["mode"], "policy");
     let files = preview("files");
-    assert!(files["source"].as_str().unwrap().contains("design A"));
+    assert!(
+        files["source"]
+            .as_str()
+            .unwrap()
+            .contains("node memory file")
+    );
     let refused = memscope(home.path())
         .args([
             "trim",

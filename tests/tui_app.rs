@@ -102,7 +102,7 @@ async fn keys_drive_the_app_over_the_demo_database() {
     press(&mut app, KeyCode::Char('t'));
     assert!(screen(&mut app).contains("thread: true tree path"));
     press(&mut app, KeyCode::Char('+'));
-    assert!(screen(&mut app).contains("max 2250"));
+    assert!(screen(&mut app).contains("max 2,250"));
 
     press(&mut app, KeyCode::Char('d'));
     assert!(screen(&mut app).contains("Dify's extraction, step 1 of"));
@@ -251,7 +251,7 @@ async fn memory_bases_tab_syncs_toggles_and_deletes_over_the_demo_database() {
     })
     .await;
     let popup = screen(&mut app);
-    assert!(popup.contains("committed"), "{popup}");
+    assert!(popup.contains("completed"), "{popup}");
     press(&mut app, KeyCode::Esc);
 
     // Auto-capture: Research notes is manual; a toggles it on.
@@ -469,4 +469,51 @@ async fn messages_are_added_and_deleted_through_the_forms() {
     press(&mut app, KeyCode::Char('y'));
     settle(&mut app, wrote).await;
     assert_eq!(stored_messages(&url, &id).await.len(), 27);
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_opens_a_conversation_by_its_short_id() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    let full = app.state.list.rows[0].id.clone();
+    let short = full.split('-').next().unwrap().to_owned();
+    assert!(
+        screen(&mut app).contains(&short),
+        "the list shows the short id"
+    );
+
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, &format!("conv {short}"));
+    press(&mut app, KeyCode::Enter);
+    let settled = |a: &App| {
+        a.state
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.status != LoadStatus::Loading)
+    };
+    settle(&mut app, settled).await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    assert_eq!(conversation.status, LoadStatus::Loaded);
+    assert_eq!(conversation.id, full, "the prefix resolves to the whole id");
+
+    // A failed lookup says why and stops the spinner.
+    press(&mut app, KeyCode::Char(':'));
+    type_text(&mut app, "conv zzzz");
+    press(&mut app, KeyCode::Enter);
+    settle(&mut app, settled).await;
+    let conversation = app.state.conversation.as_ref().unwrap();
+    assert!(
+        matches!(&conversation.status, LoadStatus::Failed(e) if e.contains("no conversation zzzz")),
+        "{:?}",
+        conversation.status
+    );
+    settle(&mut app, |a| !a.state.busy()).await;
+    assert!(!screen(&mut app).contains("working"));
 }

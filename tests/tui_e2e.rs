@@ -149,7 +149,7 @@ fn opens_a_conversation_switches_thread_mode_and_changes_the_budget() {
     session.send("t");
     session.wait_for("thread: true tree path");
     session.send("+");
-    session.wait_for("max 2250");
+    session.wait_for("max 2,250");
     session.send("q");
     assert!(session.wait_exit());
 }
@@ -160,6 +160,11 @@ fn help_then_quit_restores_the_terminal() {
     session.wait_for("Last activity");
     session.send("?");
     session.wait_for("Help: keys from [keys]");
+    // The help is a popup: q does nothing behind it; ? closes it, then q quits.
+    session.send("q");
+    session.wait_for("close help");
+    session.send("?");
+    session.wait_for("? help");
     session.send("q");
     assert!(session.wait_exit(), "exit code 0");
     assert!(
@@ -179,13 +184,13 @@ fn opens_a_node_context_of_the_demo_chatflow() {
     session.send("o");
     session.wait_for("Research (llm)");
     session.wait_for("Write reply (llm)");
-    // Start first, then the researcher: its context was offloaded and disagrees with design A.
+    // Start first, then the researcher: its context was offloaded and disagrees with its node memory file.
     session.send("j");
     session.wait_for("outputs from the offloaded upload");
-    session.wait_for("A/B: assistant message differs");
+    session.wait_for("⚠ assistant message differs");
     session.wait_for("tokens kept");
     session.send("ss");
-    session.wait_for("node memory file (design A)");
+    session.wait_for("· node memory file");
     session.send("q");
     assert!(session.wait_exit());
 }
@@ -202,7 +207,7 @@ fn syncs_a_memory_base_session_and_sees_the_finished_job() {
     session.wait_for_line(&["research-ada-0001", "0/10 messages"]);
     session.send("w");
     session.wait_for("Sync jobs");
-    session.wait_for_line(&["research-ada-0001", "committed", "100%"]);
+    session.wait_for_line(&["research-ada-0001", "completed", "100%"]);
     // w closes the popup (an esc followed at once by q would read as alt-q).
     session.send("w");
     session.wait_for("Sessions of Research notes memory");

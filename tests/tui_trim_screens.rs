@@ -294,9 +294,68 @@ fn trim_preview_with_a_remote_summarizer_shows_its_prompt() {
 fn delete_form_and_its_confirmation() {
     let mut state = memory_open();
     press(&mut state, KeyCode::Char('d'));
-    snapshot!("chat_memory_delete_form", &state);
+    snapshot!("chat_memory_delete_form", &state, all_sizes);
     press(&mut state, KeyCode::Enter);
-    snapshot!("chat_memory_delete_confirmation", &state);
+    snapshot!("chat_memory_delete_confirmation", &state, all_sizes);
+}
+
+/// Keys that act behind a popup when it lets them through: quit, tabs, the command line.
+const NOT_FOR_POPUPS: [char; 6] = ['q', '1', '3', ':', 'r', 'w'];
+
+/// Every key a popup does not bind is swallowed, and its hint bar names only its own keys.
+fn assert_popup_owns_the_keyboard(state: &mut AppState, what: &str) {
+    let overlay = state.overlay.clone();
+    let screen = state.screen;
+    for (width, height) in tui_support::ALL_SIZES {
+        let hints = tui_support::hint_bar(state, width, height);
+        for foreign in ["quit", "command line", "next tab", "reload"] {
+            assert!(
+                !hints.contains(foreign),
+                "{what}: the hint bar offers {foreign:?}: {hints}"
+            );
+        }
+        assert!(
+            hints.contains("esc") || hints.contains(" no "),
+            "{what}: no way out named: {hints}"
+        );
+    }
+    for c in NOT_FOR_POPUPS {
+        let effects = press(state, KeyCode::Char(c));
+        assert!(!state.quit, "{what}: {c:?} quit the app");
+        assert_eq!(state.overlay, overlay, "{what}: {c:?} changed the popup");
+        assert_eq!(state.screen, screen, "{what}: {c:?} switched the screen");
+        assert!(effects.is_empty(), "{what}: {c:?} started {effects:?}");
+    }
+}
+
+#[test]
+fn popups_own_the_keyboard() {
+    let mut state = memory_open();
+    press(&mut state, KeyCode::Char('d'));
+    assert!(matches!(state.overlay, Overlay::Form(_)));
+    assert_popup_owns_the_keyboard(&mut state, "delete form");
+    press(&mut state, KeyCode::Enter);
+    assert!(matches!(state.overlay, Overlay::Confirm(_)));
+    assert_popup_owns_the_keyboard(&mut state, "delete confirmation");
+    // The way out still works.
+    press(&mut state, KeyCode::Esc);
+    assert_eq!(state.overlay, Overlay::None);
+
+    let mut state = previewing();
+    assert_eq!(state.overlay, Overlay::Trim);
+    assert_popup_owns_the_keyboard(&mut state, "trim preview");
+    press(&mut state, KeyCode::Char('A'));
+    assert_popup_owns_the_keyboard(&mut state, "apply confirmation");
+
+    let mut state = memory_open();
+    press(&mut state, KeyCode::Char('?'));
+    assert_eq!(state.overlay, Overlay::Help);
+    assert_popup_owns_the_keyboard(&mut state, "help");
+    press(&mut state, KeyCode::Char('?'));
+    assert_eq!(state.overlay, Overlay::None);
+    // Without a popup, q quits.
+    press(&mut state, KeyCode::Char('q'));
+    assert!(state.quit);
 }
 
 #[test]
@@ -318,4 +377,49 @@ fn chat_memories_loading_and_error_states() {
         },
     );
     snapshot!("chat_memories_error", &state);
+}
+
+#[test]
+fn enter_on_a_message_shows_it_whole() {
+    let mut state = memory_open();
+    // The tool result: a long JSON line the page cuts.
+    for _ in 0..8 {
+        press(&mut state, KeyCode::Down);
+    }
+    let page = tui_support::screen_text(&state, 80, 24);
+    assert!(
+        !page.contains("\"eta\":\"Friday\""),
+        "the page cuts it:\n{page}"
+    );
+    press(&mut state, KeyCode::Enter);
+    assert!(matches!(state.overlay, Overlay::Detail(_)));
+    for (width, height) in tui_support::ALL_SIZES {
+        let text = tui_support::screen_text(&state, width, height);
+        let flat: String = text.lines().collect::<Vec<_>>().join("");
+        assert!(flat.contains("Friday"), "{width}x{height}:\n{text}");
+        assert!(
+            text.contains("tool call call_1"),
+            "{width}x{height}:\n{text}"
+        );
+    }
+    snapshot!("chat_memory_message_detail", &state, all_sizes);
+    assert_popup_owns_the_keyboard(&mut state, "message detail");
+    press(&mut state, KeyCode::Esc);
+    assert_eq!(state.overlay, Overlay::None);
+}
+
+#[test]
+fn the_warnings_count_opens_as_a_list() {
+    let mut state = memory_open();
+    state.config_warnings = vec![
+        "unknown counter \"magic\": using openai".to_owned(),
+        "unknown encoding \"utf9\": using the model's".to_owned(),
+    ];
+    let status = tui_support::screen_text(&state, 80, 24);
+    assert!(status.contains("warnings: 2 (! lists them)"), "{status}");
+    press(&mut state, KeyCode::Char('!'));
+    let text = tui_support::screen_text(&state, 80, 24);
+    assert!(text.contains("2 warnings"), "{text}");
+    assert!(text.contains("1. unknown counter"), "{text}");
+    assert!(text.contains("2. unknown encoding"), "{text}");
 }

@@ -4,6 +4,20 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// `--threshold`: 1 to Langflow's 32-bit maximum, checked where the TUI form checks it.
+fn threshold_arg(text: &str) -> Result<i64, String> {
+    crate::inspect::memory_bases::parse_threshold(text)
+}
+
+/// A count that must be at least 1 (sizes, batch lengths, result counts).
+fn positive_usize(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{text:?} is not a whole number of at least 1")),
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "memscope",
@@ -11,8 +25,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "Inspect and administer the memory of LLM applications",
     long_about = "Inspect and administer the memory of LLM applications: conversations and their \
 regeneration threads, what Dify's TokenBufferMemory sends to the model, token budgets and more.\n\n\
-With no command, memscope opens its embedded demo database (created on first run) or the \
-configured one."
+With no command, memscope opens the terminal UI on its embedded demo database (created on \
+first run) or the configured one; press ? in it for every key, q to quit. `memscope info` shows \
+the files and paths in use."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -55,7 +70,7 @@ pub enum Command {
     Tokens(TokensArgs),
     /// Scan a database for memory problems; exits 1 when it finds any
     Doctor(DoctorArgs),
-    /// Chat memories (seed 004): list, show, add and delete messages
+    /// Chat memories (the message lists memory nodes store per chat): list, show, add and delete messages
     #[command(subcommand)]
     ChatMemory(ChatMemoryCommand),
     /// Preview trims on any history, apply them to chat memories, undo the last one
@@ -81,11 +96,13 @@ pub enum ChatMemoryCommand {
     List,
     /// A chat memory's policy and messages (Get Memory Data: limit and offset)
     Show {
-        /// Chat memory id
+        /// Chat memory id (or a unique prefix, as lists show it)
         id: String,
-        #[arg(long, default_value_t = 50)]
+        /// Messages per page
+        #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(1..))]
         limit: i64,
-        #[arg(long, default_value_t = 0)]
+        /// Messages to skip before the page
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
         offset: i64,
     },
     /// Add a message to (memory node, chat id), creating the memory if needed, then apply its policy
@@ -108,8 +125,10 @@ pub struct ChatMemoryAddArgs {
     /// Chat id
     #[arg(long)]
     pub chat: String,
+    /// Who wrote the message
     #[arg(long, value_enum)]
     pub role: MessageRole,
+    /// The message text
     #[arg(long)]
     pub content: String,
     /// Files as JSON: {"files": [{"url", "file_name", "content_type", …}]} or a bare list
@@ -121,7 +140,7 @@ pub struct ChatMemoryAddArgs {
     /// Label of a new memory
     #[arg(long, default_value = "Chat Memory")]
     pub label: String,
-    /// Policy JSON of a new memory (seed 004 defaults when absent)
+    /// Policy JSON of a new memory (the built-in defaults when absent)
     #[arg(long, value_name = "JSON", default_value = "{}")]
     pub policy: String,
     #[command(flatten)]
@@ -132,13 +151,15 @@ pub struct ChatMemoryAddArgs {
 pub enum DeleteScopeArg {
     /// Messages of the most recent workflow request
     Latest,
+    /// Every message
     All,
 }
 
 #[derive(Debug, Args)]
 pub struct ChatMemoryDeleteArgs {
-    /// Chat memory id
+    /// Chat memory id (or a unique prefix, as lists show it)
     pub id: String,
+    /// Which messages: those of the latest workflow request, or all
     #[arg(long, value_enum)]
     pub scope: DeleteScopeArg,
     /// Roles to delete
@@ -153,8 +174,27 @@ pub struct ChatMemoryDeleteArgs {
 pub enum TrimCommand {
     /// What a trim would do, changing nothing
     Preview(Box<TrimArgs>),
-    /// Apply a chat memory's trim (policy and flags) in one transaction
-    Apply(Box<TrimArgs>),
+    /// Apply a chat memory's trim (its policy, changed by the flags) in one transaction
+    #[command(
+        mut_arg("input", |a| a.hide(true)),
+        mut_arg("conversation", |a| a.hide(true)),
+        mut_arg("node", |a| a.hide(true)),
+        mut_arg("leaf", |a| a.hide(true)),
+        mut_arg("node_source", |a| a.hide(true)),
+        mut_arg("include_system", |a| a.hide(true)),
+        mut_arg("start_on", |a| a.hide(true)),
+        mut_arg("end_on", |a| a.hide(true)),
+        mut_arg("allow_partial", |a| a.hide(true)),
+        mut_arg("split_on", |a| a.hide(true)),
+        mut_arg("strategy", |a| a.help("drop-oldest or drop-middle (default: the memory's policy)"))
+    )]
+    Apply {
+        #[command(flatten)]
+        args: Box<TrimArgs>,
+        /// Confirm applying
+        #[arg(long)]
+        yes: bool,
+    },
     /// Restore the last change of a chat memory exactly
     Undo {
         /// Chat memory id
@@ -183,7 +223,7 @@ pub struct TrimArgs {
     /// With --node: the leaf to read the context at (default: the newest message)
     #[arg(long, value_name = "MSG", requires = "node")]
     pub leaf: Option<String>,
-    /// With --node: which context source (default: outputs, design B)
+    /// With --node: which context source (default: outputs, the node output context)
     #[arg(
         long = "source",
         id = "node_source",
@@ -198,20 +238,25 @@ pub struct TrimArgs {
     /// messages (len), or a token counter: openai, plugin, raw, zero (default from config)
     #[arg(long, value_name = "NAME")]
     pub counter: Option<String>,
+    /// Model whose tokenizer counts (default from config)
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
+    /// Encoding override: cl100k_base, o200k_base, p50k_base, r50k_base
     #[arg(long, value_name = "NAME")]
     pub encoding: Option<String>,
     /// trim_messages' max_tokens, or a policy's token limit
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,
+    /// first|last: always keep the leading system message
     #[arg(long)]
     pub include_system: bool,
     /// Message types the result must start on (comma-separated: human, ai, system, tool)
     #[arg(long, value_delimiter = ',', value_name = "TYPES")]
     pub start_on: Option<Vec<String>>,
+    /// Message types the result must end on (comma-separated: human, ai, system, tool)
     #[arg(long, value_delimiter = ',', value_name = "TYPES")]
     pub end_on: Option<Vec<String>>,
+    /// first|last: split the message at the limit instead of dropping it whole
     #[arg(long)]
     pub allow_partial: bool,
     /// allow_partial's text splitter separator (default: newline)
@@ -226,31 +271,35 @@ pub struct TrimArgs {
     /// continuous or threshold
     #[arg(long, value_name = "M")]
     pub trim_mode: Option<String>,
+    /// Policy: the most messages kept (limit type messages)
     #[arg(long, value_name = "N")]
     pub max_messages: Option<u64>,
+    /// Threshold trimming: trim once the history reaches this size
     #[arg(long, value_name = "N")]
     pub trigger: Option<u64>,
+    /// Threshold trimming: the size a trim brings the history down to
     #[arg(long, value_name = "N")]
     pub target: Option<u64>,
+    /// Policy: never trim below this many messages
     #[arg(long, value_name = "N")]
     pub min_messages: Option<u64>,
+    /// drop-middle: the first messages always kept
     #[arg(long, value_name = "N")]
     pub keep_first: Option<u64>,
+    /// Policy: blank the results of old tool calls before trimming
     #[arg(long)]
     pub clear_tool_results: bool,
+    /// Policy: the most images kept across the history
     #[arg(long, value_name = "N")]
     pub max_images: Option<u64>,
     /// Replace the removed messages by a summary
     #[arg(long)]
     pub summarize: bool,
-    /// The summarizer's rules (seed 004's default when absent)
+    /// The summarizer's rules (the built-in rules when absent)
     #[arg(long, value_name = "TEXT")]
     pub summarize_prompt: Option<String>,
     #[command(flatten)]
     pub summarizer: SummarizerArgs,
-    /// Confirm applying
-    #[arg(long)]
-    pub yes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -259,8 +308,9 @@ pub enum SummarizerKind {
     None,
     /// Offline: the most informative sentences within the token cap
     Extractive,
-    /// An OpenAI-compatible chat-completions endpoint
-    Openai,
+    /// An OpenAI-compatible chat-completions endpoint (`[summarizer] kind = "chat-completions"`)
+    #[value(alias = "openai")]
+    ChatCompletions,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -278,7 +328,7 @@ pub struct SummarizerArgs {
     #[arg(long, value_name = "VAR")]
     pub summarizer_key_env: Option<String>,
     /// Default: `[summarizer] timeout_seconds`
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub summarizer_timeout: Option<u64>,
 }
 
@@ -307,7 +357,7 @@ pub struct ConversationsArgs {
     #[arg(long, value_name = "TEXT")]
     pub search: Option<String>,
     /// At most this many rows
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub limit: u32,
     /// Continue after this cursor (printed as `next` by the previous page)
     #[arg(long, value_name = "CURSOR")]
@@ -316,9 +366,9 @@ pub struct ConversationsArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ThreadMode {
-    /// Dify's extraction, as main does it (bug #39031 included)
+    /// Dify's extraction, as Dify runs it (it can stop early at an unrelated root)
     Dify,
-    /// Dify's extraction with the fix of PR #39032
+    /// Dify's extraction with the parent fix: unrelated roots no longer end the thread
     Fixed,
     /// The true tree path from the leaf up to its root
     Tree,
@@ -354,18 +404,20 @@ pub struct HistoryArgs {
     /// Conversation id
     pub conversation: String,
     /// max_token_limit (default from config: Dify's 2000)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,
-    /// message_limit, the memory window (default: the app's window, else 500)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// message_limit, the memory window (default and 0: the app's window, else 500)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub message_limit: Option<i64>,
     #[command(flatten)]
     pub tokens: TokenArgs,
     /// Render as get_history_prompt_text does
     #[arg(long)]
     pub text: bool,
+    /// With --text: the label of user lines
     #[arg(long, default_value = "Human", requires = "text")]
     pub human_prefix: String,
+    /// With --text: the label of assistant lines
     #[arg(long, default_value = "Assistant", requires = "text")]
     pub ai_prefix: String,
 }
@@ -382,7 +434,7 @@ pub struct TokensArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Report histories over this many tokens (default from config)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub budget: Option<i64>,
     #[command(flatten)]
     pub tokens: TokenArgs,
@@ -404,9 +456,9 @@ pub struct NodesArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NodeSource {
-    /// Design A: the node memory file in object storage
+    /// The node memory file in object storage
     Files,
-    /// Design B: outputs["context"] of the thread's last run
+    /// The node output context: outputs["context"] of the thread's last run
     Outputs,
     /// What the node actually sent: process_data["prompts"], system prompt included
     Prompts,
@@ -425,7 +477,7 @@ pub struct NodeContextArgs {
     #[arg(long, value_enum, default_value_t = NodeSource::Outputs)]
     pub source: NodeSource,
     /// max_token_limit (default from config: Dify's 2000)
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,
     #[command(flatten)]
     pub tokens: TokenArgs,
@@ -438,16 +490,16 @@ pub struct SyncArgs {
     #[arg(long, env = "MEMSCOPE_EMBEDDINGS_URL", value_name = "URL")]
     pub embeddings_url: Option<String>,
     /// Dimension of that server's vectors [config: memory_bases.embeddings_dimension]
-    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_DIMENSION")]
+    #[arg(long, env = "MEMSCOPE_EMBEDDINGS_DIMENSION", value_parser = positive_usize)]
     pub embeddings_dimension: Option<usize>,
     /// Texts per embeddings request [config: memory_bases.embeddings_batch]
-    #[arg(long)]
+    #[arg(long, value_parser = positive_usize)]
     pub embeddings_batch: Option<usize>,
     /// Seconds before an embeddings request times out [config: memory_bases.embeddings_timeout_secs]
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub embeddings_timeout: Option<u64>,
     /// SQLite sync lease in seconds: how long a killed sync blocks its session [config: memory_bases.lease_secs]
-    #[arg(long, env = "MEMSCOPE_SYNC_LEASE_SECS")]
+    #[arg(long, env = "MEMSCOPE_SYNC_LEASE_SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub lease_secs: Option<u64>,
 }
 
@@ -475,9 +527,9 @@ pub struct MbArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum UnitArg {
-    /// Output messages after the cursor (the seed)
+    /// Output messages after the sync cursor
     Messages,
-    /// Completed flow runs not yet ingested (Langflow as shipped)
+    /// Completed flow runs not yet ingested (Langflow's own unit)
     Runs,
 }
 
@@ -487,12 +539,15 @@ pub enum MbCommand {
     List,
     /// Create a memory base on a flow
     Create {
+        /// Name of the new base (unique for the flow's owner)
         name: String,
         /// Flow id or name
         #[arg(long)]
         flow: String,
-        #[arg(long, default_value_t = 50)]
+        /// Pending messages or runs that start an automatic sync: 1 to 2147483647
+        #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = threshold_arg)]
         threshold: i64,
+        /// What the threshold counts
         #[arg(long, value_enum, default_value_t = UnitArg::Runs)]
         unit: UnitArg,
         /// Sync automatically when a session reaches the threshold
@@ -503,31 +558,45 @@ pub enum MbCommand {
         embedding_model: Option<String>,
     },
     /// Show one memory base, its sessions and recent jobs
-    Show { base: String },
+    Show {
+        /// Memory base id or name
+        base: String,
+    },
     /// Change a memory base's name, threshold, unit or auto-capture
     Update {
+        /// Memory base id or name
         base: String,
+        /// New name
         #[arg(long)]
         name: Option<String>,
-        #[arg(long)]
+        /// New threshold: 1 to 2147483647
+        #[arg(long, allow_negative_numbers = true, value_parser = threshold_arg)]
         threshold: Option<i64>,
+        /// What the threshold counts
         #[arg(long, value_enum)]
         unit: Option<UnitArg>,
+        /// Sync automatically when a session reaches the threshold (true or false)
         #[arg(long, action = clap::ArgAction::Set)]
         auto_capture: Option<bool>,
     },
     /// Delete a memory base, its sessions and records and its knowledge base
     Delete {
+        /// Memory base id or name
         base: String,
         /// Really delete
         #[arg(long)]
         yes: bool,
     },
     /// List a memory base's sessions: cursor, pending against threshold, last sync
-    Sessions { base: String },
+    Sessions {
+        /// Memory base id or name
+        base: String,
+    },
     /// Sync now: ingest every pending message of one session or of all
     Sync {
+        /// Memory base id or name
         base: String,
+        /// Only this session (default: every session of the base)
         #[arg(long)]
         session: Option<String>,
         /// Wait up to this many seconds for a running sync instead of failing at once
@@ -536,30 +605,43 @@ pub enum MbCommand {
     },
     /// Rebuild the knowledge base from scratch (after a mismatch)
     Regenerate {
+        /// Memory base id or name
         base: String,
         /// Really clear the cursors and the knowledge base
         #[arg(long)]
         yes: bool,
     },
     /// Check knowledge bases against the database; exits 1 on any mismatch
-    Check { base: Option<String> },
+    Check {
+        /// Memory base id or name (default: every base)
+        base: Option<String>,
+    },
     /// Search a memory base's knowledge base
     Search {
+        /// Memory base id or name
         base: String,
+        /// What to look for
         query: String,
+        /// Only this session's chunks
         #[arg(long)]
         session: Option<String>,
-        #[arg(long, default_value_t = 5)]
+        /// How many chunks to return
+        #[arg(long, default_value_t = 5, value_parser = positive_usize)]
         top_k: usize,
     },
     /// Running and recent ingestion jobs
     Jobs {
+        /// Memory base id or name (default: every base)
         base: Option<String>,
-        #[arg(long, default_value_t = 20)]
+        /// At most this many jobs
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(i64).range(1..))]
         limit: i64,
     },
     /// Cancel a queued or running ingestion job (any process)
-    Cancel { job: String },
+    Cancel {
+        /// Job id, as `mb jobs` lists it
+        job: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -567,6 +649,7 @@ pub struct CaptureArgs {
     /// Flow id or name
     #[arg(long)]
     pub flow: String,
+    /// The session (chat) the run belongs to
     #[arg(long)]
     pub session: String,
     /// The run's id (default: a new one)
@@ -582,7 +665,7 @@ pub struct CaptureArgs {
 #[derive(Debug, Args)]
 pub struct WatchArgs {
     /// Seconds between checks [config: memory_bases.watch_interval_secs]
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub interval: Option<u64>,
     /// Check once and exit
     #[arg(long)]

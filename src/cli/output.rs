@@ -125,7 +125,8 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
     use crate::sync::SyncError;
     if let Some(store) = error.downcast_ref::<StoreError>() {
         let kind = match store {
-            StoreError::ReadOnly { .. } => "read-only",
+            StoreError::ReadOnly { .. } | StoreError::ForeignWrite { .. } => "read-only",
+            StoreError::Lacks { .. } => "not-in-this-database",
             _ => "database",
         };
         return (ExitCode::Failure, kind, store.hint());
@@ -139,6 +140,7 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
             InspectError::UnknownConversation { .. } | InspectError::UnknownMessage { .. } => {
                 (ExitCode::Failure, "not-found", None)
             }
+            InspectError::Ambiguous(_) => (ExitCode::Failure, "ambiguous", None),
             InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
         };
     }

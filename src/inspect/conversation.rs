@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::InspectError;
+use super::{AmbiguousId, InspectError};
 use crate::memory::history::{MAX_ROW_WINDOW, row_window};
 use crate::memory::model::{MessageFile, StoredMessage};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
@@ -43,14 +43,21 @@ pub struct WindowedRows {
     pub files: Vec<MessageFile>,
 }
 
-async fn conversation_info(store: &Store, id: &str) -> Result<ConversationInfo, InspectError> {
-    store
-        .conversation_info(id)
-        .await?
-        .ok_or_else(|| InspectError::UnknownConversation {
-            id: id.to_owned(),
-            url: store.url().to_owned(),
-        })
+/// The conversation `id` names: a whole id or a unique prefix of one (the list shows the first
+/// eight characters), for the CLI and the TUI alike.
+pub(crate) async fn conversation_info(
+    store: &Store,
+    id: &str,
+) -> Result<ConversationInfo, InspectError> {
+    let unknown = || InspectError::UnknownConversation {
+        id: id.to_owned(),
+        url: store.url().to_owned(),
+    };
+    let found = store.resolve_conversation_id(id).await?;
+    let Some(full) = AmbiguousId::check("conversation", id, found)? else {
+        return Err(unknown());
+    };
+    store.conversation_info(&full).await?.ok_or_else(unknown)
 }
 
 async fn files_of(store: &Store, rows: &[StoredMessage]) -> Result<Vec<MessageFile>, InspectError> {
@@ -135,6 +142,28 @@ pub enum ThreadMode {
     Fixed,
     /// The true path from the chosen leaf up to its root.
     Tree,
+}
+
+impl ThreadMode {
+    /// What the thread is, in the words the CLI and the TUI show.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ThreadMode::Dify => "Dify's extraction",
+            ThreadMode::Fixed => "Dify's extraction with the parent fix",
+            ThreadMode::Tree => "true tree path",
+        }
+    }
+}
+
+impl WindowSource {
+    /// Where the row window comes from, in the words the CLI and the TUI show.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WindowSource::Requested => "requested",
+            WindowSource::App => "the app's window",
+            WindowSource::DifyDefault => "Dify's default",
+        }
+    }
 }
 
 /// A conversation's thread seen both ways.

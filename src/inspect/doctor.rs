@@ -446,7 +446,7 @@ mod tests {
                 ..
             }
         ));
-        assert!(findings[0].describe().contains("#39031"));
+        assert!(findings[0].describe().contains("unrelated root"));
     }
 
     #[test]

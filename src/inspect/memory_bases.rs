@@ -143,6 +143,33 @@ pub async fn find_flow(store: &Store, key: &str) -> Result<String, BaseError> {
     }
 }
 
+/// The largest threshold: Langflow keeps it in a 32-bit integer column.
+pub const MAX_THRESHOLD: i64 = i32::MAX as i64;
+
+/// A threshold as typed (CLI flag or TUI form): a whole number from 1 to [`MAX_THRESHOLD`].
+pub fn parse_threshold(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(n) if (1..=MAX_THRESHOLD).contains(&n) => Ok(n),
+        Ok(n) if n < 1 => Err(format!("threshold {n} is below 1")),
+        Ok(n) => Err(format!(
+            "threshold {n} is above the largest, {MAX_THRESHOLD} (Langflow's column is 32-bit)"
+        )),
+        Err(_)
+            if !text.is_empty()
+                && text
+                    .trim_start_matches('-')
+                    .bytes()
+                    .all(|b| b.is_ascii_digit()) =>
+        {
+            Err(format!(
+                "threshold {text} is above the largest, {MAX_THRESHOLD} (Langflow's column is 32-bit)"
+            ))
+        }
+        Err(_) => Err(format!("threshold {text:?} is not a whole number")),
+    }
+}
+
 /// What a new memory base is made of, as the user gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewBaseRequest {
@@ -255,6 +282,26 @@ pub async fn search<E: Embedder>(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn thresholds_are_whole_numbers_from_1_to_langflows_32_bit_column() {
+        assert_eq!(parse_threshold(" 50 "), Ok(50));
+        assert_eq!(parse_threshold("1"), Ok(1));
+        assert_eq!(parse_threshold("2147483647"), Ok(MAX_THRESHOLD));
+        for (text, says) in [
+            ("0", "threshold 0 is below 1"),
+            ("-5", "threshold -5 is below 1"),
+            ("2147483648", "above the largest, 2147483647"),
+            ("9999999999", "above the largest, 2147483647"),
+            ("99999999999999999999999", "above the largest"),
+            ("fifty", "is not a whole number"),
+            ("", "is not a whole number"),
+        ] {
+            let error = parse_threshold(text).unwrap_err();
+            assert!(error.contains(says), "{text:?}: {error}");
+        }
+    }
+
     use super::*;
 
     #[test]

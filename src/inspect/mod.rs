@@ -12,12 +12,63 @@ pub mod syncers;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
-use crate::store::StoreError;
+use crate::store::{ID_CANDIDATES, IdMatch, StoreError};
+
+/// `word` as `n` of it reads: "message" for 1, "messages" otherwise (regular plurals only).
+pub fn noun(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// A typed id prefix that several ids start with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} id {prefix} is ambiguous: {} start with it ({}); type more of the id",
+    count(candidates),
+    candidates.join(", ")
+)]
+pub struct AmbiguousId {
+    pub what: &'static str,
+    pub prefix: String,
+    pub candidates: Vec<String>,
+}
+
+fn count(candidates: &[String]) -> String {
+    if candidates.len() >= ID_CANDIDATES {
+        format!("{} or more ids", candidates.len())
+    } else {
+        format!("{} ids", candidates.len())
+    }
+}
+
+impl AmbiguousId {
+    /// The one id `found` names; `Ok(None)` when none does.
+    pub fn check(
+        what: &'static str,
+        prefix: &str,
+        found: IdMatch,
+    ) -> Result<Option<String>, AmbiguousId> {
+        match found {
+            IdMatch::One(id) => Ok(Some(id)),
+            IdMatch::Unknown => Ok(None),
+            IdMatch::Ambiguous(candidates) => Err(AmbiguousId {
+                what,
+                prefix: prefix.trim().to_owned(),
+                candidates,
+            }),
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
     #[error("no conversation {id} in {url}")]
     UnknownConversation { id: String, url: String },
+    #[error(transparent)]
+    Ambiguous(#[from] AmbiguousId),
     #[error("no message {id} in conversation {conversation}")]
     UnknownMessage { id: String, conversation: String },
     #[error("{0}")]

@@ -59,8 +59,8 @@ impl ContextSource {
 
     pub fn describe(self) -> &'static str {
         match self {
-            ContextSource::Files => "node memory file (design A)",
-            ContextSource::Outputs => "outputs.context (design B)",
+            ContextSource::Files => "node memory file",
+            ContextSource::Outputs => "node output context",
             ContextSource::Prompts => "prompts actually sent",
         }
     }
@@ -116,13 +116,7 @@ pub async fn load_thread(
 ) -> Result<NodeThread, InspectError> {
     let (info, rows_newest_first) = match leaf {
         None => {
-            let info = store
-                .conversation_info(conversation_id)
-                .await?
-                .ok_or_else(|| InspectError::UnknownConversation {
-                    id: conversation_id.to_owned(),
-                    url: store.url().to_owned(),
-                })?;
+            let info = super::conversation::conversation_info(store, conversation_id).await?;
             let rows = store
                 .history_messages(&info.id, MAX_ROW_WINDOW as i64)
                 .await?;

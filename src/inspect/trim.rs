@@ -8,6 +8,7 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::AmbiguousId;
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 use crate::memory::tokens::{CountCache, TokenCounter};
@@ -23,6 +24,8 @@ use crate::summarize::{SummarizeError, Summarizer, summarize_plan};
 pub enum TrimInspectError {
     #[error("no chat memory {0}")]
     UnknownMemory(String),
+    #[error(transparent)]
+    Ambiguous(#[from] super::AmbiguousId),
     #[error(
         "trims are applied to chat memories only: {0} is a view computed at read time, and its \
          rows are never deleted; use `trim preview` to see what a trim would do"
@@ -155,11 +158,12 @@ impl LoadedMemory {
     }
 }
 
+/// The chat memory `id` names (a whole id or a unique prefix), with its policy and messages.
 pub async fn load_memory(store: &Store, id: &str) -> Result<LoadedMemory, TrimInspectError> {
-    let memory = store
-        .chat_memory(id)
-        .await?
-        .ok_or_else(|| TrimInspectError::UnknownMemory(id.to_owned()))?;
+    let unknown = || TrimInspectError::UnknownMemory(id.to_owned());
+    let found = store.resolve_chat_memory_id(id).await?;
+    let full = AmbiguousId::check("chat memory", id, found)?.ok_or_else(unknown)?;
+    let memory = store.chat_memory(&full).await?.ok_or_else(unknown)?;
     let policy = ChatMemoryPolicy::from_json(&memory.policy).map_err(|source| {
         TrimInspectError::BadStoredPolicy {
             id: memory.id.clone(),

@@ -99,7 +99,7 @@ impl StepReason {
             }
             StepReason::RootEndsWalk => "no parent: the thread's root, the walk stops",
             StepReason::UnrelatedRootEndsWalk => {
-                "no parent and not on the thread, yet the walk stops here (bug #39031)"
+                "no parent and not on the thread, yet Dify's walk stops here: the rest of the thread is lost"
             }
             StepReason::NotOnThread => "not on the thread: a sibling or another branch",
         }
@@ -235,14 +235,25 @@ pub enum ThreadComparison {
     },
 }
 
+/// The first block of a UUID, as lists show ids (and as every command accepts them).
+fn short(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}
+
 impl std::fmt::Display for ThreadComparison {
+    /// One sentence with ids shortened as lists show them.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let or_none = |id: &Option<String>| id.clone().unwrap_or_else(|| "nothing".to_owned());
+        let or_none = |id: &Option<String>| {
+            id.as_deref()
+                .map_or_else(|| "nothing".to_owned(), |i| short(i).to_owned())
+        };
         match self {
             ThreadComparison::Same => write!(f, "Dify's thread is the tree path"),
             ThreadComparison::FollowedNewerLeaf { dify_start, chosen } => write!(
                 f,
-                "Dify starts from the newest message {dify_start}, not from {chosen} (#18827)"
+                "Dify starts from the newest message {}, not from {}",
+                short(dify_start),
+                short(chosen)
             ),
             ThreadComparison::StoppedAtUnrelatedRoot {
                 root,
@@ -250,8 +261,9 @@ impl std::fmt::Display for ThreadComparison {
                 expected,
             } => write!(
                 f,
-                "Dify stopped at the unrelated root {root} at position {position} where the \
-                 tree has {} (#39031)",
+                "Dify stopped at the unrelated root {} at position {position} where the \
+                 tree has {}",
+                short(root),
                 or_none(expected)
             ),
             ThreadComparison::TookRowAfterNil {
@@ -260,7 +272,9 @@ impl std::fmt::Display for ThreadComparison {
                 tree_parent,
             } => write!(
                 f,
-                "after {nil_child}'s UUID_NIL parent Dify took {taken}; the tree links {}",
+                "after {}'s UUID_NIL parent Dify took {}; the tree links {}",
+                short(nil_child),
+                short(taken),
                 or_none(tree_parent)
             ),
             ThreadComparison::WindowCut {
@@ -268,8 +282,9 @@ impl std::fmt::Display for ThreadComparison {
                 parent_not_loaded,
             } => write!(
                 f,
-                "the row window ends at {oldest_loaded}: its parent {parent_not_loaded} was not \
-                 loaded"
+                "the row window ends at {}: its parent {} was not loaded",
+                short(oldest_loaded),
+                short(parent_not_loaded)
             ),
             ThreadComparison::Diverged {
                 position,
@@ -651,12 +666,12 @@ pub(crate) mod tests {
         let cut = compare("A<-- B<-A X<-- C<-B", "C<-B X<-- B<-A A<--", "C");
         assert_eq!(
             cut.to_string(),
-            "Dify stopped at the unrelated root X at position 1 where the tree has B (#39031)"
+            "Dify stopped at the unrelated root X at position 1 where the tree has B"
         );
         assert!(
             StepReason::UnrelatedRootEndsWalk
                 .describe()
-                .contains("#39031")
+                .contains("the rest of the thread is lost")
         );
     }
 

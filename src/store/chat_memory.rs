@@ -11,6 +11,7 @@ use chrono::{NaiveDateTime, Utc};
 use sqlx::{AssertSqlSafe, FromRow};
 
 use super::insert::{CHAT_MEMORY_MESSAGES, insert_postgres, insert_sqlite};
+use super::queries::IdMatch;
 use super::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use super::{Backend, DbPool, Store, StoreError};
 
@@ -265,6 +266,15 @@ impl Store {
                 .await
         })
         .map_err(|e| self.query_failed(e))
+    }
+
+    /// The chat memory `text` names: its whole id or a unique prefix (what the list shows).
+    pub async fn resolve_chat_memory_id(&self, text: &str) -> Result<IdMatch, StoreError> {
+        self.resolve_id(
+            text,
+            "SELECT id::text FROM chat_memories WHERE id::text LIKE $1 ORDER BY id::text LIMIT 6",
+        )
+        .await
     }
 
     pub async fn chat_memory(&self, id: &str) -> Result<Option<ChatMemoryRow>, StoreError> {

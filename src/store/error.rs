@@ -117,6 +117,10 @@ impl StoreError {
             StoreError::ReadOnly { .. } => {
                 "run the command again with --write if this database may be changed".to_owned()
             }
+            StoreError::Lacks { .. } => {
+                "`memscope info` says what this database holds and which commands read it"
+                    .to_owned()
+            }
             StoreError::Query { source, .. } if is_disk_full(source) => {
                 "the disk (or the database's size limit) is full: the change was rolled back, \
                  nothing was written; free space and run the command again"

@@ -68,7 +68,7 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 
 pub use queries::{
     BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,
-    ConversationSummary, DanglingRunRef, TableCount,
+    ConversationSummary, DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -63,6 +63,41 @@ pub(super) fn canonical_uuid(id: &str) -> Option<String> {
         .map(|u| u.hyphenated().to_string())
 }
 
+/// What a typed id names: a whole id or any unique prefix of one, as git takes commit ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdMatch {
+    One(String),
+    Unknown,
+    /// Several ids start with the prefix: the first [`ID_CANDIDATES`] of them, sorted.
+    Ambiguous(Vec<String>),
+}
+
+/// How many candidates an ambiguous prefix names.
+pub const ID_CANDIDATES: usize = 5;
+
+impl IdMatch {
+    /// The match for ids found by a prefix query asking for one more than [`ID_CANDIDATES`].
+    pub(super) fn from_found(mut ids: Vec<String>) -> IdMatch {
+        match ids.len() {
+            0 => IdMatch::Unknown,
+            1 => IdMatch::One(ids.remove(0)),
+            _ => {
+                ids.truncate(ID_CANDIDATES);
+                IdMatch::Ambiguous(ids)
+            }
+        }
+    }
+}
+
+/// The `LIKE` pattern for the ids starting with `text`, `None` when no UUID can start so.
+pub(super) fn id_prefix_pattern(text: &str) -> Option<String> {
+    let prefix = text.trim().to_ascii_lowercase();
+    let uuid_like = !prefix.is_empty()
+        && prefix.len() <= 36
+        && prefix.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+    uuid_like.then(|| format!("{prefix}%"))
+}
+
 /// A `LIKE` pattern matching `text` literally (with `\` as the escape character).
 fn like_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -366,6 +401,35 @@ impl Store {
                 .fetch_all(pool)
                 .await
         })
+        .map_err(|e| self.query_failed(e))
+    }
+
+    /// The conversation `text` names: its whole id or a unique prefix (what the list shows).
+    pub async fn resolve_conversation_id(&self, text: &str) -> Result<IdMatch, StoreError> {
+        self.resolve_id(
+            text,
+            "SELECT id::text FROM conversations WHERE id::text LIKE $1 ORDER BY id::text LIMIT 6",
+        )
+        .await
+    }
+
+    /// `text` as a whole id (not checked: the caller's lookup says whether it exists), else the
+    /// ids `prefix_sql` finds for the prefix pattern `$1` (at most [`ID_CANDIDATES`] + 1).
+    pub(super) async fn resolve_id(
+        &self,
+        text: &str,
+        prefix_sql: &'static str,
+    ) -> Result<IdMatch, StoreError> {
+        if let Some(id) = canonical_uuid(text) {
+            return Ok(IdMatch::One(id));
+        }
+        let Some(pattern) = id_prefix_pattern(text) else {
+            return Ok(IdMatch::Unknown);
+        };
+        on_pool!(self.pool, prefix_sql, |pool, sql| {
+            sqlx::query_scalar(sql).bind(&pattern).fetch_all(pool).await
+        })
+        .map(IdMatch::from_found)
         .map_err(|e| self.query_failed(e))
     }
 

@@ -61,11 +61,13 @@ pub enum Action {
     Summarize,
     Increase,
     Decrease,
+    FocusBudget,
+    ShowWarnings,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 54] = [
+    pub const ALL: [Action; 56] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -120,7 +122,25 @@ impl Action {
         Action::Summarize,
         Action::Increase,
         Action::Decrease,
+        Action::FocusBudget,
+        Action::ShowWarnings,
     ];
+
+    /// Whether a global binding of this action still applies inside a popup: moving, closing
+    /// and help. Everything else a popup does not bind itself is swallowed.
+    pub fn works_in_popups(self) -> bool {
+        matches!(
+            self,
+            Action::Back
+                | Action::Up
+                | Action::Down
+                | Action::PageUp
+                | Action::PageDown
+                | Action::Top
+                | Action::Bottom
+                | Action::ToggleHelp
+        )
+    }
 
     /// The description used when a binding does not give its own.
     pub fn default_description(self) -> &'static str {
@@ -142,10 +162,10 @@ impl Action {
             Action::PrevPage => "previous page",
             Action::Collapse => "collapse / parent",
             Action::Expand => "expand",
-            Action::ToggleThreadMode => "Dify thread / tree path",
+            Action::ToggleThreadMode => "thread: Dify / parent fix / tree",
             Action::JumpLatest => "latest leaf",
             Action::ToggleNodes => "nodes pane",
-            Action::NextSource => "design A / design B / prompts",
+            Action::NextSource => "memory file / output context / prompts",
             Action::BudgetUp => "budget +",
             Action::BudgetDown => "budget -",
             Action::NextModel => "next model",
@@ -179,6 +199,8 @@ impl Action {
             Action::Confirm => "yes / save",
             Action::Increase => "next value",
             Action::Decrease => "previous value",
+            Action::FocusBudget => "budget rows: scroll / leave",
+            Action::ShowWarnings => "warnings and the last message, whole",
         }
     }
 }

@@ -32,6 +32,10 @@ pub enum KeyContext {
     Confirm,
     TrimPreview,
     Form,
+    /// The help popup.
+    Help,
+    /// A value shown whole (enter on a message, ! for the warnings).
+    Detail,
 }
 
 impl KeyContext {
@@ -46,8 +50,24 @@ impl KeyContext {
             KeyContext::Jobs => "Jobs popup",
             KeyContext::TrimPreview => "Trim preview",
             KeyContext::Confirm => "Confirmation",
-            KeyContext::Form => "Chat memory form",
+            KeyContext::Form => "Form",
+            KeyContext::Help => "Help",
+            KeyContext::Detail => "Detail popup",
         }
+    }
+
+    /// Popups own the keyboard: of the global bindings only moving, closing and help reach
+    /// them, so `q` or a tab key typed into a confirmation never acts behind it.
+    pub fn is_popup(self) -> bool {
+        matches!(
+            self,
+            KeyContext::Jobs
+                | KeyContext::Confirm
+                | KeyContext::TrimPreview
+                | KeyContext::Form
+                | KeyContext::Help
+                | KeyContext::Detail
+        )
     }
 }
 
@@ -204,6 +224,9 @@ impl fmt::Display for KeyChord {
     }
 }
 
+/// Hint entries: the keys (joined) and what they do.
+pub type Hints<'a> = Vec<(String, &'a str)>;
+
 /// One key bound to an action, with what the help says about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
@@ -293,7 +316,9 @@ impl Keymap {
                 .find(|b| b.context == ctx && b.key == key)
                 .map(|b| b.action)
         };
-        find(context).or_else(|| find(KeyContext::Global))
+        find(context).or_else(|| {
+            find(KeyContext::Global).filter(|a| !context.is_popup() || a.works_in_popups())
+        })
     }
 
     pub fn bindings(&self) -> &[Binding] {
@@ -302,9 +327,21 @@ impl Keymap {
 
     /// One entry per action of `context` (its keys joined), for the hint bar and the help.
     pub fn grouped(&self, context: KeyContext) -> Vec<(String, &str)> {
+        self.grouped_where(context, |_| true)
+    }
+
+    fn grouped_where(
+        &self,
+        context: KeyContext,
+        keep: impl Fn(Action) -> bool,
+    ) -> Vec<(String, &str)> {
         let mut groups: Vec<(String, &str)> = Vec::new();
         let mut last_action = None;
-        for binding in self.bindings.iter().filter(|b| b.context == context) {
+        for binding in self
+            .bindings
+            .iter()
+            .filter(|b| b.context == context && keep(b.action))
+        {
             if last_action == Some(binding.action) {
                 if let Some((keys, _)) = groups.last_mut() {
                     keys.push('/');
@@ -326,6 +363,42 @@ impl Keymap {
                 .find(|b| b.context == ctx && b.action == action)
                 .map(|b| b.key)
         })
+    }
+
+    /// The hint bar's entries for `context`: its own keys, and the global ones that apply
+    /// there (a popup: only closing and help).
+    pub fn hints(&self, context: KeyContext) -> (Hints<'_>, Hints<'_>) {
+        // A screen names quit and help (the help lists the rest); a popup its way out and help.
+        let wanted = |action: Action| {
+            if context.is_popup() {
+                matches!(action, Action::Back | Action::ToggleHelp)
+            } else {
+                matches!(action, Action::ToggleHelp | Action::Quit)
+            }
+        };
+        let own: Vec<Action> = self
+            .bindings
+            .iter()
+            .filter(|b| b.context == context)
+            .map(|b| b.action)
+            .collect();
+        // One key each, the shortest: the bar is for reminders, the help for every key.
+        let globals = self
+            .grouped_where(KeyContext::Global, |action| {
+                wanted(action) && !own.contains(&action)
+            })
+            .into_iter()
+            .map(|(keys, desc)| {
+                let shortest = keys
+                    .split('/')
+                    .filter(|k| !k.is_empty())
+                    .min_by_key(|k| k.chars().count())
+                    .unwrap_or(&keys)
+                    .to_owned();
+                (shortest, desc)
+            })
+            .collect();
+        (self.grouped(context), globals)
     }
 }
 

@@ -17,6 +17,8 @@ use ratatui::backend::TestBackend;
 
 /// Every screen is snapshotted at a roomy and at the smallest common terminal size.
 pub const SIZES: [(u16, u16); 2] = [(120, 32), (80, 24)];
+/// Screens reworked since also at a wide terminal, where cut text and stretched panels show.
+pub const ALL_SIZES: [(u16, u16); 3] = [(160, 45), (120, 32), (80, 24)];
 
 /// Raw cl100k counts (no per-message overhead) and a 2,000-token budget.
 pub fn settings() -> Settings {
@@ -52,6 +54,7 @@ pub fn screen_text(state: &AppState, width: u16, height: u16) -> String {
     render(state, width, height).backend().to_string()
 }
 
+#[allow(unused_macros)]
 /// Snapshots `$state` at every size as `{name}_{width}x{height}`. A macro, so insta names the
 /// snapshot files after the calling test file.
 macro_rules! snapshot {
@@ -61,4 +64,16 @@ macro_rules! snapshot {
             insta::assert_snapshot!(format!("{}_{width}x{height}", $name), terminal.backend());
         }
     }};
+    ($name:expr, $state:expr, all_sizes) => {{
+        for (width, height) in tui_support::ALL_SIZES {
+            let terminal = tui_support::render($state, width, height);
+            insta::assert_snapshot!(format!("{}_{width}x{height}", $name), terminal.backend());
+        }
+    }};
+}
+
+/// The bottom line of `state` drawn at `width`x`height`: the hint bar or the prompt.
+pub fn hint_bar(state: &AppState, width: u16, height: u16) -> String {
+    let text = screen_text(state, width, height);
+    text.lines().last().unwrap_or_default().to_owned()
 }

@@ -229,8 +229,10 @@ async fn delete(context: &Context, args: &ChatMemoryDeleteArgs) -> CliResult {
     };
     emit(context.global.json, &deleted, |d| {
         format!(
-            "deleted {} messages from chat memory {}",
-            d.deleted, d.chat_memory_id
+            "deleted {} {} from chat memory {}",
+            d.deleted,
+            crate::inspect::noun(d.deleted as u64, "message"),
+            d.chat_memory_id
         )
     })?;
     Ok(ExitCode::Ok)

@@ -42,11 +42,11 @@ fn render(r: &Report) -> String {
         return text.clone();
     }
     let mut out = format!(
-        "conversation {} \"{}\"\nwindow {} rows ({:?}), {} loaded{}\ncounter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
+        "conversation {} \"{}\"\nwindow {} rows ({}), {} loaded{}\ncounter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
         r.conversation_id,
         r.conversation_name,
         r.window,
-        r.window_source,
+        r.window_source.describe(),
         r.rows_loaded,
         r.popped
             .as_ref()

@@ -15,6 +15,8 @@ struct Info {
     config_file: Option<PathBuf>,
     user_config_path: PathBuf,
     data_dir: PathBuf,
+    /// Where the TUI writes its log.
+    tui_log: PathBuf,
     database_url: String,
     database_url_source: UrlSource,
     storage_root: PathBuf,
@@ -130,7 +132,8 @@ fn render(info: &Info) -> String {
          config file      {}\n\
          user config      {}\n\
          data directory   {}\n\
-         database         {} (from {:?})\n\
+         TUI log          {}\n\
+         database         {} (from {})\n\
          storage root     {}\n\
          knowledge bases  {}\n\
          tokens           model {}, counter {}, budget {}\n",
@@ -138,8 +141,14 @@ fn render(info: &Info) -> String {
         path(&info.config_file),
         info.user_config_path.display(),
         info.data_dir.display(),
+        info.tui_log.display(),
         info.database_url,
-        info.database_url_source,
+        match info.database_url_source {
+            UrlSource::Flag => "--db",
+            UrlSource::Environment => "MEMSCOPE_DATABASE_URL",
+            UrlSource::ConfigFile => "the config file",
+            UrlSource::EmbeddedDefault => "the built-in default: the demo database",
+        },
         info.storage_root.display(),
         info.kb_root.display(),
         info.model,
@@ -205,6 +214,7 @@ pub async fn run(context: &Context) -> CliResult {
         config_file: resolved.config_file.clone(),
         user_config_path: resolved.dirs.user_config_file(),
         data_dir: resolved.dirs.data.clone(),
+        tui_log: resolved.dirs.data.join(crate::tui::LOG_FILE),
         database_url: redact_url(&resolved.database_url),
         database_url_source: resolved.url_source,
         storage_root: resolved.storage_root.clone(),

@@ -244,7 +244,7 @@ fn render_context(r: &ContextReport) -> String {
             let mut notes: Vec<String> = turn
                 .disagreement
                 .iter()
-                .map(|d| format!("A/B: {d}"))
+                .map(|d| format!("file vs output: {d}"))
                 .collect();
             notes.extend(turn.problems.iter().map(ToString::to_string));
             vec![

@@ -58,10 +58,10 @@ fn nodes(conversation: &LoadedConversation, tree: &MessageTree, view: &ThreadVie
 fn render(report: &Report) -> String {
     let view = &report.view;
     let mut out = format!(
-        "conversation {} \"{}\"\nthread ({:?}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n\n",
+        "conversation {} \"{}\"\nthread ({}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n\n",
         report.conversation_id,
         report.conversation_name,
-        view.mode,
+        view.mode.describe(),
         view.window,
         view.thread.len()
     );

@@ -25,7 +25,7 @@ use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer}
 pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
     match command {
         TrimCommand::Preview(args) => preview(context, &args).await,
-        TrimCommand::Apply(args) => apply(context, &args).await,
+        TrimCommand::Apply { args, yes } => apply(context, &args, yes).await,
         TrimCommand::Undo { chat_memory, yes } => undo(context, &chat_memory, yes).await,
     }
 }
@@ -36,12 +36,12 @@ pub fn summarizer_from(context: &Context, args: &SummarizerArgs) -> CliResult<Op
     let configured = &context.resolved.config.summarizer;
     let kind = args.summarizer.unwrap_or(match configured.kind {
         SummarizerKindConfig::Extractive => SummarizerKind::Extractive,
-        SummarizerKindConfig::ChatCompletions => SummarizerKind::Openai,
+        SummarizerKindConfig::ChatCompletions => SummarizerKind::ChatCompletions,
     });
     Ok(match kind {
         SummarizerKind::None => None,
         SummarizerKind::Extractive => Some(Summarizer::Extractive),
-        SummarizerKind::Openai => {
+        SummarizerKind::ChatCompletions => {
             let config = ChatCompletionsConfig {
                 base_url: args
                     .summarizer_url
@@ -434,7 +434,7 @@ async fn preview(context: &Context, args: &TrimArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
-async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
+async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     let refuse = |what| CliError::from(TrimInspectError::NotAStoredList(what));
     if args.node.is_some() {
         return Err(refuse("a node context"));
@@ -455,7 +455,7 @@ async fn apply(context: &Context, args: &TrimArgs) -> CliResult {
     let (Source::ChatMemory(loaded), Some(store)) = (&source, store) else {
         return Err(refuse("this history"));
     };
-    confirm(args.yes, "apply changes the chat memory")?;
+    confirm(yes, "apply changes the chat memory")?;
     let policy = policy_from(context, args, &source)?;
     let counter = trim_counter(
         context,

@@ -186,7 +186,7 @@ impl CreateForm {
         if name.is_empty() {
             return Err("name: a memory base needs a name".to_owned());
         }
-        let threshold = parse_threshold(threshold).map_err(|e| format!("threshold: {e}"))?;
+        let threshold = parse_threshold(threshold)?;
         let unit = ThresholdUnit::parse(unit.trim())
             .ok_or_else(|| format!("unit: {:?} is not messages or runs", unit.trim()))?;
         let auto_capture = match auto.trim() {
@@ -206,14 +206,7 @@ impl CreateForm {
     }
 }
 
-/// A threshold as typed: a whole number of at least 1.
-pub fn parse_threshold(text: &str) -> Result<i64, String> {
-    match text.trim().parse::<i64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        Ok(n) => Err(format!("{n} is below 1")),
-        Err(_) => Err(format!("{:?} is not a whole number", text.trim())),
-    }
-}
+pub use crate::inspect::memory_bases::parse_threshold;
 
 /// A sync job this process runs, as its progress reports describe it.
 #[derive(Debug, Clone, PartialEq)]

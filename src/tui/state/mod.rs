@@ -1,6 +1,7 @@
 //! Everything the TUI shows, as plain data: no terminal, no database. [`super::update`] changes
 //! it; the components in [`super::ui`] draw it.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
@@ -36,6 +37,28 @@ pub const PAGE_SIZE: i64 = 50;
 pub const POLL_EVERY_TICKS: u64 = 8;
 /// How much one `+`/`-` changes the budget.
 pub const BUDGET_STEP: i64 = 250;
+/// The largest budget: beyond any model's context window.
+pub const MAX_BUDGET: i64 = 10_000_000;
+
+/// A budget as typed on the command line or read from the config: 0 to [`MAX_BUDGET`] tokens.
+pub fn parse_budget(text: &str) -> Result<i64, String> {
+    let text = text.trim();
+    match text.parse::<i64>() {
+        Ok(n) if (0..=MAX_BUDGET).contains(&n) => Ok(n),
+        Ok(n) if n < 0 => Err(format!("budget {n} is below 0")),
+        _ if text
+            .trim_start_matches('-')
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            && !text.is_empty() =>
+        {
+            Err(format!(
+                "budget {text} is above the largest, {MAX_BUDGET} tokens"
+            ))
+        }
+        _ => Err(format!("budget {text:?} is not a whole number of tokens")),
+    }
+}
 
 /// Models the model key cycles through (the configured one is added first if missing).
 pub const MODELS: [&str; 6] = [
@@ -108,12 +131,16 @@ impl Settings {
                 models.insert(0, tokens.model.clone());
                 0
             });
+        let budget = parse_budget(&tokens.budget.to_string()).unwrap_or_else(|e| {
+            warnings.push(format!("[tokens] {e}: using 2000"));
+            2000
+        });
         let settings = Settings {
             models,
             model_index,
             counter,
             encoding,
-            budget: tokens.budget,
+            budget,
             message_limit: resolved.config.history.message_limit,
             app_window: true,
         };
@@ -155,13 +182,32 @@ pub struct ListState {
     pub selected: usize,
     /// The applied `/` filter.
     pub filter: String,
-    /// Cursors of the pages before the current one, and the current page's own.
+    /// Cursors of the pages before the shown one, and the shown page's own: they describe
+    /// `rows`, so the page number always matches what is on screen.
     pub previous_pages: Vec<Option<ConversationCursor>>,
     pub page_after: Option<ConversationCursor>,
+    /// The page being loaded, which becomes the shown one when its rows arrive.
+    pub loading_page: Option<PagePosition>,
+    /// Page steps (`]` +1, `[` -1) pressed while a page loads: each is taken from the page that
+    /// actually loaded, never from rows still on screen.
+    pub queued_steps: i64,
     pub generation: u64,
     /// Tokens of each listed conversation's latest thread, filled in by a background job.
     pub thread_tokens: rustc_hash::FxHashMap<String, u64>,
     pub tokens_generation: u64,
+}
+
+/// Where a list page starts: the cursors of the pages before it and its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PagePosition {
+    pub previous_pages: Vec<Option<ConversationCursor>>,
+    pub after: Option<ConversationCursor>,
+}
+
+impl PagePosition {
+    pub fn number(&self) -> usize {
+        self.previous_pages.len() + 1
+    }
 }
 
 impl ListState {
@@ -169,8 +215,57 @@ impl ListState {
         self.rows.len() as i64 >= PAGE_SIZE
     }
 
+    /// The number of the page whose rows are shown.
     pub fn page_number(&self) -> usize {
         self.previous_pages.len() + 1
+    }
+
+    /// The page the keys pressed so far lead to, while it loads: `None` when the shown page is
+    /// the last one asked for.
+    pub fn target_page(&self) -> Option<usize> {
+        let loading = self.loading_page.as_ref()?;
+        let target = loading.number() as i64 + self.queued_steps;
+        Some(target.max(1) as usize)
+    }
+
+    /// The cursor the next list load starts after: the loading page's, else the shown one's.
+    pub fn requested_after(&self) -> Option<ConversationCursor> {
+        match &self.loading_page {
+            Some(page) => page.after.clone(),
+            None => self.page_after.clone(),
+        }
+    }
+
+    /// The position `step` pages (+1 or -1) from the shown page, if there is such a page.
+    pub fn step_from_shown(&self, step: i64) -> Option<PagePosition> {
+        if step > 0 {
+            if !self.has_next_page() {
+                return None;
+            }
+            let mut previous_pages = self.previous_pages.clone();
+            previous_pages.push(self.page_after.clone());
+            let after = self.rows.last().map(ConversationSummary::cursor);
+            Some(PagePosition {
+                previous_pages,
+                after,
+            })
+        } else {
+            let mut previous_pages = self.previous_pages.clone();
+            let after = previous_pages.pop()?;
+            Some(PagePosition {
+                previous_pages,
+                after,
+            })
+        }
+    }
+
+    /// Back to the first page (a new filter, or the filter cleared).
+    pub fn reset_pages(&mut self) {
+        self.previous_pages.clear();
+        self.page_after = None;
+        self.loading_page = None;
+        self.queued_steps = 0;
+        self.selected = 0;
     }
 }
 
@@ -298,6 +393,68 @@ impl NodesState {
         self.status.is_loading()
             || (self.selected_node().is_some()
                 && (self.context_status.is_loading() || self.timeline_status.is_loading()))
+    }
+}
+
+/// The budget panel's rows (of the conversation or of the node context in front): which one
+/// is first on screen. Until the user scrolls, the rows are placed so the cut line and every
+/// sent row show.
+#[derive(Debug, Clone, Default)]
+pub struct BudgetPanelState {
+    /// Whether up/down scroll the panel's rows instead of moving in the tree or node list.
+    pub focused: bool,
+    /// The first row entry shown, once scrolled; `None`: the cut line's default place.
+    pub offset: Option<usize>,
+    /// Row lines the panel had at the last draw (the panel's size is known only there).
+    pub height: Cell<usize>,
+}
+
+/// A budget view's rows as the panel lists them: the messages, with the cut line as its own
+/// entry before the first sent message when anything is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetRows {
+    /// Entries: messages plus the cut line.
+    pub total: usize,
+    /// The cut line's entry (0 and no line when nothing is dropped).
+    pub cut: usize,
+}
+
+impl BudgetRows {
+    pub fn of(view: &BudgetView) -> BudgetRows {
+        let messages = view.history.messages.len();
+        let cut = view.dropped();
+        BudgetRows {
+            total: messages + usize::from(cut > 0),
+            cut,
+        }
+    }
+
+    /// The first entry shown by default: the cut line and all sent rows when they fit (with the
+    /// dropped rows just above), else the cut line on top and as many sent rows as fit.
+    pub fn default_offset(self, height: usize) -> usize {
+        let last_start = self.total.saturating_sub(height);
+        if self.total - self.cut >= height {
+            self.cut.min(last_start)
+        } else {
+            last_start
+        }
+    }
+
+    /// The first entry shown for a scroll `offset` (`None`: the default), kept in range.
+    pub fn offset(self, offset: Option<usize>, height: usize) -> usize {
+        offset
+            .unwrap_or_else(|| self.default_offset(height))
+            .min(self.total.saturating_sub(height))
+    }
+}
+
+impl BudgetPanelState {
+    /// Moves the rows by `delta` entries (clamped), starting from what is on screen.
+    pub fn scroll(&mut self, rows: BudgetRows, delta: isize) {
+        let height = self.height.get();
+        let current = rows.offset(self.offset, height);
+        let last_start = rows.total.saturating_sub(height);
+        self.offset = Some(current.saturating_add_signed(delta).min(last_start));
     }
 }
 
@@ -434,6 +591,17 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A chat memory form (add, delete).
     Form(MemoryForm),
+    /// A value shown whole: a message, the warnings.
+    Detail(Detail),
+}
+
+/// A popup showing a text whole, wrapped and scrolled: what a cell or a line had to cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    pub title: String,
+    pub text: String,
+    /// Lines scrolled (the popup clamps it to its height).
+    pub scroll: usize,
 }
 
 /// The whole state of the TUI.
@@ -473,6 +641,7 @@ pub struct AppState {
     pub summarizer: SummarizerInfo,
     /// Tabs whose part this database does not hold, with the reason shown in their place.
     pub missing_tabs: Vec<(Tab, String)>,
+    pub budget_panel: BudgetPanelState,
 }
 
 impl AppState {
@@ -501,15 +670,34 @@ impl AppState {
             trim: None,
             summarizer: SummarizerInfo::default(),
             missing_tabs: Vec::new(),
+            budget_panel: BudgetPanelState::default(),
         }
     }
 
+    /// Where keys go now: the popup in front, else the screen.
     pub fn key_context(&self) -> KeyContext {
+        if self.overlay == Overlay::Help {
+            return KeyContext::Help;
+        }
+        self.context_with(&self.overlay)
+    }
+
+    /// The context the help popup describes first: the one it was opened over.
+    pub fn help_context(&self) -> KeyContext {
         match self.overlay {
+            Overlay::Help => self.context_with(&self.under_help),
+            _ => self.key_context(),
+        }
+    }
+
+    fn context_with(&self, overlay: &Overlay) -> KeyContext {
+        match overlay {
             Overlay::Trim => return KeyContext::TrimPreview,
             Overlay::Confirm(_) => return KeyContext::Confirm,
             Overlay::Form(_) => return KeyContext::Form,
-            Overlay::None | Overlay::Help | Overlay::Prompt(_) | Overlay::Jobs => {}
+            Overlay::Jobs => return KeyContext::Jobs,
+            Overlay::Detail(_) => return KeyContext::Detail,
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
         }
         if let Some(context) = super::update::memory_bases::key_context(self) {
             return context;
@@ -520,6 +708,16 @@ impl AppState {
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,
             Screen::MemoryBases => KeyContext::MemoryBases,
+        }
+    }
+
+    /// The budget the conversation screen shows: the node context's with the nodes pane open,
+    /// else the thread's.
+    pub fn shown_budget(&self) -> Option<&BudgetView> {
+        let conversation = self.conversation.as_ref()?;
+        match &conversation.nodes {
+            Some(nodes) => nodes.context.as_ref().map(|view| &view.budget),
+            None => conversation.budget.as_ref(),
         }
     }
 

@@ -4,12 +4,14 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::{one_line, placeholder, short_id};
+use crate::cli::output::thousands;
 use crate::inspect::budget::BudgetView;
+use crate::inspect::noun;
 use crate::memory::tokens::is_loaded;
-use crate::tui::state::{AppState, ConversationState, LoadStatus};
+use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub fn draw(
@@ -26,41 +28,31 @@ pub fn draw(
         .and_then(|l| l.conversation.info.memory_window);
     let window = settings.window(app_window);
     let window_note = match (app_window, settings.app_window) {
-        (Some(_), true) => "app's window",
-        (Some(_), false) => "Dify's 500, app's window ignored",
+        (Some(_), true) => "the app's window",
+        (Some(_), false) => "Dify's default; the app's window ignored (W)",
         (None, _) => "Dify's default",
     };
-    let updating = if conversation.budget_status.is_loading() {
-        " · counting…"
-    } else {
-        ""
-    };
-    let title = format!(
-        " Budget · {} · {} · max {} · rows {window} ({window_note}){updating} ",
-        settings.model(),
-        settings.counter,
-        settings.budget
-    );
     let panel = Panel {
-        title,
         view: conversation.budget.as_ref(),
         status: &conversation.budget_status,
-        of: BudgetOf::History,
+        of: BudgetOf::History {
+            window,
+            note: window_note,
+        },
     };
     draw_panel(state, &panel, theme, frame, area);
 }
 
-/// What a budget panel counts: a conversation's history has a row window and a thread; a node
-/// context is the list the node keeps.
+/// What a budget panel counts: a conversation's history has a row window (the one in effect
+/// and where it comes from) and a thread; a node context is the list the node keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetOf {
-    History,
+    History { window: usize, note: &'static str },
     NodeContext,
 }
 
 /// A budget panel's contents: the view (absent until counted) and where its job stands.
 pub struct Panel<'a> {
-    pub title: String,
     pub view: Option<&'a BudgetView>,
     pub status: &'a LoadStatus,
     pub of: BudgetOf,
@@ -70,15 +62,57 @@ pub struct Panel<'a> {
 /// the pruning rule, and whether the model can take what is sent.
 pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Frame, area: Rect) {
     let settings = &state.settings;
-    let title = panel.title.as_str();
-    let block = Block::default()
+    let focused = state.budget_panel.focused;
+    let mut block = Block::default()
         .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.dim)
+        .border_style(if focused { theme.title } else { theme.dim })
         .title_style(theme.title);
     let inner = block.inner(area);
+    // The layout comes first: the title names the rows shown.
+    let layout = panel.view.map(|view| {
+        // A short panel keeps its lines for the rows: the model and window lines go (the help
+        // and a taller terminal show them).
+        let compact = inner.height < COMPACT_BELOW;
+        let summary = summary_lines(state, view, panel.of, compact, theme);
+        let summary_height = wrapped_height(&summary, inner.width)
+            // The gauge and at least the header, the cut line and a sent row stay visible.
+            .min(inner.height.saturating_sub(4));
+        let areas: [Rect; 3] = Layout::vertical([
+            Constraint::Length(summary_height),
+            Constraint::Length(1),
+            Constraint::Min(0),
+        ])
+        .areas(inner);
+        (view, summary, areas)
+    });
+    let counting = if panel.status.is_loading() {
+        " · counting…"
+    } else {
+        ""
+    };
+    let keys = if focused {
+        " · j/k scroll · b leaves"
+    } else {
+        " · b: scroll"
+    };
+    let position = layout
+        .as_ref()
+        .and_then(|(view, _, [_, _, rows_area])| {
+            let rows = BudgetRows::of(view);
+            let height = usize::from(rows_area.height.saturating_sub(1));
+            (height > 0 && rows.total > height).then(|| {
+                let first = rows.offset(state.budget_panel.offset, height);
+                format!(" · {}–{} of {}", first + 1, first + height, rows.total)
+            })
+        })
+        .unwrap_or_default();
+    let title = format!(
+        " Budget max {}{counting}{position}{keys} ",
+        thousands(settings.budget)
+    );
+    block = block.title(one_line(&title, usize::from(area.width.saturating_sub(2))));
     frame.render_widget(block, area);
-    let Some(view) = panel.view else {
+    let Some((view, summary, [text_area, gauge_area, rows_area])) = layout else {
         let text = match panel.status {
             LoadStatus::Failed(error) => format!("Could not count tokens: {error}"),
             _ if !is_loaded(settings.counter().encoding()) => {
@@ -89,46 +123,110 @@ pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Fr
         frame.render_widget(placeholder(text, theme.dim), inner);
         return;
     };
-    let summary = summary_lines(view, panel.of, theme);
-    let [text_area, gauge_area, rows_area] = Layout::vertical([
-        Constraint::Length(summary.len() as u16),
-        Constraint::Length(1),
-        Constraint::Min(0),
-    ])
-    .areas(inner);
     frame.render_widget(Paragraph::new(summary).wrap(Wrap { trim: true }), text_area);
+    draw_gauge(view, theme, frame, gauge_area);
+    draw_rows(state, view, panel.of, theme, frame, rows_area);
+}
+
+/// The bar with its label beside it, never over it.
+fn draw_gauge(view: &BudgetView, theme: &Theme, frame: &mut Frame, area: Rect) {
     let ratio = if view.max_tokens > 0 {
         (view.pruned.tokens_after as f64 / view.max_tokens as f64).min(1.0)
     } else {
         1.0
     };
     let over = view.pruned.tokens_after as i128 > i128::from(view.max_tokens);
-    frame.render_widget(
-        Gauge::default()
-            .ratio(ratio)
-            .label(format!(
-                "{} / {} tokens kept",
-                view.pruned.tokens_after, view.max_tokens
-            ))
-            .gauge_style(if over { theme.error } else { theme.gauge }),
-        gauge_area,
+    let label = format!(
+        " {} / {} tokens kept",
+        thousands(view.pruned.tokens_after),
+        thousands(view.max_tokens)
     );
-    draw_rows(view, panel.of, theme, frame, rows_area);
+    let label_width = (label.chars().count() as u16).min(area.width.saturating_sub(6));
+    let [bar, text] =
+        Layout::horizontal([Constraint::Min(5), Constraint::Length(label_width)]).areas(area);
+    let filled = (f64::from(bar.width) * ratio).round() as usize;
+    let empty = usize::from(bar.width).saturating_sub(filled);
+    frame.render_widget(
+        Line::from(vec![
+            Span::styled(
+                "█".repeat(filled),
+                if over { theme.error } else { theme.gauge },
+            ),
+            Span::styled("░".repeat(empty), theme.dim),
+        ]),
+        bar,
+    );
+    frame.render_widget(
+        Line::styled(
+            one_line(&label, usize::from(label_width)),
+            if over { theme.error } else { theme.text },
+        ),
+        text,
+    );
 }
 
-fn summary_lines<'a>(view: &BudgetView, of: BudgetOf, theme: &Theme) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::styled(
-        format!(
-            "{} messages, {} tokens before pruning; {} dropped, {} sent",
-            view.counts.len(),
-            view.pruned.tokens_before,
-            view.dropped(),
-            view.counts.len() - view.dropped()
+/// Rows `lines` take at `width` once word-wrapped (an estimate that never undercounts by
+/// more than a word per line).
+pub(crate) fn wrapped_height(lines: &[Line], width: u16) -> u16 {
+    let width = usize::from(width.max(1));
+    lines
+        .iter()
+        .map(|line| {
+            let mut rows = 1;
+            let mut used = 0;
+            for word in line.to_string().split(' ') {
+                let len = word.chars().count();
+                let needed = if used == 0 { len } else { used + 1 + len };
+                if needed <= width {
+                    used = needed;
+                } else {
+                    rows += 1 + len / width;
+                    used = len % width;
+                }
+            }
+            rows as u16
+        })
+        .sum()
+}
+
+/// Panels with fewer inner lines than this show the compact summary.
+const COMPACT_BELOW: u16 = 16;
+
+fn summary_lines<'a>(
+    state: &AppState,
+    view: &BudgetView,
+    of: BudgetOf,
+    compact: bool,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
+    let settings = &state.settings;
+    let counter = settings.counter();
+    let mut lines = vec![
+        Line::styled(
+            format!(
+                "{} · {} counter · {}",
+                settings.model(),
+                settings.counter,
+                counter.encoding()
+            ),
+            theme.dim,
         ),
-        theme.text,
-    )];
+        Line::styled(
+            format!(
+                "{} messages, {} tokens before pruning; {} dropped, {} sent",
+                thousands(view.counts.len() as u64),
+                thousands(view.pruned.tokens_before),
+                thousands(view.dropped() as u64),
+                thousands((view.counts.len() - view.dropped()) as u64)
+            ),
+            theme.text,
+        ),
+    ];
+    if compact {
+        lines.remove(0);
+    }
     let history = &view.history;
-    if of == BudgetOf::History {
+    if let (BudgetOf::History { window, note }, false) = (of, compact) {
         let popped = if history.popped.is_some() {
             " (newest popped as the request's placeholder)"
         } else {
@@ -136,10 +234,10 @@ fn summary_lines<'a>(view: &BudgetView, of: BudgetOf, theme: &Theme) -> Vec<Line
         };
         lines.push(Line::styled(
             format!(
-                "row window {}: {} rows loaded, thread of {} rows{popped}",
-                history.window,
-                history.rows_given.min(history.window),
-                history.thread.len()
+                "row window {} ({note}): {} rows loaded, thread of {} rows{popped}",
+                thousands(window as u64),
+                thousands(history.rows_given.min(window) as u64),
+                thousands(history.thread.len() as u64)
             ),
             theme.dim,
         ));
@@ -149,31 +247,34 @@ fn summary_lines<'a>(view: &BudgetView, of: BudgetOf, theme: &Theme) -> Vec<Line
             format!(
                 "counter zero (Dify 1.x default): every count is 0, so NOTHING is pruned; the model \
                  receives all {} messages, {} tokens by the classic formula",
-                view.counts.len(),
-                view.sent_tokens
+                thousands(view.counts.len() as u64),
+                thousands(view.sent_tokens)
             ),
             theme.warning,
         ));
     }
+    let sent = thousands(view.sent_tokens);
     let fit = match (view.fits_context(), view.context_window) {
         (Some(true), Some(window)) => Line::styled(
             format!(
-                "fits {}'s context window ({} of {window} tokens)",
-                view.model, view.sent_tokens
+                "fits {}'s context window ({sent} of {} tokens)",
+                view.model,
+                thousands(window)
             ),
             theme.ok,
         ),
         (Some(false), Some(window)) => Line::styled(
             format!(
-                "does NOT fit {}'s context window: {} of {window} tokens",
-                view.model, view.sent_tokens
+                "does NOT fit {}'s context window: {sent} of {} tokens",
+                view.model,
+                thousands(window)
             ),
             theme.error,
         ),
         _ => Line::styled(
             format!(
-                "context window of {} unknown: {} tokens sent",
-                view.model, view.sent_tokens
+                "context window of {} unknown: {sent} tokens sent",
+                view.model
             ),
             theme.dim,
         ),
@@ -183,8 +284,16 @@ fn summary_lines<'a>(view: &BudgetView, of: BudgetOf, theme: &Theme) -> Vec<Line
 }
 
 /// The history around the cut line: message tokens and the total from each message on, which
-/// is what pruning compares with the budget.
-fn draw_rows(view: &BudgetView, of: BudgetOf, theme: &Theme, frame: &mut Frame, area: Rect) {
+/// is what pruning compares with the budget. By default the cut line and the sent rows show;
+/// once focused (`b`) the rows scroll.
+fn draw_rows(
+    state: &AppState,
+    view: &BudgetView,
+    of: BudgetOf,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let height = usize::from(area.height);
     if height == 0 {
         return;
@@ -193,44 +302,59 @@ fn draw_rows(view: &BudgetView, of: BudgetOf, theme: &Theme, frame: &mut Frame, 
     let messages = &view.history.messages;
     if messages.is_empty() {
         let text = match of {
-            BudgetOf::History => "The history is empty: nothing is sent.",
+            BudgetOf::History { .. } => "The history is empty: nothing is sent.",
             BudgetOf::NodeContext => "The context is empty: nothing is sent.",
         };
         frame.render_widget(placeholder(text, theme.dim), area);
         return;
     }
-    let cut = view.dropped();
-    let start = cut
-        .saturating_sub(height / 2)
-        .min(messages.len().saturating_sub(height - 1));
+    let rows = BudgetRows::of(view);
+    let body = height - 1;
+    state.budget_panel.height.set(body);
+    let offset = rows.offset(state.budget_panel.offset, body);
+    let cut = rows.cut;
     let mut lines = vec![Line::styled(
         one_line("   #  role       tokens  from here  message", width),
         theme.title,
     )];
-    for (index, message) in messages.iter().enumerate().skip(start) {
-        if lines.len() >= height {
-            break;
-        }
-        if index == cut && cut > 0 {
+    for entry in offset..(offset + body).min(rows.total) {
+        if cut > 0 && entry == cut {
             lines.push(Line::styled(
                 one_line(
-                    &format!("──── cut: {cut} messages above are dropped ────"),
+                    &format!(
+                        "──── cut: {} {} above {} dropped, {} below {} sent ────",
+                        thousands(cut as u64),
+                        noun(cut as u64, "message"),
+                        if cut == 1 { "is" } else { "are" },
+                        thousands((messages.len() - cut) as u64),
+                        if messages.len() - cut == 1 {
+                            "is"
+                        } else {
+                            "are"
+                        }
+                    ),
                     width,
                 ),
                 theme.error,
             ));
+            continue;
         }
+        let index = if cut > 0 && entry > cut {
+            entry - 1
+        } else {
+            entry
+        };
+        let message = &messages[index];
         let text = format!(
             "{index:>4}  {:<9} {:>6}  {:>9}  {} {}",
             message.message.role.as_str(),
-            view.message_tokens(index),
-            view.totals.from(index),
+            thousands(view.message_tokens(index)),
+            thousands(view.totals.from(index)),
             short_id(&message.source_id),
             message.message.content.text()
         );
         let style = if index < cut { theme.dim } else { theme.text };
         lines.push(Line::from(Span::styled(one_line(&text, width), style)));
     }
-    lines.truncate(height);
     frame.render_widget(Paragraph::new(lines), area);
 }

@@ -7,7 +7,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::{Component, budget, nodes, one_line, placeholder, short_id};
-use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::StepDecision;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
 use crate::tui::theme::Theme;
@@ -40,22 +39,20 @@ impl Component for ConversationView {
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
                 .areas(area);
-        let [top, bottom] =
-            Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(right);
+        // A short terminal gives the budget more of the column: its cut line and sent rows
+        // matter more than the message detail's blank lines.
+        let detail = if area.height < 30 { 35 } else { 45 };
+        let [top, bottom] = Layout::vertical([
+            Constraint::Percentage(detail),
+            Constraint::Percentage(100 - detail),
+        ])
+        .areas(right);
         draw_tree(conversation, loaded, theme, frame, left);
         match &conversation.demo {
             Some(demo) => draw_demo(demo, theme, frame, top),
             None => draw_detail(conversation, loaded, theme, frame, top),
         }
         budget::draw(state, conversation, theme, frame, bottom);
-    }
-}
-
-fn mode_name(mode: ThreadMode) -> &'static str {
-    match mode {
-        ThreadMode::Dify => "Dify's extraction",
-        ThreadMode::Fixed => "extraction with #39032's fix",
-        ThreadMode::Tree => "true tree path",
     }
 }
 
@@ -69,7 +66,7 @@ fn draw_tree(
     let title = format!(
         " {} messages · thread: {} ",
         loaded.tree.len(),
-        mode_name(conversation.mode)
+        conversation.mode.describe()
     );
     let block = Block::default()
         .borders(Borders::ALL)

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Borders, Cell, Row};
 
-use super::{Component, placeholder, selectable_table, short_id};
+use super::{Component, one_line, placeholder, selectable_table, short_id};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -18,7 +18,14 @@ impl Component for ConversationList {
         } else {
             format!(" matching {:?}", list.filter)
         };
-        let title = format!(" Conversations{filter} · page {} ", list.page_number());
+        let going = match list.target_page() {
+            Some(target) => format!(" · loading page {target}…"),
+            None => String::new(),
+        };
+        let title = format!(
+            " Conversations{filter} · page {}{going} ",
+            list.page_number()
+        );
         let block = Block::default()
             .borders(Borders::ALL)
             .title(title)
@@ -60,6 +67,11 @@ impl Component for ConversationList {
             "Id",
         ])
         .style(theme.title);
+        // The two flexible columns share what the fixed ones leave (13+6+16+7+8, six gaps and
+        // the "> " mark): values longer than their share end in … (enter opens the whole).
+        let flexible = usize::from(inner.width).saturating_sub(50 + 6 + 2);
+        let name_width = flexible * 3 / 5;
+        let app_width = flexible - name_width;
         let rows = list.rows.iter().map(|row| {
             let tokens = list
                 .thread_tokens
@@ -71,12 +83,11 @@ impl Component for ConversationList {
                 &row.name
             };
             Row::new([
-                Cell::from(name.to_owned()),
-                Cell::from(
-                    row.app_name
-                        .clone()
-                        .unwrap_or_else(|| "(no app)".to_owned()),
-                ),
+                Cell::from(one_line(name, name_width)),
+                Cell::from(one_line(
+                    row.app_name.as_deref().unwrap_or("(no app)"),
+                    app_width,
+                )),
                 Cell::from(row.mode.clone()),
                 Cell::from(row.message_count.to_string()),
                 Cell::from(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
@@ -88,7 +99,8 @@ impl Component for ConversationList {
         let widths = [
             Constraint::Fill(3),
             Constraint::Fill(2),
-            Constraint::Length(10),
+            // "advanced-chat", Dify's longest mode, whole.
+            Constraint::Length(13),
             Constraint::Length(6),
             Constraint::Length(16),
             Constraint::Length(7),

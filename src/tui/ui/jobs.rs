@@ -84,7 +84,8 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
 fn stage(line: &JobLine) -> String {
     match line.tracked.as_ref().map(|t| &t.progress.stage) {
         Some(Stage::Running) => "running".to_owned(),
-        Some(Stage::Committed) => "committed".to_owned(),
+        // Langflow's word for a finished job, as the CLI prints it.
+        Some(Stage::Committed) => "completed".to_owned(),
         Some(Stage::RolledBack { .. }) => "rolled back".to_owned(),
         None => line.status.replace('_', " "),
     }

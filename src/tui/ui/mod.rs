@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::keymap::KeyContext;
-use super::state::{AppState, Overlay, Prompt, Screen, Tab};
+use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 
 /// Below this size the layout cannot show its panes; a message says so instead.
@@ -90,6 +90,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
+        Overlay::Detail(detail) => draw_detail(detail, theme, frame, body),
         Overlay::None | Overlay::Prompt(_) => {}
     }
 }
@@ -165,26 +166,62 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let warnings = state.warnings().len();
     if warnings > 0 {
         spans.push(Span::styled(
-            format!("⚠ warnings: {warnings} "),
+            format!("⚠ warnings: {warnings} (! lists them) "),
             theme.warning,
         ));
     }
     if let Some(message) = &state.message {
-        spans.push(Span::styled(message.clone(), theme.error));
+        // What does not fit ends in … and `!` shows it whole.
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let room = usize::from(area.width).saturating_sub(used);
+        let shown = one_line(message, room);
+        let cut = shown.ends_with('…') && !message.ends_with('…');
+        spans.push(Span::styled(
+            if cut {
+                one_line(message, room.saturating_sub(8)) + " (! all)"
+            } else {
+                shown
+            },
+            theme.error,
+        ));
     }
     frame.render_widget(Line::from(spans), area);
 }
 
+/// The hint bar: the context's keys in order as far as they fit, then always the way out and
+/// help; `…` says the help (`?`) has the ones left out.
 fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let (own, globals) = state.keymap.hints(context);
+    let width = |entries: &[(String, &str)]| -> usize {
+        entries
+            .iter()
+            .map(|(keys, desc)| keys.chars().count() + desc.chars().count() + 3)
+            .sum()
+    };
+    let available = usize::from(area.width);
+    let reserved = width(&globals);
+    let mut shown = Vec::new();
+    let mut used = 0;
+    let mut cut = false;
+    for entry in &own {
+        let needed = width(std::slice::from_ref(entry));
+        // Room for this entry, the globals, and the `…` if more follow.
+        if used + needed + reserved + 2 > available && entry != own.last().unwrap_or(entry)
+            || used + needed + reserved > available
+        {
+            cut = true;
+            break;
+        }
+        used += needed;
+        shown.push(entry);
+    }
     let mut spans = Vec::new();
-    let global = state.keymap.grouped(KeyContext::Global);
-    let wanted_globals = ["help", "command line", "back / close", "quit"];
-    let globals = global
-        .iter()
-        .filter(|(_, desc)| wanted_globals.contains(desc));
-    for (keys, desc) in state.keymap.grouped(context).iter().chain(globals) {
+    for (keys, desc) in shown.into_iter().chain(globals.iter()) {
         spans.push(Span::styled(format!(" {keys}"), theme.title));
         spans.push(Span::styled(format!(" {desc} "), theme.dim));
+    }
+    if cut {
+        spans.push(Span::styled(" …", theme.dim));
     }
     frame.render_widget(Line::from(spans), area);
 }
@@ -209,7 +246,7 @@ const HELP_COLUMN_WIDTH: u16 = 40;
 fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
     // (keys, description) entries; a heading has no keys. The screen's own keys come first.
-    let here = state.key_context();
+    let here = state.help_context();
     let mut contexts = vec![here, KeyContext::Global];
     contexts.extend(
         [
@@ -232,6 +269,19 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         for (keys, desc) in state.keymap.grouped(context) {
             entries.push((keys, desc.to_owned()));
         }
+    }
+    entries.push((String::new(), "Markers".to_owned()));
+    for (marker, meaning) in [
+        ("●", "on the thread memory sends"),
+        ("D", "only in Dify's extraction"),
+        ("T", "only on the true tree path"),
+        ("⚑", "where extraction and tree differ"),
+        ("(1/2)", "regeneration: sibling 1 of 2"),
+        ("▾ ▸", "expanded / collapsed"),
+        ("Σ", "a summary written by a trim"),
+        ("…", "cut: enter or ! shows it whole"),
+    ] {
+        entries.push((marker.to_owned(), meaning.to_owned()));
     }
     entries.push((String::new(), "Commands".to_owned()));
     for command in [
@@ -308,6 +358,43 @@ pub(crate) fn selectable_table<'a>(
         .highlight_symbol("> ");
     let mut table_state = TableState::default().with_selected(Some(selected));
     frame.render_stateful_widget(table, area, &mut table_state);
+}
+
+/// A text shown whole: wrapped, scrolled with the moving keys.
+fn draw_detail(detail: &Detail, theme: &Theme, frame: &mut Frame, body: Rect) {
+    let area = body.centered(Constraint::Percentage(90), Constraint::Percentage(90));
+    let inner_width = area.width.saturating_sub(2);
+    let lines: Vec<Line> = detail
+        .text
+        .lines()
+        .map(|line| Line::styled(line.to_owned(), theme.text))
+        .collect();
+    let total = budget::wrapped_height(&lines, inner_width);
+    let height = area.height.saturating_sub(2);
+    let scroll =
+        (detail.scroll.min(usize::from(u16::MAX)) as u16).min(total.saturating_sub(height));
+    let position = if total > height {
+        format!(
+            "· j/k scroll ({}–{} of {total}) ",
+            scroll + 1,
+            (scroll + height).min(total)
+        )
+    } else {
+        String::new()
+    };
+    let title = format!("{}{position}· esc closes ", detail.title);
+    let inner = popup(
+        one_line(&title, usize::from(inner_width)),
+        theme,
+        frame,
+        area,
+    );
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        inner,
+    );
 }
 
 /// A bordered, titled popup over `area` (cleared first); returns the area inside the border.

@@ -40,19 +40,7 @@ pub fn draw(state: &AppState, nodes: &NodesState, theme: &Theme, frame: &mut Fra
     let inner = header_block.inner(header_area);
     frame.render_widget(header_block, header_area);
     frame.render_widget(Paragraph::new(header), inner);
-    let settings = &state.settings;
-    let updating = if nodes.context_status.is_loading() {
-        " · counting…"
-    } else {
-        ""
-    };
     let panel = Panel {
-        title: format!(
-            " Budget · {} · {} · max {}{updating} ",
-            settings.model(),
-            settings.counter,
-            settings.budget
-        ),
         view: nodes.context.as_ref().map(|view| &view.budget),
         status: &nodes.context_status,
         of: BudgetOf::NodeContext,
@@ -138,8 +126,8 @@ fn node_lines<'a>(row: &NodeRow, selected: bool, width: usize, theme: &Theme) ->
 
 fn source_name(source: ContextSource) -> &'static str {
     match source {
-        ContextSource::Files => "A file",
-        ContextSource::Outputs => "B outputs",
+        ContextSource::Files => "memory file",
+        ContextSource::Outputs => "output context",
         ContextSource::Prompts => "prompts",
     }
 }
@@ -222,7 +210,7 @@ fn draw_timeline(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rec
     };
     let disagreements = timeline.disagreements().count();
     let title = format!(
-        " Timeline · {} turns · {disagreements} A/B disagreements ",
+        " Timeline · {} turns · {disagreements} file/output disagreements ",
         timeline.turns.len()
     );
     let timeline_block = block(&title, theme);
@@ -283,11 +271,7 @@ fn turn_line<'a>(number: usize, turn: &TimelineTurn, width: usize, theme: &Theme
         Some("succeeded") => {}
         status => text.push_str(&format!(" {}", status.unwrap_or("not run"))),
     }
-    let mut notes: Vec<String> = turn
-        .disagreement
-        .iter()
-        .map(|d| format!("⚠ A/B: {d}"))
-        .collect();
+    let mut notes: Vec<String> = turn.disagreement.iter().map(|d| format!("⚠ {d}")).collect();
     notes.extend(turn.problems.iter().map(|p| format!("✗ {p}")));
     let style = if notes.is_empty() {
         theme.text

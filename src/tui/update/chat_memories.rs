@@ -15,7 +15,7 @@ use crate::tui::state::chat_memories::{
 };
 use crate::tui::state::form::{Field, FieldValue, Form};
 use crate::tui::state::trim::TrimSessions;
-use crate::tui::state::{AppState, LoadStatus, Overlay};
+use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
 
 /// Work of the chat memories tab and the trim preview for the job runner.
 #[derive(Debug, Clone)]
@@ -208,10 +208,49 @@ fn memory_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>
             load_page(state, effects);
         }
         Action::Refresh => reload(state, true, effects),
+        Action::Open => {
+            if let Some(row) = open.rows.get(open.selected) {
+                let tokens = open.tokens.get(open.selected).copied();
+                state.overlay = Overlay::Detail(message_detail(row, tokens));
+            }
+        }
         _ => {
             let id = open.id.clone();
             memory_command(state, &id, action, effects);
         }
+    }
+}
+
+/// One stored message whole: what its row in the page had to cut.
+fn message_detail(row: &ChatMemoryMessageRow, tokens: Option<u64>) -> Detail {
+    let message = crate::inspect::trim::row_message(row);
+    let role = if row.is_summary { "summary" } else { &row.role };
+    let mut text = format!(
+        "role      {role}\nseq       {}\ncreated   {}\n",
+        row.seq,
+        row.created_at.format("%Y-%m-%d %H:%M:%S")
+    );
+    if let Some(tokens) = tokens {
+        text.push_str(&format!("tokens    {tokens}\n"));
+    }
+    if let Some(request) = &row.workflow_request_id {
+        text.push_str(&format!("request   {request}\n"));
+    }
+    if let Some(call) = &row.tool_call_id {
+        text.push_str(&format!("answers   tool call {call}\n"));
+    }
+    if let Some(calls) = &row.tool_calls {
+        text.push_str(&format!("calls     {calls}\n"));
+    }
+    if let Some(files) = &row.files {
+        text.push_str(&format!("files     {files}\n"));
+    }
+    text.push('\n');
+    text.push_str(&message.content.text());
+    Detail {
+        title: format!(" Message {} ", row.seq),
+        text,
+        scroll: 0,
     }
 }
 

@@ -172,9 +172,6 @@ pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) {
 
 /// The context whose keys apply: the jobs popup's, a confirmation's, else `None`.
 pub(crate) fn key_context(state: &AppState) -> Option<KeyContext> {
-    if state.overlay == Overlay::Jobs {
-        return Some(KeyContext::Jobs);
-    }
     let confirming = matches!(state.memory_bases.dialog, Some(Dialog::Confirm(_)));
     (state.screen == Screen::MemoryBases && confirming).then_some(KeyContext::Confirm)
 }
@@ -541,7 +538,6 @@ pub(super) fn jobs_action(state: &mut AppState, action: Action, effects: &mut Ve
     let jobs = &mut state.jobs;
     let last = jobs.lines().len().saturating_sub(1);
     match action {
-        Action::Quit => state.quit = true,
         Action::ToggleJobs | Action::Back => {
             jobs.open = false;
             state.overlay = Overlay::None;

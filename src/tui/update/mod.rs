@@ -23,8 +23,9 @@ pub use memory_bases::{MbEffect, MbEvent, SyncResult};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{
-    AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodeRow, NodesState,
-    Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
+    AppState, BUDGET_STEP, BudgetRows, ConversationState, DemoState, Detail, LoadStatus, Loaded,
+    MAX_BUDGET, NodeRow, NodesState, Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
+    parse_budget,
 };
 
 /// What reaches the core.
@@ -234,20 +235,10 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
 fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
     state.message = None;
     if state.overlay == Overlay::Help {
-        // The popup clamps the scroll to what its height leaves hidden.
-        let scroll = &mut state.help_scroll;
-        match action {
-            Action::Quit => state.quit = true,
-            Action::ToggleHelp | Action::Back => {
-                state.overlay = std::mem::take(&mut state.under_help);
-            }
-            Action::Up => *scroll = scroll.saturating_sub(1),
-            Action::Down => *scroll = scroll.saturating_add(1),
-            Action::PageUp => *scroll = scroll.saturating_sub(10),
-            Action::PageDown => *scroll = scroll.saturating_add(10),
-            Action::Top => *scroll = 0,
-            Action::Bottom => *scroll = usize::MAX / 2,
-            _ => {}
+        if matches!(action, Action::ToggleHelp | Action::Back) {
+            state.overlay = std::mem::take(&mut state.under_help);
+        } else {
+            scroll_text(&mut state.help_scroll, action);
         }
         return true;
     }
@@ -255,8 +246,20 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         memory_bases::jobs_action(state, action, effects);
         return true;
     }
-    // The trim preview, a confirmation and a form take every key but quit and help.
-    if !matches!(action, Action::Quit | Action::ToggleHelp) {
+    if let Overlay::Detail(detail) = &mut state.overlay {
+        match action {
+            Action::Back | Action::Open | Action::ShowWarnings => state.overlay = Overlay::None,
+            Action::ToggleHelp => {
+                state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
+                state.help_scroll = 0;
+            }
+            _ => scroll_text(&mut detail.scroll, action),
+        }
+        return true;
+    }
+    // The trim preview, a confirmation and a form take every key but help: popups own the
+    // keyboard, so even a quit bound inside one never acts behind it.
+    if action != Action::ToggleHelp {
         match state.overlay {
             Overlay::Trim => {
                 trim::action(state, action, effects);
@@ -270,7 +273,11 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
                 chat_memories::form_action(state, action, effects);
                 return true;
             }
-            Overlay::None | Overlay::Help | Overlay::Prompt(_) | Overlay::Jobs => {}
+            Overlay::None
+            | Overlay::Help
+            | Overlay::Prompt(_)
+            | Overlay::Jobs
+            | Overlay::Detail(_) => {}
         }
     }
     match action {
@@ -283,6 +290,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Some(why) => state.message = Some(format!("no sync jobs: {why}")),
             None => memory_bases::open_jobs(state, effects),
         },
+        Action::ShowWarnings => show_warnings(state),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
         Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
@@ -299,6 +307,47 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         },
     }
     true
+}
+
+/// The moving keys over a scrolled text (help, a detail popup); the popup clamps the scroll to
+/// what its height leaves hidden.
+fn scroll_text(scroll: &mut usize, action: Action) {
+    match action {
+        Action::Up => *scroll = scroll.saturating_sub(1),
+        Action::Down => *scroll = scroll.saturating_add(1),
+        Action::PageUp => *scroll = scroll.saturating_sub(10),
+        Action::PageDown => *scroll = scroll.saturating_add(10),
+        Action::Top => *scroll = 0,
+        Action::Bottom => *scroll = usize::MAX / 2,
+        _ => {}
+    }
+}
+
+/// The warnings in effect and the last message, whole, in a popup (the status line can only
+/// count and cut them).
+fn show_warnings(state: &mut AppState) {
+    let warnings = state.warnings();
+    let mut text = String::new();
+    if let Some(message) = &state.message {
+        text.push_str(&format!("Last message:\n{message}\n\n"));
+    }
+    if warnings.is_empty() {
+        text.push_str("No warnings.");
+    } else {
+        for (number, warning) in warnings.iter().enumerate() {
+            text.push_str(&format!("{}. {warning}\n", number + 1));
+        }
+    }
+    let title = match warnings.len() {
+        0 => " Messages ".to_owned(),
+        1 => " 1 warning ".to_owned(),
+        n => format!(" {n} warnings "),
+    };
+    state.overlay = Overlay::Detail(Detail {
+        title,
+        text,
+        scroll: 0,
+    });
 }
 
 /// Brings `tab` to the front. The conversations tab comes back on the screen it was left on;
@@ -332,9 +381,7 @@ fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>
     match prompt {
         Prompt::Filter(text) => {
             state.list.filter = text.trim().to_owned();
-            state.list.previous_pages.clear();
-            state.list.page_after = None;
-            state.list.selected = 0;
+            state.list.reset_pages();
             effects.push(reload_list(state, true));
         }
         Prompt::Command(text) => run_command(state, &text, effects),
@@ -352,9 +399,9 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
         ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
-        ("budget", Some(n)) => match n.parse::<i64>() {
+        ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => set_budget(state, budget),
-            Err(_) => state.message = Some(format!("not a number: {n}")),
+            Err(e) => state.message = Some(e),
         },
         ("model", Some(name)) => {
             let settings = &mut state.settings;
@@ -402,8 +449,50 @@ fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
             app_id: None,
             search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
             limit: PAGE_SIZE,
-            after: state.list.page_after.clone(),
+            after: state.list.requested_after(),
         },
+    }
+}
+
+/// `]` (+1) or `[` (-1). While a page loads the step waits for it: the next cursor comes from
+/// the rows that page brings, not from the rows still on screen.
+fn step_page(state: &mut AppState, step: i64, effects: &mut Vec<Effect>) {
+    let list = &mut state.list;
+    if list.loading_page.is_some() {
+        list.queued_steps += step;
+        return;
+    }
+    if let Some(page) = list.step_from_shown(step) {
+        list.loading_page = Some(page);
+        list.selected = 0;
+        effects.push(reload_list(state, true));
+    }
+}
+
+/// The loaded page becomes the shown one; a step queued meanwhile starts from it.
+fn page_arrived(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
+    let list = &mut state.list;
+    if let Some(page) = list.loading_page.take() {
+        list.previous_pages = page.previous_pages;
+        list.page_after = page.after;
+        list.selected = 0;
+    }
+    let step = list.queued_steps.signum();
+    if step == 0 {
+        return false;
+    }
+    list.queued_steps -= step;
+    match list.step_from_shown(step) {
+        Some(page) => {
+            list.loading_page = Some(page);
+            effects.push(reload_list(state, true));
+            true
+        }
+        None => {
+            // The first or last page: the rest of the burst has nowhere to go.
+            list.queued_steps = 0;
+            false
+        }
     }
 }
 
@@ -426,26 +515,12 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
         Action::Filter => {
             state.overlay = Overlay::Prompt(Prompt::Filter(list.filter.clone()));
         }
-        Action::NextPage if list.has_next_page() => {
-            let next = list.rows.last().map(ConversationSummary::cursor);
-            let current = std::mem::replace(&mut list.page_after, next);
-            list.previous_pages.push(current);
-            list.selected = 0;
-            effects.push(reload_list(state, true));
-        }
-        Action::PrevPage => {
-            if let Some(previous) = list.previous_pages.pop() {
-                list.page_after = previous;
-                list.selected = 0;
-                effects.push(reload_list(state, true));
-            }
-        }
+        Action::NextPage => step_page(state, 1, effects),
+        Action::PrevPage => step_page(state, -1, effects),
         Action::Refresh => effects.push(reload_list(state, true)),
         Action::Back if !list.filter.is_empty() => {
             list.filter.clear();
-            list.previous_pages.clear();
-            list.page_after = None;
-            list.selected = 0;
+            list.reset_pages();
             effects.push(reload_list(state, true));
         }
         _ => {}
@@ -454,6 +529,7 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
 
 fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
     let generation = state.generation();
+    state.budget_panel = Default::default();
     let mode = state
         .conversation
         .as_ref()
@@ -465,8 +541,14 @@ fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>
 
 fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     let generation = state.generation();
-    let Some(conversation) = state.conversation.as_mut() else {
+    if state.conversation.is_none() {
         state.screen = Screen::Conversations;
+        return;
+    }
+    if budget_panel_action(state, action) {
+        return;
+    }
+    let Some(conversation) = state.conversation.as_mut() else {
         return;
     };
     if conversation.nodes.is_some() && nodes_action(state, action, effects) {
@@ -596,6 +678,38 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
     }
 }
 
+/// `b` gives the budget panel the moving keys (its rows scroll) and takes them back; esc
+/// leaves it too. `false`: not the panel's key.
+fn budget_panel_action(state: &mut AppState, action: Action) -> bool {
+    let panel = &mut state.budget_panel;
+    if action == Action::FocusBudget {
+        panel.focused = !panel.focused;
+        return true;
+    }
+    if !panel.focused {
+        return false;
+    }
+    let delta = match action {
+        Action::Back => {
+            panel.focused = false;
+            return true;
+        }
+        Action::Up => -1,
+        Action::Down => 1,
+        Action::PageUp => -10,
+        Action::PageDown => 10,
+        Action::Top => isize::MIN / 2,
+        Action::Bottom => isize::MAX / 2,
+        _ => return false,
+    };
+    let Some(view) = state.shown_budget() else {
+        return true;
+    };
+    let rows = BudgetRows::of(view);
+    state.budget_panel.scroll(rows, delta);
+    true
+}
+
 /// Keys of the open nodes pane; `false` leaves the action to the conversation (budget keys).
 fn nodes_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> bool {
     let Some(nodes) = state.conversation.as_mut().and_then(|c| c.nodes.as_mut()) else {
@@ -671,6 +785,7 @@ fn load_node(state: &mut AppState, with_timeline: bool, effects: &mut Vec<Effect
         return;
     };
     let node_id = node.node_id.clone();
+    state.budget_panel.offset = None;
     nodes.context_generation = context_generation;
     nodes.context_status = LoadStatus::Loading;
     if with_timeline {
@@ -734,7 +849,9 @@ fn select_demo_row(conversation: &mut ConversationState, loaded: &Loaded) {
 }
 
 fn set_budget(state: &mut AppState, budget: i64) {
-    state.settings.budget = budget.max(0);
+    state.settings.budget = budget.clamp(0, MAX_BUDGET);
+    // The cut line moved: show it again.
+    state.budget_panel.offset = None;
     let Some(conversation) = state.conversation.as_mut() else {
         return;
     };
@@ -801,6 +918,7 @@ fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
 
 fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
     let next_generation = state.generation();
+    state.budget_panel.offset = None;
     let Some(conversation) = state.conversation.as_mut() else {
         return;
     };
@@ -833,6 +951,10 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
             }
             match result {
                 Ok(rows) => {
+                    let paged = state.list.loading_page.is_some();
+                    if paged {
+                        state.list.selected = 0;
+                    }
                     let selected_id = state
                         .list
                         .rows
@@ -860,6 +982,10 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                         .collect();
                     state.list.rows = rows;
                     state.list.status = LoadStatus::Loaded;
+                    if paged && page_arrived(state, effects) {
+                        // Passed through on the way to a later page: nothing to count.
+                        return true;
+                    }
                     if !to_count.is_empty() {
                         let tokens_generation = state.generation();
                         state.list.tokens_generation = tokens_generation;
@@ -871,7 +997,12 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                         });
                     }
                 }
-                Err(error) => state.list.status = LoadStatus::Failed(error),
+                Err(error) => {
+                    // The shown page stays what it was; the burst stops.
+                    state.list.loading_page = None;
+                    state.list.queued_steps = 0;
+                    state.list.status = LoadStatus::Failed(error);
+                }
             }
         }
         JobEvent::ThreadTokens { generation, tokens } => {
@@ -899,6 +1030,8 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                         .filter(|_| !followed_latest)
                         .and_then(|p| loaded.tree.find(p.tree.id(conversation.selected)));
                     let target = kept.or_else(|| loaded.tree.latest_leaf());
+                    // `:conv` may have named it by a prefix.
+                    conversation.id = loaded.conversation.info.id.clone();
                     conversation.collapsed.clear();
                     conversation.newest_id = loaded.conversation.rows.last().map(|r| r.id.clone());
                     conversation.status = LoadStatus::Loaded;
@@ -908,7 +1041,11 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                     }
                     refresh_thread(state, effects);
                 }
-                Err(error) => conversation.status = LoadStatus::Failed(error),
+                Err(error) => {
+                    // Nothing left to count: the spinner stops with the load.
+                    conversation.budget_status = LoadStatus::Failed(error.clone());
+                    conversation.status = LoadStatus::Failed(error);
+                }
             }
         }
         JobEvent::Budget { generation, result } => {
@@ -1355,12 +1492,92 @@ mod tests {
             &effects[..],
             [Effect::LoadList { filter, .. }] if filter.after.as_ref().map(|c| &c.id) == Some(last)
         ));
+        // The label names the rows on screen until the next page's rows arrive.
+        assert_eq!(state.list.page_number(), 1);
+        assert_eq!(state.list.target_page(), Some(2));
+        let ids2: Vec<String> = (0..PAGE_SIZE).map(|i| format!("d{i}")).collect();
+        let refs2: Vec<&str> = ids2.iter().map(String::as_str).collect();
+        list_loaded(&mut state, &refs2);
         assert_eq!(state.list.page_number(), 2);
+        assert_eq!(state.list.target_page(), None);
         let effects = update(&mut state, key('['));
         assert!(
             matches!(&effects[..], [Effect::LoadList { filter, .. }] if filter.after.is_none())
         );
+        list_loaded(&mut state, &refs);
         assert_eq!(state.list.page_number(), 1);
+    }
+
+    /// Delivers page `page` (`PAGE_SIZE` rows named `p{page}-{row}`); returns the list loads it
+    /// chains.
+    fn page_loaded(state: &mut AppState, page: usize) -> Vec<Effect> {
+        let ids: Vec<String> = (0..PAGE_SIZE).map(|i| format!("p{page}-{i:02}")).collect();
+        list_loaded(state, &ids.iter().map(String::as_str).collect::<Vec<_>>())
+            .into_iter()
+            .filter(|e| matches!(e, Effect::LoadList { .. }))
+            .collect()
+    }
+
+    #[test]
+    fn a_burst_of_next_page_keys_chains_from_each_loaded_page() {
+        let mut state = state();
+        start(&mut state);
+        page_loaded(&mut state, 1);
+        let mut requests = Vec::new();
+        for _ in 0..40 {
+            requests.extend(update(&mut state, key(']')));
+        }
+        // One request at a time: the others wait for the page they start from.
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        assert_eq!(state.list.page_number(), 1);
+        assert_eq!(state.list.target_page(), Some(41));
+        for page in 2..=41 {
+            let Some(Effect::LoadList { filter, .. }) = requests.pop() else {
+                panic!("page {page} was not asked for");
+            };
+            let previous_last = format!("p{}-{:02}", page - 1, PAGE_SIZE - 1);
+            assert_eq!(
+                filter.after.as_ref().map(|c| c.id.as_str()),
+                Some(previous_last.as_str()),
+                "page {page} starts after the last row of page {}",
+                page - 1
+            );
+            requests = page_loaded(&mut state, page);
+            assert_eq!(state.list.page_number(), page);
+            assert_eq!(state.list.rows[0].id, format!("p{page}-00"));
+        }
+        assert!(requests.is_empty(), "{requests:?}");
+        assert_eq!(state.list.target_page(), None);
+        // And back: a burst of `[` walks the same cursors down.
+        for _ in 0..3 {
+            requests.extend(update(&mut state, key('[')));
+        }
+        assert_eq!(requests.len(), 1);
+        for page in (38..=40).rev() {
+            let chained = page_loaded(&mut state, page);
+            assert_eq!(state.list.page_number(), page);
+            assert_eq!(chained.len(), usize::from(page > 38), "page {page}");
+        }
+    }
+
+    #[test]
+    fn a_failed_page_stops_the_burst_and_keeps_the_shown_page() {
+        let mut state = state();
+        start(&mut state);
+        page_loaded(&mut state, 1);
+        update(&mut state, key(']'));
+        update(&mut state, key(']'));
+        let generation = state.list.generation;
+        let effects = update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Err("disk I/O error".to_owned()),
+            }),
+        );
+        assert!(effects.is_empty());
+        assert_eq!(state.list.page_number(), 1);
+        assert_eq!(state.list.target_page(), None);
     }
 
     #[test]
@@ -1595,7 +1812,7 @@ mod tests {
     }
 
     #[test]
-    fn help_opens_closes_and_quits() {
+    fn help_opens_scrolls_and_closes_and_owns_the_keyboard() {
         let mut state = state();
         update(&mut state, key('?'));
         assert_eq!(state.overlay, Overlay::Help);
@@ -1614,6 +1831,14 @@ mod tests {
         update(&mut state, code(KeyCode::Esc));
         assert_eq!(state.overlay, Overlay::None);
         update(&mut state, key('?'));
+        update(&mut state, key('q'));
+        assert!(
+            !state.quit,
+            "the help is a popup: q does not quit behind it"
+        );
+        assert_eq!(state.overlay, Overlay::Help);
+        update(&mut state, key('?'));
+        assert_eq!(state.overlay, Overlay::None, "? closes the help");
         update(&mut state, key('q'));
         assert!(state.quit);
     }
