@@ -105,20 +105,12 @@ impl Setup {
     }
 
     async fn message_ids(&self) -> Vec<String> {
-        let last = self
+        let timeline = self
             .store
-            .last_message_after(&self.base.flow_id, SESSION, None)
+            .session_timeline(&self.base.flow_id, SESSION)
             .await
-            .unwrap()
             .unwrap();
-        let mut ids: Vec<String> = self
-            .store
-            .messages_between(&self.base.flow_id, SESSION, None, &last, 1_000_000)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|m| m.id)
-            .collect();
+        let mut ids: Vec<String> = timeline.pending(None).map(|p| p.id.clone()).collect();
         ids.sort();
         ids
     }
@@ -141,13 +133,13 @@ impl Setup {
             .unwrap();
         assert_eq!(session.ingestion_records, ids.len() as i64);
         assert_eq!(session.total_processed, ids.len() as i64);
-        let last = self
+        let timeline = self
             .store
-            .last_message_after(&self.base.flow_id, SESSION, None)
+            .session_timeline(&self.base.flow_id, SESSION)
             .await
-            .unwrap()
             .unwrap();
-        assert_eq!(session.cursor_id, Some(last.id));
+        let last = timeline.pending(None).next_back().unwrap();
+        assert_eq!(session.cursor_id.as_ref(), Some(&last.id));
     }
 }
 

@@ -62,6 +62,15 @@ pub enum StoreError {
         source: sqlx::migrate::MigrateError,
     },
 
+    #[error("{url}: {row}: {source}")]
+    BadTimestamp {
+        url: String,
+        /// The row whose timestamp it is, e.g. `message 0f3c…`.
+        row: String,
+        #[source]
+        source: crate::memory::instant::InstantError,
+    },
+
     #[error("query on {url} failed: {source}")]
     Query {
         url: String,

@@ -69,6 +69,8 @@ pub enum SyncError {
          of config.toml, MEMSCOPE_EMBEDDINGS_URL or --embeddings-url"
     )]
     NoEmbeddingsServer(String),
+    #[error("session {session} made no progress, so the sync stopped: {reason}")]
+    NoProgress { session: String, reason: String },
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
