@@ -15,7 +15,7 @@ use memscope::kb::embedder::HashingEmbedder;
 use memscope::kb::store::VectorStore;
 use memscope::memory::memory_base::ThresholdUnit;
 use memscope::store::Store;
-use memscope::store::memory_bases::MemoryBaseInfo;
+use memscope::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo};
 use memscope::sync::{
     CancelFlag, JobProgress, SyncError, SyncOutcome, SyncSettings, Syncer, Trigger,
 };
@@ -80,13 +80,16 @@ impl Fixture {
         result
     }
 
-    async fn pending(&self, session: &str) -> i64 {
-        let info = self
-            .store
+    async fn session_info(&self, session: &str) -> MemoryBaseSessionInfo {
+        self.store
             .memory_base_session(&self.base.id, session)
             .await
             .unwrap()
-            .unwrap();
+            .expect("the session is tracked")
+    }
+
+    async fn pending(&self, session: &str) -> i64 {
+        let info = self.session_info(session).await;
         self.store.pending_count(&self.base, &info).await.unwrap()
     }
 
@@ -99,12 +102,7 @@ impl Fixture {
             return Vec::new();
         };
         let chunks = vectors.chunks_per_message().await.unwrap();
-        let info = self
-            .store
-            .memory_base_session(&self.base.id, session)
-            .await
-            .unwrap()
-            .unwrap();
+        let info = self.session_info(session).await;
         assert!(
             chunks.iter().all(|(_, n)| *n == 1),
             "each message once: {chunks:?}"
@@ -114,12 +112,7 @@ impl Fixture {
     }
 
     async fn cursor(&self, session: &str) -> Option<String> {
-        self.store
-            .memory_base_session(&self.base.id, session)
-            .await
-            .unwrap()
-            .unwrap()
-            .cursor_id
+        self.session_info(session).await.cursor_id
     }
 
     async fn check_ok(&self) -> bool {
@@ -432,12 +425,7 @@ mod sessions_with_any_timestamps {
                 .cmp(&b.timestamp)
                 .then_with(|| compare_ids(&a.id, &b.id))
         });
-        let info = f
-            .store
-            .memory_base_session(&f.base.id, &session)
-            .await
-            .unwrap()
-            .unwrap();
+        let info = f.session_info(&session).await;
         assert_eq!(
             info.cursor_id.as_deref(),
             Some(expected.last().unwrap().id.as_str())

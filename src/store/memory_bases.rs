@@ -80,6 +80,8 @@ pub struct JobInfo {
     pub dedupe_key: Option<String>,
     pub created_timestamp: DateTime<Utc>,
     pub finished_timestamp: Option<DateTime<Utc>>,
+    /// Why memscope ended it, when it was not its own process (e.g. its process stopped).
+    pub ended_reason: Option<String>,
 }
 
 impl JobInfo {
@@ -172,6 +174,9 @@ pub enum JobCreation {
 /// Holds the per-(memory base, session) sync lock until released (or the process dies).
 pub struct SessionLock {
     name: String,
+    /// Who holds it, as [`Store::sweep_abandoned_jobs`] checks: the lease's owner on SQLite,
+    /// the backend pid holding the advisory lock on PostgreSQL.
+    holder: String,
     held: HeldLock,
 }
 
@@ -250,9 +255,27 @@ const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::te
       AND r.session_id = s.session_id) AS ingestion_records \
      FROM memory_base_session s";
 
-const JOB_COLUMNS: &str = "SELECT job_id::text AS job_id, status::text AS status, type AS job_type, \
-     asset_id::text AS asset_id, dedupe_key, CAST(created_timestamp AS TEXT) AS created_timestamp, \
-     CAST(finished_timestamp AS TEXT) AS finished_timestamp FROM job";
+/// The select list of a [`JobRow`] and its `FROM`, with the reasons memscope kept when its
+/// table exists (a database memscope did not create has none).
+macro_rules! job_select {
+    ($where:literal) => {
+        [
+            concat!(
+                job_select!(@columns),
+                "p.ended_reason FROM job \
+                 LEFT JOIN memscope_job_process p ON p.job_id = job.job_id::text ",
+                $where
+            ),
+            concat!(job_select!(@columns), "NULL AS ended_reason FROM job ", $where),
+        ]
+    };
+    (@columns) => {
+        "SELECT job.job_id::text AS job_id, job.status::text AS status, \
+         job.type::text AS job_type, job.asset_id::text AS asset_id, job.dedupe_key, \
+         CAST(job.created_timestamp AS TEXT) AS created_timestamp, \
+         CAST(job.finished_timestamp AS TEXT) AS finished_timestamp, "
+    };
+}
 
 /// A job as stored, before its timestamps are parsed.
 #[derive(FromRow)]
@@ -264,6 +287,7 @@ struct JobRow {
     dedupe_key: Option<String>,
     created_timestamp: String,
     finished_timestamp: Option<String>,
+    ended_reason: Option<String>,
 }
 
 impl Store {
@@ -696,7 +720,7 @@ impl Store {
             .into_iter()
             .map(|r| Ok((self.pending_message(r.message)?, r.job_id)))
             .collect::<Result<Vec<_>, StoreError>>()?;
-        ingested.sort_by(|(a, _), (b, _)| a.position().cmp(&b.position()));
+        ingested.sort_by_key(|(message, _)| message.position());
         Ok(ingested)
     }
 
@@ -883,9 +907,9 @@ impl Store {
     }
 
     pub async fn job(&self, job_id: &str) -> Result<Option<JobInfo>, StoreError> {
-        static SQL: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| format!("{JOB_COLUMNS} WHERE job_id = $1::uuid"));
-        let row: Option<JobRow> = on_pool!(self.pool, SQL.as_str(), |pool, sql| {
+        const SQL: [&str; 2] = job_select!("WHERE job.job_id = $1::uuid");
+        let sql = SQL[usize::from(!self.tracks_job_processes())];
+        let row: Option<JobRow> = on_pool!(self.pool, sql, |pool, sql| {
             sqlx::query_as(sql).bind(job_id).fetch_optional(pool).await
         })
         .map_err(|e| self.query_failed(e))?;
@@ -909,23 +933,24 @@ impl Store {
             job_type: row.job_type,
             asset_id: row.asset_id,
             dedupe_key: row.dedupe_key,
+            ended_reason: row.ended_reason,
         })
     }
 
     /// Ingestion jobs, newest first (by the instant they were created), of one memory base or
-    /// all.
+    /// all. Jobs whose process stopped are marked failed first (on a writable database), so no
+    /// list shows a dead job running.
     pub async fn ingestion_jobs(
         &self,
         memory_base_id: Option<&str>,
         limit: i64,
     ) -> Result<Vec<JobInfo>, StoreError> {
-        static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-            format!(
-                "{JOB_COLUMNS} WHERE type = 'ingestion' \
-                 AND ($1::uuid IS NULL OR asset_id = $1::uuid)"
-            )
-        });
-        let rows: Vec<JobRow> = on_pool!(self.pool, SQL.as_str(), |pool, sql| {
+        self.sweep_abandoned_jobs(Utc::now()).await?;
+        const SQL: [&str; 2] = job_select!(
+            "WHERE job.type::text = 'ingestion' AND ($1::uuid IS NULL OR job.asset_id = $1::uuid)"
+        );
+        let sql = SQL[usize::from(!self.tracks_job_processes())];
+        let rows: Vec<JobRow> = on_pool!(self.pool, sql, |pool, sql| {
             sqlx::query_as(sql)
                 .bind(memory_base_id)
                 .fetch_all(pool)
@@ -1102,19 +1127,22 @@ impl Store {
                 let mut connection = pool.acquire().await.map_err(|e| self.query_failed(e))?;
                 connection.close_on_drop();
                 let key = advisory_lock_key(lock_name);
-                let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-                    .bind(key)
-                    .fetch_one(&mut *connection)
-                    .await
-                    .map_err(|e| self.query_failed(e))?;
+                let (locked, backend): (bool, i32) =
+                    sqlx::query_as("SELECT pg_try_advisory_lock($1), pg_backend_pid()")
+                        .bind(key)
+                        .fetch_one(&mut *connection)
+                        .await
+                        .map_err(|e| self.query_failed(e))?;
                 Ok(locked.then(|| SessionLock {
                     name: lock_name.to_owned(),
+                    holder: backend.to_string(),
                     held: HeldLock::Advisory { connection, key },
                 }))
             }
             DbPool::Sqlite(pool) => {
-                let owner = uuid::Uuid::new_v4().to_string();
+                let owner = lease_owner();
                 let now = epoch_ms(Utc::now());
+                self.break_dead_lease(pool, lock_name).await?;
                 let taken = sqlx::query(
                     "INSERT INTO memscope_sync_lease (lock_name, owner, expires_at_ms) \
                      VALUES (?, ?, ?) ON CONFLICT (lock_name) DO UPDATE SET \
@@ -1131,6 +1159,7 @@ impl Store {
                 .rows_affected();
                 Ok((taken == 1).then(|| SessionLock {
                     name: lock_name.to_owned(),
+                    holder: owner.clone(),
                     held: HeldLock::Lease {
                         pool: pool.clone(),
                         owner,
@@ -1145,6 +1174,57 @@ const COMMIT_CURSOR_SQL: &str = "UPDATE memory_base_session SET cursor_id = $3::
      total_processed = total_processed + $4, last_sync_at = $5 \
      WHERE memory_base_id = $1::uuid AND session_id = $2";
 
+/// A new lease owner: unique, and naming its host and process so that a process of the same
+/// host can tell when the holder died.
+fn lease_owner() -> String {
+    format!(
+        "{}@{}:{}",
+        uuid::Uuid::new_v4(),
+        super::job_processes::host_name(),
+        std::process::id()
+    )
+}
+
+/// Whether a lease's owner is a process of this host that stopped.
+fn owner_is_dead(owner: &str) -> bool {
+    let Some((rest, pid)) = owner.rsplit_once(':') else {
+        return false;
+    };
+    let Some((_, host)) = rest.split_once('@') else {
+        return false;
+    };
+    host == super::job_processes::host_name()
+        && pid
+            .parse()
+            .is_ok_and(|pid| super::job_processes::process_alive(pid) == Some(false))
+}
+
+impl Store {
+    /// Deletes a session's lease whose holder was a process of this host that stopped (killed):
+    /// its session need not stay blocked until the lease expires.
+    async fn break_dead_lease(
+        &self,
+        pool: &sqlx::SqlitePool,
+        lock_name: &str,
+    ) -> Result<(), StoreError> {
+        let owner: Option<String> =
+            sqlx::query_scalar("SELECT owner FROM memscope_sync_lease WHERE lock_name = ?")
+                .bind(lock_name)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.query_failed(e))?;
+        if let Some(owner) = owner.filter(|owner| owner_is_dead(owner)) {
+            sqlx::query("DELETE FROM memscope_sync_lease WHERE lock_name = ? AND owner = ?")
+                .bind(lock_name)
+                .bind(&owner)
+                .execute(pool)
+                .await
+                .map_err(|e| self.query_failed(e))?;
+        }
+        Ok(())
+    }
+}
+
 fn epoch_ms(time: DateTime<Utc>) -> i64 {
     time.timestamp_millis()
 }
@@ -1152,6 +1232,10 @@ fn epoch_ms(time: DateTime<Utc>) -> i64 {
 impl SessionLock {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    pub fn holder(&self) -> &str {
+        &self.holder
     }
 
     /// Renews a SQLite lease; `false` when it was lost (it expired and someone else took it).
@@ -1214,6 +1298,7 @@ mod tests {
             dedupe_key: key.map(str::to_owned),
             created_timestamp: Utc::now(),
             finished_timestamp: None,
+            ended_reason: None,
         }
     }
 

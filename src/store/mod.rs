@@ -24,7 +24,7 @@ use sqlx::sqlite::{
 use sqlx::{ConnectOptions, Connection};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
@@ -56,6 +56,7 @@ macro_rules! on_pool {
 
 mod chat_memory;
 mod insert;
+pub mod job_processes;
 pub mod memory_bases;
 mod nodes;
 mod queries;

@@ -165,6 +165,8 @@ impl<E: Embedder> Syncer<E> {
             dedupe_key: dedupe_key(&base.id, session_id, &latest_unit),
             manual: true,
         };
+        // Recorded first: a job is never running without a record of who runs it.
+        store.record_job_process(&args.job_id, lock).await?;
         let created = store
             .create_ingestion_job(
                 &args.job_id,
@@ -176,6 +178,7 @@ impl<E: Embedder> Syncer<E> {
             )
             .await?;
         if let JobCreation::Duplicate { .. } = created {
+            store.forget_job_process(&args.job_id).await?;
             return Err(Locked::Duplicate);
         }
         let scope = Scope {

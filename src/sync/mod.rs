@@ -326,6 +326,8 @@ impl<E: Embedder> Syncer<E> {
                 offered: self.embedder.model().to_owned(),
             });
         }
+        // Jobs whose process stopped are failed first, here as in every list of jobs.
+        self.store.sweep_abandoned_jobs(Utc::now()).await?;
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };
