@@ -536,10 +536,13 @@ impl Store {
         flow_id: &str,
         session_id: &str,
     ) -> Result<SessionTimeline, StoreError> {
-        type Row = (String, String, Option<bool>, Option<bool>, Option<String>);
-        let rows: Vec<Row> = on_pool!(
+        // One small integer for the flags: bit 0 output, bit 1 error (as Langflow leaves error
+        // messages out: `error` set, or category `error`).
+        let rows: Vec<(String, String, i32)> = on_pool!(
             self.pool,
-            "SELECT m.id::text, CAST(m.timestamp AS TEXT), m.is_output, m.error, m.category \
+            "SELECT m.id::text, CAST(m.timestamp AS TEXT), \
+             CASE WHEN m.is_output THEN 1 ELSE 0 END \
+             + CASE WHEN m.error OR m.category = 'error' THEN 2 ELSE 0 END \
              FROM message m WHERE m.flow_id = $1::uuid AND m.session_id = $2",
             |pool, sql| sqlx::query_as(sql)
                 .bind(flow_id)
@@ -550,14 +553,14 @@ impl Store {
         .map_err(|e| self.query_failed(e))?;
         let entries = rows
             .into_iter()
-            .map(|(id, timestamp, is_output, error, category)| {
+            .map(|(id, timestamp, flags)| {
                 Ok(TimelineEntry {
                     position: MessagePosition {
                         timestamp: self.parse_stored_time(&timestamp, "message", &id)?,
                         id,
                     },
-                    is_output: is_output.unwrap_or(false),
-                    is_error: error.unwrap_or(false) || category.as_deref() == Some("error"),
+                    is_output: flags & 1 != 0,
+                    is_error: flags & 2 != 0,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
