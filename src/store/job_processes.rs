@@ -168,20 +168,24 @@ impl Store {
         here: &str,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        if process.host == here
-            && let Ok(pid) = u32::try_from(process.pid)
-            && process_alive(pid) == Some(false)
-        {
+        let runs_here = match u32::try_from(process.pid) {
+            Ok(pid) if process.host == here => process_alive(pid),
+            _ => None,
+        };
+        if runs_here == Some(false) {
             return Ok(false);
         }
         let held: i64 = match &self.pool {
+            // A running process of this host keeps its job while the lease is still its own,
+            // even if a slow step let it expire (its next renewal succeeds).
             DbPool::Sqlite(pool) => sqlx::query_scalar(
                 "SELECT count(*) FROM memscope_sync_lease \
-                 WHERE lock_name = ? AND owner = ? AND expires_at_ms >= ?",
+                 WHERE lock_name = ? AND owner = ? AND (expires_at_ms >= ? OR ?)",
             )
             .bind(&process.lock_name)
             .bind(&process.holder)
             .bind(now.timestamp_millis())
+            .bind(runs_here == Some(true))
             .fetch_one(pool)
             .await,
             DbPool::Postgres(pool) => {
