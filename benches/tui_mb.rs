@@ -133,6 +133,7 @@ fn state() -> AppState {
             dedupe_key: Some(format!("ingestion:base-0:session-{n:06}:0")),
             created_timestamp: at(n as i64),
             finished_timestamp: Some(at(n as i64 + 5)),
+            ended_reason: None,
         })
         .collect();
     state.jobs.now = Some(at(200));

@@ -595,6 +595,7 @@ fn job_row(job: &str, session: &str, status: &str, created: i64, finished: Optio
         dedupe_key: Some(format!("ingestion:base-2:{session}:0")),
         created_timestamp: at(created),
         finished_timestamp: finished.map(at),
+        ended_reason: None,
     }
 }
 

@@ -234,6 +234,8 @@ pub async fn sessions<E: Embedder>(
     base: &MemoryBaseInfo,
 ) -> Result<Vec<SessionStatus>, SyncError> {
     let mut out = Vec::new();
+    // What `show` lists must not count a job whose process stopped as running.
+    syncer.store.sweep_abandoned_jobs(Utc::now()).await?;
     for session in syncer.store.memory_base_sessions(&base.id).await? {
         let pending = syncer.store.pending_count(base, &session).await?;
         out.push(SessionStatus {

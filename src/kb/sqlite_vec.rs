@@ -100,6 +100,12 @@ impl SqliteVectors {
         }
         let mut store = Self::connect(kb_dir, false, 0).await?;
         let info = store.info().await?;
+        if info.format.is_none() && info.dimension.is_none() {
+            // Created but never set up (its creator was killed first): no store yet, and the
+            // next write sets it up.
+            store.pool.close().await;
+            return Ok(None);
+        }
         if info.format.as_deref() != Some(FORMAT) {
             store.pool.close().await;
             return Err(VectorStoreError::OldFormat { path: store.path });

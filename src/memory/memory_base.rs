@@ -51,9 +51,11 @@ pub fn threshold_reached(pending: i64, threshold: i64) -> bool {
     pending > 0 && pending >= threshold.max(1)
 }
 
-/// A message's place in a session: messages are ordered by timestamp, then id. The seed compared
-/// ids alone, which cannot work for random UUIDs; Langflow ships this tuple order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A message's place in a session: messages are ordered by the instant of their timestamp, then
+/// by id. The seed compared ids alone, which cannot work for random UUIDs; Langflow ships this
+/// tuple order. The timestamp is an instant (see [`crate::memory::instant`]), never text, and ids
+/// compare in their [`canonical_id`] form, so every writer's spelling orders alike.
+#[derive(Debug, Clone, Serialize)]
 pub struct MessagePosition {
     pub timestamp: DateTime<Utc>,
     pub id: String,
@@ -61,7 +63,9 @@ pub struct MessagePosition {
 
 impl Ord for MessagePosition {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.timestamp, &self.id).cmp(&(other.timestamp, &other.id))
+        self.timestamp
+            .cmp(&other.timestamp)
+            .then_with(|| compare_ids(&self.id, &other.id))
     }
 }
 
@@ -71,10 +75,109 @@ impl PartialOrd for MessagePosition {
     }
 }
 
+impl PartialEq for MessagePosition {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for MessagePosition {}
+
 impl MessagePosition {
     /// Whether this message comes strictly after the cursor (everything does when there is none).
     pub fn is_after(&self, cursor: Option<&MessagePosition>) -> bool {
         cursor.is_none_or(|cursor| self > cursor)
+    }
+}
+
+/// The one form every stored message id is compared in: lowercase hex without dashes. Langflow's
+/// SQLite stores 32-hex uuids, PostgreSQL a native uuid (printed with dashes), memscope dashed
+/// text; all name the same message.
+pub fn canonical_id(id: &str) -> String {
+    canonical_id_bytes(id).map(char::from).collect()
+}
+
+fn canonical_id_bytes(id: &str) -> impl Iterator<Item = u8> + '_ {
+    id.trim()
+        .bytes()
+        .filter(|b| *b != b'-')
+        .map(|b| b.to_ascii_lowercase())
+}
+
+/// Two stored ids in [`canonical_id`] order, without allocating.
+pub fn compare_ids(a: &str, b: &str) -> Ordering {
+    canonical_id_bytes(a).cmp(canonical_id_bytes(b))
+}
+
+/// One message of a session as the sync sees it: its place, and what the counts need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimelineEntry {
+    pub position: MessagePosition,
+    pub is_output: bool,
+    /// Error messages (`error` set, or category `error`) are never ingested, as in Langflow.
+    pub is_error: bool,
+}
+
+/// A session's messages in (instant, id) order: the one order the cursor, the pending counts and
+/// a job's scope are read from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionTimeline {
+    entries: Vec<TimelineEntry>,
+}
+
+impl SessionTimeline {
+    pub fn new(mut entries: Vec<TimelineEntry>) -> SessionTimeline {
+        entries.sort_by(|a, b| a.position.cmp(&b.position));
+        SessionTimeline { entries }
+    }
+
+    pub fn entries(&self) -> &[TimelineEntry] {
+        &self.entries
+    }
+
+    /// The message with this id, in any spelling of it.
+    pub fn find(&self, id: &str) -> Option<&MessagePosition> {
+        self.entries
+            .iter()
+            .map(|e| &e.position)
+            .find(|p| compare_ids(&p.id, id) == Ordering::Equal)
+    }
+
+    /// The messages strictly after the cursor.
+    pub fn after(&self, cursor: Option<&MessagePosition>) -> &[TimelineEntry] {
+        let start = self
+            .entries
+            .partition_point(|e| !e.position.is_after(cursor));
+        &self.entries[start..]
+    }
+
+    /// The messages a sync would ingest: after the cursor, errors left out.
+    pub fn pending(
+        &self,
+        cursor: Option<&MessagePosition>,
+    ) -> impl DoubleEndedIterator<Item = &MessagePosition> {
+        self.after(cursor)
+            .iter()
+            .filter(|e| !e.is_error)
+            .map(|e| &e.position)
+    }
+
+    /// Pending output messages: the `messages` unit's count.
+    pub fn pending_outputs(&self, cursor: Option<&MessagePosition>) -> i64 {
+        self.after(cursor)
+            .iter()
+            .filter(|e| e.is_output && !e.is_error)
+            .count() as i64
+    }
+
+    /// The newest message among `ids` (canonical ids): where a cursor whose message was deleted
+    /// falls back to.
+    pub fn newest_of(&self, ids: &std::collections::HashSet<String>) -> Option<&MessagePosition> {
+        self.entries
+            .iter()
+            .rev()
+            .map(|e| &e.position)
+            .find(|p| ids.contains(&canonical_id(&p.id)))
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod history;
+pub mod instant;
 pub mod memory_base;
 pub mod model;
 pub mod models;

@@ -79,6 +79,15 @@ pub enum StoreError {
     #[error("{url} is {explanation}")]
     Lacks { url: String, explanation: String },
 
+    #[error("{url}: {row}: {source}")]
+    BadTimestamp {
+        url: String,
+        /// The row whose timestamp it is, e.g. `message 0f3c…`.
+        row: String,
+        #[source]
+        source: crate::memory::instant::InstantError,
+    },
+
     #[error("query on {url} failed: {source}")]
     Query {
         url: String,

@@ -9,8 +9,12 @@ use serde::Serialize;
 use sqlx::FromRow;
 use sqlx::pool::PoolConnection;
 
-use super::{DbPool, Store, StoreError, canonical_id};
-use crate::memory::memory_base::{MessagePosition, ThresholdUnit, advisory_lock_key};
+use super::{DbPool, Store, StoreError, dashed_id};
+use crate::memory::instant::parse_instant;
+use crate::memory::memory_base::{
+    MessagePosition, SessionTimeline, ThresholdUnit, TimelineEntry, advisory_lock_key,
+    canonical_id, compare_ids,
+};
 
 /// Job statuses, as Langflow's `JobStatus` spells them.
 pub mod job_status {
@@ -67,7 +71,7 @@ pub struct MemoryBaseSessionInfo {
 }
 
 /// An ingestion job row.
-#[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct JobInfo {
     pub job_id: String,
     pub status: String,
@@ -76,6 +80,8 @@ pub struct JobInfo {
     pub dedupe_key: Option<String>,
     pub created_timestamp: DateTime<Utc>,
     pub finished_timestamp: Option<DateTime<Utc>>,
+    /// Why memscope ended it, when it was not its own process (e.g. its process stopped).
+    pub ended_reason: Option<String>,
 }
 
 impl JobInfo {
@@ -103,7 +109,7 @@ pub struct LangflowKbRow {
 }
 
 /// A message to ingest.
-#[derive(Debug, Clone, PartialEq, FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PendingMessage {
     pub id: String,
     pub timestamp: DateTime<Utc>,
@@ -177,6 +183,9 @@ pub enum JobCreation {
 /// Holds the per-(memory base, session) sync lock until released (or the process dies).
 pub struct SessionLock {
     name: String,
+    /// Who holds it, as [`Store::sweep_abandoned_jobs`] checks: the lease's owner on SQLite,
+    /// the backend pid holding the advisory lock on PostgreSQL.
+    holder: String,
     held: HeldLock,
 }
 
@@ -217,42 +226,35 @@ macro_rules! base_query {
     };
 }
 
-/// The messages of a flow's session (`$1`, `$2`) strictly after a cursor (`$3` timestamp, `$4`
-/// id; both NULL: from the start), in the (timestamp, id) order every cursor uses. Bind with
-/// [`bind_range!`].
-macro_rules! session_after_cursor {
+/// The columns of a [`MessageRow`], the timestamp as text.
+macro_rules! message_columns {
     () => {
-        "m.flow_id = $1::uuid AND m.session_id = $2 AND ($3::timestamptz IS NULL \
-         OR m.timestamp > $3::timestamptz OR (m.timestamp = $3::timestamptz AND m.id > $4::uuid))"
+        "SELECT m.id::text AS id, CAST(m.timestamp AS TEXT) AS timestamp, m.sender, \
+         m.sender_name, m.session_id, m.text, m.content_blocks::text AS content_blocks, \
+         m.flow_id::text AS flow_id, m.run_id::text AS run_id"
     };
 }
 
-/// [`session_after_cursor!`] and up to a job's last message (`$5` timestamp, `$6` id).
-macro_rules! session_range {
-    () => {
-        concat!(
-            session_after_cursor!(),
-            " AND (m.timestamp < $5::timestamptz \
-             OR (m.timestamp = $5::timestamptz AND m.id <= $6::uuid))"
-        )
-    };
+/// A message as stored, before its timestamp is parsed.
+#[derive(FromRow)]
+struct MessageRow {
+    id: String,
+    timestamp: String,
+    sender: String,
+    sender_name: String,
+    session_id: String,
+    text: String,
+    content_blocks: String,
+    flow_id: Option<String>,
+    run_id: Option<String>,
 }
 
-/// Binds `$1`…`$4` of [`session_after_cursor!`], and `$5`, `$6` of [`session_range!`] when an
-/// upper end is given.
-macro_rules! bind_range {
-    ($query:expr, $flow:expr, $session:expr, $after:expr) => {
-        $query
-            .bind($flow)
-            .bind($session)
-            .bind($after.map(|c: &MessagePosition| c.timestamp))
-            .bind($after.map(|c: &MessagePosition| c.id.as_str()))
-    };
-    ($query:expr, $flow:expr, $session:expr, $after:expr, $until:expr) => {
-        bind_range!($query, $flow, $session, $after)
-            .bind($until.timestamp)
-            .bind($until.id.as_str())
-    };
+/// A recorded flow run no ingestion job has taken yet.
+struct UnstampedRun {
+    id: String,
+    /// Its workflow job (its own id when it has none): the dedupe key's unit.
+    unit: String,
+    recorded_at: DateTime<Utc>,
 }
 
 const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::text AS memory_base_id, s.session_id, \
@@ -263,8 +265,40 @@ const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::te
       AND r.session_id = s.session_id) AS ingestion_records \
      FROM memory_base_session s";
 
-const JOB_COLUMNS: &str = "SELECT job_id::text AS job_id, status::text AS status, type::text AS job_type, \
-     asset_id::text AS asset_id, dedupe_key, created_timestamp, finished_timestamp FROM job";
+/// The select list of a [`JobRow`] and its `FROM`, with the reasons memscope kept when its
+/// table exists (a database memscope did not create has none).
+macro_rules! job_select {
+    ($where:literal) => {
+        [
+            concat!(
+                job_select!(@columns),
+                "p.ended_reason FROM job \
+                 LEFT JOIN memscope_job_process p ON p.job_id = job.job_id::text ",
+                $where
+            ),
+            concat!(job_select!(@columns), "NULL AS ended_reason FROM job ", $where),
+        ]
+    };
+    (@columns) => {
+        "SELECT job.job_id::text AS job_id, job.status::text AS status, \
+         job.type::text AS job_type, job.asset_id::text AS asset_id, job.dedupe_key, \
+         CAST(job.created_timestamp AS TEXT) AS created_timestamp, \
+         CAST(job.finished_timestamp AS TEXT) AS finished_timestamp, "
+    };
+}
+
+/// A job as stored, before its timestamps are parsed.
+#[derive(FromRow)]
+struct JobRow {
+    job_id: String,
+    status: String,
+    job_type: String,
+    asset_id: Option<String>,
+    dedupe_key: Option<String>,
+    created_timestamp: String,
+    finished_timestamp: Option<String>,
+    ended_reason: Option<String>,
+}
 
 impl Store {
     /// Every memory base, by owner then name.
@@ -283,7 +317,7 @@ impl Store {
             self.pool,
             base_query!("WHERE mb.id::text = $1 OR mb.name = $2 ORDER BY u.username, mb.id"),
             |pool, sql| sqlx::query_as(sql)
-                .bind(super::canonical_id(key))
+                .bind(dashed_id(key))
                 .bind(key)
                 .fetch_all(pool)
                 .await
@@ -343,7 +377,7 @@ impl Store {
             self.pool,
             "SELECT id::text FROM flow WHERE id::text = $1 OR name = $2 ORDER BY id",
             |pool, sql| sqlx::query_scalar(sql)
-                .bind(super::canonical_id(key))
+                .bind(dashed_id(key))
                 .bind(key)
                 .fetch_all(pool)
                 .await
@@ -393,7 +427,7 @@ impl Store {
                  threshold = coalesce($3, threshold), auto_capture = coalesce($4, auto_capture), \
                  threshold_unit = coalesce($5, threshold_unit) WHERE id = $1::uuid",
                 |pool, sql| sqlx::query(sql)
-                    .bind(canonical_id(id))
+                    .bind(dashed_id(id))
                     .bind(&update.name)
                     .bind(update.threshold.map(|t| t as i32))
                     .bind(update.auto_capture)
@@ -418,7 +452,7 @@ impl Store {
                  threshold = coalesce($3, threshold), auto_capture = coalesce($4, auto_capture) \
                  WHERE id = $1::uuid",
                 |pool, sql| sqlx::query(sql)
-                    .bind(canonical_id(id))
+                    .bind(dashed_id(id))
                     .bind(&update.name)
                     .bind(update.threshold.map(|t| t as i32))
                     .bind(update.auto_capture)
@@ -556,63 +590,101 @@ impl Store {
         Ok(())
     }
 
-    /// Where a session's cursor sits; `None` when it has none. When the cursor's message was
-    /// deleted (a trim, a delete), the newest message the session still has a record of takes
-    /// its place: every message before the cursor was ingested, so nothing after that one was,
-    /// and the session is not read again from the start.
+    /// A session's messages in (instant, id) order, read through the (flow, session) index.
+    /// Timestamps are selected as text and parsed here ([`parse_stored_time`]): compared as
+    /// text in SQL they order wrongly, and an odd format cannot fail the query.
+    pub async fn session_timeline(
+        &self,
+        flow_id: &str,
+        session_id: &str,
+    ) -> Result<SessionTimeline, StoreError> {
+        // One small integer for the flags: bit 0 output, bit 1 error (as Langflow leaves error
+        // messages out: `error` set, or category `error`).
+        let rows: Vec<(String, String, i32)> = on_pool!(
+            self.pool,
+            "SELECT m.id::text, CAST(m.timestamp AS TEXT), \
+             CASE WHEN m.is_output THEN 1 ELSE 0 END \
+             + CASE WHEN m.error OR m.category = 'error' THEN 2 ELSE 0 END \
+             FROM message m WHERE m.flow_id = $1::uuid AND m.session_id = $2",
+            |pool, sql| sqlx::query_as(sql)
+                .bind(flow_id)
+                .bind(session_id)
+                .fetch_all(pool)
+                .await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        let entries = rows
+            .into_iter()
+            .map(|(id, timestamp, flags)| {
+                Ok(TimelineEntry {
+                    position: MessagePosition {
+                        timestamp: self.parse_stored_time(&timestamp, "message", &id)?,
+                        id,
+                    },
+                    is_output: flags & 1 != 0,
+                    is_error: flags & 2 != 0,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(SessionTimeline::new(entries))
+    }
+
+    /// A stored timestamp as an instant; `what` and `id` name its row in the error.
+    fn parse_stored_time(
+        &self,
+        text: &str,
+        what: &str,
+        id: &str,
+    ) -> Result<DateTime<Utc>, StoreError> {
+        parse_instant(text).map_err(|source| StoreError::BadTimestamp {
+            url: self.url.clone(),
+            row: format!("{what} {id}"),
+            source,
+        })
+    }
+
+    /// Where a session's cursor sits in its timeline; `None` when it has none. When the cursor's
+    /// message was deleted (a trim, a delete), the newest message the session still has a record
+    /// of takes its place: every message before the cursor was ingested, so nothing after that
+    /// one was, and the session is not read again from the start.
     pub async fn cursor_position(
         &self,
         session: &MemoryBaseSessionInfo,
+        timeline: &SessionTimeline,
     ) -> Result<Option<MessagePosition>, StoreError> {
         let Some(id) = session.cursor_id.as_deref() else {
             return Ok(None);
         };
-        let timestamp: Option<DateTime<Utc>> = on_pool!(
-            self.pool,
-            "SELECT timestamp FROM message WHERE id = $1::uuid",
-            |pool, sql| sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await
-        )
-        .map_err(|e| self.query_failed(e))?;
-        if let Some(timestamp) = timestamp {
-            return Ok(Some(MessagePosition {
-                timestamp,
-                id: id.to_owned(),
-            }));
+        if let Some(position) = timeline.find(id) {
+            return Ok(Some(position.clone()));
         }
-        let newest_recorded: Option<(DateTime<Utc>, String)> = on_pool!(
+        let recorded: Vec<String> = on_pool!(
             self.pool,
-            "SELECT m.timestamp, m.id::text FROM message_ingestion_record r \
-             JOIN message m ON m.id = r.message_id \
-             WHERE r.memory_base_id = $1::uuid AND r.session_id = $2 \
-             ORDER BY m.timestamp DESC, m.id DESC LIMIT 1",
-            |pool, sql| sqlx::query_as(sql)
+            "SELECT message_id::text FROM message_ingestion_record \
+             WHERE memory_base_id = $1::uuid AND session_id = $2",
+            |pool, sql| sqlx::query_scalar(sql)
                 .bind(&session.memory_base_id)
                 .bind(&session.session_id)
-                .fetch_optional(pool)
+                .fetch_all(pool)
                 .await
         )
         .map_err(|e| self.query_failed(e))?;
-        Ok(newest_recorded.map(|(timestamp, id)| MessagePosition { timestamp, id }))
+        let recorded = recorded.iter().map(|id| canonical_id(id)).collect();
+        Ok(timeline.newest_of(&recorded).cloned())
     }
 
-    /// Output messages of a flow's session strictly after `cursor` (the `messages` unit).
+    /// Output messages of a flow's session strictly after `cursor` (the `messages` unit),
+    /// error messages left out.
     pub async fn pending_output_messages(
         &self,
         flow_id: &str,
         session_id: &str,
         cursor: Option<&MessagePosition>,
     ) -> Result<i64, StoreError> {
-        on_pool!(
-            self.pool,
-            concat!(
-                "SELECT count(*) FROM message m WHERE m.is_output AND ",
-                session_after_cursor!()
-            ),
-            |pool, sql| bind_range!(sqlx::query_scalar(sql), flow_id, session_id, cursor)
-                .fetch_one(pool)
-                .await
-        )
-        .map_err(|e| self.query_failed(e))
+        Ok(self
+            .session_timeline(flow_id, session_id)
+            .await?
+            .pending_outputs(cursor))
     }
 
     /// The pending count of a session in a base's unit.
@@ -624,63 +696,67 @@ impl Store {
         match base.unit() {
             ThresholdUnit::Runs => Ok(session.pending_runs),
             ThresholdUnit::Messages => {
-                let cursor = self.cursor_position(session).await?;
-                self.pending_output_messages(&base.flow_id, &session.session_id, cursor.as_ref())
-                    .await
+                let timeline = self
+                    .session_timeline(&base.flow_id, &session.session_id)
+                    .await?;
+                let cursor = self.cursor_position(session, &timeline).await?;
+                Ok(timeline.pending_outputs(cursor.as_ref()))
             }
         }
     }
 
-    /// The newest message of a flow's session after `cursor`: the upper end of a job's scope.
-    pub async fn last_message_after(
+    /// The messages at `positions`, in that order; messages deleted meanwhile are left out.
+    pub async fn messages_at(
         &self,
-        flow_id: &str,
-        session_id: &str,
-        cursor: Option<&MessagePosition>,
-    ) -> Result<Option<MessagePosition>, StoreError> {
-        let row: Option<(String, DateTime<Utc>)> = on_pool!(
-            self.pool,
-            concat!(
-                "SELECT m.id::text, m.timestamp FROM message m WHERE ",
-                session_after_cursor!(),
-                " ORDER BY m.timestamp DESC, m.id DESC LIMIT 1"
-            ),
-            |pool, sql| bind_range!(sqlx::query_as(sql), flow_id, session_id, cursor)
-                .fetch_optional(pool)
-                .await
-        )
-        .map_err(|e| self.query_failed(e))?;
-        Ok(row.map(|(id, timestamp)| MessagePosition { timestamp, id }))
-    }
-
-    /// Up to `limit` messages of a flow's session after `after` and up to `until`, in
-    /// (timestamp, id) order.
-    pub async fn messages_between(
-        &self,
-        flow_id: &str,
-        session_id: &str,
-        after: Option<&MessagePosition>,
-        until: &MessagePosition,
-        limit: i64,
+        positions: &[MessagePosition],
     ) -> Result<Vec<PendingMessage>, StoreError> {
-        on_pool!(
-            self.pool,
-            concat!(
-                "SELECT m.id::text AS id, m.timestamp, m.sender, m.sender_name, m.session_id, \
-                 m.text, m.content_blocks::text AS content_blocks, m.flow_id::text AS flow_id, \
-                 m.run_id::text AS run_id FROM message m WHERE ",
-                session_range!(),
-                " ORDER BY m.timestamp, m.id LIMIT $7"
-            ),
-            |pool, sql| bind_range!(sqlx::query_as(sql), flow_id, session_id, after, until)
-                .bind(limit)
+        let ids: Vec<&str> = positions.iter().map(|p| p.id.as_str()).collect();
+        let rows: Vec<MessageRow> = match &self.pool {
+            DbPool::Sqlite(pool, _) => {
+                sqlx::query_as(super::sql::sqlite_text(concat!(
+                    message_columns!(),
+                    " FROM message m WHERE m.id IN (SELECT value FROM json_each($1))"
+                )))
+                .bind(serde_json::to_string(&ids).unwrap_or_default())
                 .fetch_all(pool)
                 .await
-        )
-        .map_err(|e| self.query_failed(e))
+            }
+            DbPool::Postgres(pool, _) => {
+                sqlx::query_as(concat!(
+                    message_columns!(),
+                    " FROM message m WHERE m.id = ANY($1::uuid[])"
+                ))
+                .bind(&ids)
+                .fetch_all(pool)
+                .await
+            }
+        }
+        .map_err(|e| self.query_failed(e))?;
+        let mut by_id: std::collections::HashMap<String, PendingMessage> = rows
+            .into_iter()
+            .map(|row| Ok((canonical_id(&row.id), self.pending_message(row)?)))
+            .collect::<Result<_, StoreError>>()?;
+        Ok(positions
+            .iter()
+            .filter_map(|p| by_id.remove(&canonical_id(&p.id)))
+            .collect())
     }
 
-    /// The messages a base's ingestion records name, in (timestamp, id) order, with the job
+    fn pending_message(&self, row: MessageRow) -> Result<PendingMessage, StoreError> {
+        Ok(PendingMessage {
+            timestamp: self.parse_stored_time(&row.timestamp, "message", &row.id)?,
+            id: row.id,
+            sender: row.sender,
+            sender_name: row.sender_name,
+            session_id: row.session_id,
+            text: row.text,
+            content_blocks: row.content_blocks,
+            flow_id: row.flow_id,
+            run_id: row.run_id,
+        })
+    }
+
+    /// The messages a base's ingestion records name, in (instant, id) order, with the job
     /// that ingested each: what the KB should hold.
     pub async fn ingested_messages(
         &self,
@@ -689,62 +765,75 @@ impl Store {
         #[derive(FromRow)]
         struct Ingested {
             #[sqlx(flatten)]
-            message: PendingMessage,
+            message: MessageRow,
             job_id: Option<String>,
         }
         let rows: Vec<Ingested> = on_pool!(
             self.pool,
-            "SELECT m.id::text AS id, m.timestamp, m.sender, m.sender_name, m.session_id, m.text, \
-             m.content_blocks::text AS content_blocks, m.flow_id::text AS flow_id, \
-             m.run_id::text AS run_id, r.job_id::text AS job_id \
-             FROM message_ingestion_record r JOIN message m ON m.id = r.message_id \
-             WHERE r.memory_base_id = $1::uuid ORDER BY m.timestamp, m.id",
+            concat!(
+                message_columns!(),
+                ", r.job_id::text AS job_id FROM message_ingestion_record r \
+                 JOIN message m ON m.id = r.message_id WHERE r.memory_base_id = $1::uuid"
+            ),
             |pool, sql| sqlx::query_as(sql)
                 .bind(memory_base_id)
                 .fetch_all(pool)
                 .await
         )
         .map_err(|e| self.query_failed(e))?;
-        Ok(rows.into_iter().map(|r| (r.message, r.job_id)).collect())
-    }
-
-    /// How many messages [`Store::messages_between`] pages through, in all.
-    pub async fn count_messages_between(
-        &self,
-        flow_id: &str,
-        session_id: &str,
-        after: Option<&MessagePosition>,
-        until: &MessagePosition,
-    ) -> Result<i64, StoreError> {
-        on_pool!(
-            self.pool,
-            concat!("SELECT count(*) FROM message m WHERE ", session_range!()),
-            |pool, sql| bind_range!(sqlx::query_scalar(sql), flow_id, session_id, after, until)
-                .fetch_one(pool)
-                .await
-        )
-        .map_err(|e| self.query_failed(e))
+        let mut ingested = rows
+            .into_iter()
+            .map(|r| Ok((self.pending_message(r.message)?, r.job_id)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        ingested.sort_by_key(|(message, _)| message.position());
+        Ok(ingested)
     }
 
     /// The newest pending unit of a session: its latest unstamped run's workflow job (unit
-    /// `runs`, when it has any), else the newest message after the cursor.
+    /// `runs`, when it has any), by the instant it was recorded.
     pub async fn latest_pending_run(
         &self,
         memory_base_id: &str,
         session_id: &str,
     ) -> Result<Option<String>, StoreError> {
-        on_pool!(
+        let runs = self.unstamped_runs(memory_base_id, session_id).await?;
+        Ok(runs
+            .into_iter()
+            .max_by(|a, b| {
+                a.recorded_at
+                    .cmp(&b.recorded_at)
+                    .then_with(|| compare_ids(&a.id, &b.id))
+            })
+            .map(|run| run.unit))
+    }
+
+    /// The session's runs not yet stamped with an ingestion job.
+    async fn unstamped_runs(
+        &self,
+        memory_base_id: &str,
+        session_id: &str,
+    ) -> Result<Vec<UnstampedRun>, StoreError> {
+        let rows: Vec<(String, String, String)> = on_pool!(
             self.pool,
-            "SELECT coalesce(workflow_job_id::text, id::text) FROM memory_base_workflow_run \
-             WHERE memory_base_id = $1::uuid AND session_id = $2 AND ingestion_job_id IS NULL \
-             ORDER BY recorded_at DESC, id DESC LIMIT 1",
-            |pool, sql| sqlx::query_scalar(sql)
+            "SELECT id::text, coalesce(workflow_job_id::text, id::text), CAST(recorded_at AS TEXT) \
+             FROM memory_base_workflow_run \
+             WHERE memory_base_id = $1::uuid AND session_id = $2 AND ingestion_job_id IS NULL",
+            |pool, sql| sqlx::query_as(sql)
                 .bind(memory_base_id)
                 .bind(session_id)
-                .fetch_optional(pool)
+                .fetch_all(pool)
                 .await
         )
-        .map_err(|e| self.query_failed(e))
+        .map_err(|e| self.query_failed(e))?;
+        rows.into_iter()
+            .map(|(id, unit, recorded_at)| {
+                Ok(UnstampedRun {
+                    recorded_at: self.parse_stored_time(&recorded_at, "workflow run", &id)?,
+                    id,
+                    unit,
+                })
+            })
+            .collect()
     }
 
     /// Creates an in-progress ingestion job unless a queued, running or completed job has the
@@ -883,34 +972,67 @@ impl Store {
     }
 
     pub async fn job(&self, job_id: &str) -> Result<Option<JobInfo>, StoreError> {
-        static SQL: std::sync::LazyLock<String> =
-            std::sync::LazyLock::new(|| format!("{JOB_COLUMNS} WHERE job_id = $1::uuid"));
-        on_pool!(self.pool, SQL.as_str(), |pool, sql| sqlx::query_as(sql)
-            .bind(job_id)
-            .fetch_optional(pool)
-            .await)
-        .map_err(|e| self.query_failed(e))
+        const SQL: [&str; 2] = job_select!("WHERE job.job_id = $1::uuid");
+        let sql = SQL[usize::from(!self.tracks_job_processes())];
+        let row: Option<JobRow> = on_pool!(self.pool, sql, |pool, sql| {
+            sqlx::query_as(sql).bind(job_id).fetch_optional(pool).await
+        })
+        .map_err(|e| self.query_failed(e))?;
+        row.map(|row| self.job_info(row)).transpose()
     }
 
-    /// Ingestion jobs, newest first, of one memory base or all.
+    fn job_info(&self, row: JobRow) -> Result<JobInfo, StoreError> {
+        let finished_timestamp = match &row.finished_timestamp {
+            Some(text) => Some(self.parse_stored_time(text, "job", &row.job_id)?),
+            None => None,
+        };
+        Ok(JobInfo {
+            created_timestamp: self.parse_stored_time(
+                &row.created_timestamp,
+                "job",
+                &row.job_id,
+            )?,
+            finished_timestamp,
+            job_id: row.job_id,
+            status: row.status,
+            job_type: row.job_type,
+            asset_id: row.asset_id,
+            dedupe_key: row.dedupe_key,
+            ended_reason: row.ended_reason,
+        })
+    }
+
+    /// Ingestion jobs, newest first (by the instant they were created), of one memory base or
+    /// all. Jobs whose process stopped are marked failed first (on a writable database), so no
+    /// list shows a dead job running.
     pub async fn ingestion_jobs(
         &self,
         memory_base_id: Option<&str>,
         limit: i64,
     ) -> Result<Vec<JobInfo>, StoreError> {
-        static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-            format!(
-                "{JOB_COLUMNS} WHERE type = 'ingestion' \
-                 AND ($1::uuid IS NULL OR asset_id = $1::uuid) \
-                 ORDER BY created_timestamp DESC, job_id LIMIT $2"
-            )
+        self.sweep_abandoned_jobs(Utc::now()).await?;
+        const SQL: [&str; 2] = job_select!(
+            "WHERE job.type::text = 'ingestion' AND ($1::uuid IS NULL OR job.asset_id = $1::uuid)"
+        );
+        let sql = SQL[usize::from(!self.tracks_job_processes())];
+        let rows: Vec<JobRow> = on_pool!(self.pool, sql, |pool, sql| {
+            sqlx::query_as(sql)
+                .bind(memory_base_id)
+                .fetch_all(pool)
+                .await
+        })
+        .map_err(|e| self.query_failed(e))?;
+        let mut jobs = rows
+            .into_iter()
+            .map(|row| self.job_info(row))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        jobs.sort_by(|a, b| {
+            b.created_timestamp
+                .cmp(&a.created_timestamp)
+                .then_with(|| compare_ids(&a.job_id, &b.job_id))
         });
-        on_pool!(self.pool, SQL.as_str(), |pool, sql| sqlx::query_as(sql)
-            .bind(memory_base_id)
-            .bind(limit)
-            .fetch_all(pool)
-            .await)
-        .map_err(|e| self.query_failed(e))
+        jobs.truncate(limit.max(0) as usize);
+        Ok(jobs)
     }
 
     /// Commits a finished ingestion in one transaction: ingestion records, the cursor and
@@ -921,6 +1043,14 @@ impl Store {
             .message_ids
             .iter()
             .map(|_| uuid::Uuid::new_v4().to_string())
+            .collect();
+        // Runs recorded up to the job's creation, compared as instants.
+        let runs: Vec<String> = self
+            .unstamped_runs(commit.memory_base_id, commit.session_id)
+            .await?
+            .into_iter()
+            .filter(|run| run.recorded_at <= commit.runs_recorded_until)
+            .map(|run| run.id)
             .collect();
         let updated = match &self.pool {
             DbPool::Sqlite(pool, _) => {
@@ -955,14 +1085,15 @@ impl Store {
                     .await
                     .map_err(|e| self.query_failed(e))?
                     .rows_affected();
-                sqlx::query(self.sql(STAMP_RUNS_SQL))
-                    .bind(commit.memory_base_id)
-                    .bind(commit.session_id)
-                    .bind(commit.job_id)
-                    .bind(commit.runs_recorded_until)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| self.query_failed(e))?;
+                sqlx::query(
+                    "UPDATE memory_base_workflow_run SET ingestion_job_id = ? \
+                     WHERE ingestion_job_id IS NULL AND id IN (SELECT value FROM json_each(?))",
+                )
+                .bind(commit.job_id)
+                .bind(serde_json::to_string(&runs).unwrap_or_default())
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.query_failed(e))?;
                 if updated == 1 {
                     tx.commit().await.map_err(|e| self.query_failed(e))?;
                 }
@@ -996,14 +1127,15 @@ impl Store {
                     .await
                     .map_err(|e| self.query_failed(e))?
                     .rows_affected();
-                sqlx::query(STAMP_RUNS_SQL)
-                    .bind(commit.memory_base_id)
-                    .bind(commit.session_id)
-                    .bind(commit.job_id)
-                    .bind(commit.runs_recorded_until)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(|e| self.query_failed(e))?;
+                sqlx::query(
+                    "UPDATE memory_base_workflow_run SET ingestion_job_id = $1::uuid \
+                     WHERE ingestion_job_id IS NULL AND id = ANY($2::uuid[])",
+                )
+                .bind(commit.job_id)
+                .bind(&runs)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.query_failed(e))?;
                 if updated == 1 {
                     tx.commit().await.map_err(|e| self.query_failed(e))?;
                 }
@@ -1057,19 +1189,22 @@ impl Store {
                 let mut connection = pool.acquire().await.map_err(|e| self.query_failed(e))?;
                 connection.close_on_drop();
                 let key = advisory_lock_key(lock_name);
-                let locked: bool = sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-                    .bind(key)
-                    .fetch_one(&mut *connection)
-                    .await
-                    .map_err(|e| self.query_failed(e))?;
+                let (locked, backend): (bool, i32) =
+                    sqlx::query_as("SELECT pg_try_advisory_lock($1), pg_backend_pid()")
+                        .bind(key)
+                        .fetch_one(&mut *connection)
+                        .await
+                        .map_err(|e| self.query_failed(e))?;
                 Ok(locked.then(|| SessionLock {
                     name: lock_name.to_owned(),
+                    holder: backend.to_string(),
                     held: HeldLock::Advisory { connection, key },
                 }))
             }
             DbPool::Sqlite(pool, _) => {
-                let owner = uuid::Uuid::new_v4().to_string();
+                let owner = lease_owner();
                 let now = epoch_ms(Utc::now());
+                self.break_dead_lease(pool, lock_name).await?;
                 let taken = sqlx::query(
                     "INSERT INTO memscope_sync_lease (lock_name, owner, expires_at_ms) \
                      VALUES (?, ?, ?) ON CONFLICT (lock_name) DO UPDATE SET \
@@ -1086,6 +1221,7 @@ impl Store {
                 .rows_affected();
                 Ok((taken == 1).then(|| SessionLock {
                     name: lock_name.to_owned(),
+                    holder: owner.clone(),
                     held: HeldLock::Lease {
                         pool: pool.clone(),
                         owner,
@@ -1100,9 +1236,56 @@ const COMMIT_CURSOR_SQL: &str = "UPDATE memory_base_session SET cursor_id = $3::
      total_processed = total_processed + $4, last_sync_at = $5 \
      WHERE memory_base_id = $1::uuid AND session_id = $2";
 
-const STAMP_RUNS_SQL: &str = "UPDATE memory_base_workflow_run SET ingestion_job_id = $3::uuid \
-     WHERE memory_base_id = $1::uuid AND session_id = $2 AND ingestion_job_id IS NULL \
-     AND recorded_at <= $4";
+/// A new lease owner: unique, and naming its host and process so that a process of the same
+/// host can tell when the holder died.
+fn lease_owner() -> String {
+    format!(
+        "{}@{}:{}",
+        uuid::Uuid::new_v4(),
+        super::job_processes::host_name(),
+        std::process::id()
+    )
+}
+
+/// Whether a lease's owner is a process of this host that stopped.
+fn owner_is_dead(owner: &str) -> bool {
+    let Some((rest, pid)) = owner.rsplit_once(':') else {
+        return false;
+    };
+    let Some((_, host)) = rest.split_once('@') else {
+        return false;
+    };
+    host == super::job_processes::host_name()
+        && pid
+            .parse()
+            .is_ok_and(|pid| super::job_processes::process_alive(pid) == Some(false))
+}
+
+impl Store {
+    /// Deletes a session's lease whose holder was a process of this host that stopped (killed):
+    /// its session need not stay blocked until the lease expires.
+    async fn break_dead_lease(
+        &self,
+        pool: &sqlx::SqlitePool,
+        lock_name: &str,
+    ) -> Result<(), StoreError> {
+        let owner: Option<String> =
+            sqlx::query_scalar("SELECT owner FROM memscope_sync_lease WHERE lock_name = ?")
+                .bind(lock_name)
+                .fetch_optional(pool)
+                .await
+                .map_err(|e| self.query_failed(e))?;
+        if let Some(owner) = owner.filter(|owner| owner_is_dead(owner)) {
+            sqlx::query("DELETE FROM memscope_sync_lease WHERE lock_name = ? AND owner = ?")
+                .bind(lock_name)
+                .bind(&owner)
+                .execute(pool)
+                .await
+                .map_err(|e| self.query_failed(e))?;
+        }
+        Ok(())
+    }
+}
 
 fn epoch_ms(time: DateTime<Utc>) -> i64 {
     time.timestamp_millis()
@@ -1111,6 +1294,10 @@ fn epoch_ms(time: DateTime<Utc>) -> i64 {
 impl SessionLock {
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    pub fn holder(&self) -> &str {
+        &self.holder
     }
 
     /// Renews a SQLite lease; `false` when it was lost (it expired and someone else took it).
@@ -1173,6 +1360,7 @@ mod tests {
             dedupe_key: key.map(str::to_owned),
             created_timestamp: Utc::now(),
             finished_timestamp: None,
+            ended_reason: None,
         }
     }
 

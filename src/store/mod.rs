@@ -11,7 +11,7 @@ pub mod profile;
 mod sql;
 
 pub use error::{StoreError, redact_url};
-pub use profile::{Part, Profile, Source, canonical_id};
+pub use profile::{Part, Profile, Source, dashed_id};
 pub use sql::strip_casts;
 
 use std::str::FromStr;
@@ -27,7 +27,7 @@ use sqlx::{ConnectOptions, Connection};
 use profile::{Catalog, Dialect};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
@@ -59,6 +59,7 @@ macro_rules! on_pool {
 
 mod chat_memory;
 mod insert;
+pub mod job_processes;
 pub mod memory_bases;
 mod nodes;
 mod queries;

@@ -308,7 +308,7 @@ fn dashed(column: &str) -> String {
 
 /// An id as memscope shows and binds it: lowercase, dashed when it is a uuid written as 32 hex
 /// digits (Langflow's SQLite form) — so ids are accepted with or without dashes.
-pub fn canonical_id(id: &str) -> String {
+pub fn dashed_id(id: &str) -> String {
     let trimmed = id.trim();
     if trimmed.len() == 32 && trimmed.chars().all(|c| c.is_ascii_hexdigit()) {
         let hex = trimmed.to_ascii_lowercase();
@@ -472,13 +472,10 @@ mod tests {
     #[test]
     fn ids_are_accepted_with_or_without_dashes() {
         let dashed = "0f8fad5b-d9cb-469f-a165-70867728950e";
-        assert_eq!(canonical_id("0F8FAD5BD9CB469FA16570867728950E"), dashed);
-        assert_eq!(canonical_id(dashed), dashed);
-        assert_eq!(
-            canonical_id(" 0F8FAD5B-D9CB-469F-A165-70867728950E "),
-            dashed
-        );
-        assert_eq!(canonical_id("support-bot"), "support-bot");
-        assert_eq!(canonical_id("9b691c25"), "9b691c25");
+        assert_eq!(dashed_id("0F8FAD5BD9CB469FA16570867728950E"), dashed);
+        assert_eq!(dashed_id(dashed), dashed);
+        assert_eq!(dashed_id(" 0F8FAD5B-D9CB-469F-A165-70867728950E "), dashed);
+        assert_eq!(dashed_id("support-bot"), "support-bot");
+        assert_eq!(dashed_id("9b691c25"), "9b691c25");
     }
 }

@@ -1,5 +1,6 @@
 //! One ingestion job, run while its session's lock is held.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -12,7 +13,9 @@ use super::{
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::kb::store::{ChunkRecord, VectorStore};
-use crate::memory::memory_base::{JobArgs, MessagePosition, ThresholdUnit, chunk_id, dedupe_key};
+use crate::memory::memory_base::{
+    JobArgs, MessagePosition, ThresholdUnit, canonical_id, chunk_id, dedupe_key,
+};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, MemoryBaseInfo, PendingMessage, SessionLock, job_status,
 };
@@ -136,11 +139,10 @@ impl<E: Embedder> Syncer<E> {
             .memory_base_session(&base.id, session_id)
             .await?
             .ok_or_else(|| super::SyncError::NotFound(base.id.clone()))?;
-        let cursor = store.cursor_position(&session).await?;
-        let Some(until) = store
-            .last_message_after(&base.flow_id, session_id, cursor.as_ref())
-            .await?
-        else {
+        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
+        let cursor = store.cursor_position(&session, &timeline).await?;
+        let messages: Vec<MessagePosition> = timeline.pending(cursor.as_ref()).cloned().collect();
+        let Some(until) = messages.last().cloned() else {
             return Ok(SyncOutcome::NothingPending {
                 session_id: session_id.to_owned(),
             });
@@ -163,6 +165,8 @@ impl<E: Embedder> Syncer<E> {
             dedupe_key: dedupe_key(&base.id, session_id, &latest_unit),
             manual: true,
         };
+        // Recorded first: a job is never running without a record of who runs it.
+        store.record_job_process(&args.job_id, lock).await?;
         let created = store
             .create_ingestion_job(
                 &args.job_id,
@@ -174,12 +178,14 @@ impl<E: Embedder> Syncer<E> {
             )
             .await?;
         if let JobCreation::Duplicate { .. } = created {
+            store.forget_job_process(&args.job_id).await?;
             return Err(Locked::Duplicate);
         }
         let scope = Scope {
             args: &args,
             base,
             cursor: cursor.as_ref(),
+            messages: &messages,
             until: &until,
             created_at: now,
         };
@@ -268,72 +274,63 @@ impl<E: Embedder> Syncer<E> {
     ) -> Result<JobReport, SyncError> {
         let store = &self.store;
         let args = scope.args;
-        let total = store
-            .count_messages_between(&args.flow_id, &args.session_id, scope.cursor, scope.until)
-            .await?;
         let mut counts = Counts {
-            total: total as u64,
+            total: scope.messages.len() as u64,
             ..Counts::default()
         };
         send(progress, scope, Stage::Running, counts);
-        let splitter = RecursiveSplitter::default();
-        let mut message_ids: Vec<String> = Vec::with_capacity(total.max(0) as usize);
-        let mut after: Option<MessagePosition> = scope.cursor.cloned();
-        loop {
-            self.ensure_still_wanted(args, cancel).await?;
-            let page = store
-                .messages_between(
-                    &args.flow_id,
-                    &args.session_id,
-                    after.as_ref(),
-                    scope.until,
-                    self.settings.batch_messages,
-                )
-                .await?;
-            let Some(last) = page.last() else {
-                break;
-            };
-            after = Some(last.position());
-            let mut pieces = Vec::new();
-            for message in &page {
-                for (id, content, metadata) in
-                    message_chunks(&splitter, &args.memory_base_id, &args.job_id, message)
-                {
-                    pieces.push((message, id, content, metadata));
-                }
+        let mut message_ids: Vec<String> = Vec::with_capacity(scope.messages.len());
+        let mut taken: HashSet<String> = HashSet::with_capacity(scope.messages.len());
+        let mut round: Vec<MessagePosition> = scope.messages.to_vec();
+        for late_round in 0.. {
+            if late_round > MAX_LATE_ROUNDS {
+                return Err(SyncError::NoProgress {
+                    session: args.session_id.clone(),
+                    reason: format!(
+                        "messages kept arriving before its last message {} for {MAX_LATE_ROUNDS} \
+                         rounds; the next sync takes them",
+                        scope.until.id
+                    ),
+                });
             }
-            let mut records = Vec::with_capacity(pieces.len());
-            for batch in pieces.chunks(EMBED_BATCH) {
-                heartbeat.beat(lock).await?;
-                let texts: Vec<String> = batch.iter().map(|(_, _, c, _)| c.clone()).collect();
-                let embeddings = self.embedder.embed(&texts).await?;
-                check_vectors(&embeddings, texts.len(), self.embedder.dimension())?;
-                for ((message, id, content, metadata), embedding) in batch.iter().zip(embeddings) {
-                    records.push(ChunkRecord {
-                        chunk_id: id.clone(),
-                        message_id: message.id.clone(),
-                        session_id: message.session_id.clone(),
-                        job_id: args.job_id.clone(),
-                        content: content.clone(),
-                        metadata: metadata.clone(),
-                        embedding,
+            let mut after: Option<MessagePosition> = scope.cursor.cloned();
+            for batch in round.chunks(self.settings.batch_messages.max(1) as usize) {
+                self.ensure_still_wanted(args, cancel).await?;
+                let last = batch.last().expect("chunks are never empty");
+                if !last.is_after(after.as_ref()) {
+                    return Err(SyncError::NoProgress {
+                        session: args.session_id.clone(),
+                        reason: format!(
+                            "its batch ends at message {}, not after the cursor",
+                            last.id
+                        ),
                     });
                 }
+                after = Some(last.clone());
+                taken.extend(batch.iter().map(|p| canonical_id(&p.id)));
+                let page = store.messages_at(batch).await?;
+                let ingested = self
+                    .write_page(args, &page, vectors, lock, heartbeat)
+                    .await?;
+                counts.messages += batch.len() as u64;
+                counts.chunks += ingested.chunks;
+                message_ids.extend(ingested.message_ids);
+                send(progress, scope, Stage::Running, counts);
             }
-            heartbeat.beat(lock).await?;
-            vectors.upsert(&records).await?;
-            counts.messages += page.len() as u64;
-            counts.chunks += records.len() as u64;
-            // Blank messages have no chunks and get no ingestion record (the cursor still passes
-            // them), so the records always equal the messages in the KB.
-            let with_chunks: std::collections::HashSet<&str> =
-                records.iter().map(|r| r.message_id.as_str()).collect();
-            message_ids.extend(
-                page.iter()
-                    .filter(|m| with_chunks.contains(m.id.as_str()))
-                    .map(|m| m.id.clone()),
-            );
-            send(progress, scope, Stage::Running, counts);
+            // Messages written meanwhile with a time inside the scope would fall behind the new
+            // cursor: they are taken too, so none is skipped.
+            round = store
+                .session_timeline(&args.flow_id, &args.session_id)
+                .await?
+                .pending(scope.cursor)
+                .take_while(|p| *p <= scope.until)
+                .filter(|p| !taken.contains(&canonical_id(&p.id)))
+                .cloned()
+                .collect();
+            if round.is_empty() {
+                break;
+            }
+            counts.total += round.len() as u64;
         }
         // Last chance to stop before the commit makes the job's work permanent.
         self.ensure_still_wanted(args, cancel).await?;
@@ -362,6 +359,57 @@ impl<E: Embedder> Syncer<E> {
             messages: counts.messages,
             chunks: counts.chunks,
             cursor_id: cursor.clone(),
+        })
+    }
+
+    /// Chunks, embeds and writes one page of messages into the KB. Blank messages have no
+    /// chunks and get no ingestion record (the cursor still passes them), so the records always
+    /// equal the messages in the KB.
+    async fn write_page(
+        &self,
+        args: &JobArgs,
+        page: &[PendingMessage],
+        vectors: &VectorStore,
+        lock: &mut SessionLock,
+        heartbeat: &mut Heartbeat,
+    ) -> Result<WrittenPage, SyncError> {
+        let splitter = RecursiveSplitter::default();
+        let mut pieces = Vec::new();
+        for message in page {
+            for (id, content, metadata) in
+                message_chunks(&splitter, &args.memory_base_id, &args.job_id, message)
+            {
+                pieces.push((message, id, content, metadata));
+            }
+        }
+        let mut records = Vec::with_capacity(pieces.len());
+        for batch in pieces.chunks(EMBED_BATCH) {
+            heartbeat.beat(lock).await?;
+            let texts: Vec<String> = batch.iter().map(|(_, _, c, _)| c.clone()).collect();
+            let embeddings = self.embedder.embed(&texts).await?;
+            check_vectors(&embeddings, texts.len(), self.embedder.dimension())?;
+            for ((message, id, content, metadata), embedding) in batch.iter().zip(embeddings) {
+                records.push(ChunkRecord {
+                    chunk_id: id.clone(),
+                    message_id: message.id.clone(),
+                    session_id: message.session_id.clone(),
+                    job_id: args.job_id.clone(),
+                    content: content.clone(),
+                    metadata: metadata.clone(),
+                    embedding,
+                });
+            }
+        }
+        heartbeat.beat(lock).await?;
+        vectors.upsert(&records).await?;
+        let with_chunks: HashSet<&str> = records.iter().map(|r| r.message_id.as_str()).collect();
+        Ok(WrittenPage {
+            chunks: records.len() as u64,
+            message_ids: page
+                .iter()
+                .filter(|m| with_chunks.contains(m.id.as_str()))
+                .map(|m| m.id.clone())
+                .collect(),
         })
     }
 
@@ -436,9 +484,22 @@ struct Scope<'a> {
     args: &'a JobArgs,
     base: &'a MemoryBaseInfo,
     cursor: Option<&'a MessagePosition>,
+    /// The pending messages when the job started, in (instant, id) order.
+    messages: &'a [MessagePosition],
+    /// The last of them: the new cursor.
     until: &'a MessagePosition,
     created_at: DateTime<Utc>,
 }
+
+/// What one page wrote.
+struct WrittenPage {
+    chunks: u64,
+    /// Its messages that have chunks: they get ingestion records.
+    message_ids: Vec<String>,
+}
+
+/// How many times a job takes messages that arrived inside its scope before it gives up.
+const MAX_LATE_ROUNDS: usize = 3;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {

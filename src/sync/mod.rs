@@ -64,6 +64,8 @@ pub enum SyncError {
         configured: String,
         offered: String,
     },
+    #[error("session {session} made no progress, so the sync stopped: {reason}")]
+    NoProgress { session: String, reason: String },
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -231,7 +233,7 @@ impl<E: Embedder> Syncer<E> {
                 // An id match wins over name matches.
                 match found
                     .iter()
-                    .position(|b| b.id == crate::store::canonical_id(key))
+                    .position(|b| b.id == crate::store::dashed_id(key))
                 {
                     Some(i) => Ok(found.remove(i)),
                     None => Err(SyncError::Ambiguous(key.to_owned(), n)),
@@ -329,6 +331,8 @@ impl<E: Embedder> Syncer<E> {
                 offered: self.embedder.model().to_owned(),
             });
         }
+        // Jobs whose process stopped are failed first, here as in every list of jobs.
+        self.store.sweep_abandoned_jobs(Utc::now()).await?;
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };

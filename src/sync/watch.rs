@@ -32,6 +32,7 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<Vec<WatchEvent>, SyncError> {
         let mut events = Vec::new();
+        self.store.sweep_abandoned_jobs(chrono::Utc::now()).await?;
         for base in self.store.memory_bases().await? {
             // Bases built with another embedder are another syncer's to watch.
             if !base.auto_capture || !self.embeds_for(&base) {

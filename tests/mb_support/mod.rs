@@ -119,3 +119,37 @@ pub fn run_job(n: u128, seconds: i64) -> JobRow {
         finished_timestamp: Some(time(seconds)),
     }
 }
+
+/// One message inserted with SQL, its timestamp exactly the text `timestamp` (as Python,
+/// JavaScript or PostgreSQL write it), so the test sees what another writer leaves in the table.
+pub struct RawMessage<'a> {
+    pub n: u128,
+    pub session: &'a str,
+    pub timestamp: &'a str,
+    pub text: &'a str,
+    pub is_output: bool,
+    pub error: bool,
+}
+
+/// The SQL inserting `messages` (PostgreSQL syntax: run it with `TestDb::execute`).
+pub fn raw_messages_sql(messages: &[RawMessage<'_>]) -> String {
+    let flow = id(FLOW);
+    messages
+        .iter()
+        .map(|m| {
+            format!(
+                "INSERT INTO message (id, timestamp, sender, sender_name, session_id, text, files, \
+                 error, edit, properties, category, content_blocks, flow_id, run_id, is_output) \
+                 VALUES ('{}', '{}', 'User', 'User', '{}', '{}', '[]', {}, false, '{{}}', '{}', \
+                 '[]', '{flow}', NULL, {});\n",
+                id(m.n),
+                m.timestamp,
+                m.session,
+                m.text.replace('\'', "''"),
+                m.error,
+                if m.error { "error" } else { "message" },
+                m.is_output,
+            )
+        })
+        .collect()
+}

@@ -531,7 +531,10 @@ fn render_jobs(jobs: &[crate::store::memory_bases::JobInfo]) -> String {
             let elapsed = j.finished_timestamp.unwrap_or_else(Utc::now) - j.created_timestamp;
             vec![
                 j.job_id.clone(),
-                j.status.clone(),
+                match &j.ended_reason {
+                    Some(reason) => format!("{} ({reason})", j.status),
+                    None => j.status.clone(),
+                },
                 cell(j.session_id().unwrap_or("-"), 36),
                 j.created_timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
                 format!("{:.1}s", elapsed.num_milliseconds() as f64 / 1000.0),

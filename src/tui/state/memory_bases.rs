@@ -302,7 +302,10 @@ impl JobsState {
                     status: job.status.clone(),
                     started: job.created_timestamp,
                     finished: job.finished_timestamp,
-                    error: self.error_of(&job.job_id),
+                    // The reason memscope kept (e.g. its process stopped) when none is known here.
+                    error: self
+                        .error_of(&job.job_id)
+                        .or_else(|| job.ended_reason.clone()),
                     tracked,
                 }
             })
