@@ -73,6 +73,7 @@ fn session(n: usize) -> SessionStatus {
             ingestion_records: n as i64 * 3,
         },
         pending,
+        pending_messages: pending,
         threshold: 50,
         unit: "runs",
         due: pending >= 50,

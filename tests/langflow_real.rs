@@ -562,3 +562,57 @@ fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
         });
     });
 }
+
+/// The messages memscope would ingest next are the ones Langflow's own
+/// `_fetch_pending_messages` returns, in the same order, for every session of every base.
+fn pending_messages_are_langflows_in_order(built: &Built) {
+    use memscope::store::{Access, Store};
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = Store::open(&built.url, Access::ReadOnly).await.unwrap();
+        for base in oracle_bases(built) {
+            let flow_id = base["flow_id"].as_str().unwrap();
+            let id = base["id"].as_str().unwrap();
+            for want in base["sessions"].as_array().unwrap() {
+                let session_id = want["session_id"].as_str().unwrap();
+                let session = store
+                    .memory_base_session(id, session_id)
+                    .await
+                    .unwrap()
+                    .expect("the session is tracked");
+                let timeline = store.session_timeline(flow_id, session_id).await.unwrap();
+                let cursor = store.cursor_position(&session, &timeline).await.unwrap();
+                let pending: Vec<&str> = timeline
+                    .pending(cursor.as_ref())
+                    .map(|p| p.id.as_str())
+                    .collect();
+                let expected: Vec<&str> = want["pending_message_ids"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap())
+                    .collect();
+                assert_eq!(pending, expected, "pending messages of {id}/{session_id}");
+            }
+        }
+        store.close().await;
+    });
+}
+
+#[test]
+fn langflow_pending_messages_are_langflows_in_order_sqlite() {
+    on_langflow(
+        "pending_messages",
+        Backend::Sqlite,
+        pending_messages_are_langflows_in_order,
+    );
+}
+
+#[test]
+fn langflow_pending_messages_are_langflows_in_order_postgres() {
+    on_langflow(
+        "pending_messages",
+        Backend::Postgres,
+        pending_messages_are_langflows_in_order,
+    );
+}

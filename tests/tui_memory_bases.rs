@@ -103,6 +103,7 @@ fn session(base: &BaseStatus, id: &str, pending: i64, synced: bool) -> SessionSt
             ingestion_records: if synced { 20 } else { 0 },
         },
         pending,
+        pending_messages: pending,
         threshold,
         unit: if base.base.threshold_unit == "runs" {
             "runs"

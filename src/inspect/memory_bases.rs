@@ -72,6 +72,9 @@ pub struct SessionStatus {
     #[serde(flatten)]
     pub session: MemoryBaseSessionInfo,
     pub pending: i64,
+    /// Messages after the cursor that a sync would ingest (error messages never are), whatever
+    /// the threshold counts.
+    pub pending_messages: i64,
     pub threshold: i64,
     pub unit: &'static str,
     /// Pending reached the threshold: an automatic check would sync it.
@@ -238,9 +241,15 @@ pub async fn sessions<E: Embedder>(
     syncer.store.sweep_abandoned_jobs(Utc::now()).await?;
     for session in syncer.store.memory_base_sessions(&base.id).await? {
         let pending = syncer.store.pending_count(base, &session).await?;
+        let timeline = syncer
+            .store
+            .session_timeline(&base.flow_id, &session.session_id)
+            .await?;
+        let cursor = syncer.store.cursor_position(&session, &timeline).await?;
         out.push(SessionStatus {
             due: threshold_reached(pending, base.threshold),
             pending,
+            pending_messages: timeline.pending(cursor.as_ref()).count() as i64,
             threshold: base.threshold,
             unit: base.unit().as_str(),
             session,
@@ -320,6 +329,7 @@ mod tests {
                 ingestion_records: 0,
             },
             pending,
+            pending_messages: pending,
             threshold,
             unit: "runs",
             due: threshold_reached(pending, threshold),

@@ -604,7 +604,7 @@ impl Store {
             self.pool,
             "SELECT m.id::text, CAST(m.timestamp AS TEXT), \
              CASE WHEN m.is_output THEN 1 ELSE 0 END \
-             + CASE WHEN m.error OR m.category = 'error' THEN 2 ELSE 0 END \
+             + CASE WHEN m.error OR m.category IS NULL OR m.category = 'error' THEN 2 ELSE 0 END \
              FROM message m WHERE m.flow_id = $1::uuid AND m.session_id = $2",
             |pool, sql| sqlx::query_as(sql)
                 .bind(flow_id)
