@@ -256,35 +256,7 @@ fn with_stand_ins(sql: &str, pick: fn(&StandIn) -> &'static str) -> String {
 /// Columns named `id` or `…_id` are uuids in Langflow's schema (its `session_id` is text, and is
 /// never cast).
 fn compact_uuids(postgres_sql: &str) -> String {
-    let mut out = String::with_capacity(postgres_sql.len() * 2);
-    let mut chars = postgres_sql.chars().peekable();
-    let mut in_literal = false;
-    while let Some(c) = chars.next() {
-        if c == '\'' {
-            in_literal = !in_literal;
-        } else if !in_literal && c == ':' && chars.peek() == Some(&':') {
-            chars.next();
-            let mut cast = String::new();
-            while let Some(&t) = chars.peek() {
-                if t.is_ascii_alphanumeric() || t == '_' || t == '[' || t == ']' {
-                    cast.push(t);
-                    chars.next();
-                } else {
-                    break;
-                }
-            }
-            let operand_start = out
-                .rfind(|ch: char| {
-                    !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '$')
-                })
-                .map_or(0, |i| i + 1);
-            let operand = out.split_off(operand_start);
-            out.push_str(&rewrite_cast(&operand, &cast));
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    super::sql::rewrite_casts(postgres_sql, rewrite_cast)
 }
 
 fn rewrite_cast(operand: &str, cast: &str) -> String {

@@ -9,6 +9,13 @@ use super::profile::Dialect;
 
 /// The query with every `::type` cast removed (outside string literals).
 pub fn strip_casts(postgres_sql: &str) -> String {
+    rewrite_casts(postgres_sql, |operand, _| operand.to_owned())
+}
+
+/// The query with each `operand::type` cast outside string literals replaced by
+/// `rewrite(operand, type)`. The operand is the identifier, column path or `$n` parameter right
+/// before the cast; after a parenthesis it is empty (the cast of an expression).
+pub fn rewrite_casts(postgres_sql: &str, rewrite: impl Fn(&str, &str) -> String) -> String {
     let mut out = String::with_capacity(postgres_sql.len());
     let mut chars = postgres_sql.chars().peekable();
     let mut in_literal = false;
@@ -18,12 +25,22 @@ pub fn strip_casts(postgres_sql: &str) -> String {
             in_literal = !in_literal;
         } else if !in_literal && c == ':' && chars.peek() == Some(&':') {
             chars.next();
-            while chars
-                .peek()
-                .is_some_and(|&t| t.is_ascii_alphanumeric() || t == '_' || t == '[' || t == ']')
-            {
-                chars.next();
+            let mut cast = String::new();
+            while let Some(&t) = chars.peek() {
+                if t.is_ascii_alphanumeric() || t == '_' || t == '[' || t == ']' {
+                    cast.push(t);
+                    chars.next();
+                } else {
+                    break;
+                }
             }
+            let operand_start = out
+                .rfind(|ch: char| {
+                    !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.' || ch == '$')
+                })
+                .map_or(0, |i| i + 1);
+            let operand = out.split_off(operand_start);
+            out.push_str(&rewrite(&operand, &cast));
             continue;
         }
         out.push(c);
