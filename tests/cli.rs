@@ -1,24 +1,16 @@
 //! The real binary, as an operator or a script runs it: fresh data directories, the demo, every
 //! read command in text and JSON, and the failures an operator must be able to tell apart.
 
+mod cli_support;
+
 #[macro_use]
 mod common;
 
 use std::path::Path;
 
 use assert_cmd::Command;
+use cli_support::memscope;
 use serde_json::Value;
-
-/// The binary with its own data and config directories and no inherited database URL.
-fn memscope(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL");
-    command
-}
 
 /// Runs and parses `--json` output, asserting the exit code.
 fn json(command: &mut Command, code: i32) -> Value {

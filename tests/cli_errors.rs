@@ -1,20 +1,13 @@
 //! One exit-code table for every command, errors on standard error (one JSON object under
 //! `--json`, nothing on standard output), and error messages that name the way out.
 
+mod cli_support;
+
 use std::path::Path;
 
 use assert_cmd::Command;
+use cli_support::memscope;
 use serde_json::Value;
-
-fn memscope(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL");
-    command
-}
 
 struct Run {
     code: Option<i32>,

@@ -3,6 +3,8 @@
 //! numbers, design letters, issue numbers outside the README's explanations, paths outside the
 //! repository, Rust enum names).
 
+mod cli_support;
+
 #[macro_use]
 mod tui_support;
 
@@ -10,6 +12,7 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use clap::CommandFactory;
+use cli_support::memscope;
 use crossterm::event::KeyCode;
 use memscope::cli::args::Cli;
 use memscope::inspect::conversation::ThreadMode;
@@ -220,17 +223,6 @@ fn tui_strings_name_things_for_the_user() {
     }
     let found = internal_references("TUI", &text, false);
     assert!(found.is_empty(), "{}", found.join("\n"));
-}
-
-/// The binary with its own data and config directories and no inherited database URL.
-fn memscope(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL");
-    command
 }
 
 fn stdout(command: &mut Command) -> String {

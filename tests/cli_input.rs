@@ -2,35 +2,13 @@
 //! an ambiguous one named with its candidates), and numbers checked at the edge with a clear
 //! message instead of being taken, clamped or wrapped.
 
+mod cli_support;
+
 use std::path::Path;
 
 use assert_cmd::Command;
+use cli_support::{memscope_on as memscope, run};
 use serde_json::Value;
-
-/// The binary with its own data and config directories, on database `db`.
-fn memscope(home: &Path, db: &str) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env("MEMSCOPE_DATABASE_URL", db);
-    command
-}
-
-fn run(command: &mut Command, code: i32) -> (String, String) {
-    let output = command.output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).to_string(),
-        String::from_utf8_lossy(&output.stderr).to_string(),
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
-    (stdout, stderr)
-}
 
 fn json(command: &mut Command) -> Value {
     let (stdout, _) = run(command.arg("--json"), 0);

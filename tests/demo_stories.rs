@@ -1,24 +1,15 @@
 //! Every story the demo names is true of a fresh demo database: each is checked through the
 //! command an operator would use to see it, and a story without a check fails the test.
 
+mod cli_support;
+
 #[macro_use]
 mod common;
 
 use std::path::Path;
 
-use assert_cmd::Command;
+use cli_support::memscope_on as memscope;
 use serde_json::Value;
-
-fn memscope(home: &Path, db: &str) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL")
-        .args(["--db", db]);
-    command
-}
 
 /// Runs with `--json`; `code` is the expected exit code.
 fn json(home: &Path, db: &str, args: &[&str], code: i32) -> Value {

@@ -1,25 +1,16 @@
 //! `doctor` reports rows it cannot read (text that is not UTF-8, a value of the wrong type,
 //! parents that point nowhere) as findings with their ids, and scans the rest of the database.
 
+mod cli_support;
+
 #[macro_use]
 mod common;
 
 use std::path::Path;
 
-use assert_cmd::Command;
+use cli_support::memscope_on as memscope;
 use memscope::store::Backend;
 use serde_json::Value;
-
-fn memscope(home: &Path, db: &str) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL")
-        .args(["--db", db]);
-    command
-}
 
 fn doctor(home: &Path, db: &str) -> Value {
     let output = memscope(home, db)

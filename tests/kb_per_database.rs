@@ -2,24 +2,16 @@
 //! base and KB names) never read, overwrite or delete each other's KBs, and a KB left where
 //! databases used to share a directory is reported, not used.
 
+mod cli_support;
+
 #[macro_use]
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use cli_support::memscope_on as memscope;
 use serde_json::Value;
-
-fn memscope(home: &Path, db: &str) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL")
-        .args(["--db", db]);
-    command
-}
 
 fn json(command: &mut Command, code: i32) -> Value {
     let output = command.arg("--json").output().unwrap();

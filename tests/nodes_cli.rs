@@ -4,24 +4,16 @@
 //! Snapshots live in `tests/snapshots/`; `UPDATE_SNAPSHOTS=1 cargo test --test nodes_cli`
 //! rewrites them after a deliberate change.
 
+mod cli_support;
+
 use std::path::Path;
 
 use assert_cmd::Command;
+use cli_support::memscope;
 use serde_json::Value;
 
 const RESEARCHER: &str = "1733817600001";
 const WRITER: &str = "1733817600002";
-
-/// The binary with its own data and config directories and no inherited database URL.
-fn memscope(home: &Path) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL");
-    command
-}
 
 fn stdout(command: &mut Command) -> String {
     let output = command.output().unwrap();

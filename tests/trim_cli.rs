@@ -1,35 +1,13 @@
 //! End to end through the binary: preview a chat memory's trim, apply it, undo it; previews of
 //! any JSON list with LangChain's parameters; the refusals an operator must see.
 
+mod cli_support;
+
 use std::path::Path;
 
 use assert_cmd::Command;
+use cli_support::{memscope_on as memscope, run};
 use serde_json::Value;
-
-fn memscope(home: &Path, db: &str) -> Command {
-    let mut command = Command::cargo_bin("memscope").unwrap();
-    command
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env_remove("MEMSCOPE_DATABASE_URL")
-        .args(["--db", db]);
-    command
-}
-
-fn run(command: &mut Command, code: i32) -> (String, String) {
-    let output = command.output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout).to_string(),
-        String::from_utf8_lossy(&output.stderr).to_string(),
-    );
-    assert_eq!(
-        output.status.code(),
-        Some(code),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
-    (stdout, stderr)
-}
 
 fn json(command: &mut Command) -> Value {
     let (stdout, _) = run(command.arg("--json"), 0);
