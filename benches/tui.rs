@@ -70,6 +70,8 @@ fn conversation() -> Arc<Loaded> {
         memory_window: None,
         created_at: time(0),
         updated_at: time(i64::from(MESSAGES)),
+        is_deleted: false,
+        answered_rows_only: false,
     };
     Arc::new(Loaded::new(LoadedConversation {
         info,
@@ -126,6 +128,7 @@ fn opened_state(cache: &mut CountCache) -> AppState {
         message_count: i64::from(MESSAGES),
         last_activity: time(0),
         updated_at: time(0),
+        is_deleted: false,
     };
     let result = Ok(vec![summary]);
     update(

@@ -67,6 +67,7 @@ fn summary(n: u32, name: &str, messages: i64) -> ConversationSummary {
         message_count: messages,
         last_activity: time(i64::from(n) * 60),
         updated_at: time(i64::from(n) * 60),
+        is_deleted: false,
     }
 }
 
@@ -91,6 +92,8 @@ fn refund_conversation(rows: Vec<StoredMessage>) -> Arc<Loaded> {
         memory_window: None,
         created_at: time(0),
         updated_at: time(100),
+        is_deleted: false,
+        answered_rows_only: false,
     };
     Arc::new(Loaded::new(LoadedConversation {
         info,

@@ -362,6 +362,9 @@ pub struct ConversationsArgs {
     /// Continue after this cursor (printed as `next` by the previous page)
     #[arg(long, value_name = "CURSOR")]
     pub after: Option<String>,
+    /// List conversations deleted in Dify too, marked deleted (Dify hides them)
+    #[arg(long)]
+    pub include_deleted: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

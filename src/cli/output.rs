@@ -262,6 +262,15 @@ pub fn thousands(n: impl Into<i128>) -> String {
 }
 
 /// Shortens text to `max` characters for one table cell, on one line.
+/// The line that opens a report on a conversation Dify has deleted; empty for any other.
+pub fn deleted_banner(deleted: bool) -> &'static str {
+    if deleted {
+        "deleted in Dify: its API and console no longer show this conversation; shown as stored\n"
+    } else {
+        ""
+    }
+}
+
 pub fn cell(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()

@@ -57,7 +57,9 @@ pub(crate) async fn conversation_info(
     let Some(full) = AmbiguousId::check("conversation", id, found)? else {
         return Err(unknown());
     };
-    store.conversation_info(&full).await?.ok_or_else(unknown)
+    let mut info = store.conversation_info(&full).await?.ok_or_else(unknown)?;
+    info.answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    Ok(info)
 }
 
 async fn files_of(store: &Store, rows: &[StoredMessage]) -> Result<Vec<MessageFile>, InspectError> {
@@ -109,9 +111,10 @@ impl LoadedConversation {
         MessageTree::build(&self.rows)
     }
 
-    /// The newest `window` rows, newest first: what the history query would return.
+    /// The newest `window` rows, newest first: what the history query would return (only
+    /// answered rows on a schema before regeneration threads, as Dify's query then read).
     pub fn window_newest_first(&self, window: usize) -> Vec<StoredMessage> {
-        self.rows.iter().rev().take(window).cloned().collect()
+        memory_rows_newest_first(&self.rows, self.info.answered_rows_only, window)
     }
 
     pub fn find(&self, tree: &MessageTree, id: &str) -> Result<NodeIndex, InspectError> {
@@ -130,6 +133,52 @@ impl LoadedConversation {
             .map(|&node| self.rows[tree.row(node)].clone())
             .collect()
     }
+}
+
+/// The newest `window` of `rows_oldest_first` that memory reads, newest first: every row, or
+/// only the answered ones where Dify's history query filtered `answer != ''`.
+pub fn memory_rows_newest_first(
+    rows_oldest_first: &[StoredMessage],
+    answered_only: bool,
+    window: usize,
+) -> Vec<StoredMessage> {
+    rows_oldest_first
+        .iter()
+        .rev()
+        .filter(|row| !answered_only || !row.answer.is_empty())
+        .take(window)
+        .cloned()
+        .collect()
+}
+
+/// Dify's thread (`extracted`, indices into `window_newest_first`) against the tree path from
+/// `leaf`. Where memory reads only answered rows (before regeneration threads) the rows its
+/// query skipped for an empty answer are no divergence: the thread is the path's answered rows.
+pub fn compare_thread(
+    rows_oldest_first: &[StoredMessage],
+    answered_rows_only: bool,
+    window_newest_first: &[StoredMessage],
+    extracted: &[usize],
+    tree: &MessageTree,
+    leaf: NodeIndex,
+) -> ThreadComparison {
+    if answered_rows_only {
+        let path = tree.path_to_root(leaf);
+        let answered_path = path
+            .nodes
+            .iter()
+            .map(|&node| &rows_oldest_first[tree.row(node)])
+            .filter(|row| !row.answer.is_empty())
+            .map(|row| row.id.as_str());
+        let thread = extracted
+            .iter()
+            .rev()
+            .map(|&row| window_newest_first[row].id.as_str());
+        if answered_path.eq(thread) {
+            return ThreadComparison::Same;
+        }
+    }
+    compare_with_tree(window_newest_first, extracted, tree, leaf)
 }
 
 /// Which thread a view marks.
@@ -214,7 +263,14 @@ pub fn thread_view(
         })
         .unwrap_or_default();
     let comparison = match leaf {
-        Some(leaf) => compare_with_tree(&window_rows, &extracted_rows, tree, leaf),
+        Some(leaf) => compare_thread(
+            &conversation.rows,
+            conversation.info.answered_rows_only,
+            &window_rows,
+            &extracted_rows,
+            tree,
+            leaf,
+        ),
         None => ThreadComparison::Same,
     };
     ThreadView {

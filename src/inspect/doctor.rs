@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::InspectError;
+use super::conversation::{compare_thread, memory_rows_newest_first};
 use super::files::{ReadLimits, read_file};
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
 use crate::memory::node_context::{NodeProblem, parse_memory_file};
-use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
+use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
 use crate::store::{BadRow, Store};
@@ -147,12 +148,15 @@ pub struct DoctorSettings {
 pub struct DoctorReport {
     pub conversations: usize,
     pub messages: usize,
+    /// Conversations deleted in Dify, left out of the scan as Dify leaves them out.
+    pub deleted_skipped: i64,
     pub findings: Vec<Finding>,
 }
 
 /// The checks of one conversation's messages (oldest first), pure.
 pub fn check_conversation(
     rows_oldest_first: &[StoredMessage],
+    answered_rows_only: bool,
     settings: &DoctorSettings,
     cache: &mut CountCache,
 ) -> Vec<Finding> {
@@ -167,15 +171,17 @@ pub fn check_conversation(
         anomaly: anomaly.to_string(),
     }));
 
-    let window: Vec<StoredMessage> = rows_oldest_first
-        .iter()
-        .rev()
-        .take(MAX_ROW_WINDOW)
-        .cloned()
-        .collect();
+    let window = memory_rows_newest_first(rows_oldest_first, answered_rows_only, MAX_ROW_WINDOW);
     let extracted = extract_thread(&window, ExtractionMode::Dify);
     if let Some(leaf) = tree.find(&newest.id) {
-        let comparison = compare_with_tree(&window, &extracted, &tree, leaf);
+        let comparison = compare_thread(
+            rows_oldest_first,
+            answered_rows_only,
+            &window,
+            &extracted,
+            &tree,
+            leaf,
+        );
         // A thread cut by the row window is Dify working as designed, not a fault.
         if !matches!(
             comparison,
@@ -214,18 +220,25 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
     let mut conversations = 0;
     let mut messages = 0;
     let mut findings = Vec::new();
+    let answered_rows_only = store.profile().dify.memory_skips_unanswered();
     store
         .for_each_conversation(
             |rows| {
                 conversations += 1;
                 messages += rows.len();
-                findings.extend(check_conversation(&rows, settings, &mut cache));
+                findings.extend(check_conversation(
+                    &rows,
+                    answered_rows_only,
+                    settings,
+                    &mut cache,
+                ));
             },
             |bad| unreadable.push(bad),
         )
         .await?;
     report.conversations = conversations;
     report.messages = messages;
+    report.deleted_skipped = store.deleted_conversation_count().await?;
     report.findings = findings;
     let mut note = |bad: BadRow| {
         if !unreadable
@@ -424,7 +437,10 @@ mod tests {
             row("b", Some("a"), 2),
             row("c", Some("b"), 3),
         ];
-        assert!(check_conversation(&rows, &settings(2000), &mut CountCache::default()).is_empty());
+        assert!(
+            check_conversation(&rows, false, &settings(2000), &mut CountCache::default())
+                .is_empty()
+        );
     }
 
     #[test]
@@ -437,7 +453,8 @@ mod tests {
             row("x", None, 3),
             row("c", Some("b"), 4),
         ];
-        let findings = check_conversation(&rows, &settings(2000), &mut CountCache::default());
+        let findings =
+            check_conversation(&rows, false, &settings(2000), &mut CountCache::default());
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert!(matches!(
             &findings[0],
@@ -452,7 +469,7 @@ mod tests {
     #[test]
     fn cycles_and_budgets_are_found() {
         let rows = [row("a", Some("b"), 1), row("b", Some("a"), 2)];
-        let findings = check_conversation(&rows, &settings(5), &mut CountCache::default());
+        let findings = check_conversation(&rows, false, &settings(5), &mut CountCache::default());
         let kinds: Vec<_> = findings.iter().map(Finding::kind).collect();
         assert!(kinds.contains(&"tree_anomaly"), "{kinds:?}");
         assert!(kinds.contains(&"over_budget"), "{kinds:?}");
@@ -460,6 +477,8 @@ mod tests {
 
     #[test]
     fn empty_conversations_have_nothing_to_check() {
-        assert!(check_conversation(&[], &settings(0), &mut CountCache::default()).is_empty());
+        assert!(
+            check_conversation(&[], false, &settings(0), &mut CountCache::default()).is_empty()
+        );
     }
 }

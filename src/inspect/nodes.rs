@@ -861,6 +861,8 @@ mod tests {
             memory_window: None,
             created_at: NaiveDateTime::default(),
             updated_at: NaiveDateTime::default(),
+            is_deleted: false,
+            answered_rows_only: false,
         }
     }
 

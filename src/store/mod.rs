@@ -11,7 +11,7 @@ pub mod profile;
 mod sql;
 
 pub use error::{StoreError, redact_url};
-pub use profile::{Part, Profile, Source, dashed_id};
+pub use profile::{DifySchema, Part, Profile, Source, dashed_id};
 pub use sql::strip_casts;
 
 use std::str::FromStr;
@@ -402,7 +402,7 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect_with(options)
                 .await
-                .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite))
+                .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite(DifySchema::FULL)))
                 .map_err(unreachable)
         }
         Backend::Postgres => {
@@ -427,7 +427,7 @@ async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreE
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect_with(options)
                 .await
-                .map(|pool| DbPool::Postgres(pool, Dialect::Postgres))
+                .map(|pool| DbPool::Postgres(pool, Dialect::Postgres(DifySchema::FULL)))
                 .map_err(unreachable)
         }
     }

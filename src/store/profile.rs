@@ -92,7 +92,7 @@ pub struct Catalog {
 }
 
 /// Tables whose columns [`Catalog::columns`] records.
-pub const PROFILED_TABLES: &[&str] = &["apps", "memory_base", "job"];
+pub const PROFILED_TABLES: &[&str] = &["apps", "conversations", "messages", "memory_base", "job"];
 
 impl Catalog {
     pub fn has_table(&self, table: &str) -> bool {
@@ -110,11 +110,137 @@ impl Catalog {
     }
 }
 
+/// The parts of Dify's conversation schema that came (or went) with its releases, as the
+/// database has them. memscope's own schema has Dify's regeneration threads, offload table and
+/// dialogue counts, and no deleted conversations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct DifySchema {
+    /// `messages.parent_message_id` (Dify's migration of September 2024): regenerations form a
+    /// tree and memory walks one thread of it. Without it every conversation is one line and
+    /// memory takes the newest answered rows by `created_at`.
+    pub regeneration_threads: bool,
+    /// `conversations.is_deleted`: a deleted conversation stays in the table, marked. Dify's
+    /// migration of 2026 dropped the column and the rows it marked.
+    pub deleted_conversations: bool,
+    /// `workflow_node_execution_offload` (Dify's migration of August 2025): node inputs,
+    /// outputs and process data too large for their row live in an upload.
+    pub offloaded_outputs: bool,
+    /// `conversations.dialogue_count` (Dify's migration of August 2024).
+    pub dialogue_count: bool,
+    /// `message_agent_thoughts` with `messages.agent_based`: agent turns and their tool calls.
+    pub agent_thoughts: bool,
+}
+
+impl DifySchema {
+    /// Every part: what memscope's queries are written against.
+    pub const FULL: DifySchema = DifySchema {
+        regeneration_threads: true,
+        deleted_conversations: true,
+        offloaded_outputs: true,
+        dialogue_count: true,
+        agent_thoughts: true,
+    };
+
+    pub fn of(catalog: &Catalog) -> DifySchema {
+        DifySchema {
+            regeneration_threads: catalog.has_column("messages", "parent_message_id"),
+            deleted_conversations: catalog.has_column("conversations", "is_deleted"),
+            offloaded_outputs: catalog.has_table("workflow_node_execution_offload"),
+            dialogue_count: catalog.has_column("conversations", "dialogue_count"),
+            agent_thoughts: catalog.has_table("message_agent_thoughts")
+                && catalog.has_column("messages", "agent_based"),
+        }
+    }
+
+    /// Whether memory reads only answered rows: before regeneration threads Dify's history
+    /// query kept `answer != ''` and took the newest rows by `created_at`, with no thread walk
+    /// and no placeholder to pop.
+    pub fn memory_skips_unanswered(self) -> bool {
+        !self.regeneration_threads
+    }
+
+    /// What the schema has, in words: "regeneration threads, offloaded outputs, deleted
+    /// conversations marked, dialogue counts".
+    pub fn found(self) -> String {
+        let parts: Vec<&str> = [
+            (self.regeneration_threads, "regeneration threads"),
+            (self.offloaded_outputs, "offloaded outputs"),
+            (self.deleted_conversations, "deleted conversations marked"),
+            (self.dialogue_count, "dialogue counts"),
+            (self.agent_thoughts, "agent thoughts"),
+        ]
+        .into_iter()
+        .filter_map(|(has, label)| has.then_some(label))
+        .collect();
+        if parts.is_empty() {
+            "none of the later parts".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// Which of Dify's behaviours memscope applies, one line each.
+    pub fn behaviours(self) -> Vec<&'static str> {
+        let mut lines = vec![if self.regeneration_threads {
+            "threads: Dify's extract_thread_messages walk over the newest rows of the memory \
+             window, the newest row popped when it is the current request's placeholder"
+        } else {
+            "threads: none (no parent_message_id); memory takes the newest answered rows of \
+             the memory window by created_at, as Dify did before regeneration threads"
+        }];
+        lines.push(if self.offloaded_outputs {
+            "node outputs: a truncated row is read from its offloaded upload"
+        } else {
+            "node outputs: read from the row (no offload table)"
+        });
+        lines.push(if self.deleted_conversations {
+            "deleted conversations: hidden as Dify hides them (--include-deleted shows them)"
+        } else {
+            "deleted conversations: none can be marked (no is_deleted column)"
+        });
+        lines
+    }
+
+    /// Columns and tables of memscope's queries this schema lacks, with what stands for them
+    /// (PostgreSQL text; the dialect strips casts for SQLite). The stand-ins are written
+    /// against the aliases the queries use: `m` for messages, `c` for conversations.
+    fn stand_ins(self) -> impl Iterator<Item = (&'static str, &'static str)> {
+        [
+            // Dify's migration set the parent of every older row to UUID_NIL, which its walk
+            // links to the chronologically previous row: the conversation reads as one line.
+            (
+                self.regeneration_threads,
+                "m.parent_message_id::text",
+                "'00000000-0000-0000-0000-000000000000'::text",
+            ),
+            (self.deleted_conversations, "c.is_deleted", "false"),
+            (self.dialogue_count, "c.dialogue_count::bigint", "0::bigint"),
+            (
+                self.offloaded_outputs,
+                "workflow_node_execution_offload",
+                "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
+                 NULL::uuid AS file_id WHERE false)",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(has, column, stand_in)| (!has).then_some((column, stand_in)))
+    }
+
+    fn with_stand_ins(self, sql: &str) -> String {
+        self.stand_ins()
+            .fold(sql.to_owned(), |sql, (column, stand_in)| {
+                sql.replace(column, stand_in)
+            })
+    }
+}
+
 /// The kind of database, its parts, and how queries reach its tables.
 #[derive(Debug, Clone)]
 pub struct Profile {
     pub source: Source,
     parts: BTreeSet<Part>,
+    /// What the conversation tables have of Dify's later columns and tables.
+    pub dify: DifySchema,
     /// The Alembic revision of a Langflow database.
     pub langflow_revision: Option<String>,
     pub dialect: Dialect,
@@ -138,15 +264,21 @@ impl Profile {
         } else {
             return None;
         };
+        let dify = if parts.contains(&Part::Conversations) {
+            DifySchema::of(catalog)
+        } else {
+            DifySchema::FULL
+        };
         let dialect = match (source, backend) {
             (Source::Langflow, super::Backend::Sqlite) => Dialect::LangflowSqlite,
             (Source::Langflow, super::Backend::Postgres) => Dialect::LangflowPostgres,
-            (_, super::Backend::Sqlite) => Dialect::Sqlite,
-            (_, super::Backend::Postgres) => Dialect::Postgres,
+            (_, super::Backend::Sqlite) => Dialect::Sqlite(dify),
+            (_, super::Backend::Postgres) => Dialect::Postgres(dify),
         };
         Some(Profile {
             source,
             parts,
+            dify,
             langflow_revision: (source == Source::Langflow)
                 .then(|| catalog.alembic_revision.clone())
                 .flatten(),
@@ -196,10 +328,12 @@ impl Profile {
 /// How a query written against memscope's schema (in PostgreSQL syntax) reaches a database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
-    /// memscope's or Dify's tables on SQLite: casts stripped.
-    Sqlite,
-    /// memscope's or Dify's tables on PostgreSQL: the text as written.
-    Postgres,
+    /// memscope's or Dify's tables on SQLite: casts stripped, stand-ins for what the schema
+    /// lacks.
+    Sqlite(DifySchema),
+    /// memscope's or Dify's tables on PostgreSQL: the text as written, with stand-ins for what
+    /// the schema lacks.
+    Postgres(DifySchema),
     /// Langflow's tables on SQLite: uuids are 32 hex digits (no dashes), read back in the dashed
     /// form Langflow prints; memscope's own memory-base columns do not exist.
     LangflowSqlite,
@@ -228,13 +362,18 @@ impl Dialect {
     /// The query's text for this dialect.
     pub fn text(self, postgres_sql: &str) -> String {
         match self {
-            Dialect::Postgres => postgres_sql.to_owned(),
-            Dialect::Sqlite => super::sql::strip_casts(postgres_sql),
+            Dialect::Postgres(dify) => dify.with_stand_ins(postgres_sql),
+            Dialect::Sqlite(dify) => super::sql::strip_casts(&dify.with_stand_ins(postgres_sql)),
             Dialect::LangflowPostgres => with_stand_ins(postgres_sql, |(_, _, postgres)| postgres),
             Dialect::LangflowSqlite => {
                 compact_uuids(&with_stand_ins(postgres_sql, |(_, sqlite, _)| sqlite))
             }
         }
+    }
+
+    /// Whether the query text is used as written.
+    pub fn is_verbatim(self) -> bool {
+        self == Dialect::Postgres(DifySchema::FULL)
     }
 
     /// Whether ids are stored as 32 hex digits.
@@ -348,7 +487,7 @@ mod tests {
             dify.parts().collect::<Vec<_>>(),
             [Part::Conversations, Part::NodeContexts]
         );
-        assert_eq!(dify.dialect, Dialect::Postgres);
+        assert_eq!(dify.dialect, Dialect::Postgres(dify.dify));
 
         let all: Vec<&str> = DIFY
             .iter()
@@ -363,7 +502,7 @@ mod tests {
         .unwrap();
         assert_eq!(own.source, Source::Memscope);
         assert_eq!(own.parts().count(), 4);
-        assert_eq!(own.dialect, Dialect::Sqlite);
+        assert_eq!(own.dialect, Dialect::Sqlite(own.dify));
     }
 
     #[test]
@@ -371,7 +510,7 @@ mod tests {
         let both: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
         let profile = Profile::detect(&catalog(&both, &[]), Backend::Sqlite).unwrap();
         assert_eq!(profile.source, Source::Dify);
-        assert_eq!(profile.dialect, Dialect::Sqlite);
+        assert_eq!(profile.dialect, Dialect::Sqlite(profile.dify));
         assert!(profile.has(Part::MemoryBases));
     }
 
@@ -423,11 +562,11 @@ mod tests {
             assert!(text.contains("model_selection"), "{text}");
         }
         assert_eq!(
-            Dialect::Postgres.text("SELECT mb.threshold_unit, x::text"),
+            Dialect::Postgres(DifySchema::FULL).text("SELECT mb.threshold_unit, x::text"),
             "SELECT mb.threshold_unit, x::text"
         );
         assert_eq!(
-            Dialect::Sqlite.text("SELECT mb.threshold_unit, x::text"),
+            Dialect::Sqlite(DifySchema::FULL).text("SELECT mb.threshold_unit, x::text"),
             "SELECT mb.threshold_unit, x"
         );
     }

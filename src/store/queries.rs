@@ -127,6 +127,8 @@ pub struct ConversationFilter {
     pub limit: i64,
     /// Rows strictly after this cursor in the list's order.
     pub after: Option<ConversationCursor>,
+    /// List conversations deleted in Dify (`is_deleted`) too; Dify hides them.
+    pub include_deleted: bool,
 }
 
 impl Default for ConversationFilter {
@@ -136,6 +138,7 @@ impl Default for ConversationFilter {
             search: None,
             limit: 50,
             after: None,
+            include_deleted: false,
         }
     }
 }
@@ -156,6 +159,8 @@ pub struct ConversationSummary {
     pub last_activity: NaiveDateTime,
     /// The list's sort key, with `id`.
     pub updated_at: NaiveDateTime,
+    /// Deleted in Dify: hidden there, listed here only on request.
+    pub is_deleted: bool,
 }
 
 impl ConversationSummary {
@@ -184,6 +189,12 @@ pub struct ConversationInfo {
     pub memory_window: Option<i64>,
     pub created_at: NaiveDateTime,
     pub updated_at: NaiveDateTime,
+    /// Deleted in Dify (`is_deleted`): its API and console no longer show it.
+    pub is_deleted: bool,
+    /// Memory reads only the answered rows, newest first, as Dify did before regeneration
+    /// threads (set from the schema when the conversation is loaded).
+    #[sqlx(skip)]
+    pub answered_rows_only: bool,
 }
 
 /// A message whose `workflow_run_id` names a run that does not exist.
@@ -398,6 +409,7 @@ impl Store {
                 .bind(after_time)
                 .bind(&after_id)
                 .bind(filter.limit.max(0))
+                .bind(filter.include_deleted)
                 .fetch_all(pool)
                 .await
         })
@@ -452,7 +464,9 @@ impl Store {
         .map_err(|e| self.query_failed(e))
     }
 
-    /// Dify's history query: the newest `limit` messages of a conversation, newest first.
+    /// Dify's history query: the newest `limit` messages of a conversation, newest first;
+    /// before regeneration threads only answered ones, as Dify's query then filtered
+    /// ([`super::DifySchema::memory_skips_unanswered`]).
     /// Deliberate deviation: `id DESC` breaks ties between messages of the same second, where
     /// Dify's order is undefined, so the result is deterministic.
     pub async fn history_messages(
@@ -460,8 +474,21 @@ impl Store {
         conversation_id: &str,
         limit: i64,
     ) -> Result<Vec<StoredMessage>, StoreError> {
-        self.conversation_messages(conversation_id, HISTORY_SQL, Some(limit))
+        let query = if self.profile.dify.memory_skips_unanswered() {
+            ANSWERED_HISTORY_SQL
+        } else {
+            HISTORY_SQL
+        };
+        self.conversation_messages(conversation_id, query, Some(limit))
             .await
+    }
+
+    /// How many conversations Dify has deleted (0 where the schema cannot mark them).
+    pub async fn deleted_conversation_count(&self) -> Result<i64, StoreError> {
+        on_pool!(self.pool, DELETED_CONVERSATIONS_SQL, |pool, sql| {
+            sqlx::query_scalar(sql).fetch_one(pool).await
+        })
+        .map_err(|e| self.query_failed(e))
     }
 
     /// Every message of a conversation, oldest first (ties by id), for the message tree.
@@ -677,9 +704,10 @@ SELECT c.id::text AS id, c.name, c.app_id::text AS app_id, a.name AS app_name, \
        (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count, \
        COALESCE((SELECT MAX(m.created_at) FROM messages m WHERE m.conversation_id = c.id), \
                 c.updated_at) AS last_activity, \
-       c.updated_at \
+       c.updated_at, c.is_deleted AS is_deleted \
 FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
-WHERE ($1::text IS NULL OR c.app_id = $1::uuid) \
+WHERE ($7::boolean OR NOT c.is_deleted) \
+  AND ($1::text IS NULL OR c.app_id = $1::uuid) \
   AND ($2::text IS NULL \
        OR LOWER(c.name) LIKE $2 ESCAPE '\\' \
        OR c.id::text LIKE $3 ESCAPE '\\' \
@@ -698,7 +726,7 @@ macro_rules! conversation_info_sql {
              c.dialogue_count::bigint AS dialogue_count, c.app_id::text AS app_id, \
              a.name AS app_name, a.mode AS app_mode, ",
             $memory_window,
-            " AS memory_window, c.created_at, c.updated_at \
+            " AS memory_window, c.created_at, c.updated_at, c.is_deleted AS is_deleted \
              FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
              WHERE c.id = $1::uuid"
         )
@@ -717,24 +745,45 @@ const HISTORY_SQL: &str = concat!(
      ORDER BY m.created_at DESC, m.id DESC LIMIT $2"
 );
 
+const ANSWERED_HISTORY_SQL: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages m WHERE m.conversation_id = $1::uuid AND m.answer <> '' \
+     ORDER BY m.created_at DESC, m.id DESC LIMIT $2"
+);
+
 const ALL_MESSAGES_SQL: &str = concat!(
     "SELECT ",
     message_columns!(),
     " FROM messages m WHERE m.conversation_id = $1::uuid ORDER BY m.created_at, m.id"
 );
 
+/// Messages (`m`) of conversations Dify has not deleted.
+macro_rules! not_deleted {
+    () => {
+        "NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.is_deleted)"
+    };
+}
+
 const EVERY_MESSAGE_SQL: &str = concat!(
     "SELECT ",
     message_columns!(),
-    " FROM messages m ORDER BY m.conversation_id, m.created_at, m.id"
+    " FROM messages m WHERE ",
+    not_deleted!(),
+    " ORDER BY m.conversation_id, m.created_at, m.id"
 );
 
-const DANGLING_RUNS_SQL: &str = "\
-SELECT m.id::text AS id, m.id::text AS message_id, m.conversation_id::text AS conversation_id, \
-       m.workflow_run_id::text AS workflow_run_id \
-FROM messages m LEFT JOIN workflow_runs r ON r.id = m.workflow_run_id \
-WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL \
-ORDER BY m.conversation_id, m.created_at, m.id";
+const DELETED_CONVERSATIONS_SQL: &str =
+    "SELECT COUNT(*)::bigint FROM conversations c WHERE c.is_deleted";
+
+const DANGLING_RUNS_SQL: &str = concat!(
+    "SELECT m.id::text AS id, m.id::text AS message_id, \
+     m.conversation_id::text AS conversation_id, m.workflow_run_id::text AS workflow_run_id \
+     FROM messages m LEFT JOIN workflow_runs r ON r.id = m.workflow_run_id \
+     WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL AND ",
+    not_deleted!(),
+    " ORDER BY m.conversation_id, m.created_at, m.id"
+);
 
 const NODE_JSON_SQL: &str = "\
 SELECT id::text AS id, workflow_run_id::text AS workflow_run_id, node_id, inputs, process_data, \

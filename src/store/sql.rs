@@ -51,7 +51,7 @@ pub fn rewrite_casts(postgres_sql: &str, rewrite: impl Fn(&str, &str) -> String)
 /// The text of a static PostgreSQL query in a dialect, computed once and kept for the process so
 /// it is `&'static str` (sqlx's `SqlSafeStr`) and sqlx's statement cache sees one text per query.
 pub fn dialect_text(dialect: Dialect, postgres_sql: &'static str) -> &'static str {
-    if dialect == Dialect::Postgres {
+    if dialect.is_verbatim() {
         return postgres_sql;
     }
     static CACHE: LazyLock<Mutex<HashMap<(Dialect, &'static str), &'static str>>> =
@@ -66,7 +66,10 @@ pub fn dialect_text(dialect: Dialect, postgres_sql: &'static str) -> &'static st
 
 /// The SQLite text of a query on memscope's or Dify's tables.
 pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
-    dialect_text(Dialect::Sqlite, postgres_sql)
+    dialect_text(
+        Dialect::Sqlite(super::profile::DifySchema::FULL),
+        postgres_sql,
+    )
 }
 
 #[cfg(test)]

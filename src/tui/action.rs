@@ -22,6 +22,7 @@ pub enum Action {
     Refresh,
     NextPage,
     PrevPage,
+    ToggleDeleted,
     Collapse,
     Expand,
     ToggleThreadMode,
@@ -67,7 +68,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 56] = [
+    pub const ALL: [Action; 57] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -83,6 +84,7 @@ impl Action {
         Action::Refresh,
         Action::NextPage,
         Action::PrevPage,
+        Action::ToggleDeleted,
         Action::Collapse,
         Action::Expand,
         Action::ToggleThreadMode,
@@ -160,6 +162,7 @@ impl Action {
             Action::Refresh => "reload",
             Action::NextPage => "next page",
             Action::PrevPage => "previous page",
+            Action::ToggleDeleted => "deleted conversations: hidden / shown",
             Action::Collapse => "collapse / parent",
             Action::Expand => "expand",
             Action::ToggleThreadMode => "thread: Dify / parent fix / tree",

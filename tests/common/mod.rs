@@ -12,6 +12,7 @@
 // Each test binary compiles this module and uses a different part of it.
 #![allow(dead_code)]
 
+pub mod dify;
 pub mod fixtures;
 
 use std::future::Future;

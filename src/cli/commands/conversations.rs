@@ -39,6 +39,8 @@ struct Row<'a> {
     mode: &'a str,
     messages: i64,
     last_activity: NaiveDateTime,
+    /// Deleted in Dify; listed only with `--include-deleted`.
+    deleted: bool,
 }
 
 #[derive(Serialize)]
@@ -58,6 +60,7 @@ fn row(c: &ConversationSummary) -> Row<'_> {
         mode: &c.mode,
         messages: c.message_count,
         last_activity: c.last_activity,
+        deleted: c.is_deleted,
     }
 }
 
@@ -69,9 +72,14 @@ fn render(page: &Page) -> String {
         .conversations
         .iter()
         .map(|c| {
+            let name = if c.deleted {
+                format!("[deleted] {}", c.name)
+            } else {
+                c.name.to_owned()
+            };
             vec![
                 c.id.to_owned(),
-                cell(c.name, 40),
+                cell(&name, 40),
                 cell(c.app_name.unwrap_or("(missing app)"), 24),
                 c.mode.to_owned(),
                 c.messages.to_string(),
@@ -98,6 +106,7 @@ pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
         // One row more than asked tells whether another page exists.
         limit: limit + 1,
         after: args.after.as_deref().map(parse_cursor).transpose()?,
+        include_deleted: args.include_deleted,
     };
     let mut conversations = store.list_conversations(&filter).await?;
     let next = (conversations.len() as i64 > limit).then(|| {

@@ -14,6 +14,8 @@ use crate::store::Part;
 struct Report {
     conversations: usize,
     messages: usize,
+    /// Conversations deleted in Dify, not scanned (Dify no longer shows or uses them).
+    deleted_skipped: i64,
     budget: i64,
     counter: String,
     /// Findings per kind, all counted.
@@ -30,6 +32,13 @@ fn render(r: &Report) -> String {
         thousands(r.budget),
         r.counter
     );
+    if r.deleted_skipped > 0 {
+        out.push_str(&format!(
+            "{} deleted {} not scanned (Dify no longer shows or uses them)\n",
+            thousands(i128::from(r.deleted_skipped)),
+            crate::inspect::noun(r.deleted_skipped as u64, "conversation")
+        ));
+    }
     if r.counts.is_empty() {
         out.push_str("no findings\n");
         return out;
@@ -72,12 +81,17 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         storage_root: Some(context.resolved.storage_root.clone()),
     };
     let report = crate::inspect::doctor::run(&store, &settings).await?;
-    let (conversations, messages) = (report.conversations, report.messages);
+    let (conversations, messages, deleted_skipped) = (
+        report.conversations,
+        report.messages,
+        report.deleted_skipped,
+    );
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
     let report = Report {
         conversations,
         messages,
+        deleted_skipped,
         budget: settings.budget,
         counter: settings.counter.description(),
         counts,

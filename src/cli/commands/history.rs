@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::args::HistoryArgs;
-use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit, table, thousands};
 use crate::cli::{Context, counter_from};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
@@ -15,6 +15,8 @@ use crate::store::Part;
 struct Report {
     conversation_id: String,
     conversation_name: String,
+    /// Deleted in Dify (hidden there); shown as stored.
+    deleted: bool,
     window: usize,
     window_source: WindowSource,
     rows_loaded: usize,
@@ -41,7 +43,8 @@ fn render(r: &Report) -> String {
     if let Some(text) = &r.text {
         return text.clone();
     }
-    let mut out = format!(
+    let mut out = deleted_banner(r.deleted).to_owned();
+    out += &format!(
         "conversation {} \"{}\"\nwindow {} rows ({}), {} loaded{}\ncounter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
         r.conversation_id,
         r.conversation_name,
@@ -144,6 +147,7 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
     let report = Report {
         conversation_id: loaded.info.id.clone(),
         conversation_name: loaded.info.name.clone(),
+        deleted: loaded.info.is_deleted,
         window: loaded.window,
         window_source: loaded.window_source,
         rows_loaded: loaded.rows_newest_first.len(),

@@ -43,11 +43,25 @@ enum DatabaseStatus {
         database_kb_root: PathBuf,
         /// Memory bases whose KB is still in the layout every database used to share.
         shared_layout: Vec<String>,
+        /// What its conversation tables have of Dify's schema, and the behaviours that follow.
+        conversation_schema: Option<ConversationSchema>,
         tables: Vec<(String, i64)>,
     },
     Unavailable {
         error: String,
     },
+}
+
+#[derive(Serialize)]
+struct ConversationSchema {
+    #[serde(flatten)]
+    parts: crate::store::DifySchema,
+    /// The parts found, in words.
+    found: String,
+    /// Which of Dify's behaviours memscope applies, one line each.
+    behaviours: Vec<&'static str>,
+    /// Conversations deleted in Dify, hidden unless asked for.
+    deleted_count: i64,
 }
 
 /// The database's state, and the error that kept it from opening.
@@ -101,6 +115,17 @@ async fn describe(
             }
         }
     }
+    let conversation_schema = if store.profile().has(crate::store::Part::Conversations) {
+        let parts = store.profile().dify;
+        Some(ConversationSchema {
+            parts,
+            found: parts.found(),
+            behaviours: parts.behaviours(),
+            deleted_count: store.deleted_conversation_count().await?,
+        })
+    } else {
+        None
+    };
     Ok(DatabaseStatus::Open {
         backend: match store.backend() {
             Backend::Sqlite => "sqlite",
@@ -113,6 +138,7 @@ async fn describe(
         read_only: store.is_read_only(),
         database_kb_root: own_root,
         shared_layout: shared,
+        conversation_schema,
         tables: tables
             .into_iter()
             .map(|t| (t.table.to_owned(), t.rows))
@@ -169,6 +195,7 @@ fn render(info: &Info) -> String {
             read_only,
             database_kb_root,
             shared_layout,
+            conversation_schema,
             tables,
         } => {
             let holds: Vec<&str> = holds.iter().map(|part| part.label()).collect();
@@ -194,6 +221,20 @@ fn render(info: &Info) -> String {
                 },
                 if *read_only { ", read-only" } else { "" },
             ));
+            if let Some(schema) = conversation_schema {
+                out.push_str(&format!("Dify schema with {}\n", schema.found));
+                for line in &schema.behaviours {
+                    out.push_str(&format!("  {line}\n"));
+                }
+                if schema.deleted_count > 0 {
+                    out.push_str(&format!(
+                        "  {} deleted {} hidden\n",
+                        thousands(i128::from(schema.deleted_count)),
+                        crate::inspect::noun(schema.deleted_count as u64, "conversation")
+                    ));
+                }
+                out.push('\n');
+            }
             let rows: Vec<Vec<String>> = tables
                 .iter()
                 .map(|(t, n)| vec![t.clone(), thousands(*n)])

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::history::{budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
-use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit, table, thousands};
 use crate::cli::{Context, counter_from};
 use crate::inspect::budget::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
@@ -62,6 +62,8 @@ struct NodeRow {
 struct NodesReport {
     conversation_id: String,
     conversation_name: String,
+    /// Deleted in Dify (hidden there); shown as stored.
+    deleted: bool,
     app_mode: Option<String>,
     /// Why node memory does not apply, when it does not.
     empty: Option<EmptyState>,
@@ -71,7 +73,8 @@ struct NodesReport {
 }
 
 fn render_nodes(r: &NodesReport) -> String {
-    let mut out = format!(
+    let mut out = deleted_banner(r.deleted).to_owned();
+    out += &format!(
         "conversation {} \"{}\" ({} thread turns with a workflow run)\ncounter {}\n",
         r.conversation_id, r.conversation_name, r.thread_turns, r.counter
     );
@@ -149,6 +152,7 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
     let report = NodesReport {
         conversation_id: thread.info.id.clone(),
         conversation_name: thread.info.name.clone(),
+        deleted: thread.info.is_deleted,
         app_mode: thread.info.app_mode.clone(),
         empty,
         thread_turns: thread.turns.len(),
@@ -162,6 +166,8 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
 #[derive(Serialize)]
 struct ContextReport {
     conversation_id: String,
+    /// Deleted in Dify (hidden there); shown as stored.
+    deleted: bool,
     node_id: String,
     source: ContextSource,
     leaf: Option<String>,
@@ -187,7 +193,8 @@ struct ContextReport {
 }
 
 fn render_context(r: &ContextReport) -> String {
-    let mut out = format!(
+    let mut out = deleted_banner(r.deleted).to_owned();
+    out += &format!(
         "conversation {} node {}: {}\n",
         r.conversation_id,
         r.node_id,
@@ -311,6 +318,7 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let budget = &view.budget;
     let report = ContextReport {
         conversation_id: thread.info.id.clone(),
+        deleted: thread.info.is_deleted,
         node_id: args.node.clone(),
         source,
         leaf: thread.leaf.clone(),

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::Context;
 use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
-use crate::cli::output::{CliResult, ExitCode, cell, emit};
+use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit};
 use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
@@ -29,6 +29,8 @@ struct Node {
 struct Report {
     conversation_id: String,
     conversation_name: String,
+    /// Deleted in Dify (hidden there); shown as stored.
+    deleted: bool,
     #[serde(flatten)]
     view: ThreadView,
     nodes: Vec<Node>,
@@ -57,7 +59,8 @@ fn nodes(conversation: &LoadedConversation, tree: &MessageTree, view: &ThreadVie
 
 fn render(report: &Report) -> String {
     let view = &report.view;
-    let mut out = format!(
+    let mut out = deleted_banner(report.deleted).to_owned();
+    out += &format!(
         "conversation {} \"{}\"\nthread ({}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n\n",
         report.conversation_id,
         report.conversation_name,
@@ -114,6 +117,7 @@ pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
     let report = Report {
         conversation_id: conversation.info.id.clone(),
         conversation_name: conversation.info.name.clone(),
+        deleted: conversation.info.is_deleted,
         nodes: nodes(&conversation, &tree, &view),
         view,
     };

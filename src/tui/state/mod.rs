@@ -182,6 +182,8 @@ pub struct ListState {
     pub selected: usize,
     /// The applied `/` filter.
     pub filter: String,
+    /// Conversations deleted in Dify are listed (marked), as `x` toggles; hidden by default.
+    pub include_deleted: bool,
     /// Cursors of the pages before the shown one, and the shown page's own: they describe
     /// `rows`, so the page number always matches what is on screen.
     pub previous_pages: Vec<Option<ConversationCursor>>,

@@ -63,8 +63,13 @@ fn draw_tree(
     frame: &mut Frame,
     area: Rect,
 ) {
+    let deleted = if loaded.conversation.info.is_deleted {
+        "✗ deleted in Dify · "
+    } else {
+        ""
+    };
     let title = format!(
-        " {} messages · thread: {} ",
+        " {deleted}{} messages · thread: {} ",
         loaded.tree.len(),
         conversation.mode.describe()
     );

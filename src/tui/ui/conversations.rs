@@ -22,8 +22,13 @@ impl Component for ConversationList {
             Some(target) => format!(" · loading page {target}…"),
             None => String::new(),
         };
+        let deleted = if list.include_deleted {
+            " · deleted shown (✗)"
+        } else {
+            ""
+        };
         let title = format!(
-            " Conversations{filter} · page {}{going} ",
+            " Conversations{filter}{deleted} · page {}{going} ",
             list.page_number()
         );
         let block = Block::default()
@@ -77,13 +82,19 @@ impl Component for ConversationList {
                 .thread_tokens
                 .get(&row.id)
                 .map_or_else(|| "…".to_owned(), u64::to_string);
-            let name = if row.name.is_empty() {
-                "(unnamed)"
+            let name = match (row.name.is_empty(), row.is_deleted) {
+                (true, false) => "(unnamed)".to_owned(),
+                (false, false) => row.name.clone(),
+                (true, true) => "✗ deleted (unnamed)".to_owned(),
+                (false, true) => format!("✗ deleted · {}", row.name),
+            };
+            let style = if row.is_deleted {
+                theme.dim
             } else {
-                &row.name
+                theme.text
             };
             Row::new([
-                Cell::from(one_line(name, name_width)),
+                Cell::from(one_line(&name, name_width)),
                 Cell::from(one_line(
                     row.app_name.as_deref().unwrap_or("(no app)"),
                     app_width,
@@ -94,7 +105,7 @@ impl Component for ConversationList {
                 Cell::from(tokens),
                 Cell::from(short_id(&row.id).to_owned()),
             ])
-            .style(theme.text)
+            .style(style)
         });
         let widths = [
             Constraint::Fill(3),

@@ -450,6 +450,7 @@ fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
             search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
             limit: PAGE_SIZE,
             after: state.list.requested_after(),
+            include_deleted: state.list.include_deleted,
         },
     }
 }
@@ -517,6 +518,20 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
         }
         Action::NextPage => step_page(state, 1, effects),
         Action::PrevPage => step_page(state, -1, effects),
+        Action::ToggleDeleted => {
+            list.include_deleted = !list.include_deleted;
+            list.reset_pages();
+            list.selected = 0;
+            state.message = Some(
+                if list.include_deleted {
+                    "deleted conversations shown, marked ✗ (Dify hides them)"
+                } else {
+                    "deleted conversations hidden, as in Dify"
+                }
+                .to_owned(),
+            );
+            effects.push(reload_list(state, true));
+        }
         Action::Refresh => effects.push(reload_list(state, true)),
         Action::Back if !list.filter.is_empty() => {
             list.filter.clear();
@@ -1230,6 +1245,7 @@ mod tests {
             message_count: 3,
             last_activity: time(0),
             updated_at: time(0),
+            is_deleted: false,
         }
     }
 
@@ -1254,6 +1270,8 @@ mod tests {
             memory_window: None,
             created_at: time(0),
             updated_at: time(30),
+            is_deleted: false,
+            answered_rows_only: false,
         };
         Arc::new(Loaded::new(LoadedConversation {
             info,

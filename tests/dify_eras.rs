@@ -1,0 +1,281 @@
+//! Every read command on Dify databases of four points of its schema history — before
+//! regeneration threads, with them, with offloaded node outputs, and after `is_deleted` was
+//! dropped — through the real binary, on SQLite and PostgreSQL: each era opens, is described by
+//! `info`, and reads as that Dify version read it; deleted conversations stay hidden unless asked
+//! for.
+
+#[macro_use]
+mod common;
+mod cli_support;
+
+use std::path::Path;
+
+use cli_support::{memscope_on, run};
+use common::dify::{Era, Message, app, build, conversation, uid};
+use serde_json::Value;
+
+const SUPPORT: u64 = 10;
+const FLOW: u64 = 11;
+const LIVE: u64 = 20;
+const DELETED: u64 = 21;
+const CHATFLOW: u64 = 22;
+const RUN: u64 = 70;
+const EXECUTION: u64 = 80;
+const OFFLOADED_UPLOAD: u64 = 90;
+const OFFLOAD_KEY: &str = "offload/outputs-80.json";
+
+/// The chatflow's LLM node output as the row keeps it when Dify offloaded the whole: cut short.
+const TRUNCATED_OUTPUTS: &str = r#"{"text": "cut"}"#;
+
+fn full_outputs() -> String {
+    serde_json::json!({"text": "flow answer", "context": [
+        {"role": "user", "content": "flow question"},
+        {"role": "assistant", "content": "flow answer"},
+    ]})
+    .to_string()
+}
+
+/// A live chat whose middle turn failed (empty answer, status `error`), a deleted chat (where
+/// the schema can mark one), and a chatflow turn with one LLM node execution, its outputs
+/// offloaded where the schema has the offload table.
+fn rows(era: Era) -> Vec<String> {
+    let mut rows = vec![
+        app(SUPPORT, "Support", "chat"),
+        app(FLOW, "Flow", "advanced-chat"),
+        conversation(era, LIVE, SUPPORT, "Live chat", "chat", false),
+        conversation(era, CHATFLOW, FLOW, "Flow chat", "advanced-chat", false),
+        Message::turn(50, LIVE, SUPPORT, None, "2024-08-02 00:00:10").insert(era),
+        Message {
+            answer: "",
+            status: "error",
+            error: Some("[openai] Rate Limit Error"),
+            ..Message::turn(51, LIVE, SUPPORT, Some(50), "2024-08-02 00:00:20")
+        }
+        .insert(era),
+        Message::turn(52, LIVE, SUPPORT, Some(51), "2024-08-02 00:00:30").insert(era),
+        Message {
+            query: "flow question",
+            answer: "flow answer",
+            workflow_run: Some(RUN),
+            ..Message::turn(54, CHATFLOW, FLOW, None, "2024-08-02 00:00:40")
+        }
+        .insert(era),
+        format!(
+            "INSERT INTO workflow_runs (id, tenant_id, app_id, sequence_number, workflow_id, type,
+                triggered_from, version, status, created_by_role, created_by, created_at)
+             VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid, 1, '{}'::uuid, 'chat', 'app-run',
+                '2024-08-01', 'succeeded', 'account', '{}'::uuid, '2024-08-02 00:00:40');",
+            uid(RUN),
+            uid(common::dify::TENANT),
+            uid(FLOW),
+            uid(99),
+            uid(common::dify::ACCOUNT)
+        ),
+        format!(
+            "INSERT INTO workflow_node_executions (id, tenant_id, app_id, workflow_id,
+                triggered_from, workflow_run_id, \"index\", node_id, node_type, title,
+                process_data, outputs, status, created_at, created_by_role, created_by)
+             VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid, '{}'::uuid, 'workflow-run', '{}'::uuid,
+                2, 'llm1', 'llm', 'LLM', '{}', '{}', 'succeeded', '2024-08-02 00:00:41',
+                'account', '{}'::uuid);",
+            uid(EXECUTION),
+            uid(common::dify::TENANT),
+            uid(FLOW),
+            uid(99),
+            uid(RUN),
+            r#"{"prompts": [{"role": "user", "text": "flow question"}]}"#,
+            if era.has_offload() {
+                TRUNCATED_OUTPUTS.to_owned()
+            } else {
+                full_outputs()
+            },
+            uid(common::dify::ACCOUNT)
+        ),
+    ];
+    if era.has_deleted_flag() {
+        rows.push(conversation(
+            era,
+            DELETED,
+            SUPPORT,
+            "Deleted chat",
+            "chat",
+            true,
+        ));
+        rows.push(Message::turn(53, DELETED, SUPPORT, None, "2024-08-02 00:00:35").insert(era));
+    }
+    if era.has_offload() {
+        rows.push(format!(
+            "INSERT INTO upload_files (id, tenant_id, storage_type, key, name, size, extension,
+                created_by, created_at) VALUES ('{}'::uuid, '{}'::uuid, 'local', '{OFFLOAD_KEY}',
+                'outputs.json', 100, 'json', '{}'::uuid, '2024-08-02 00:00:41');
+             INSERT INTO workflow_node_execution_offload (id, tenant_id, app_id,
+                node_execution_id, type, file_id) VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid,
+                '{}'::uuid, 'outputs', '{}'::uuid);",
+            uid(OFFLOADED_UPLOAD),
+            uid(common::dify::TENANT),
+            uid(common::dify::ACCOUNT),
+            uid(91),
+            uid(common::dify::TENANT),
+            uid(FLOW),
+            uid(EXECUTION),
+            uid(OFFLOADED_UPLOAD),
+        ));
+    }
+    rows
+}
+
+fn json(home: &Path, db: &str, args: &[&str], code: i32) -> Value {
+    let (stdout, _) = run(memscope_on(home, db).args(args).arg("--json"), code);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}"))
+}
+
+fn text(home: &Path, db: &str, args: &[&str], code: i32) -> String {
+    run(memscope_on(home, db).args(args), code).0
+}
+
+fn ids(values: &Value) -> Vec<String> {
+    values
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {values}"))
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .unwrap_or_else(|| v["id"].as_str().unwrap())
+                .to_owned()
+        })
+        .collect()
+}
+
+async fn check_era(db: common::TestDb, era: Era) {
+    build(&db, era, &rows(era)).await;
+    let home = tempfile::tempdir().unwrap();
+    let (home, url) = (home.path(), db.url());
+
+    // info: what the schema has and which Dify behaviour follows.
+    let info = json(home, url, &["info"], 0);
+    let schema = &info["database"]["conversation_schema"];
+    assert_eq!(schema["regeneration_threads"], era.has_threads(), "{info}");
+    assert_eq!(schema["offloaded_outputs"], era.has_offload(), "{info}");
+    assert_eq!(
+        schema["deleted_conversations"],
+        era.has_deleted_flag(),
+        "{info}"
+    );
+    assert_eq!(
+        schema["deleted_count"],
+        u8::from(era.has_deleted_flag()),
+        "{info}"
+    );
+    let described = text(home, url, &["info"], 0);
+    assert!(described.contains("Dify schema with "), "{described}");
+    let threads_line = if era.has_threads() {
+        "threads: Dify's extract_thread_messages walk"
+    } else {
+        "threads: none (no parent_message_id)"
+    };
+    assert!(described.contains(threads_line), "{described}");
+    if era.has_offload() {
+        let root = Path::new(info["storage_root"].as_str().unwrap());
+        let file = root.join(OFFLOAD_KEY);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, full_outputs()).unwrap();
+    }
+
+    // conversations: the deleted one hidden, listed and marked on request.
+    let listed = json(home, url, &["conversations"], 0);
+    assert_eq!(ids(&listed["conversations"]), [uid(CHATFLOW), uid(LIVE)]);
+    let all = json(home, url, &["conversations", "--include-deleted"], 0);
+    let deleted: Vec<(String, bool)> = all["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_owned(),
+                c["deleted"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let mut expected = vec![(uid(CHATFLOW), false)];
+    if era.has_deleted_flag() {
+        expected.push((uid(DELETED), true));
+        let page = text(home, url, &["conversations", "--include-deleted"], 0);
+        assert!(page.contains("[deleted] Deleted chat"), "{page}");
+        // Opened by id it says so, and still shows it.
+        let thread = json(home, url, &["thread", &uid(DELETED)], 0);
+        assert_eq!(thread["deleted"], true);
+        assert_eq!(ids(&thread["thread"]), [uid(53)]);
+        let shown = text(home, url, &["history", &uid(DELETED)], 0);
+        assert!(shown.starts_with("deleted in Dify: "), "{shown}");
+    }
+    expected.push((uid(LIVE), false));
+    assert_eq!(deleted, expected);
+
+    // thread: one line before regeneration threads (UUID_NIL parents), of the answered rows
+    // Dify's query read then; the walk over the parents after.
+    let thread = json(home, url, &["thread", &uid(LIVE)], 0);
+    let read: Vec<String> = if era.has_threads() {
+        vec![uid(50), uid(51), uid(52)]
+    } else {
+        vec![uid(50), uid(52)]
+    };
+    assert_eq!(ids(&thread["thread"]), read, "{thread}");
+    assert_eq!(
+        ids(&thread["tree_path"]),
+        [uid(50), uid(51), uid(52)],
+        "{thread}"
+    );
+    assert_eq!(thread["deleted"], false);
+    assert_eq!(thread["comparison"]["kind"], "same", "{thread}");
+
+    // history: before threads Dify's query skipped unanswered rows, the failed turn with them.
+    let history = json(home, url, &["history", &uid(LIVE)], 0);
+    let sources: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["source_id"].as_str().unwrap())
+        .collect();
+    let expected_sources: Vec<&str> = read
+        .iter()
+        .flat_map(|id| [id.as_str(), id.as_str()])
+        .collect();
+    assert_eq!(sources, expected_sources, "{history}");
+    assert_eq!(history["rows_loaded"], read.len(), "{history}");
+
+    // doctor: the deleted conversation is neither scanned nor counted.
+    let (doctor_out, _) = run(memscope_on(home, url).args(["doctor", "--json"]), 0);
+    let doctor: Value = serde_json::from_str(&doctor_out).unwrap();
+    assert_eq!(doctor["conversations"], 2, "{doctor}");
+    assert_eq!(doctor["messages"], 4, "{doctor}");
+    assert_eq!(doctor["deleted_skipped"], u8::from(era.has_deleted_flag()));
+
+    // nodes and node-context: outputs from the offloaded upload where Dify offloads them.
+    let nodes = json(home, url, &["nodes", &uid(CHATFLOW)], 0);
+    assert_eq!(nodes["nodes"][0]["node_id"], "llm1", "{nodes}");
+    let context = json(home, url, &["node-context", &uid(CHATFLOW), "llm1"], 0);
+    assert_eq!(context["offloaded"], era.has_offload(), "{context}");
+    assert_eq!(
+        context["messages"].as_array().unwrap().len(),
+        2,
+        "{context}"
+    );
+}
+
+db_tests! {
+    async fn before_regeneration_threads(db) {
+        check_era(db, Era::BeforeThreads).await;
+    }
+
+    async fn with_regeneration_threads(db) {
+        check_era(db, Era::Threads).await;
+    }
+
+    async fn with_offloaded_outputs(db) {
+        check_era(db, Era::Offload).await;
+    }
+
+    async fn after_the_deleted_flag_was_dropped(db) {
+        check_era(db, Era::NoDeletedFlag).await;
+    }
+}
