@@ -493,7 +493,7 @@ mod tests {
         let described = keymap
             .bindings()
             .iter()
-            .find(|b| b.key == chord("x"))
+            .find(|b| b.key == chord("x") && b.context == conv)
             .unwrap();
         assert_eq!(described.description, "more tokens");
     }

@@ -1498,6 +1498,42 @@ mod tests {
     }
 
     #[test]
+    fn x_shows_and_hides_deleted_conversations_from_the_first_page() {
+        let mut state = state();
+        start(&mut state);
+        let ids: Vec<String> = (0..PAGE_SIZE).map(|i| format!("c{i}")).collect();
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        list_loaded(&mut state, &refs);
+        update(&mut state, key(']'));
+        list_loaded(&mut state, &refs);
+        assert_eq!(state.list.page_number(), 2);
+        let effects = update(&mut state, key('x'));
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadList { filter, .. }] if filter.include_deleted && filter.after.is_none()
+        ));
+        assert!(
+            state
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("deleted conversations shown")
+        );
+        let effects = update(&mut state, key('x'));
+        assert!(matches!(
+            &effects[..],
+            [Effect::LoadList { filter, .. }] if !filter.include_deleted
+        ));
+        assert!(
+            state
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("hidden, as in Dify")
+        );
+    }
+
+    #[test]
     fn pages_follow_the_keyset_cursor_and_come_back() {
         let mut state = state();
         start(&mut state);
