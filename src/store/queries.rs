@@ -44,6 +44,14 @@ static MESSAGE_FILES_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+static AGENT_THOUGHTS_SQL: LazyLock<String> = LazyLock::new(|| {
+    in_list_query(
+        "SELECT message_id::text AS message_id, COUNT(*)::bigint AS thoughts \
+         FROM message_agent_thoughts WHERE message_id IN ",
+        " GROUP BY message_id",
+    )
+});
+
 static EXISTING_RUNS_SQL: LazyLock<String> =
     LazyLock::new(|| in_list_query("SELECT id::text FROM workflow_runs WHERE id IN ", ""));
 
@@ -542,6 +550,34 @@ impl Store {
         // Chunks are ordered within themselves; keep the whole list in one order.
         files.sort_by(|a, b| a.message_id.cmp(&b.message_id));
         Ok(files)
+    }
+
+    /// How many agent thoughts (`message_agent_thoughts`: a thought with its tool calls and
+    /// their observations) each of the given messages has; none where the schema has no agent
+    /// tables. Messages without thoughts are left out.
+    pub async fn agent_thought_counts(
+        &self,
+        message_ids: &[String],
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        if !self.profile.dify.agent_thoughts {
+            return Ok(Vec::new());
+        }
+        let ids = canonical_uuids(message_ids.iter().map(String::as_str));
+        let mut counts = Vec::new();
+        for chunk in ids.chunks(IN_LIST_LEN) {
+            let rows: Vec<(String, i64)> =
+                on_pool!(self.pool, AGENT_THOUGHTS_SQL.as_str(), |pool, sql| {
+                    let mut query = sqlx::query_as(sql);
+                    for id in padded(chunk) {
+                        query = query.bind(id);
+                    }
+                    query.fetch_all(pool).await
+                })
+                .map_err(|e| self.query_failed(e))?;
+            counts.extend(rows);
+        }
+        counts.sort();
+        Ok(counts)
     }
 
     /// Which of the given workflow run ids have a `workflow_runs` row.

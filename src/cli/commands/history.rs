@@ -144,6 +144,18 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
             &args.ai_prefix,
         )
     });
+    let mut warnings = view.warnings();
+    let thoughts = store.agent_thought_counts(&view.history.thread).await?;
+    if !thoughts.is_empty() {
+        let total: i64 = thoughts.iter().map(|(_, n)| n).sum();
+        warnings.push(format!(
+            "{} of these turns are agent turns with {total} recorded {}: Dify's agent runner \
+             sends each thought with its tool calls and tool results in place of the answer; \
+             this history shows the answers",
+            thoughts.len(),
+            crate::inspect::noun(total as u64, "thought")
+        ));
+    }
     let report = Report {
         conversation_id: loaded.info.id.clone(),
         conversation_name: loaded.info.name.clone(),
@@ -162,7 +174,7 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         fits_context: view.fits_context(),
         dropped: view.dropped(),
         kept: view.counts.len() - view.dropped(),
-        warnings: view.warnings(),
+        warnings,
         messages: view.lines(),
         text,
     };
