@@ -794,10 +794,11 @@ const ALL_MESSAGES_SQL: &str = concat!(
     " FROM messages m WHERE m.conversation_id = $1::uuid ORDER BY m.created_at, m.id"
 );
 
-/// Messages (`m`) of conversations Dify has not deleted.
+/// Messages (`m`) of conversations Dify has not deleted. The subquery is uncorrelated, so it
+/// runs once per scan (and finds nothing where the schema cannot mark a deletion).
 macro_rules! not_deleted {
     () => {
-        "NOT EXISTS (SELECT 1 FROM conversations c WHERE c.id = m.conversation_id AND c.is_deleted)"
+        "m.conversation_id NOT IN (SELECT c.id FROM conversations c WHERE c.is_deleted)"
     };
 }
 
