@@ -256,6 +256,34 @@ fn conversations_loaded() {
     snapshot!("conversations_loaded", &state);
 }
 
+/// `x` lists the conversations deleted in Dify too, marked and dimmed; the title says so.
+#[test]
+fn conversations_with_deleted_shown() {
+    let mut state = state();
+    list_loaded(&mut state);
+    key(&mut state, 'x');
+    let generation = state.list.generation;
+    let rows = vec![
+        summary(1, "Refund question", 5),
+        ConversationSummary {
+            is_deleted: true,
+            ..summary(4, "Old complaint", 3)
+        },
+        summary(2, "Shipping delay", 12),
+    ];
+    deliver(
+        &mut state,
+        JobEvent::List {
+            generation,
+            result: Ok(rows),
+        },
+    );
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("✗ deleted in Dify, shown"), "{text}");
+    assert!(text.contains("✗ Old complaint"), "{text}");
+    snapshot!("conversations_with_deleted_shown", &state);
+}
+
 #[test]
 fn conversations_filter_prompt() {
     let mut state = state();

@@ -23,7 +23,7 @@ impl Component for ConversationList {
             None => String::new(),
         };
         let deleted = if list.include_deleted {
-            " · deleted shown (✗)"
+            " · ✗ deleted in Dify, shown"
         } else {
             ""
         };
@@ -85,8 +85,8 @@ impl Component for ConversationList {
             let name = match (row.name.is_empty(), row.is_deleted) {
                 (true, false) => "(unnamed)".to_owned(),
                 (false, false) => row.name.clone(),
-                (true, true) => "✗ deleted (unnamed)".to_owned(),
-                (false, true) => format!("✗ deleted · {}", row.name),
+                (true, true) => "✗ (unnamed)".to_owned(),
+                (false, true) => format!("✗ {}", row.name),
             };
             let style = if row.is_deleted {
                 theme.dim
