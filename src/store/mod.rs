@@ -6,6 +6,7 @@
 
 pub mod rows;
 
+mod dify_schema;
 mod error;
 pub mod profile;
 mod sql;

@@ -9,6 +9,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+pub use super::dify_schema::DifySchema;
+
 use serde::Serialize;
 
 /// Who made the database.
@@ -107,130 +109,6 @@ impl Catalog {
 
     pub fn created_by_memscope(&self) -> bool {
         self.meta.get("created_by").map(String::as_str) == Some("memscope")
-    }
-}
-
-/// The parts of Dify's conversation schema that came (or went) with its releases, as the
-/// database has them. memscope's own schema has Dify's regeneration threads, offload table and
-/// dialogue counts, and no deleted conversations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct DifySchema {
-    /// `messages.parent_message_id` (Dify's migration of September 2024): regenerations form a
-    /// tree and memory walks one thread of it. Without it every conversation is one line and
-    /// memory takes the newest answered rows by `created_at`.
-    pub regeneration_threads: bool,
-    /// `conversations.is_deleted`: a deleted conversation stays in the table, marked. Dify's
-    /// migration of 2026 dropped the column and the rows it marked.
-    pub deleted_conversations: bool,
-    /// `workflow_node_execution_offload` (Dify's migration of August 2025): node inputs,
-    /// outputs and process data too large for their row live in an upload.
-    pub offloaded_outputs: bool,
-    /// `conversations.dialogue_count` (Dify's migration of August 2024).
-    pub dialogue_count: bool,
-    /// `message_agent_thoughts` with `messages.agent_based`: agent turns and their tool calls.
-    pub agent_thoughts: bool,
-}
-
-impl DifySchema {
-    /// Every part: what memscope's queries are written against.
-    pub const FULL: DifySchema = DifySchema {
-        regeneration_threads: true,
-        deleted_conversations: true,
-        offloaded_outputs: true,
-        dialogue_count: true,
-        agent_thoughts: true,
-    };
-
-    pub fn of(catalog: &Catalog) -> DifySchema {
-        DifySchema {
-            regeneration_threads: catalog.has_column("messages", "parent_message_id"),
-            deleted_conversations: catalog.has_column("conversations", "is_deleted"),
-            offloaded_outputs: catalog.has_table("workflow_node_execution_offload"),
-            dialogue_count: catalog.has_column("conversations", "dialogue_count"),
-            agent_thoughts: catalog.has_table("message_agent_thoughts")
-                && catalog.has_column("messages", "agent_based"),
-        }
-    }
-
-    /// Whether memory reads only answered rows: before regeneration threads Dify's history
-    /// query kept `answer != ''` and took the newest rows by `created_at`, with no thread walk
-    /// and no placeholder to pop.
-    pub fn memory_skips_unanswered(self) -> bool {
-        !self.regeneration_threads
-    }
-
-    /// What the schema has, in words: "regeneration threads, offloaded outputs, deleted
-    /// conversations marked, dialogue counts".
-    pub fn found(self) -> String {
-        let parts: Vec<&str> = [
-            (self.regeneration_threads, "regeneration threads"),
-            (self.offloaded_outputs, "offloaded outputs"),
-            (self.deleted_conversations, "deleted conversations marked"),
-            (self.dialogue_count, "dialogue counts"),
-            (self.agent_thoughts, "agent thoughts"),
-        ]
-        .into_iter()
-        .filter_map(|(has, label)| has.then_some(label))
-        .collect();
-        if parts.is_empty() {
-            "none of the later parts".to_owned()
-        } else {
-            parts.join(", ")
-        }
-    }
-
-    /// Which of Dify's behaviours memscope applies, one line each.
-    pub fn behaviours(self) -> Vec<&'static str> {
-        let mut lines = vec![if self.regeneration_threads {
-            "threads: Dify's extract_thread_messages walk over the newest rows of the memory \
-             window, the newest row popped when it is the current request's placeholder"
-        } else {
-            "threads: none (no parent_message_id); memory takes the newest answered rows of \
-             the memory window by created_at, as Dify did before regeneration threads"
-        }];
-        lines.push(if self.offloaded_outputs {
-            "node outputs: a truncated row is read from its offloaded upload"
-        } else {
-            "node outputs: read from the row (no offload table)"
-        });
-        lines.push(if self.deleted_conversations {
-            "deleted conversations: hidden as Dify hides them (--include-deleted shows them)"
-        } else {
-            "deleted conversations: none can be marked (no is_deleted column)"
-        });
-        lines
-    }
-
-    /// Columns and tables of memscope's queries this schema lacks, with what stands for them
-    /// (PostgreSQL text; the dialect strips casts for SQLite). The stand-ins are written
-    /// against the aliases the queries use: `m` for messages, `c` for conversations.
-    fn stand_ins(self) -> impl Iterator<Item = (&'static str, &'static str)> {
-        [
-            // Dify's migration set the parent of every older row to UUID_NIL, which its walk
-            // links to the chronologically previous row: the conversation reads as one line.
-            (
-                self.regeneration_threads,
-                "m.parent_message_id::text",
-                "'00000000-0000-0000-0000-000000000000'::text",
-            ),
-            (self.deleted_conversations, "c.is_deleted", "false"),
-            (self.dialogue_count, "c.dialogue_count::bigint", "0::bigint"),
-            (
-                self.offloaded_outputs,
-                "workflow_node_execution_offload",
-                "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
-                 NULL::uuid AS file_id WHERE false)",
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(has, column, stand_in)| (!has).then_some((column, stand_in)))
-    }
-
-    fn with_stand_ins(self, sql: &str) -> String {
-        self.stand_ins()
-            .fold(sql.to_owned(), |sql, (column, stand_in)| {
-                sql.replace(column, stand_in)
-            })
     }
 }
 
@@ -578,83 +456,6 @@ mod tests {
                 .text("SELECT 'a::uuid', coalesce(sum(x), 0)::bigint, n::bigint"),
             "SELECT 'a::uuid', coalesce(sum(x), 0), n"
         );
-    }
-
-    fn dify_catalog(messages: &[&str], conversations: &[&str], extra: &[&str]) -> Catalog {
-        let mut catalog = catalog(&[DIFY, extra].concat(), &[]);
-        for (table, columns) in [("messages", messages), ("conversations", conversations)] {
-            catalog.columns.insert(
-                table.to_owned(),
-                columns.iter().map(|c| c.to_string()).collect(),
-            );
-        }
-        catalog
-    }
-
-    #[test]
-    fn dify_schema_parts_are_read_from_the_columns_and_tables() {
-        let before_threads = Profile::detect(
-            &dify_catalog(
-                &["id", "agent_based"],
-                &["id", "is_deleted"],
-                &["message_agent_thoughts"],
-            ),
-            Backend::Postgres,
-        )
-        .unwrap();
-        let parts = before_threads.dify;
-        assert!(!parts.regeneration_threads && !parts.offloaded_outputs && !parts.dialogue_count);
-        assert!(parts.deleted_conversations && parts.agent_thoughts);
-        assert!(parts.memory_skips_unanswered());
-        assert_eq!(
-            parts.found(),
-            "deleted conversations marked, agent thoughts"
-        );
-        assert_eq!(before_threads.dialect, Dialect::Postgres(parts));
-
-        let newest = dify_catalog(
-            &["id", "parent_message_id"],
-            &["id", "dialogue_count"],
-            &["workflow_node_execution_offload"],
-        );
-        let parts = Profile::detect(&newest, Backend::Sqlite).unwrap().dify;
-        assert!(parts.regeneration_threads && parts.offloaded_outputs && parts.dialogue_count);
-        assert!(!parts.deleted_conversations && !parts.memory_skips_unanswered());
-        assert_eq!(
-            parts.found(),
-            "regeneration threads, offloaded outputs, dialogue counts"
-        );
-    }
-
-    #[test]
-    fn missing_dify_columns_and_tables_have_stand_ins() {
-        let linear = DifySchema {
-            regeneration_threads: false,
-            offloaded_outputs: false,
-            ..DifySchema::FULL
-        };
-        let sql = "SELECT m.parent_message_id::text AS p FROM messages m \
-                   LEFT JOIN workflow_node_execution_offload oo ON oo.node_execution_id = e.id";
-        assert_eq!(
-            Dialect::Postgres(linear).text(sql),
-            "SELECT '00000000-0000-0000-0000-000000000000'::text AS p FROM messages m \
-             LEFT JOIN (SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
-             NULL::uuid AS file_id WHERE false) oo ON oo.node_execution_id = e.id"
-        );
-        assert_eq!(
-            Dialect::Sqlite(linear).text("SELECT m.parent_message_id::text AS p"),
-            "SELECT '00000000-0000-0000-0000-000000000000' AS p"
-        );
-        let undeletable = DifySchema {
-            deleted_conversations: false,
-            ..DifySchema::FULL
-        };
-        assert_eq!(
-            Dialect::Postgres(undeletable).text("WHERE ($7::boolean OR NOT c.is_deleted)"),
-            "WHERE ($7::boolean OR NOT false)"
-        );
-        assert!(Dialect::Postgres(DifySchema::FULL).is_verbatim());
-        assert!(!Dialect::Postgres(undeletable).is_verbatim());
     }
 
     #[test]
