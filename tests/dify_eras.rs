@@ -1,8 +1,8 @@
-//! Every read command on Dify databases of four points of its schema history — before
-//! regeneration threads, with them, with offloaded node outputs, and after `is_deleted` was
-//! dropped — through the real binary, on SQLite and PostgreSQL: each era opens, is described by
-//! `info`, and reads as that Dify version read it; deleted conversations stay hidden unless asked
-//! for.
+//! Every read command on Dify databases of five points of its schema history — before
+//! dialogue counts, before regeneration threads, with them, with offloaded node outputs, and
+//! after `is_deleted` was dropped — through the real binary, on SQLite and PostgreSQL: each era
+//! opens, is described by `info`, and reads as that Dify version read it; deleted conversations
+//! stay hidden unless asked for.
 
 #[macro_use]
 mod common;
@@ -156,6 +156,7 @@ async fn check_era(db: common::TestDb, era: Era) {
     let schema = &info["database"]["conversation_schema"];
     assert_eq!(schema["regeneration_threads"], era.has_threads(), "{info}");
     assert_eq!(schema["offloaded_outputs"], era.has_offload(), "{info}");
+    assert_eq!(schema["dialogue_count"], era.has_dialogue_count(), "{info}");
     assert_eq!(
         schema["deleted_conversations"],
         era.has_deleted_flag(),
@@ -263,6 +264,10 @@ async fn check_era(db: common::TestDb, era: Era) {
 }
 
 db_tests! {
+    async fn before_dialogue_counts(db) {
+        check_era(db, Era::BeforeDialogueCount).await;
+    }
+
     async fn before_regeneration_threads(db) {
         check_era(db, Era::BeforeThreads).await;
     }

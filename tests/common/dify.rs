@@ -12,6 +12,9 @@ use super::TestDb;
 /// A point in Dify's schema history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
+    /// Before `conversations.dialogue_count` (Dify's migration of August 2024), and so before
+    /// threads and offload too.
+    BeforeDialogueCount,
     /// Before regeneration threads: no `messages.parent_message_id`, no offload table.
     BeforeThreads,
     /// Regeneration threads, no offload table.
@@ -23,7 +26,8 @@ pub enum Era {
 }
 
 impl Era {
-    pub const ALL: [Era; 4] = [
+    pub const ALL: [Era; 5] = [
+        Era::BeforeDialogueCount,
         Era::BeforeThreads,
         Era::Threads,
         Era::Offload,
@@ -31,7 +35,11 @@ impl Era {
     ];
 
     pub fn has_threads(self) -> bool {
-        self != Era::BeforeThreads
+        !matches!(self, Era::BeforeDialogueCount | Era::BeforeThreads)
+    }
+
+    pub fn has_dialogue_count(self) -> bool {
+        self != Era::BeforeDialogueCount
     }
 
     pub fn has_offload(self) -> bool {
@@ -63,6 +71,11 @@ pub fn schema(era: Era) -> String {
     } else {
         ""
     };
+    let dialogue_count = if era.has_dialogue_count() {
+        "dialogue_count int NOT NULL DEFAULT 0,"
+    } else {
+        ""
+    };
     let offload = if era.has_offload() {
         "CREATE TABLE workflow_node_execution_offload (id uuid PRIMARY KEY,
             created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP, tenant_id uuid NOT NULL,
@@ -85,7 +98,7 @@ pub fn schema(era: Era) -> String {
             system_instruction_tokens int NOT NULL DEFAULT 0, status varchar(255) NOT NULL,
             invoke_from varchar(255), from_source varchar(255) NOT NULL, from_end_user_id uuid,
             from_account_id uuid, read_at timestamp, read_account_id uuid,
-            dialogue_count int NOT NULL DEFAULT 0, created_at timestamp NOT NULL,
+            {dialogue_count} created_at timestamp NOT NULL,
             updated_at timestamp NOT NULL{deleted});
         CREATE TABLE messages (id uuid PRIMARY KEY, app_id uuid NOT NULL,
             model_provider varchar(255), model_id varchar(255), override_model_configs text,
@@ -161,11 +174,16 @@ pub fn conversation(era: Era, id: u64, app: u64, name: &str, mode: &str, deleted
     } else {
         ("", "")
     };
+    let (count_column, count_value) = if era.has_dialogue_count() {
+        (" dialogue_count,", " 0,")
+    } else {
+        ("", "")
+    };
     format!(
         "INSERT INTO conversations (id, app_id, mode, name, inputs, status, from_source,
-            from_account_id, dialogue_count, created_at, updated_at{column})
+            from_account_id,{count_column} created_at, updated_at{column})
          VALUES ('{}'::uuid, '{}'::uuid, '{mode}', '{name}', '{{}}', 'normal', 'console',
-            '{}'::uuid, 0, '2024-08-02 00:00:00', '2024-08-02 01:00:00'{value});",
+            '{}'::uuid,{count_value} '2024-08-02 00:00:00', '2024-08-02 01:00:00'{value});",
         uid(id),
         uid(app),
         uid(ACCOUNT)
