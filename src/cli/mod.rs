@@ -27,7 +27,8 @@ impl Context {
         let overrides = Overrides {
             config_file: global.config.clone(),
             database_url: global.db.clone(),
-            env_database_url: None,
+            dify_env: global.dify_env.clone(),
+            ..Overrides::default()
         }
         .with_env();
         let resolved = config::resolve(Dirs::from_env()?, &overrides)?;
@@ -63,6 +64,12 @@ impl Context {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push(store.clone());
         Ok(store)
+    }
+
+    /// Dify's object storage as configured (`[storage]`, or Dify's settings).
+    pub fn storage(&self) -> CliResult<crate::storage::ObjectStore> {
+        crate::storage::ObjectStore::open(&self.resolved.storage)
+            .map_err(|e| config::ConfigError::Storage(e.to_string()).into())
     }
 
     /// Closes the databases the command opened.
