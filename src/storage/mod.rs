@@ -192,7 +192,9 @@ impl ObjectStore {
 /// How long listing a prefix may take (it pages through every key below it).
 const LIST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `stat`, refuse what is too large or not a file, then read.
+/// `stat`, refuse what is too large or not a file, then read: an oversized object is never
+/// downloaded. (A ranged read alone cannot do it: OpenDAL refuses a range longer than the
+/// object.)
 async fn read_bounded(
     operator: &opendal::Operator,
     key: &str,
