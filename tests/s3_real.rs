@@ -296,8 +296,13 @@ fn missing_objects_and_a_lost_server_are_findings_naming_the_key() {
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "json"))
         .expect("the offloaded outputs");
-    let (memory_key, offload_key) = (key_of(&memory_file), key_of(&offloaded));
-    moto.objects("delete", &[&memory_key, &offload_key]);
+    let image = walk(&storage.join("upload_files"))
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "png"))
+        .expect("a message's image");
+    let (memory_key, offload_key, image_key) =
+        (key_of(&memory_file), key_of(&offloaded), key_of(&image));
+    moto.objects("delete", &[&memory_key, &offload_key, &image_key]);
 
     let files = deployment.run(
         "s3.toml",
@@ -324,6 +329,12 @@ fn missing_objects_and_a_lost_server_are_findings_naming_the_key() {
         doctor.contains(&format!("s3://{BUCKET}/{offload_key}")),
         "{doctor}"
     );
+    let image_line = doctor
+        .lines()
+        .find(|l| l.contains(&format!("s3://{BUCKET}/{image_key}")))
+        .unwrap_or_else(|| panic!("no finding for the image: {doctor}"));
+    assert!(image_line.contains("it does not exist"), "{image_line}");
+    assert!(doctor.contains("missing_message_file: 1"), "{doctor}");
 
     // The server goes away: every read is a problem with its key, the command still answers.
     drop(moto);

@@ -65,6 +65,15 @@ pub enum Finding {
         node_id: Option<String>,
         problem: NodeProblem,
     },
+    /// A message's uploaded file (`transfer_method` `local_file`) that Dify's storage does not
+    /// give back: the history Dify builds for that message fails to load the file.
+    MissingMessageFile {
+        conversation_id: Option<String>,
+        message_id: String,
+        message_file_id: String,
+        location: String,
+        error: String,
+    },
 }
 
 impl Finding {
@@ -77,6 +86,7 @@ impl Finding {
             Finding::UnreadableRow { .. } => "unreadable_row",
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
+            Finding::MissingMessageFile { .. } => "missing_message_file",
         }
     }
 
@@ -127,6 +137,17 @@ impl Finding {
                 Some(node_id) => format!("node {node_id}: {problem}"),
                 None => problem.to_string(),
             },
+            Finding::MissingMessageFile {
+                conversation_id,
+                message_id,
+                message_file_id,
+                location,
+                error,
+            } => format!(
+                "conversation {}: message {message_id} has file {message_file_id} at {location}, \
+                 which cannot be read: {error}",
+                conversation_id.as_deref().unwrap_or("(none)")
+            ),
         }
     }
 }
@@ -236,6 +257,10 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
     let dangling_runs = store.dangling_workflow_runs(&mut note).await?;
     let bad_json = store.bad_node_json(&mut note).await?;
     let node_findings = node_context_findings(store, settings, &mut note).await?;
+    let file_findings = match &settings.storage {
+        Some(storage) => message_file_findings(store, storage).await?,
+        None => Vec::new(),
+    };
     report
         .findings
         .extend(unreadable.into_iter().map(|bad| Finding::UnreadableRow {
@@ -259,6 +284,7 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
         });
     }
     report.findings.extend(node_findings);
+    report.findings.extend(file_findings);
     Ok(report)
 }
 
@@ -387,6 +413,30 @@ async fn memory_file_findings(storage: &ObjectStore) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// Checks that every uploaded message file is in storage (a `stat` each, concurrently).
+async fn message_file_findings(
+    store: &Store,
+    storage: &ObjectStore,
+) -> Result<Vec<Finding>, InspectError> {
+    let uploads = store.message_uploads().await?;
+    let keys: Vec<String> = uploads.iter().map(|u| u.key.clone()).collect();
+    let sizes = storage.sizes(&keys).await;
+    Ok(uploads
+        .into_iter()
+        .zip(sizes)
+        .filter_map(|(upload, size)| {
+            let error = size.err()?;
+            Some(Finding::MissingMessageFile {
+                location: storage.location(&upload.key),
+                conversation_id: upload.conversation_id,
+                message_id: upload.message_id,
+                message_file_id: upload.message_file_id,
+                error: error.to_string(),
+            })
+        })
+        .collect())
 }
 
 /// `node_memory/{app_id}/{conversation_id}/{node_id}.json`, exactly that deep.
