@@ -174,7 +174,9 @@ pub fn read(path: &Path) -> Result<DifySettings, DifyEnvError> {
     })?;
     let values =
         parse_env(&text).map_err(|(line, message)| error(format!("line {line}: {message}")))?;
-    from_values(path, &values).map_err(error)
+    // Paths in the file are resolved against its directory: make that absolute once.
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    from_values(&path, &values).map_err(error)
 }
 
 fn from_values(path: &Path, values: &EnvLines) -> Result<DifySettings, String> {
@@ -369,9 +371,13 @@ fn local_root(
             let in_container = normalize(&in_container);
             match in_container.strip_prefix(CONTAINER_STORAGE) {
                 Ok(rest) => {
-                    let host = dir.join(HOST_STORAGE).join(rest);
+                    let host = if rest.as_os_str().is_empty() {
+                        dir.join(HOST_STORAGE)
+                    } else {
+                        dir.join(HOST_STORAGE).join(rest)
+                    };
                     notes.push(format!(
-                        "storage {root} is {} in Dify's API container, mounted from {}",
+                        "the storage path {root} is {} in Dify's API container, mounted from {}",
                         in_container.display(),
                         host.display()
                     ));
@@ -379,7 +385,7 @@ fn local_root(
                 }
                 Err(_) => {
                     notes.push(format!(
-                        "storage {root} is {} in Dify's API container, outside the volume \
+                        "the storage path {root} is {} in Dify's API container, outside the volume \
                          docker-compose mounts ({CONTAINER_STORAGE}); memscope looks for it at \
                          that path on this machine: set [storage] root if it is elsewhere",
                         in_container.display()

@@ -185,6 +185,9 @@ fn render(info: &Info) -> String {
             .map(|t| vec![t.variable.clone(), t.value.clone(), t.origin.clone()])
             .collect();
         out.push_str(&table(&["variable", "value", "from"], &rows));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
         for note in &dify.notes {
             out.push_str(&format!("note: {note}\n"));
         }
@@ -269,7 +272,7 @@ pub async fn run(context: &Context) -> CliResult {
         if !context.global.json {
             emit(false, &info, render)?;
         }
-        return Err(error.into());
+        return Err(context.with_dify_hint(error.into()));
     }
     emit(context.global.json, &info, render)?;
     Ok(ExitCode::Ok)
