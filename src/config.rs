@@ -631,6 +631,103 @@ mod tests {
     }
 
     #[test]
+    fn dify_settings_rank_between_the_flags_and_the_config_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        std::fs::create_dir_all(&d.config).unwrap();
+        let env = tmp.path().join("dify.env");
+        std::fs::write(
+            &env,
+            "DB_HOST=dbhost\nDB_PASSWORD=pw\nSTORAGE_TYPE=s3\nS3_BUCKET_NAME=files\n",
+        )
+        .unwrap();
+        let flag = Overrides {
+            dify_env: Some(env.clone()),
+            env_database_url: Some("sqlite:///e.db".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d.clone(), &flag).unwrap();
+        assert_eq!(
+            resolved.url_source,
+            UrlSource::DifyEnv,
+            "--dify-env beats the environment"
+        );
+        assert_eq!(
+            resolved.database_url,
+            "postgres://postgres:pw@dbhost:5432/dify"
+        );
+        assert_eq!(resolved.storage_source, StorageSource::DifyEnv);
+        assert!(matches!(&resolved.storage, StorageBackend::S3(s3) if s3.bucket == "files"));
+        let with_db = Overrides {
+            database_url: Some("sqlite:///g.db".into()),
+            ..flag
+        };
+        assert_eq!(
+            resolve(d.clone(), &with_db).unwrap().url_source,
+            UrlSource::Flag
+        );
+
+        // From the config file, the environment's URL wins; [storage] root wins over Dify's.
+        std::fs::write(
+            d.user_config_file(),
+            format!(
+                "[dify]\nenv_file = \"{}\"\n[storage]\nroot = \"/srv/files\"\n",
+                env.display()
+            ),
+        )
+        .unwrap();
+        let from_env = Overrides {
+            env_database_url: Some("sqlite:///e.db".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d.clone(), &from_env).unwrap();
+        assert_eq!(resolved.url_source, UrlSource::Environment);
+        assert_eq!(resolved.storage_source, StorageSource::ConfigFile);
+        assert_eq!(
+            resolved.storage,
+            StorageBackend::Fs {
+                root: PathBuf::from("/srv/files")
+            }
+        );
+        assert_eq!(
+            resolve(d, &Overrides::default()).unwrap().url_source,
+            UrlSource::DifyEnv
+        );
+    }
+
+    #[test]
+    fn an_s3_service_needs_a_bucket_and_a_known_address_style() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        std::fs::create_dir_all(&d.config).unwrap();
+        std::fs::write(d.user_config_file(), "[storage]\nservice = \"s3\"\n").unwrap();
+        let err = resolve(d.clone(), &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("S3_BUCKET_NAME"), "{err}");
+        std::fs::write(
+            d.user_config_file(),
+            "[storage]\nservice = \"s3\"\nbucket = \"b\"\naddress_style = \"dns\"\n",
+        )
+        .unwrap();
+        let err = resolve(d.clone(), &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("auto, path or virtual"), "{err}");
+        std::fs::write(
+            d.user_config_file(),
+            "[storage]\nservice = \"s3\"\nbucket = \"b\"\n",
+        )
+        .unwrap();
+        let region = Overrides {
+            env_aws_region: Some("eu-west-3".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d, &region).unwrap();
+        assert!(
+            matches!(&resolved.storage, StorageBackend::S3(s3) if s3.region == "eu-west-3" && s3.use_aws_chain),
+            "{:?}",
+            resolved.storage
+        );
+    }
+
+    #[test]
     fn bare_paths_are_sqlite_files_and_urls_stay_as_given() {
         assert_eq!(database_url("./x.db"), "sqlite://./x.db");
         assert_eq!(
