@@ -254,6 +254,10 @@ fn nodes(c: &mut Criterion<ProcessCpuTime>) {
     });
     let conversation_id = uuid(0, 0);
     write_memory_file(&storage, &app.id, &conversation_id);
+    let storage = memscope::storage::ObjectStore::open(&memscope::storage::StorageBackend::Fs {
+        root: storage,
+    })
+    .unwrap();
     preload(Encoding::O200kBase);
     let settings = BudgetSettings {
         counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::storage::dify_env::{self, DifyEnvError, DifySettings};
+use crate::storage::settings::{AddressStyle, S3Settings, Secret, StorageBackend, split_options};
+
 /// The documented default configuration, compiled in.
 pub const DEFAULT_CONFIG: &str = include_str!("../config.toml");
 
@@ -27,6 +30,10 @@ pub enum ConfigError {
     },
     #[error("no home directory: cannot place memscope's data and config directories")]
     NoHome,
+    #[error(transparent)]
+    Dify(#[from] DifyEnvError),
+    #[error("[storage] {0}")]
+    Storage(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +46,7 @@ pub struct Config {
     pub history: HistoryConfig,
     pub ui: UiConfig,
     pub summarizer: SummarizerConfig,
+    pub dify: DifyConfig,
     /// The TUI keymap: `[keys.<context>]` tables of `"key" = { action, desc }`.
     pub keys: toml::Table,
 }
@@ -54,6 +62,24 @@ pub struct DatabaseConfig {
 pub struct StorageConfig {
     pub root: String,
     pub kb_root: String,
+    /// `""` (Dify's settings when given, else `fs`), `fs`, `s3` or another OpenDAL scheme.
+    pub service: String,
+    pub bucket: String,
+    pub region: String,
+    pub endpoint: String,
+    pub address_style: String,
+    pub prefix: String,
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    /// Options of another OpenDAL service, as OpenDAL names them.
+    pub options: std::collections::BTreeMap<String, String>,
+}
+
+/// `[dify]`: Dify's own settings file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DifyConfig {
+    pub env_file: String,
 }
 
 /// `[memory_bases]`: embedders, leases and the watcher (the KB root is `[storage] kb_root`).
@@ -163,6 +189,17 @@ pub enum UrlSource {
     Environment,
     ConfigFile,
     EmbeddedDefault,
+    /// Built from Dify's settings (`--dify-env` or `[dify] env_file`).
+    DifyEnv,
+}
+
+/// Where the object storage settings came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageSource {
+    ConfigFile,
+    DifyEnv,
+    EmbeddedDefault,
 }
 
 /// The configuration in effect, with the paths it was resolved from.
@@ -174,7 +211,14 @@ pub struct Resolved {
     pub config_file: Option<PathBuf>,
     pub database_url: String,
     pub url_source: UrlSource,
+    /// Where memscope writes demo files: the local storage directory (`<data dir>/storage` when
+    /// the storage is not local).
     pub storage_root: PathBuf,
+    /// Where Dify's files are read from, and who said so.
+    pub storage: StorageBackend,
+    pub storage_source: StorageSource,
+    /// Dify's settings, when `--dify-env` or `[dify] env_file` named them.
+    pub dify: Option<DifySettings>,
     pub kb_root: PathBuf,
 }
 
@@ -311,13 +355,17 @@ pub struct Overrides {
     pub config_file: Option<PathBuf>,
     pub database_url: Option<String>,
     pub env_database_url: Option<String>,
+    /// `--dify-env PATH`.
+    pub dify_env: Option<PathBuf>,
+    /// `AWS_REGION` (or `AWS_DEFAULT_REGION`), for an S3 bucket whose region the config omits.
+    pub env_aws_region: Option<String>,
 }
 
 impl Overrides {
     pub fn with_env(mut self) -> Self {
-        self.env_database_url = std::env::var(DATABASE_URL_ENV)
-            .ok()
-            .filter(|v| !v.is_empty());
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        self.env_database_url = var(DATABASE_URL_ENV);
+        self.env_aws_region = var("AWS_REGION").or_else(|| var("AWS_DEFAULT_REGION"));
         self
     }
 }
@@ -335,10 +383,20 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
         Err(source) => return Err(ConfigError::Read { path, source }),
     };
     let config = merge(user_text.as_deref().map(|t| (path.as_path(), t)))?;
+    let dify = match (&overrides.dify_env, config.dify.env_file.as_str()) {
+        (Some(file), _) => Some(dify_env::read(file)?),
+        (None, "") => None,
+        (None, file) => Some(dify_env::read(Path::new(file))?),
+    };
+    let dify_url = dify.as_ref().map(|d| d.database_url.expose().to_owned());
     let (database_url, url_source) = if let Some(url) = &overrides.database_url {
         (database_url(url), UrlSource::Flag)
+    } else if let Some(url) = dify_url.as_ref().filter(|_| overrides.dify_env.is_some()) {
+        (url.clone(), UrlSource::DifyEnv)
     } else if let Some(url) = &overrides.env_database_url {
         (database_url(url), UrlSource::Environment)
+    } else if let Some(url) = dify_url {
+        (url, UrlSource::DifyEnv)
     } else if !config.database.url.is_empty() {
         (database_url(&config.database.url), UrlSource::ConfigFile)
     } else {
@@ -354,8 +412,21 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
             PathBuf::from(configured)
         }
     };
+    let (storage, storage_source) = storage_backend(
+        &config.storage,
+        under_data(&config.storage.root, "storage"),
+        dify.as_ref(),
+        overrides,
+    )
+    .map_err(ConfigError::Storage)?;
     Ok(Resolved {
-        storage_root: under_data(&config.storage.root, "storage"),
+        storage_root: match &storage {
+            StorageBackend::Fs { root } => root.clone(),
+            _ => dirs.data.join("storage"),
+        },
+        storage,
+        storage_source,
+        dify,
         kb_root: under_data(&config.storage.kb_root, "knowledge_bases"),
         config_file: user_text.map(|_| path),
         database_url,
@@ -363,6 +434,69 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
         config,
         dirs,
     })
+}
+
+/// The object storage: `[storage]` when it names a service or a root, else Dify's settings when
+/// given, else the local directory `<data dir>/storage`.
+fn storage_backend(
+    storage: &StorageConfig,
+    local_root: PathBuf,
+    dify: Option<&DifySettings>,
+    overrides: &Overrides,
+) -> Result<(StorageBackend, StorageSource), String> {
+    let configured = !storage.service.is_empty() || !storage.root.is_empty();
+    if !configured {
+        if let Some(dify) = dify {
+            return Ok((dify.storage.clone(), StorageSource::DifyEnv));
+        }
+    }
+    let source = if configured {
+        StorageSource::ConfigFile
+    } else {
+        StorageSource::EmbeddedDefault
+    };
+    let backend = match storage.service.as_str() {
+        "" | "fs" => StorageBackend::Fs { root: local_root },
+        "s3" => {
+            if storage.bucket.is_empty() {
+                return Err(
+                    "service = \"s3\" needs `bucket`: the bucket Dify writes its files to \
+                            (S3_BUCKET_NAME in Dify's settings)"
+                        .to_owned(),
+                );
+            }
+            let address_style = AddressStyle::parse(&storage.address_style).ok_or_else(|| {
+                format!(
+                    "address_style {:?} is not auto, path or virtual",
+                    storage.address_style
+                )
+            })?;
+            StorageBackend::S3(S3Settings {
+                bucket: storage.bucket.clone(),
+                region: match storage.region.as_str() {
+                    "" => overrides.env_aws_region.clone().unwrap_or_default(),
+                    region => region.to_owned(),
+                },
+                endpoint: storage.endpoint.clone(),
+                address_style,
+                prefix: storage.prefix.clone(),
+                access_key_id: storage.access_key_id.clone(),
+                secret_access_key: Some(storage.secret_access_key.as_str())
+                    .filter(|s| !s.is_empty())
+                    .map(Secret::new),
+                use_aws_chain: storage.access_key_id.is_empty(),
+            })
+        }
+        scheme => {
+            let (options, secrets) = split_options(storage.options.clone());
+            StorageBackend::Other {
+                scheme: scheme.to_owned(),
+                options,
+                secrets,
+            }
+        }
+    };
+    Ok((backend, source))
 }
 
 /// A database URL as given, or a `sqlite://` URL when it is a bare file path (`./x.db`,
@@ -494,6 +628,103 @@ mod tests {
         let resolved = resolve(d, &flag).unwrap();
         assert_eq!(resolved.url_source, UrlSource::Flag);
         assert_eq!(resolved.database_url, "sqlite:///g.db");
+    }
+
+    #[test]
+    fn dify_settings_rank_between_the_flags_and_the_config_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        std::fs::create_dir_all(&d.config).unwrap();
+        let env = tmp.path().join("dify.env");
+        std::fs::write(
+            &env,
+            "DB_HOST=dbhost\nDB_PASSWORD=pw\nSTORAGE_TYPE=s3\nS3_BUCKET_NAME=files\n",
+        )
+        .unwrap();
+        let flag = Overrides {
+            dify_env: Some(env.clone()),
+            env_database_url: Some("sqlite:///e.db".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d.clone(), &flag).unwrap();
+        assert_eq!(
+            resolved.url_source,
+            UrlSource::DifyEnv,
+            "--dify-env beats the environment"
+        );
+        assert_eq!(
+            resolved.database_url,
+            "postgres://postgres:pw@dbhost:5432/dify"
+        );
+        assert_eq!(resolved.storage_source, StorageSource::DifyEnv);
+        assert!(matches!(&resolved.storage, StorageBackend::S3(s3) if s3.bucket == "files"));
+        let with_db = Overrides {
+            database_url: Some("sqlite:///g.db".into()),
+            ..flag
+        };
+        assert_eq!(
+            resolve(d.clone(), &with_db).unwrap().url_source,
+            UrlSource::Flag
+        );
+
+        // From the config file, the environment's URL wins; [storage] root wins over Dify's.
+        std::fs::write(
+            d.user_config_file(),
+            format!(
+                "[dify]\nenv_file = \"{}\"\n[storage]\nroot = \"/srv/files\"\n",
+                env.display()
+            ),
+        )
+        .unwrap();
+        let from_env = Overrides {
+            env_database_url: Some("sqlite:///e.db".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d.clone(), &from_env).unwrap();
+        assert_eq!(resolved.url_source, UrlSource::Environment);
+        assert_eq!(resolved.storage_source, StorageSource::ConfigFile);
+        assert_eq!(
+            resolved.storage,
+            StorageBackend::Fs {
+                root: PathBuf::from("/srv/files")
+            }
+        );
+        assert_eq!(
+            resolve(d, &Overrides::default()).unwrap().url_source,
+            UrlSource::DifyEnv
+        );
+    }
+
+    #[test]
+    fn an_s3_service_needs_a_bucket_and_a_known_address_style() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = dirs(tmp.path());
+        std::fs::create_dir_all(&d.config).unwrap();
+        std::fs::write(d.user_config_file(), "[storage]\nservice = \"s3\"\n").unwrap();
+        let err = resolve(d.clone(), &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("S3_BUCKET_NAME"), "{err}");
+        std::fs::write(
+            d.user_config_file(),
+            "[storage]\nservice = \"s3\"\nbucket = \"b\"\naddress_style = \"dns\"\n",
+        )
+        .unwrap();
+        let err = resolve(d.clone(), &Overrides::default()).unwrap_err();
+        assert!(err.to_string().contains("auto, path or virtual"), "{err}");
+        std::fs::write(
+            d.user_config_file(),
+            "[storage]\nservice = \"s3\"\nbucket = \"b\"\n",
+        )
+        .unwrap();
+        let region = Overrides {
+            env_aws_region: Some("eu-west-3".into()),
+            ..Overrides::default()
+        };
+        let resolved = resolve(d, &region).unwrap();
+        assert!(
+            matches!(&resolved.storage, StorageBackend::S3(s3) if s3.region == "eu-west-3" && s3.use_aws_chain),
+            "{:?}",
+            resolved.storage
+        );
     }
 
     #[test]

@@ -517,7 +517,7 @@ fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
         let overrides = Overrides {
             config_file: Some(config_file),
             database_url: Some(built.url.clone()),
-            env_database_url: None,
+            ..Overrides::default()
         };
         let resolved = config::resolve(dirs, &overrides).unwrap();
         let runtime = tokio::runtime::Runtime::new().unwrap();

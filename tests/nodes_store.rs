@@ -18,6 +18,7 @@ use memscope::memory::model::Role;
 use memscope::memory::node_context::{Disagreement, NodeProblem};
 use memscope::memory::thread::ExtractionMode;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
+use memscope::storage::{ObjectStore, StorageBackend};
 use memscope::store::{ConversationFilter, Store};
 
 const RESEARCHER: &str = "1733817600001";
@@ -44,6 +45,14 @@ impl DemoDb {
         self.storage.path()
     }
 
+    /// The demo's storage directory, read through the object-storage layer.
+    fn objects(&self) -> ObjectStore {
+        ObjectStore::open(&StorageBackend::Fs {
+            root: self.root().to_path_buf(),
+        })
+        .expect("local storage")
+    }
+
     async fn thread(&self, title: &str, leaf: Option<&str>) -> NodeThread {
         load_thread(
             &self.store,
@@ -62,7 +71,7 @@ impl DemoDb {
         node: &str,
         source: ContextSource,
     ) -> memscope::inspect::nodes::NodeContext {
-        let sources = load_node_sources(&self.store, self.root(), thread, node)
+        let sources = load_node_sources(&self.store, &self.objects(), thread, node)
             .await
             .expect("sources");
         node_context(thread, &sources, source)
@@ -196,10 +205,10 @@ db_tests! {
     async fn the_timeline_flags_the_disagreement_and_grows(db) {
         let demo = demo_db(&db).await;
         let thread = demo.thread(KYOTO, None).await;
-        let sources = load_node_sources(&demo.store, demo.root(), &thread, RESEARCHER)
+        let sources = load_node_sources(&demo.store, &demo.objects(), &thread, RESEARCHER)
             .await
             .expect("sources");
-        let executions = load_timeline(&demo.store, demo.root(), &thread, RESEARCHER)
+        let executions = load_timeline(&demo.store, &demo.objects(), &thread, RESEARCHER)
             .await
             .expect("timeline");
         let researcher = timeline(&thread, RESEARCHER, &sources.memory_file, &executions);
@@ -212,10 +221,10 @@ db_tests! {
             Some(Disagreement::DifferentAssistant { .. })
         ));
 
-        let sources = load_node_sources(&demo.store, demo.root(), &thread, WRITER)
+        let sources = load_node_sources(&demo.store, &demo.objects(), &thread, WRITER)
             .await
             .expect("sources");
-        let executions = load_timeline(&demo.store, demo.root(), &thread, WRITER)
+        let executions = load_timeline(&demo.store, &demo.objects(), &thread, WRITER)
             .await
             .expect("timeline");
         let writer = timeline(&thread, WRITER, &sources.memory_file, &executions);
@@ -287,13 +296,13 @@ db_tests! {
     async fn doctor_reports_node_context_problems(db) {
         let demo = demo_db(&db).await;
         let thread = demo.thread(KYOTO, None).await;
-        let file = memscope::inspect::nodes::memory_file_path(demo.root(), &thread.info, RESEARCHER);
+        let file = demo.root().join(memscope::inspect::nodes::memory_file_key(&thread.info, RESEARCHER));
         std::fs::write(&file, b"{\"version\": 1, \"turns\": {\"r\": 7}}").expect("corrupt file");
         std::fs::remove_dir_all(demo.root().join("upload_files")).expect("remove uploads");
         let settings = DoctorSettings {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             budget: 1_000_000,
-            storage_root: Some(demo.root().to_path_buf()),
+            storage: Some(demo.objects()),
         };
         let report = doctor::run(&demo.store, &settings).await.expect("doctor");
         let problems: Vec<&NodeProblem> = report

@@ -44,6 +44,9 @@ pub struct GlobalArgs {
     /// Config file to use instead of the user's config.toml
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Dify's docker/.env (or an env dump of its API container): database URL and object storage from Dify's own settings
+    #[arg(long, global = true, value_name = "PATH")]
+    pub dify_env: Option<PathBuf>,
     /// Allow writes to a database memscope did not create (opened read-only otherwise)
     #[arg(long, global = true)]
     pub write: bool,

@@ -27,7 +27,8 @@ impl Context {
         let overrides = Overrides {
             config_file: global.config.clone(),
             database_url: global.db.clone(),
-            env_database_url: None,
+            dify_env: global.dify_env.clone(),
+            ..Overrides::default()
         }
         .with_env();
         let resolved = config::resolve(Dirs::from_env()?, &overrides)?;
@@ -57,12 +58,36 @@ impl Context {
         } else {
             Access::Auto
         };
-        let store = Store::open(&self.resolved.database_url, access).await?;
+        let store = match Store::open(&self.resolved.database_url, access).await {
+            Ok(store) => store,
+            Err(error) => return Err(self.with_dify_hint(error.into())),
+        };
         self.opened
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .push(store.clone());
         Ok(store)
+    }
+
+    /// A database error with the note Dify's settings left about the host, when the URL came
+    /// from them (`DB_HOST=db_postgres` resolves only inside Dify's Docker network).
+    pub(crate) fn with_dify_hint(&self, error: CliError) -> CliError {
+        let note = self
+            .resolved
+            .dify
+            .as_ref()
+            .filter(|_| self.resolved.url_source == UrlSource::DifyEnv)
+            .and_then(|dify| dify.notes.iter().find(|n| n.starts_with("DB_HOST")));
+        match note {
+            Some(note) => error.with_hint(note.clone()),
+            None => error,
+        }
+    }
+
+    /// Dify's object storage as configured (`[storage]`, or Dify's settings).
+    pub fn storage(&self) -> CliResult<crate::storage::ObjectStore> {
+        crate::storage::ObjectStore::open(&self.resolved.storage)
+            .map_err(|e| config::ConfigError::Storage(e.to_string()).into())
     }
 
     /// Closes the databases the command opened.

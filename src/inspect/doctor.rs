@@ -1,13 +1,10 @@
 //! `doctor`: one pass over a memory database for the problems that make a bot forget, leak or
 //! overflow, each finding naming the row an operator should look at.
 
-use std::path::{Path, PathBuf};
-
 use serde::Serialize;
 
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
-use super::files::{ReadLimits, read_file};
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -15,6 +12,7 @@ use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
+use crate::storage::ObjectStore;
 use crate::store::{BadRow, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -68,6 +66,15 @@ pub enum Finding {
         node_id: Option<String>,
         problem: NodeProblem,
     },
+    /// A message's uploaded file (`transfer_method` `local_file`) that Dify's storage does not
+    /// give back: the history Dify builds for that message fails to load the file.
+    MissingMessageFile {
+        conversation_id: Option<String>,
+        message_id: String,
+        message_file_id: String,
+        location: String,
+        error: String,
+    },
 }
 
 impl Finding {
@@ -80,6 +87,7 @@ impl Finding {
             Finding::UnreadableRow { .. } => "unreadable_row",
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
+            Finding::MissingMessageFile { .. } => "missing_message_file",
         }
     }
 
@@ -130,6 +138,17 @@ impl Finding {
                 Some(node_id) => format!("node {node_id}: {problem}"),
                 None => problem.to_string(),
             },
+            Finding::MissingMessageFile {
+                conversation_id,
+                message_id,
+                message_file_id,
+                location,
+                error,
+            } => format!(
+                "conversation {}: message {message_id} has file {message_file_id} at {location}, \
+                 which cannot be read: {error}",
+                conversation_id.as_deref().unwrap_or("(none)")
+            ),
         }
     }
 }
@@ -139,9 +158,9 @@ impl Finding {
 pub struct DoctorSettings {
     pub counter: TokenCounter,
     pub budget: i64,
-    /// Dify's object storage root, for node memory files and offloaded outputs; `None` skips
-    /// the checks that read files.
-    pub storage_root: Option<PathBuf>,
+    /// Dify's object storage, for node memory files and offloaded outputs; `None` skips the
+    /// checks that read files.
+    pub storage: Option<ObjectStore>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -251,6 +270,10 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
     let dangling_runs = store.dangling_workflow_runs(&mut note).await?;
     let bad_json = store.bad_node_json(&mut note).await?;
     let node_findings = node_context_findings(store, settings, &mut note).await?;
+    let file_findings = match &settings.storage {
+        Some(storage) => message_file_findings(store, storage).await?,
+        None => Vec::new(),
+    };
     report
         .findings
         .extend(unreadable.into_iter().map(|bad| Finding::UnreadableRow {
@@ -274,6 +297,7 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
         });
     }
     report.findings.extend(node_findings);
+    report.findings.extend(file_findings);
     Ok(report)
 }
 
@@ -343,63 +367,95 @@ async fn node_context_findings(
             bad_row,
         )
         .await?;
-    let Some(root) = &settings.storage_root else {
+    let Some(storage) = &settings.storage else {
         return Ok(findings);
     };
     let node_ids: Vec<String> = offloaded.iter().map(|r| r.node_id.clone()).collect();
-    for (docs, node_id) in resolve_offloads(root, offloaded).await.iter().zip(node_ids) {
+    for (docs, node_id) in resolve_offloads(storage, offloaded)
+        .await
+        .iter()
+        .zip(node_ids)
+    {
         findings.extend(execution_findings(docs, &node_id));
     }
-    findings.extend(memory_file_findings(root).await);
+    findings.extend(memory_file_findings(storage).await);
     Ok(findings)
 }
 
-/// Parses every `node_memory/{app_id}/{conversation_id}/{node_id}.json` below `root`. Each is
-/// read without blocking: a FIFO, an oversized file or a stalled mount is a finding.
-async fn memory_file_findings(root: &Path) -> Vec<Finding> {
+/// Parses every `node_memory/{app_id}/{conversation_id}/{node_id}.json` in storage, read
+/// concurrently and without blocking: a missing, oversized or unreadable object (a FIFO on a
+/// local disk, a stalled mount or server) is a finding naming where it is.
+async fn memory_file_findings(storage: &ObjectStore) -> Vec<Finding> {
+    let finding = |node_id: Option<String>, problem| Finding::NodeContext {
+        node_execution_id: None,
+        node_id,
+        problem,
+    };
+    let keys: Vec<String> = match storage.list("node_memory/").await {
+        Ok(keys) => keys.into_iter().filter(|k| is_memory_file_key(k)).collect(),
+        Err(error) => {
+            return vec![finding(
+                None,
+                NodeProblem::UnreadableFile {
+                    path: storage.location("node_memory/"),
+                    error: format!("cannot list it: {error}"),
+                },
+            )];
+        }
+    };
+    let reads = storage.read_many(&keys).await;
     let mut findings = Vec::new();
-    for path in memory_files(&root.join("node_memory")) {
-        let what = path.display().to_string();
-        let node_id = path
-            .file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned());
-        let problems = match read_file(&path, ReadLimits::default()).await {
+    for (key, read) in keys.iter().zip(reads) {
+        let what = storage.location(key);
+        let node_id = key
+            .rsplit('/')
+            .next()
+            .and_then(|name| name.strip_suffix(".json"))
+            .map(str::to_owned);
+        let problems = match read {
             Ok(bytes) => parse_memory_file(&bytes, &what).problems,
             Err(error) => vec![NodeProblem::UnreadableFile {
                 path: what,
                 error: error.to_string(),
             }],
         };
-        findings.extend(problems.into_iter().map(|problem| Finding::NodeContext {
-            node_execution_id: None,
-            node_id: node_id.clone(),
-            problem,
-        }));
+        findings.extend(
+            problems
+                .into_iter()
+                .map(|problem| finding(node_id.clone(), problem)),
+        );
     }
     findings
 }
 
-/// The `*.json` files two directory levels below `node_memory`, sorted; a missing or
-/// unreadable directory has none.
-fn memory_files(node_memory: &Path) -> Vec<PathBuf> {
-    let children = |dir: &Path| -> Vec<PathBuf> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| Some(entry.ok()?.path()))
-            .collect();
-        paths.sort();
-        paths
-    };
-    children(node_memory)
-        .iter()
-        .filter(|p| p.is_dir())
-        .flat_map(|app| children(app))
-        .filter(|p| p.is_dir())
-        .flat_map(|conversation| children(&conversation))
-        // Not only regular files: a FIFO or socket named `*.json` is reported, never opened.
-        .filter(|p| !p.is_dir() && p.extension().is_some_and(|e| e == "json"))
-        .collect()
+/// Checks that every uploaded message file is in storage (a `stat` each, concurrently).
+async fn message_file_findings(
+    store: &Store,
+    storage: &ObjectStore,
+) -> Result<Vec<Finding>, InspectError> {
+    let uploads = store.message_uploads().await?;
+    let keys: Vec<String> = uploads.iter().map(|u| u.key.clone()).collect();
+    let sizes = storage.sizes(&keys).await;
+    Ok(uploads
+        .into_iter()
+        .zip(sizes)
+        .filter_map(|(upload, size)| {
+            let error = size.err()?;
+            Some(Finding::MissingMessageFile {
+                location: storage.location(&upload.key),
+                conversation_id: upload.conversation_id,
+                message_id: upload.message_id,
+                message_file_id: upload.message_file_id,
+                error: error.to_string(),
+            })
+        })
+        .collect())
+}
+
+/// `node_memory/{app_id}/{conversation_id}/{node_id}.json`, exactly that deep.
+fn is_memory_file_key(key: &str) -> bool {
+    let parts: Vec<&str> = key.split('/').collect();
+    parts.len() == 4 && parts.iter().all(|p| !p.is_empty()) && key.ends_with(".json")
 }
 
 #[cfg(test)]
@@ -426,7 +482,7 @@ mod tests {
         DoctorSettings {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             budget,
-            storage_root: None,
+            storage: None,
         }
     }
 

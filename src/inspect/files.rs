@@ -84,17 +84,23 @@ pub async fn within<T: Send + 'static>(
     }
 }
 
-fn read_regular(path: &PathBuf, max_bytes: u64) -> Result<Vec<u8>, FileReadError> {
-    let io = |e: std::io::Error| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            FileReadError::NotFound
-        } else {
-            FileReadError::Io(e.to_string())
-        }
-    };
+fn io(e: std::io::Error) -> FileReadError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        FileReadError::NotFound
+    } else {
+        FileReadError::Io(e.to_string())
+    }
+}
+
+/// Checks, without opening it, that `path` is a regular file (a symlink counts as its target)
+/// of at most `max_bytes`.
+pub fn check_local(path: &Path, max_bytes: u64) -> Result<(), FileReadError> {
     // `metadata` follows symlinks: a link is judged by its target.
-    let meta = std::fs::metadata(path).map_err(io)?;
-    check_type(&meta, max_bytes)?;
+    check_type(&std::fs::metadata(path).map_err(io)?, max_bytes)
+}
+
+fn read_regular(path: &PathBuf, max_bytes: u64) -> Result<Vec<u8>, FileReadError> {
+    check_local(path, max_bytes)?;
     let file = std::fs::File::open(path).map_err(io)?;
     // The file may have been swapped between the check and the open: check what was opened.
     check_type(&file.metadata().map_err(io)?, max_bytes)?;

@@ -7,14 +7,13 @@
 //! budget or switches sources without touching the database again.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::InspectError;
 use super::budget::{BudgetSettings, BudgetView};
 use super::conversation::load_conversation;
-use super::files::{self, FileReadError, ReadLimits};
+use super::files::FileReadError;
 use crate::memory::history::{History, HistoryMessage, MAX_ROW_WINDOW, PopRule, Side};
 use crate::memory::model::Role;
 use crate::memory::node_context::{
@@ -23,6 +22,7 @@ use crate::memory::node_context::{
 };
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::CountCache;
+use crate::storage::ObjectStore;
 use crate::store::{ConversationInfo, NodeExecutionBrief, NodeExecutionRecord, Offload, Store};
 
 /// The only app mode with node memory: it needs a conversation id, which workflows lack.
@@ -231,12 +231,19 @@ pub struct ExecutionDocs {
     pub process_data: FullColumn,
 }
 
-async fn full_column(
-    storage_root: &Path,
+/// An offload link's object key, or why it has none.
+fn offload_key(offload: &Option<Offload>) -> Option<&str> {
+    offload.as_ref().and_then(|o| o.storage_key.as_deref())
+}
+
+/// A column in full from what its offloaded copy's read gave (`None`: the row has no offload).
+fn full_column(
+    storage: &ObjectStore,
     execution_id: &str,
     column: &str,
     row_value: Option<String>,
     offload: Option<Offload>,
+    read: Option<Result<Vec<u8>, FileReadError>>,
 ) -> FullColumn {
     let Some(offload) = offload else {
         return FullColumn {
@@ -257,40 +264,56 @@ async fn full_column(
     let Some(key) = &offload.storage_key else {
         return missing("no upload_files row".to_owned());
     };
-    let path = storage_root.join(key);
-    match files::read_file(&path, ReadLimits::default()).await {
-        Ok(bytes) => FullColumn {
+    match read {
+        Some(Ok(bytes)) => FullColumn {
             text: Some(String::from_utf8_lossy(&bytes).into_owned()),
             offloaded: true,
             problem: None,
         },
-        Err(error) => missing(format!("{}: {error}", path.display())),
+        Some(Err(error)) => missing(format!("{}: {error}", storage.location(key))),
+        None => missing(format!("{}: not read", storage.location(key))),
     }
 }
 
-/// Follows each record's offload links into object storage.
+/// Follows each record's offload links into object storage: every offloaded copy is read at
+/// once (bounded, see [`ObjectStore::read_many`]), so hundreds cost about one round trip.
 pub async fn resolve_offloads(
-    storage_root: &Path,
+    storage: &ObjectStore,
     records: Vec<NodeExecutionRecord>,
 ) -> Vec<ExecutionDocs> {
+    let keys: Vec<String> = records
+        .iter()
+        .flat_map(|r| {
+            [
+                offload_key(&r.outputs_offload),
+                offload_key(&r.process_data_offload),
+            ]
+        })
+        .flatten()
+        .map(str::to_owned)
+        .collect();
+    let mut reads = storage.read_many(&keys).await.into_iter();
+    let mut next = |offload: &Option<Offload>| offload_key(offload).and_then(|_| reads.next());
     let mut docs = Vec::with_capacity(records.len());
     for record in records {
+        let outputs_read = next(&record.outputs_offload);
+        let process_data_read = next(&record.process_data_offload);
         let outputs = full_column(
-            storage_root,
+            storage,
             &record.id,
             "outputs",
             record.outputs,
             record.outputs_offload,
-        )
-        .await;
+            outputs_read,
+        );
         let process_data = full_column(
-            storage_root,
+            storage,
             &record.id,
             "process_data",
             record.process_data,
             record.process_data_offload,
-        )
-        .await;
+            process_data_read,
+        );
         docs.push(ExecutionDocs {
             id: record.id,
             workflow_run_id: record.workflow_run_id,
@@ -311,14 +334,11 @@ pub enum MemoryFileRead {
     Read { path: String, bytes: Vec<u8> },
 }
 
-/// `node_memory/{app_id}/{conversation_id}/{node_id}.json` below the storage root. Node ids
-/// are plain names; a separator or `..` in one cannot name a file of that directory.
-pub fn memory_file_path(storage_root: &Path, info: &ConversationInfo, node_id: &str) -> PathBuf {
-    storage_root
-        .join("node_memory")
-        .join(&info.app_id)
-        .join(&info.id)
-        .join(format!("{node_id}.json"))
+/// `node_memory/{app_id}/{conversation_id}/{node_id}.json`: the key of a node memory file in
+/// Dify's storage. Node ids are plain names; a separator or `..` in one cannot name a file of
+/// that directory.
+pub fn memory_file_key(info: &ConversationInfo, node_id: &str) -> String {
+    format!("node_memory/{}/{}/{node_id}.json", info.app_id, info.id)
 }
 
 /// Whether a node id stays inside its conversation's directory as a file name.
@@ -326,15 +346,15 @@ fn is_plain_name(node_id: &str) -> bool {
     !node_id.is_empty() && node_id != ".." && !node_id.contains(['/', '\\'])
 }
 
-/// Reads a node memory file without blocking (see [`files`]): a FIFO, an oversized file or a
-/// stalled mount is a problem naming the path, within a bounded time.
-pub async fn read_memory_file(path: &Path) -> MemoryFileRead {
-    memory_file_read(path, files::read_file(path, ReadLimits::default()).await)
+/// Reads a node memory file without blocking (see [`ObjectStore::read`]): a FIFO, an oversized
+/// object or a stalled mount or server is a problem naming where it is, within a bounded time.
+pub async fn read_memory_file(storage: &ObjectStore, key: &str) -> MemoryFileRead {
+    memory_file_read(&storage.location(key), storage.read(key).await)
 }
 
-/// What a memory file read gave, as [`MemoryFileRead`].
-pub fn memory_file_read(path: &Path, read: Result<Vec<u8>, FileReadError>) -> MemoryFileRead {
-    let shown = path.display().to_string();
+/// What a memory file read gave, as [`MemoryFileRead`]; `shown` is where the file is.
+pub fn memory_file_read(shown: &str, read: Result<Vec<u8>, FileReadError>) -> MemoryFileRead {
+    let shown = shown.to_owned();
     match read {
         Ok(bytes) => MemoryFileRead::Read { path: shown, bytes },
         Err(FileReadError::NotFound) => MemoryFileRead::Missing { path: shown },
@@ -360,16 +380,16 @@ pub struct NodeSources {
 /// lookups and at most three file reads, whatever the conversation's length.
 pub async fn load_node_sources(
     store: &Store,
-    storage_root: &Path,
+    storage: &ObjectStore,
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<NodeSources, InspectError> {
-    let path = memory_file_path(storage_root, &thread.info, node_id);
+    let key = memory_file_key(&thread.info, node_id);
     let memory_file = if is_plain_name(node_id) {
-        read_memory_file(&path).await
+        read_memory_file(storage, &key).await
     } else {
         MemoryFileRead::Missing {
-            path: path.display().to_string(),
+            path: storage.location(&key),
         }
     };
     let records = match thread.last_turn() {
@@ -383,7 +403,7 @@ pub async fn load_node_sources(
     Ok(NodeSources {
         node_id: node_id.to_owned(),
         memory_file,
-        last_run: resolve_offloads(storage_root, records).await,
+        last_run: resolve_offloads(storage, records).await,
     })
 }
 
@@ -702,14 +722,14 @@ impl Timeline {
 /// lookups, for a background task.
 pub async fn load_timeline(
     store: &Store,
-    storage_root: &Path,
+    storage: &ObjectStore,
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<Vec<ExecutionDocs>, InspectError> {
     let records = store
         .node_executions_in_runs(&thread.run_ids(), node_id)
         .await?;
-    Ok(resolve_offloads(storage_root, records).await)
+    Ok(resolve_offloads(storage, records).await)
 }
 
 /// The timeline of a node over the thread, comparing each turn with the memory file. Pure.
@@ -799,24 +819,28 @@ pub struct LatestContext {
     pub tokens: u64,
 }
 
-/// Each node's executions in its latest thread run: one indexed lookup per node.
+/// Each node's executions in its latest thread run: one indexed lookup per node, then every
+/// offloaded output of all nodes read at once.
 pub async fn load_latest_executions(
     store: &Store,
-    storage_root: &Path,
+    storage: &ObjectStore,
     nodes: &[NodeSummary],
 ) -> Result<BTreeMap<String, Vec<ExecutionDocs>>, InspectError> {
-    let mut latest = BTreeMap::new();
+    let mut records = Vec::new();
+    let mut counts = Vec::new();
     for node in nodes {
         let Some(run_id) = &node.latest_run else {
             continue;
         };
-        let records = store.node_executions_in_run(run_id, &node.node_id).await?;
-        latest.insert(
-            node.node_id.clone(),
-            resolve_offloads(storage_root, records).await,
-        );
+        let found = store.node_executions_in_run(run_id, &node.node_id).await?;
+        counts.push((node.node_id.clone(), found.len()));
+        records.extend(found);
     }
-    Ok(latest)
+    let mut docs = resolve_offloads(storage, records).await.into_iter();
+    Ok(counts
+        .into_iter()
+        .map(|(node_id, count)| (node_id, docs.by_ref().take(count).collect()))
+        .collect())
 }
 
 /// Counts a node's latest context: design B's when the node keeps one, else what it sent.

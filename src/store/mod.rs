@@ -64,9 +64,11 @@ pub mod job_processes;
 pub mod memory_bases;
 mod nodes;
 mod queries;
+mod uploads;
 
 pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
+pub use uploads::MessageUpload;
 
 pub use queries::{
     BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,

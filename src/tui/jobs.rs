@@ -5,7 +5,6 @@
 mod chat_memories;
 mod memory_bases;
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -24,6 +23,7 @@ use crate::inspect::nodes::{
 use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
+use crate::storage::ObjectStore;
 use crate::store::Store;
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
@@ -51,7 +51,7 @@ const SLOTS: usize = 13;
 pub struct JobRunner {
     store: Arc<Store>,
     /// Where Dify's files are: node memory files and offloaded outputs.
-    storage_root: Arc<PathBuf>,
+    storage: ObjectStore,
     cache: Arc<Mutex<CountCache>>,
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
@@ -63,7 +63,7 @@ pub struct JobRunner {
 impl JobRunner {
     pub fn new(
         store: Store,
-        storage_root: PathBuf,
+        storage: ObjectStore,
         syncers: MbSettings,
         events: UnboundedSender<JobEvent>,
     ) -> JobRunner {
@@ -71,7 +71,7 @@ impl JobRunner {
         JobRunner {
             memory_bases: memory_bases::MbRunner::new(store.clone(), syncers, events.clone()),
             store,
-            storage_root: Arc::new(storage_root),
+            storage,
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             events,
             running: Default::default(),
@@ -109,7 +109,7 @@ impl JobRunner {
         let store = self.store.clone();
         let cache = self.cache.clone();
         let events = self.events.clone();
-        let storage_root = self.storage_root.clone();
+        let storage = self.storage.clone();
         let (slot, task): (Slot, JoinHandle<()>) = match effect {
             Effect::LoadList { generation, filter } => (
                 Slot::List,
@@ -196,8 +196,7 @@ impl JobRunner {
                 Slot::Nodes,
                 tokio::spawn(async move {
                     let result =
-                        match load_nodes(&store, &storage_root, &conversation_id, leaf.as_deref())
-                            .await
+                        match load_nodes(&store, &storage, &conversation_id, leaf.as_deref()).await
                         {
                             Ok((thread, nodes)) => tokio::task::spawn_blocking(move || {
                                 let mut cache =
@@ -227,8 +226,7 @@ impl JobRunner {
             } => (
                 Slot::NodeContext,
                 tokio::spawn(async move {
-                    let result = match load_node_sources(&store, &storage_root, &thread, &node_id)
-                        .await
+                    let result = match load_node_sources(&store, &storage, &thread, &node_id).await
                     {
                         Ok(sources) => tokio::task::spawn_blocking(move || {
                             let context = node_context(&thread, &sources, source);
@@ -256,7 +254,7 @@ impl JobRunner {
             } => (
                 Slot::Timeline,
                 tokio::spawn(async move {
-                    let result = load_node_timeline(&store, &storage_root, &thread, &node_id)
+                    let result = load_node_timeline(&store, &storage, &thread, &node_id)
                         .await
                         .map_err(report);
                     let _ = events.send(JobEvent::Timeline { generation, result });
@@ -274,7 +272,7 @@ impl JobRunner {
 /// thread run (to count its latest context).
 async fn load_nodes(
     store: &Store,
-    storage_root: &Path,
+    storage: &ObjectStore,
     conversation_id: &str,
     leaf: Option<&str>,
 ) -> Result<(Arc<NodeThread>, Vec<(NodeSummary, Vec<ExecutionDocs>)>), InspectError> {
@@ -288,7 +286,7 @@ async fn load_nodes(
     .await?;
     let executions = load_conversation_executions(store, &thread.info.id).await?;
     let nodes = summarize_nodes(&thread, &executions);
-    let mut latest = load_latest_executions(store, storage_root, &nodes).await?;
+    let mut latest = load_latest_executions(store, storage, &nodes).await?;
     let rows = nodes
         .into_iter()
         .map(|node| {
@@ -302,12 +300,12 @@ async fn load_nodes(
 /// A node's timeline over the thread, compared with its memory file.
 async fn load_node_timeline(
     store: &Store,
-    storage_root: &Path,
+    storage: &ObjectStore,
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<Timeline, InspectError> {
-    let sources = load_node_sources(store, storage_root, thread, node_id).await?;
-    let executions = load_timeline(store, storage_root, thread, node_id).await?;
+    let sources = load_node_sources(store, storage, thread, node_id).await?;
+    let executions = load_timeline(store, storage, thread, node_id).await?;
     Ok(timeline(thread, node_id, &sources.memory_file, &executions))
 }
 

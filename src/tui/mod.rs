@@ -76,7 +76,8 @@ impl App {
             && store.profile().source != crate::store::Source::Langflow;
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
-        let mut runner = JobRunner::new(store, resolved.storage_root.clone(), syncers, sender);
+        let storage = crate::storage::ObjectStore::open(&resolved.storage)?;
+        let mut runner = JobRunner::new(store, storage, syncers, sender);
         let configured = &resolved.config.summarizer;
         match crate::summarize::Summarizer::from_config(configured) {
             Ok(summarizer) => {

@@ -78,7 +78,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let settings = DoctorSettings {
         counter,
         budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
-        storage_root: Some(context.resolved.storage_root.clone()),
+        storage: Some(context.storage()?),
     };
     let report = crate::inspect::doctor::run(&store, &settings).await?;
     let (conversations, messages, deleted_skipped) = (

@@ -6,7 +6,15 @@ use serde::Serialize;
 
 use crate::cli::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table, thousands};
-use crate::config::UrlSource;
+use crate::config::{StorageSource, UrlSource};
+use crate::storage::dify_env::TakenValue;
+
+#[derive(Serialize)]
+struct DifyInfo {
+    file: PathBuf,
+    taken: Vec<TakenValue>,
+    notes: Vec<String>,
+}
 use crate::store::{Access, Backend, Store, redact_url};
 
 #[derive(Serialize)]
@@ -19,7 +27,12 @@ struct Info {
     tui_log: PathBuf,
     database_url: String,
     database_url_source: UrlSource,
-    storage_root: PathBuf,
+    /// Where Dify's files are read from (credentials hidden).
+    storage: String,
+    storage_settings: crate::storage::StorageBackend,
+    storage_source: StorageSource,
+    /// The values taken from Dify's settings, and from where.
+    dify: Option<DifyInfo>,
     kb_root: PathBuf,
     model: String,
     counter: String,
@@ -160,7 +173,7 @@ fn render(info: &Info) -> String {
          data directory   {}\n\
          TUI log          {}\n\
          database         {} (from {})\n\
-         storage root     {}\n\
+         storage          {} (from {})\n\
          knowledge bases  {}\n\
          tokens           model {}, counter {}, budget {}\n",
         info.version,
@@ -174,13 +187,37 @@ fn render(info: &Info) -> String {
             UrlSource::Environment => "MEMSCOPE_DATABASE_URL",
             UrlSource::ConfigFile => "the config file",
             UrlSource::EmbeddedDefault => "the built-in default: the demo database",
+            UrlSource::DifyEnv => "Dify's settings",
         },
-        info.storage_root.display(),
+        info.storage,
+        match info.storage_source {
+            StorageSource::ConfigFile => "[storage] in the config file",
+            StorageSource::DifyEnv => "Dify's settings",
+            StorageSource::EmbeddedDefault => "the built-in default",
+        },
         info.kb_root.display(),
         info.model,
         info.counter,
         info.budget,
     );
+    if let Some(dify) = &info.dify {
+        out.push_str(&format!(
+            "\nfrom Dify's settings {}:\n",
+            dify.file.display()
+        ));
+        let rows: Vec<Vec<String>> = dify
+            .taken
+            .iter()
+            .map(|t| vec![t.variable.clone(), t.value.clone(), t.origin.clone()])
+            .collect();
+        out.push_str(&table(&["variable", "value", "from"], &rows));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        for note in &dify.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
+    }
     match &info.database {
         DatabaseStatus::NotCreatedYet => {
             out.push_str("\nThe demo database is created on first run (`memscope`).\n")
@@ -258,7 +295,14 @@ pub async fn run(context: &Context) -> CliResult {
         tui_log: resolved.dirs.data.join(crate::tui::LOG_FILE),
         database_url: redact_url(&resolved.database_url),
         database_url_source: resolved.url_source,
-        storage_root: resolved.storage_root.clone(),
+        storage: resolved.storage.describe(),
+        storage_settings: resolved.storage.clone(),
+        storage_source: resolved.storage_source,
+        dify: resolved.dify.as_ref().map(|d| DifyInfo {
+            file: d.file.clone(),
+            taken: d.taken.clone(),
+            notes: d.notes.clone(),
+        }),
         kb_root: resolved.kb_root.clone(),
         model: resolved.config.tokens.model.clone(),
         counter: resolved.config.tokens.counter.clone(),
@@ -269,7 +313,7 @@ pub async fn run(context: &Context) -> CliResult {
         if !context.global.json {
             emit(false, &info, render)?;
         }
-        return Err(error.into());
+        return Err(context.with_dify_hint(error.into()));
     }
     emit(context.global.json, &info, render)?;
     Ok(ExitCode::Ok)

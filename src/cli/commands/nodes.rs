@@ -137,8 +137,8 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
     });
     let executions = load_conversation_executions(&store, &thread.info.id).await?;
     let nodes = summarize_nodes(&thread, &executions);
-    let storage_root = &context.resolved.storage_root;
-    let mut latest = load_latest_executions(&store, storage_root, &nodes).await?;
+    let storage = context.storage()?;
+    let mut latest = load_latest_executions(&store, &storage, &nodes).await?;
     let mut cache = CountCache::default();
     let nodes = nodes
         .into_iter()
@@ -296,7 +296,7 @@ pub async fn load_context(
     source: ContextSource,
 ) -> CliResult<crate::inspect::nodes::NodeContext> {
     let thread = thread(store, conversation, leaf).await?;
-    let sources = load_node_sources(store, &context.resolved.storage_root, &thread, node).await?;
+    let sources = load_node_sources(store, &context.storage()?, &thread, node).await?;
     Ok(node_context(&thread, &sources, source))
 }
 
@@ -304,9 +304,9 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let store = context.open_for(Part::NodeContexts).await?;
     let settings = settings(context, &args.tokens, args.max_tokens)?;
     let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
-    let storage_root = &context.resolved.storage_root;
-    let sources = load_node_sources(&store, storage_root, &thread, &args.node).await?;
-    let executions = load_timeline(&store, storage_root, &thread, &args.node).await?;
+    let storage = context.storage()?;
+    let sources = load_node_sources(&store, &storage, &thread, &args.node).await?;
+    let executions = load_timeline(&store, &storage, &thread, &args.node).await?;
     let source = ContextSource::from(args.source);
     let mut cache = CountCache::default();
     let view = NodeContextView::compute(
