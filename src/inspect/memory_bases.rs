@@ -89,6 +89,26 @@ impl SessionStatus {
         }
         (self.pending as f64 / self.threshold as f64).min(1.0)
     }
+
+    /// Pending against the threshold, named by what the unit counts: `13/20 bot replies`.
+    pub fn pending_label(&self) -> String {
+        let counted = ThresholdUnit::parse(self.unit).map_or(self.unit, counted);
+        format!(
+            "{}/{} {counted}",
+            super::thousands(self.pending),
+            super::thousands(self.threshold)
+        )
+    }
+}
+
+/// What a threshold unit counts, in the words a pending count is shown with: the `messages`
+/// unit counts only the bot's replies (a sync then ingests every message after the cursor,
+/// the user's too), `runs` counts completed flow runs.
+pub fn counted(unit: ThresholdUnit) -> &'static str {
+    match unit {
+        ThresholdUnit::Messages => "bot replies",
+        ThresholdUnit::Runs => "runs",
+    }
 }
 
 /// A base's status with its mismatch check.

@@ -63,11 +63,12 @@ pub enum Action {
     Decrease,
     FocusBudget,
     ShowWarnings,
+    Details,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 56] = [
+    pub const ALL: [Action; 57] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -124,6 +125,7 @@ impl Action {
         Action::Decrease,
         Action::FocusBudget,
         Action::ShowWarnings,
+        Action::Details,
     ];
 
     /// Whether a global binding of this action still applies inside a popup: moving, closing
@@ -201,6 +203,7 @@ impl Action {
             Action::Decrease => "previous value",
             Action::FocusBudget => "budget rows: scroll / leave",
             Action::ShowWarnings => "warnings and the last message, whole",
+            Action::Details => "the selected row whole",
         }
     }
 }

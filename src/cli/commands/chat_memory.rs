@@ -192,13 +192,20 @@ async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
             a.seq,
             a.chat_memory_id,
             if a.created { " (created)" } else { "" },
-            match &a.trim.change_id {
-                Some(id) => format!(
-                    "\npolicy trimmed: {} removed, {} modified (change {id}, undo with `trim undo`)",
+            {
+                let (removed, modified) = (
                     a.trim.plan.removed().count(),
-                    a.trim.plan.modified().count()
-                ),
-                None => String::new(),
+                    a.trim.plan.modified().count(),
+                );
+                let id = a.trim.change_id.as_deref().unwrap_or("-");
+                if removed + modified > 0 {
+                    format!(
+                        "\npolicy trimmed: {removed} removed, {modified} modified (change {id}; \
+                         `trim undo` takes the message and the trim back)"
+                    )
+                } else {
+                    format!("\nchange {id}; `trim undo` takes the message back")
+                }
             }
         )
     })?;

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
 
 use super::rows::{RowCells, layout_rows};
 use super::{Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id};
+use crate::cli::output::thousands;
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
 use crate::tui::state::memory_bases::{
     CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
@@ -101,7 +102,7 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
     selectable_table(
         Row::new(header).style(theme.title),
         rows,
-        widths,
+        &widths,
         tab.selected,
         theme,
         frame,
@@ -109,7 +110,7 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
     );
 }
 
-fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {
+fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> (Vec<Span<'a>>, Style) {
     let base = &status.base;
     let state_style = match status.status {
         BaseState::Ok => theme.ok,
@@ -117,31 +118,35 @@ fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {
         BaseState::Mismatch => theme.warning,
     };
     let mut cells = vec![
-        Cell::from(base.name.clone()),
-        Cell::from(
+        Span::raw(base.name.clone()),
+        Span::raw(
             base.flow_name
                 .clone()
                 .unwrap_or_else(|| short_id(&base.flow_id).to_owned()),
         ),
-        Cell::from(format!("{} {}", base.threshold, base.threshold_unit)),
-        Cell::from(if base.auto_capture { "auto" } else { "manual" }),
+        Span::raw(format!(
+            "{} {}",
+            thousands(base.threshold),
+            base.threshold_unit
+        )),
+        Span::raw(if base.auto_capture { "auto" } else { "manual" }),
     ];
     if wide {
-        cells.push(Cell::from(base.kb_name.clone()));
+        cells.push(Span::raw(base.kb_name.clone()));
     }
     cells.extend([
-        Cell::from(base.sessions.to_string()),
-        Cell::from(base.total_processed.to_string()),
-        Cell::from(Span::styled(status.status.as_str(), state_style)),
+        Span::raw(thousands(base.sessions)),
+        Span::raw(thousands(base.total_processed)),
+        Span::styled(status.status.as_str(), state_style),
     ]);
     if wide {
         let warning = status
             .mismatches
             .first()
             .map_or_else(String::new, |m| format!("⚠ {m}"));
-        cells.push(Cell::from(Span::styled(warning, theme.warning)));
+        cells.push(Span::styled(warning, theme.warning));
     }
-    Row::new(cells).style(theme.text)
+    (cells, theme.text)
 }
 
 fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -251,12 +256,12 @@ fn draw_session(
     );
     let texts = [
         format!("{marker}{}", info.session_id),
-        format!("{}/{} {}", session.pending, session.threshold, session.unit),
+        session.pending_label(),
         String::new(),
         info.cursor_id
             .as_deref()
             .map_or("-".to_owned(), |c| short_id(c).to_owned()),
-        info.total_processed.to_string(),
+        thousands(info.total_processed),
         last_sync,
     ];
     for (index, (text, cell)) in texts.iter().zip(row.cells.iter()).enumerate() {

@@ -5,9 +5,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{context_hints, one_line, placeholder, popup};
+use crate::cli::output::thousands;
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;
@@ -145,12 +146,13 @@ fn draw_plan(
         Span::styled(engine, theme.title),
         Span::styled(
             format!(
-                " · messages {} → {kept} · tokens {} → {} · {} removed · {} modified",
-                trim.messages_before(),
-                plan.tokens_before,
-                plan.tokens_after,
-                plan.removed().count(),
-                plan.modified().count(),
+                " · messages {} → {} · tokens {} → {} · {} removed · {} modified",
+                thousands(trim.messages_before() as u64),
+                thousands(kept),
+                thousands(plan.tokens_before),
+                thousands(plan.tokens_after),
+                thousands(plan.removed().count() as u64),
+                thousands(plan.modified().count() as u64),
             ),
             theme.text,
         ),
@@ -174,15 +176,16 @@ fn draw_plan(
     } else {
         (after as f64 / limit as f64).min(1.0)
     };
-    frame.render_widget(
-        Gauge::default()
-            .ratio(ratio)
-            .label(format!("{after} / {limit} {unit} after the trim"))
-            .gauge_style(if after > limit {
-                theme.error
-            } else {
-                theme.gauge
-            }),
+    super::budget::labelled_bar(
+        ratio,
+        after > limit,
+        &format!(
+            "{} / {} {unit} after the trim",
+            thousands(after),
+            thousands(limit)
+        ),
+        theme,
+        frame,
         gauge_area,
     );
     let width = usize::from(list_area.width);

@@ -256,6 +256,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         | Action::PageDown
         | Action::Top
         | Action::Bottom => move_selection(state, action, effects),
+        Action::Open if tab.focus == Focus::Sessions => super::details::open(state),
         Action::Open if !tab.sessions.is_empty() => tab.focus = Focus::Sessions,
         Action::Back => {
             if tab.search.is_some() {
