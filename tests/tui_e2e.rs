@@ -134,6 +134,8 @@ fn starts_on_the_conversation_list() {
     let mut session = Session::start();
     session.wait_for("Conversations · page 1");
     session.wait_for("Last activity");
+    // The first run's notice stands in the status line, not behind the TUI's screen.
+    session.wait_for("first run: created this demo database");
     assert!(session.in_alternate_screen());
     session.send("q");
     assert!(session.wait_exit());

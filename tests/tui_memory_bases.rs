@@ -800,7 +800,8 @@ fn screen_bases_and_sessions() {
     let mut state = tab(false);
     code(&mut state, KeyCode::Enter);
     let text = screen_text(&state, 120, 32);
-    assert!(text.contains("13/20 messages"), "{text}");
+    // The messages unit counts the bot's replies: the label says so.
+    assert!(text.contains("13/20 bot replies"), "{text}");
     snapshot!("mb_bases_and_sessions", &state);
 }
 
@@ -821,6 +822,26 @@ fn screen_jobs_popup_with_a_running_job() {
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("12/26 msgs"), "{text}");
     snapshot!("mb_jobs_popup", &state);
+}
+
+#[test]
+fn screen_job_detail_and_session_detail() {
+    let mut state = tab(false);
+    jobs_open(&mut state);
+    // enter on a job shows it whole; esc goes back to the list.
+    code(&mut state, KeyCode::Enter);
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("research-ada-0001"), "{text}");
+    snapshot!("mb_job_detail", &state, all_sizes);
+    code(&mut state, KeyCode::Esc);
+    assert!(screen_text(&state, 80, 24).contains("Sync jobs"));
+    code(&mut state, KeyCode::Esc);
+    // enter moves into the sessions, enter again shows the selected one whole.
+    code(&mut state, KeyCode::Enter);
+    code(&mut state, KeyCode::Enter);
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("13/20 bot replies"), "{text}");
+    snapshot!("mb_session_detail", &state, all_sizes);
 }
 
 #[test]

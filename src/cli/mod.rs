@@ -182,15 +182,11 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
 
 async fn tui(context: &Context) -> CliResult {
     // The first run's notice goes to the status line: the TUI's screen hides standard error.
+    // The status line names the database file first; the notice only has to say what it is.
     let notice = context
         .default_database_file()
         .filter(|file| !file.exists())
-        .map(|file| {
-            format!(
-                "first run: created the demo database at {} (memscope info shows every path)",
-                file.display()
-            )
-        });
+        .map(|_| "first run: created this demo database (? lists the keys)".to_owned());
     let store = context.open().await?;
     crate::tui::run(context.resolved.clone(), store, notice)
         .await

@@ -215,7 +215,8 @@ fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area:
 fn session_columns(wide: bool) -> Vec<Constraint> {
     vec![
         Constraint::Fill(2),
-        Constraint::Length(if wide { 16 } else { 12 }),
+        // "13/20 bot replies" whole.
+        Constraint::Length(if wide { 20 } else { 17 }),
         Constraint::Fill(1),
         Constraint::Length(9),
         Constraint::Length(10),

@@ -429,23 +429,23 @@ fn describe(
     match write {
         Write::Delete { scope, roles, .. } => {
             let scope = match scope {
-                DeleteScope::All => "every message",
-                DeleteScope::LatestRequest => "the latest workflow request's messages",
+                DeleteScope::All => "every request",
+                DeleteScope::LatestRequest => "latest workflow request",
             };
             let roles: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
-            let count = match count {
-                None => "counting…".to_owned(),
+            let what = match count {
+                None => "the messages (counting…)".to_owned(),
                 Some(Ok(n)) => format!(
                     "{} {}",
                     crate::inspect::thousands(*n as u64),
                     crate::inspect::noun(*n as u64, "message")
                 ),
-                Some(Err(error)) => format!("could not count them: {error}"),
+                Some(Err(error)) => format!("the messages (not counted: {error})"),
             };
             format!(
-                "Delete {scope} by {} from {label}: {count}? They are archived: undo brings them \
+                "Delete {what} from {label} ({scope}; {})? They are archived: undo brings them \
                  back.",
-                roles.join(", ")
+                roles.join(" and ")
             )
         }
         _ => format!("Change {label}?"),
@@ -715,12 +715,12 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(
-            question(&state).contains("every message by user"),
+            question(&state).contains("(every request; user)"),
             "{}",
             question(&state)
         );
         assert!(
-            question(&state).contains("counting…"),
+            question(&state).contains("(counting…)"),
             "{}",
             question(&state)
         );
@@ -732,13 +732,13 @@ mod tests {
         };
         update(&mut state, counted(1));
         assert!(
-            question(&state).contains(": 1 message?"),
+            question(&state).starts_with("Delete 1 message from"),
             "{}",
             question(&state)
         );
         update(&mut state, counted(1_234));
         assert!(
-            question(&state).contains(": 1,234 messages?"),
+            question(&state).starts_with("Delete 1,234 messages from"),
             "{}",
             question(&state)
         );

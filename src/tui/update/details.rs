@@ -150,10 +150,7 @@ fn chat_memory(row: &ChatMemorySummary, tokens: Option<u64>) -> Detail {
         ("memory node", row.memory_node_id.clone()),
         ("chat id", row.chat_id.clone()),
         ("messages", thousands(row.message_count)),
-        (
-            "tokens",
-            tokens.map_or("counting…".to_owned(), |t| thousands(t)),
-        ),
+        ("tokens", tokens.map_or("counting…".to_owned(), thousands)),
         (
             "policy",
             crate::tui::state::chat_memories::policy_summary(&row.policy),
