@@ -495,8 +495,9 @@ fn render_sessions(sessions: &[SessionStatus]) -> String {
         .map(|s| {
             vec![
                 cell(&s.session.session_id, 36),
-                format!("{}/{} {}", s.pending, s.threshold, s.unit),
+                s.pending_label(),
                 gauge(s.ratio()),
+                thousands(s.pending_messages),
                 s.session
                     .cursor_id
                     .as_deref()
@@ -509,7 +510,15 @@ fn render_sessions(sessions: &[SessionStatus]) -> String {
         })
         .collect();
     table(
-        &["session", "pending", "", "cursor", "processed", "last sync"],
+        &[
+            "session",
+            "pending",
+            "",
+            "to ingest",
+            "cursor",
+            "processed",
+            "last sync",
+        ],
         &rows,
     )
 }
