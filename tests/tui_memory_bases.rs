@@ -16,7 +16,7 @@ use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionIn
 use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
-use memscope::tui::state::memory_bases::{Confirm, Dialog, Focus};
+use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{Effect, Event, JobEvent, MbEffect, MbEvent, SyncResult, update};
 use serde_json::json;
@@ -480,46 +480,101 @@ fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
 }
 
+fn create_form(state: &AppState) -> &CreateForm {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Create(form)) => form,
+        other => panic!("the create form is not open: {other:?}"),
+    }
+}
+
 #[test]
 fn the_create_form_validates_then_asks() {
     let mut state = tab(false);
     key(&mut state, 'n');
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form opens");
-    };
-    assert_eq!(form.values[0], "Research Notes", "the selected base's flow");
+    assert_eq!(
+        create_form(&state).form.text("flow"),
+        "Research Notes",
+        "the selected base's flow"
+    );
     code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form stays open");
-    };
-    assert!(form.error.as_deref().unwrap().starts_with("name"));
+    assert!(
+        create_form(&state)
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("name")
+    );
     typed(&mut state, "Ideas");
+    // The unit is a choice and auto-capture a toggle, as in every form: no free text.
     code(&mut state, KeyCode::Tab);
     code(&mut state, KeyCode::Tab);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    typed(&mut state, "lines");
-    code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form stays open");
+    typed(&mut state, "xyz");
+    assert_eq!(create_form(&state).form.choice("unit"), "runs");
+    code(&mut state, KeyCode::Right);
+    assert_eq!(create_form(&state).form.choice("unit"), "messages");
+    code(&mut state, KeyCode::Tab);
+    key(&mut state, ' ');
+    assert!(!create_form(&state).form.toggle("auto"));
+    key(&mut state, ' ');
+
+    // The flow is checked against the database before anything is asked; a refusal keeps
+    // everything typed.
+    let effects = mb_effects(code(&mut state, KeyCode::Enter));
+    let [MbEffect::CheckCreate(request)] = &effects[..] else {
+        panic!("{effects:?}");
     };
-    assert!(form.error.as_deref().unwrap().contains("\"lines\""));
-    for _ in 0..5 {
-        code(&mut state, KeyCode::Backspace);
-    }
-    typed(&mut state, "messages");
+    let request = request.clone();
+    assert!(create_form(&state).checking);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Err("no flow named \"Research Notes\"".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("no flow"));
+    assert_eq!(form.form.text("name"), "Ideas", "what was typed stays");
+    assert_eq!(form.form.choice("unit"), "messages");
     code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Confirm(Confirm::Create(request))) = &state.memory_bases.dialog else {
-        panic!("a valid form asks for confirmation");
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Ok(()),
+        },
+    );
+    let Some(Dialog::Confirm(Confirm::Create(asked))) = &state.memory_bases.dialog else {
+        panic!("a checked form asks for confirmation");
     };
-    assert_eq!(request.name, "Ideas");
-    assert_eq!(request.unit, ThresholdUnit::Messages);
-    assert_eq!(request.threshold, 50);
-    assert!(request.auto_capture);
+    assert_eq!(asked.name, "Ideas");
+    assert_eq!(asked.unit, ThresholdUnit::Messages);
+    assert_eq!(asked.threshold, 50);
+    assert!(asked.auto_capture);
+    // "No" goes back to the form as typed.
+    key(&mut state, 'n');
+    assert_eq!(create_form(&state).form.text("name"), "Ideas");
+    code(&mut state, KeyCode::Enter);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request,
+            result: Ok(()),
+        },
+    );
     let effects = mb_effects(key(&mut state, 'y'));
     assert!(matches!(&effects[..], [MbEffect::Create(r)] if r.name == "Ideas"));
+    // Refused at the last moment: the form is back with the reason.
+    deliver(
+        &mut state,
+        MbEvent::Created {
+            result: Err("memory base \"Ideas\" already exists".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("already exists"));
+    assert_eq!(form.form.text("name"), "Ideas");
+    snapshot!("mb_create_form_refused", &state, all_sizes);
 }
 
 #[test]

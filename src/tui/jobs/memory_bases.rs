@@ -233,12 +233,19 @@ impl MbRunner {
                     .map_err(report);
                 send(&events, MbEvent::Written { result });
             }),
+            MbEffect::CheckCreate(request) => tokio::spawn(async move {
+                let result = view::check_new_base(&store, &config, &request)
+                    .await
+                    .map(|_| ())
+                    .map_err(report);
+                send(&events, MbEvent::CreateChecked { request, result });
+            }),
             MbEffect::Create(request) => tokio::spawn(async move {
                 let result = view::create_base(&store, &config, &request)
                     .await
                     .map(|id| format!("created memory base {} ({id})", request.name))
                     .map_err(report);
-                send(&events, MbEvent::Written { result });
+                send(&events, MbEvent::Created { result });
             }),
             MbEffect::Delete(base) => tokio::spawn(async move {
                 let result = match config.syncer(Store::clone(&store), &base.embedding_model) {

@@ -11,9 +11,7 @@ use super::rows::{RowCells, layout_rows};
 use super::{Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id};
 use crate::cli::output::thousands;
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
-use crate::tui::state::memory_bases::{
-    CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
-};
+use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -403,31 +401,21 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
             ];
             frame.render_widget(Paragraph::new(lines), inner);
         }
-        Dialog::Create(form) => {
-            let inner = centered_popup(
+        Dialog::Create(create) => {
+            let note = match (&create.error, create.checking) {
+                (Some(error), _) => Some((error.as_str(), theme.error)),
+                (None, true) => Some(("checking the flow, the name and the model…", theme.dim)),
+                (None, false) => None,
+            };
+            super::trim::draw_form_popup(
+                state,
+                " New memory base ".to_owned(),
+                &create.form,
+                note,
+                theme,
                 frame,
                 area,
-                width,
-                11,
-                " New memory base ".to_owned(),
-                theme,
             );
-            let mut lines: Vec<Line> = CREATE_FIELDS
-                .iter()
-                .zip(form.values.iter())
-                .enumerate()
-                .map(|(i, (label, value))| input_line(label, value, i == form.focused, theme))
-                .collect();
-            lines.push(Line::styled(
-                form.error.clone().unwrap_or_default(),
-                theme.error,
-            ));
-            lines.push(Line::styled(
-                "unit: messages or runs · auto-capture: yes or no · tab/↓ next field · enter \
-                 creates · esc cancels",
-                theme.dim,
-            ));
-            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
         }
     }
 }

@@ -344,7 +344,24 @@ pub fn draw_form(
         FormKind::Add => format!(" Add a message to {label} "),
         FormKind::Delete => format!(" Delete messages from {label} "),
     };
-    let area = body.centered(Constraint::Percentage(70), Constraint::Length(9));
+    let error = form.error.as_deref().map(|e| (e, theme.error));
+    draw_form_popup(state, title, &form.form, error, theme, frame, body);
+}
+
+/// Every form of the TUI (a chat memory's add and delete, a new memory base) in one popup:
+/// its fields, a line for what is wrong (or under way), and the form keys.
+pub(crate) fn draw_form_popup(
+    state: &AppState,
+    title: String,
+    form: &Form,
+    note: Option<(&str, ratatui::style::Style)>,
+    theme: &Theme,
+    frame: &mut Frame,
+    body: Rect,
+) {
+    let visible = form.fields.iter().filter(|f| f.visible).count() as u16;
+    let height = (visible + 5).max(9);
+    let area = body.centered(Constraint::Percentage(70), Constraint::Length(height));
     let inner = popup(title, theme, frame, area);
     let [fields, error, keys] = Layout::vertical([
         Constraint::Min(1),
@@ -353,11 +370,12 @@ pub fn draw_form(
     ])
     .areas(inner);
     frame.render_widget(
-        Paragraph::new(form_lines(&form.form, theme, usize::from(inner.width))),
+        Paragraph::new(form_lines(form, theme, usize::from(inner.width))),
         fields,
     );
-    if let Some(message) = &form.error {
-        frame.render_widget(Line::styled(message.clone(), theme.error), error);
+    if let Some((message, style)) = note {
+        let text = one_line(message, usize::from(error.width));
+        frame.render_widget(Line::styled(text, style), error);
     }
     frame.render_widget(context_hints(state, KeyContext::Form, theme), keys);
 }

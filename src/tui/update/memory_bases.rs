@@ -44,6 +44,8 @@ pub enum MbEffect {
         base: Box<MemoryBaseInfo>,
         update: MemoryBaseUpdate,
     },
+    /// Checks a new base's flow, name and model before the confirmation.
+    CheckCreate(NewBaseRequest),
     Create(NewBaseRequest),
     Delete(Box<MemoryBaseInfo>),
     Regenerate(Box<MemoryBaseInfo>),
@@ -127,6 +129,13 @@ pub enum MbEvent {
     },
     /// A write other than a sync finished: what it did, or why it failed.
     Written { result: Result<String, String> },
+    /// What [`MbEffect::CheckCreate`] found.
+    CreateChecked {
+        request: NewBaseRequest,
+        result: Result<(), String>,
+    },
+    /// A base was created, or why not.
+    Created { result: Result<String, String> },
     Hits {
         generation: u64,
         result: Result<Vec<SearchHit>, String>,
@@ -404,7 +413,12 @@ fn sync(state: &mut AppState, one_session: bool, effects: &mut Vec<Effect>) {
 }
 
 fn confirm_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let tab = &mut state.memory_bases;
     match action {
+        // "No" to a new base goes back to its form, as typed.
+        Action::Back if matches!(tab.dialog, Some(Dialog::Confirm(Confirm::Create(_)))) => {
+            tab.dialog = tab.create_draft.take().map(Dialog::Create);
+        }
         Action::Confirm => {
             let Some(Dialog::Confirm(confirm)) = state.memory_bases.dialog.take() else {
                 return;
@@ -437,17 +451,16 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
     };
     let text = match dialog {
         Dialog::Threshold { text, .. } | Dialog::Search { text, .. } => text,
-        Dialog::Create(form) => match key.code {
-            KeyCode::Tab | KeyCode::Down => {
-                form.focused = (form.focused + 1) % form.values.len();
-                return true;
+        Dialog::Create(create) => {
+            create_key(create, key.code);
+            let submits = key.code == KeyCode::Enter && !create.checking;
+            match key.code {
+                KeyCode::Esc => state.memory_bases.dialog = None,
+                _ if submits => submit(state, effects),
+                _ => {}
             }
-            KeyCode::BackTab | KeyCode::Up => {
-                form.focused = (form.focused + form.values.len() - 1) % form.values.len();
-                return true;
-            }
-            _ => &mut form.values[form.focused],
-        },
+            return true;
+        }
         Dialog::Confirm(_) => return false,
     };
     match key.code {
@@ -460,6 +473,39 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
         _ => return false,
     }
     true
+}
+
+/// A key in the create form: the same moves as every form (up/down or tab choose a field,
+/// left/right or space step a choice or toggle, typing edits text and digits).
+fn create_key(create: &mut CreateForm, code: KeyCode) {
+    if create.checking {
+        return;
+    }
+    let form = &mut create.form;
+    match code {
+        KeyCode::Tab | KeyCode::Down => form.move_focus(1),
+        KeyCode::BackTab | KeyCode::Up => form.move_focus(-1),
+        KeyCode::Left | KeyCode::Right => {
+            if let Some(value) = form.focused_value() {
+                value.step(if code == KeyCode::Left { -1 } else { 1 });
+            }
+        }
+        KeyCode::Char(c) => {
+            if let Some(value) = form.focused_value()
+                && !value.type_char(c)
+                && c == ' '
+            {
+                value.step(1);
+            }
+        }
+        KeyCode::Backspace => {
+            if let Some(value) = form.focused_value() {
+                value.backspace();
+            }
+        }
+        _ => return,
+    }
+    create.error = None;
 }
 
 fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -521,15 +567,17 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 top_k: crate::tui::state::memory_bases::SEARCH_TOP_K,
             }));
         }
-        Dialog::Create(mut form) => match form.request() {
-            Ok(request) => {
-                state.memory_bases.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+        Dialog::Create(mut form) => {
+            match form.request() {
+                // The database decides whether the flow exists: a job checks before "yes".
+                Ok(request) => {
+                    form.checking = true;
+                    effects.push(Effect::MemoryBases(MbEffect::CheckCreate(request)));
+                }
+                Err(error) => form.error = Some(error),
             }
-            Err(error) => {
-                form.error = Some(error);
-                state.memory_bases.dialog = Some(Dialog::Create(form));
-            }
-        },
+            state.memory_bases.dialog = Some(Dialog::Create(form));
+        }
         Dialog::Confirm(confirm) => state.memory_bases.dialog = Some(Dialog::Confirm(confirm)),
     }
 }
@@ -678,6 +726,41 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             });
             reload_bases(state, false, effects);
             reload_jobs(state, effects);
+        }
+        MbEvent::CreateChecked { request, result } => {
+            let tab = &mut state.memory_bases;
+            let Some(Dialog::Create(form)) = tab.dialog.as_mut().filter(|d| {
+                matches!(d, Dialog::Create(f) if f.checking && f.request().as_ref() == Ok(&request))
+            }) else {
+                return false;
+            };
+            form.checking = false;
+            match result {
+                Ok(()) => {
+                    tab.create_draft = Some(form.clone());
+                    tab.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+                }
+                Err(error) => form.error = Some(error),
+            }
+        }
+        MbEvent::Created { result } => {
+            let tab = &mut state.memory_bases;
+            match result {
+                Ok(done) => {
+                    tab.create_draft = None;
+                    state.message = Some(done);
+                }
+                // Refused after all (e.g. another process took the name): the form comes back
+                // as it was typed, with the reason.
+                Err(error) => {
+                    if let Some(mut form) = tab.create_draft.take() {
+                        form.error = Some(error.clone());
+                        tab.dialog = Some(Dialog::Create(form));
+                    }
+                    state.message = Some(format!("failed: {error}"));
+                }
+            }
+            reload_bases(state, false, effects);
         }
         MbEvent::Written { result } => {
             state.message = Some(result.unwrap_or_else(|e| format!("failed: {e}")));
