@@ -373,38 +373,41 @@ fn a_completed_sync_reports_and_reloads() {
     );
 }
 
+fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Threshold { form, error, .. }) => (
+            form.number("threshold"),
+            form.choice("unit"),
+            error.as_deref(),
+        ),
+        other => panic!("the threshold form is not open: {other:?}"),
+    }
+}
+
 #[test]
-fn the_threshold_prompt_validates_before_saving() {
+fn the_threshold_form_validates_before_saving() {
     let mut state = tab(false);
     key(&mut state, 't');
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { text, .. }) if text == "20"
-    ));
+    assert_eq!(threshold_dialog(&state), (20, "messages", None));
     code(&mut state, KeyCode::Backspace);
     code(&mut state, KeyCode::Backspace);
-    key(&mut state, '0');
+    // Only digits type into a number: a letter is no threshold and no command either.
+    typed(&mut state, "x0");
+    assert_eq!(threshold_dialog(&state).0, 0);
     let effects = code(&mut state, KeyCode::Enter);
     assert!(mb_effects(effects).is_empty());
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { error: Some(e), .. }) if e.contains("below 1")
-    ));
-    code(&mut state, KeyCode::Backspace);
-    typed(&mut state, "x2");
-    code(&mut state, KeyCode::Enter);
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { error: Some(e), .. }) if e.contains("not a whole number")
-    ));
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
+    assert!(threshold_dialog(&state).2.unwrap().contains("below 1"));
     typed(&mut state, "12");
+    assert_eq!(threshold_dialog(&state), (12, "messages", None));
+    // The unit is a choice of the same form.
+    code(&mut state, KeyCode::Down);
+    code(&mut state, KeyCode::Right);
+    assert_eq!(threshold_dialog(&state).1, "runs");
     let effects = mb_effects(code(&mut state, KeyCode::Enter));
     assert!(matches!(
         &effects[..],
         [MbEffect::Update { base, update }] if base.id == "base-1" && update.threshold == Some(12)
-            && update.auto_capture.is_none()
+            && update.unit == Some(ThresholdUnit::Runs) && update.auto_capture.is_none()
     ));
     assert!(state.memory_bases.dialog.is_none());
 }

@@ -219,9 +219,12 @@ impl MbRunner {
                     .map(|_| {
                         let mut changes = Vec::new();
                         if let Some(threshold) = update.threshold {
+                            let unit = update
+                                .unit
+                                .map_or(base.threshold_unit.as_str(), |u| u.as_str());
                             changes.push(format!(
-                                "threshold {threshold} {} (applies at the next check)",
-                                base.threshold_unit
+                                "threshold {} {unit} (applies at the next check)",
+                                crate::inspect::thousands(threshold)
                             ));
                         }
                         if let Some(auto) = update.auto_capture {

@@ -81,12 +81,11 @@ pub struct SearchState {
 /// A dialog of the tab; while one is open it takes the keys.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
-    /// Typing a new threshold for a base.
+    /// A base's threshold and its unit, in the shared form.
     Threshold {
         base_id: String,
         base_name: String,
-        unit: String,
-        text: String,
+        form: Form,
         error: Option<String>,
     },
     /// Typing a KB search query.
@@ -145,6 +144,34 @@ impl Confirm {
     }
 }
 
+/// The unit choice of the create and threshold forms.
+fn unit_field(unit: &str) -> Field {
+    let units = [
+        ThresholdUnit::Runs.as_str(),
+        ThresholdUnit::Messages.as_str(),
+    ];
+    Field::new("unit", "unit", FieldValue::choice(&units, unit))
+}
+
+/// The threshold form of a base: the number and its unit.
+pub fn threshold_form(threshold: i64, unit: &str) -> Form {
+    Form::new(vec![
+        Field::new(
+            "threshold",
+            "threshold",
+            FieldValue::number(threshold.max(0) as u64, 1),
+        ),
+        unit_field(unit),
+    ])
+}
+
+/// The threshold a form holds, checked, and its unit.
+pub fn threshold_of(form: &Form) -> Result<(i64, ThresholdUnit), String> {
+    let threshold = parse_threshold(&form.number("threshold").to_string())?;
+    let unit = ThresholdUnit::parse(form.choice("unit")).unwrap_or(ThresholdUnit::Runs);
+    Ok((threshold, unit))
+}
+
 /// The create form: the shared [`Form`] (the unit a choice, auto-capture a toggle, the
 /// threshold a number), with what is wrong with it and whether its flow is being checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,17 +189,7 @@ impl CreateForm {
             Field::new("flow", "flow", FieldValue::Text(flow)),
             Field::new("name", "name", FieldValue::Text(String::new())),
             Field::new("threshold", "threshold", FieldValue::number(50, 10)),
-            Field::new(
-                "unit",
-                "unit",
-                FieldValue::choice(
-                    &[
-                        ThresholdUnit::Runs.as_str(),
-                        ThresholdUnit::Messages.as_str(),
-                    ],
-                    ThresholdUnit::Runs.as_str(),
-                ),
-            ),
+            unit_field(ThresholdUnit::Runs.as_str()),
             Field::new("auto", "auto-capture", FieldValue::Toggle(true)),
             Field::new(
                 "model",
@@ -203,8 +220,7 @@ impl CreateForm {
         if name.is_empty() {
             return Err("name: a memory base needs a name".to_owned());
         }
-        let threshold = parse_threshold(&form.number("threshold").to_string())?;
-        let unit = ThresholdUnit::parse(form.choice("unit")).unwrap_or(ThresholdUnit::Runs);
+        let (threshold, unit) = threshold_of(form)?;
         Ok(NewBaseRequest {
             name: name.to_owned(),
             flow: flow.to_owned(),

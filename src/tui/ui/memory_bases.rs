@@ -375,22 +375,23 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
         Dialog::Confirm(confirm) => confirm_popup(state, &confirm.question(), theme, frame, area),
         Dialog::Threshold {
             base_name,
-            unit,
-            text,
+            form,
             error,
             ..
         } => {
-            let title = format!(" Threshold of {base_name} ({unit}) ");
-            let inner = centered_popup(frame, area, width, 6, title, theme);
-            let lines = vec![
-                input_line("new threshold", text, true, theme),
-                Line::styled(error.clone().unwrap_or_default(), theme.error),
-                Line::styled(
-                    "a whole number ≥ 1, applied at the next check · enter saves · esc cancels",
-                    theme.dim,
-                ),
-            ];
-            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
+            let note = match error {
+                Some(error) => (error.as_str(), theme.error),
+                None => ("a whole number ≥ 1, applied at the next check", theme.dim),
+            };
+            super::trim::draw_form_popup(
+                state,
+                format!(" Threshold of {base_name} "),
+                form,
+                Some(note),
+                theme,
+                frame,
+                area,
+            );
         }
         Dialog::Search { base, text } => {
             let title = format!(" Search the KB of {} ", base.name);

@@ -16,7 +16,8 @@ use crate::sync::{JobProgress, Stage, SyncOutcome};
 use crate::tui::action::Action;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{
-    Confirm, CreateForm, Dialog, Focus, JOB_ROWS, SearchState, TrackedJob, parse_threshold,
+    Confirm, CreateForm, Dialog, Focus, JOB_ROWS, SearchState, TrackedJob, threshold_form,
+    threshold_of,
 };
 use crate::tui::state::{AppState, LoadStatus, Overlay, Screen};
 
@@ -310,8 +311,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             }
             if let Some(base) = selected_info(state) {
                 state.memory_bases.dialog = Some(Dialog::Threshold {
-                    text: base.threshold.to_string(),
-                    unit: base.threshold_unit.clone(),
+                    form: threshold_form(base.threshold, base.unit().as_str()),
                     base_id: base.id,
                     base_name: base.name,
                     error: None,
@@ -450,9 +450,20 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
         return false;
     };
     let text = match dialog {
-        Dialog::Threshold { text, .. } | Dialog::Search { text, .. } => text,
+        Dialog::Search { text, .. } => text,
+        Dialog::Threshold { form, error, .. } => {
+            form_key(form, error, key.code);
+            match key.code {
+                KeyCode::Esc => state.memory_bases.dialog = None,
+                KeyCode::Enter => submit(state, effects),
+                _ => {}
+            }
+            return true;
+        }
         Dialog::Create(create) => {
-            create_key(create, key.code);
+            if !create.checking {
+                form_key(&mut create.form, &mut create.error, key.code);
+            }
             let submits = key.code == KeyCode::Enter && !create.checking;
             match key.code {
                 KeyCode::Esc => state.memory_bases.dialog = None,
@@ -475,13 +486,9 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
     true
 }
 
-/// A key in the create form: the same moves as every form (up/down or tab choose a field,
+/// A key in a form of the tab: the same moves as every form (up/down or tab choose a field,
 /// left/right or space step a choice or toggle, typing edits text and digits).
-fn create_key(create: &mut CreateForm, code: KeyCode) {
-    if create.checking {
-        return;
-    }
-    let form = &mut create.form;
+fn form_key(form: &mut crate::tui::state::form::Form, error: &mut Option<String>, code: KeyCode) {
     match code {
         KeyCode::Tab | KeyCode::Down => form.move_focus(1),
         KeyCode::BackTab | KeyCode::Up => form.move_focus(-1),
@@ -505,7 +512,7 @@ fn create_key(create: &mut CreateForm, code: KeyCode) {
         }
         _ => return,
     }
-    create.error = None;
+    *error = None;
 }
 
 fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -516,11 +523,10 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
         Dialog::Threshold {
             base_id,
             base_name,
-            unit,
-            text,
+            form,
             ..
-        } => match parse_threshold(&text) {
-            Ok(threshold) => {
+        } => match threshold_of(&form) {
+            Ok((threshold, unit)) => {
                 let Some(base) = state
                     .memory_bases
                     .bases
@@ -533,6 +539,7 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 };
                 let update = MemoryBaseUpdate {
                     threshold: Some(threshold),
+                    unit: Some(unit).filter(|u| *u != base.unit()),
                     ..MemoryBaseUpdate::default()
                 };
                 effects.push(Effect::MemoryBases(MbEffect::Update { base, update }));
@@ -541,8 +548,7 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 state.memory_bases.dialog = Some(Dialog::Threshold {
                     base_id,
                     base_name,
-                    unit,
-                    text,
+                    form,
                     error: Some(format!("threshold: {error}")),
                 });
             }
