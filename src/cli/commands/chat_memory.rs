@@ -7,7 +7,7 @@ use crate::cli::args::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
 use crate::cli::commands::trim::{summarizer_from, trim_counter};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
 use crate::store::{ChatMemorySummary, DeleteScope};
@@ -75,7 +75,7 @@ async fn list(context: &Context) -> CliResult {
                     m.id.clone(),
                     cell(&m.label, 28),
                     cell(&m.chat_id, 28),
-                    m.messages.to_string(),
+                    thousands(m.messages),
                 ]
             })
             .collect();
