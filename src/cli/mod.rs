@@ -186,7 +186,7 @@ async fn tui(context: &Context) -> CliResult {
     let notice = context
         .default_database_file()
         .filter(|file| !file.exists())
-        .map(|_| "first run: created this demo database (? lists the keys)".to_owned());
+        .map(|_| "first run: demo database created".to_owned());
     let store = context.open().await?;
     crate::tui::run(context.resolved.clone(), store, notice)
         .await
