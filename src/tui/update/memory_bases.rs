@@ -180,10 +180,17 @@ pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
-/// The context whose keys apply: the jobs popup's, a confirmation's, else `None`.
+/// The context whose keys apply (and the hint bar shows): a confirmation's, a form's, else
+/// `None`.
 pub(crate) fn key_context(state: &AppState) -> Option<KeyContext> {
-    let confirming = matches!(state.memory_bases.dialog, Some(Dialog::Confirm(_)));
-    (state.screen == Screen::MemoryBases && confirming).then_some(KeyContext::Confirm)
+    if state.screen != Screen::MemoryBases {
+        return None;
+    }
+    match state.memory_bases.dialog {
+        Some(Dialog::Confirm(_)) => Some(KeyContext::Confirm),
+        Some(Dialog::Create(_) | Dialog::Threshold { .. }) => Some(KeyContext::Form),
+        Some(Dialog::Search { .. }) | None => None,
+    }
 }
 
 /// Whether a dialog of the tab is taking typed text: then keys go to [`text_key`].
