@@ -186,15 +186,15 @@ impl CreateForm {
     /// The defaults of `memscope mb create`, on `flow`.
     pub fn new(flow: String) -> CreateForm {
         let mut form = Form::new(vec![
-            Field::new("flow", "flow", FieldValue::Text(flow)),
-            Field::new("name", "name", FieldValue::Text(String::new())),
+            Field::new("flow", "flow", FieldValue::text(flow)),
+            Field::new("name", "name", FieldValue::text("")),
             Field::new("threshold", "threshold", FieldValue::number(50, 10)),
             unit_field(ThresholdUnit::Runs.as_str()),
             Field::new("auto", "auto-capture", FieldValue::Toggle(true)),
             Field::new(
                 "model",
                 "embedding model",
-                FieldValue::Text(crate::kb::embedder::HASHING_MODEL.to_owned()),
+                FieldValue::text(crate::kb::embedder::HASHING_MODEL),
             ),
         ]);
         form.focused = 1;

@@ -37,8 +37,19 @@ fn form_lines(form: &Form, theme: &Theme, width: usize) -> Vec<Line<'static>> {
         .map(|(i, field)| {
             let focused = i == form.focused;
             let value = match &field.value {
-                FieldValue::Text(text) if focused => format!("{text}█"),
-                FieldValue::Text(text) => text.clone(),
+                // The cursor where the next character goes.
+                FieldValue::Text(text) if focused => {
+                    let (before, after): (String, String) = {
+                        let at = text.cursor();
+                        let chars: Vec<char> = text.value().chars().collect();
+                        (
+                            chars[..at.min(chars.len())].iter().collect(),
+                            chars[at.min(chars.len())..].iter().collect(),
+                        )
+                    };
+                    format!("{before}█{after}")
+                }
+                FieldValue::Text(text) => text.value().to_owned(),
                 value if focused => format!("‹{}›", value.display()),
                 value => format!(" {}", value.display()),
             };

@@ -298,8 +298,8 @@ fn memory_command(state: &mut AppState, id: &str, action: Action, effects: &mut 
                         "role",
                         FieldValue::choice(&["user", "assistant"], "user"),
                     ),
-                    Field::new("content", "content", FieldValue::Text(String::new())),
-                    Field::new("files", "files (JSON)", FieldValue::Text(String::new())),
+                    Field::new("content", "content", FieldValue::text("")),
+                    Field::new("files", "files (JSON)", FieldValue::text("")),
                 ]),
                 error: None,
             });
