@@ -34,8 +34,15 @@ fn selected(state: &AppState) -> Option<Detail> {
             .get(state.list.selected)
             .map(|row| conversation(row, state.list.thread_tokens.get(&row.id).copied())),
         Screen::Conversation => {
-            let nodes = state.conversation.as_ref()?.nodes.as_ref()?;
-            nodes.rows.get(nodes.selected).map(node)
+            let conversation = state.conversation.as_ref()?;
+            match &conversation.nodes {
+                Some(nodes) => nodes.rows.get(nodes.selected).map(node),
+                None => {
+                    let loaded = conversation.loaded.as_ref()?;
+                    (!loaded.tree.is_empty())
+                        .then(|| tree_message(loaded.message(conversation.selected)))
+                }
+            }
         }
         Screen::ChatMemories => {
             let memories = &state.chat_memories;
@@ -106,6 +113,46 @@ fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
         ),
     ]);
     Detail::new(format!(" Conversation {name} "), text)
+}
+
+/// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.
+fn tree_message(message: &crate::memory::model::StoredMessage) -> Detail {
+    let mut pairs = vec![
+        ("id", message.id.clone()),
+        (
+            "parent",
+            message
+                .parent_message_id
+                .clone()
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "- (a thread root)".to_owned()),
+        ),
+        ("status", message.status.clone()),
+        (
+            "created",
+            when(message.created_at.format("%Y-%m-%d %H:%M:%S")),
+        ),
+        (
+            "tokens",
+            format!(
+                "{} in / {} out",
+                thousands(message.message_tokens),
+                thousands(message.answer_tokens)
+            ),
+        ),
+    ];
+    if let Some(run) = &message.workflow_run_id {
+        pairs.push(("workflow run", run.clone()));
+    }
+    let mut text = fields(&pairs);
+    if let Some(error) = message.error.as_deref().filter(|e| !e.is_empty()) {
+        text.push_str(&format!("\nError:\n{error}\n"));
+    }
+    text.push_str(&format!(
+        "\nQuery:\n{}\n\nAnswer:\n{}\n",
+        message.query, message.answer
+    ));
+    Detail::new(format!(" Message {} ", message.id), text)
 }
 
 fn node(row: &NodeRow) -> Detail {
@@ -345,6 +392,24 @@ mod tests {
         assert!(!state.quit);
         update(&mut state, code(KeyCode::Esc));
         assert_eq!(state.overlay, Overlay::None);
+    }
+
+    #[test]
+    fn i_in_a_conversation_shows_the_selected_message_whole() {
+        let mut state = state();
+        let loaded = crate::tui::update::tests::loaded();
+        let mut conversation = crate::tui::state::ConversationState::new(
+            "c1".to_owned(),
+            0,
+            crate::inspect::conversation::ThreadMode::Dify,
+        );
+        conversation.loaded = Some(loaded);
+        state.conversation = Some(conversation);
+        state.screen = Screen::Conversation;
+        update(&mut state, key('i'));
+        let text = &detail(&state).text;
+        assert!(text.contains("Query:\nquestion a"), "{text}");
+        assert!(text.contains("Answer:\nanswer a"), "{text}");
     }
 
     #[test]
