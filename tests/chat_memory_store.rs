@@ -190,9 +190,10 @@ db_tests! {
         let after = rows(&db).await;
         assert_eq!(after.len(), 10);
         assert_eq!(after.last().unwrap()[6], Value::Text(r#"[{"content_type":"application/pdf","file_name":"a.pdf","url":"https://f.example/a.pdf"}]"#.into()));
-        // The policy's trim is a change like any other: undo brings the oldest back.
+        // The message and the policy's trim are one change: one undo takes the message out and
+        // brings the oldest back, exactly as the memory was before the add.
         store.undo_chat_memory_change(&id(1)).await.unwrap().unwrap();
-        assert_eq!(rows(&db).await.len(), before.len() + 1);
+        assert_eq!(rows(&db).await, before);
 
         let fresh = NewMessage { chat_id: "chat-2", label: "New chat", ..new };
         let created = add_message(&store, &fresh, TrimCounter::Messages, &Summarizer::Extractive).await.unwrap();

@@ -261,3 +261,52 @@ fn command_output_shows_no_rust_enum_names() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+#[test]
+fn completions_cover_every_command_for_each_shell() {
+    let home = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = stdout(memscope(home.path()).args(["completions", shell]));
+        for command in ["chat-memory", "node-context", "completions", "man"] {
+            assert!(script.contains(command), "{shell} lacks {command}");
+        }
+        let found = internal_references(&format!("completions {shell}"), &script, false);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+    // A shell clap does not know is a usage error, with the known ones named.
+    let output = memscope(home.path())
+        .args(["completions", "tcsh"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("bash"));
+}
+
+#[test]
+fn the_manual_names_every_command_and_nothing_internal() {
+    let home = tempfile::tempdir().unwrap();
+    let page = stdout(memscope(home.path()).arg("man"));
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH memscope"),
+        "{page}"
+    );
+    for command in ["chat\\-memory", "node\\-context", "watch", "completions"] {
+        assert!(page.contains(command), "the page lacks {command}");
+    }
+    let found = internal_references("memscope man", &page, false);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+
+    let dir = home.path().join("man1");
+    stdout(memscope(home.path()).args(["man", "--dir"]).arg(&dir));
+    for page in [
+        "memscope.1",
+        "memscope-mb.1",
+        "memscope-mb-sync.1",
+        "memscope-trim-apply.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        let found = internal_references(page, &text, false);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+}

@@ -386,14 +386,14 @@ db_tests! {
         let all = outputs.iter().map(text).collect::<Vec<_>>().join("\n");
         let ingested = outputs
             .iter()
-            .filter(|o| code(o) == 0 && String::from_utf8_lossy(&o.stdout).contains("ingested 4000 messages"))
+            .filter(|o| code(o) == 0 && String::from_utf8_lossy(&o.stdout).contains("ingested 4,000 messages"))
             .count();
         assert_eq!(ingested, 1, "{all}");
         for output in &outputs {
             let stdout = String::from_utf8_lossy(&output.stdout);
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert!(
-                stdout.contains("ingested 4000 messages")
+                stdout.contains("ingested 4,000 messages")
                     || (code(output) == 4 && stderr.contains("already syncing"))
                     || (code(output) == 0 && stdout.contains("nothing pending")),
                 "{all}"

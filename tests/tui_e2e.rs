@@ -134,6 +134,8 @@ fn starts_on_the_conversation_list() {
     let mut session = Session::start();
     session.wait_for("Conversations · page 1");
     session.wait_for("Last activity");
+    // The first run's notice stands in the status line, not behind the TUI's screen.
+    session.wait_for("first run: demo database created");
     assert!(session.in_alternate_screen());
     session.send("q");
     assert!(session.wait_exit());
@@ -201,11 +203,11 @@ fn syncs_a_memory_base_session_and_sees_the_finished_job() {
     session.wait_for("Last activity");
     session.send("3");
     session.wait_for("Sessions of Research notes memory");
-    session.wait_for_line(&["research-ada-0001", "13/10 messages", "never"]);
+    session.wait_for_line(&["research-ada-0001", "13/10 bot replies", "never"]);
     session.send("s");
     // The status line is cut to fit beside the database and the demo's one warning.
     session.wait_for("Research notes memory: ingest");
-    session.wait_for_line(&["research-ada-0001", "0/10 messages"]);
+    session.wait_for_line(&["research-ada-0001", "0/10 bot replies"]);
     session.send("w");
     session.wait_for("Sync jobs");
     session.wait_for_line(&["research-ada-0001", "completed", "100%"]);

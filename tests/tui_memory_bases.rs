@@ -16,7 +16,7 @@ use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionIn
 use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
-use memscope::tui::state::memory_bases::{Confirm, Dialog, Focus};
+use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{Effect, Event, JobEvent, MbEffect, MbEvent, SyncResult, update};
 use serde_json::json;
@@ -373,38 +373,41 @@ fn a_completed_sync_reports_and_reloads() {
     );
 }
 
+fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Threshold { form, error, .. }) => (
+            form.number("threshold"),
+            form.choice("unit"),
+            error.as_deref(),
+        ),
+        other => panic!("the threshold form is not open: {other:?}"),
+    }
+}
+
 #[test]
-fn the_threshold_prompt_validates_before_saving() {
+fn the_threshold_form_validates_before_saving() {
     let mut state = tab(false);
     key(&mut state, 't');
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { text, .. }) if text == "20"
-    ));
+    assert_eq!(threshold_dialog(&state), (20, "messages", None));
     code(&mut state, KeyCode::Backspace);
     code(&mut state, KeyCode::Backspace);
-    key(&mut state, '0');
+    // Only digits type into a number: a letter is no threshold and no command either.
+    typed(&mut state, "x0");
+    assert_eq!(threshold_dialog(&state).0, 0);
     let effects = code(&mut state, KeyCode::Enter);
     assert!(mb_effects(effects).is_empty());
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { error: Some(e), .. }) if e.contains("below 1")
-    ));
-    code(&mut state, KeyCode::Backspace);
-    typed(&mut state, "x2");
-    code(&mut state, KeyCode::Enter);
-    assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Threshold { error: Some(e), .. }) if e.contains("not a whole number")
-    ));
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
+    assert!(threshold_dialog(&state).2.unwrap().contains("below 1"));
     typed(&mut state, "12");
+    assert_eq!(threshold_dialog(&state), (12, "messages", None));
+    // The unit is a choice of the same form.
+    code(&mut state, KeyCode::Down);
+    code(&mut state, KeyCode::Right);
+    assert_eq!(threshold_dialog(&state).1, "runs");
     let effects = mb_effects(code(&mut state, KeyCode::Enter));
     assert!(matches!(
         &effects[..],
         [MbEffect::Update { base, update }] if base.id == "base-1" && update.threshold == Some(12)
-            && update.auto_capture.is_none()
+            && update.unit == Some(ThresholdUnit::Runs) && update.auto_capture.is_none()
     ));
     assert!(state.memory_bases.dialog.is_none());
 }
@@ -480,46 +483,101 @@ fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
 }
 
+fn create_form(state: &AppState) -> &CreateForm {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Create(form)) => form,
+        other => panic!("the create form is not open: {other:?}"),
+    }
+}
+
 #[test]
 fn the_create_form_validates_then_asks() {
     let mut state = tab(false);
     key(&mut state, 'n');
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form opens");
-    };
-    assert_eq!(form.values[0], "Research Notes", "the selected base's flow");
+    assert_eq!(
+        create_form(&state).form.text("flow"),
+        "Research Notes",
+        "the selected base's flow"
+    );
     code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form stays open");
-    };
-    assert!(form.error.as_deref().unwrap().starts_with("name"));
+    assert!(
+        create_form(&state)
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("name")
+    );
     typed(&mut state, "Ideas");
+    // The unit is a choice and auto-capture a toggle, as in every form: no free text.
     code(&mut state, KeyCode::Tab);
     code(&mut state, KeyCode::Tab);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    code(&mut state, KeyCode::Backspace);
-    typed(&mut state, "lines");
-    code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Create(form)) = &state.memory_bases.dialog else {
-        panic!("the form stays open");
+    typed(&mut state, "xyz");
+    assert_eq!(create_form(&state).form.choice("unit"), "runs");
+    code(&mut state, KeyCode::Right);
+    assert_eq!(create_form(&state).form.choice("unit"), "messages");
+    code(&mut state, KeyCode::Tab);
+    key(&mut state, ' ');
+    assert!(!create_form(&state).form.toggle("auto"));
+    key(&mut state, ' ');
+
+    // The flow is checked against the database before anything is asked; a refusal keeps
+    // everything typed.
+    let effects = mb_effects(code(&mut state, KeyCode::Enter));
+    let [MbEffect::CheckCreate(request)] = &effects[..] else {
+        panic!("{effects:?}");
     };
-    assert!(form.error.as_deref().unwrap().contains("\"lines\""));
-    for _ in 0..5 {
-        code(&mut state, KeyCode::Backspace);
-    }
-    typed(&mut state, "messages");
+    let request = request.clone();
+    assert!(create_form(&state).checking);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Err("no flow named \"Research Notes\"".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("no flow"));
+    assert_eq!(form.form.text("name"), "Ideas", "what was typed stays");
+    assert_eq!(form.form.choice("unit"), "messages");
     code(&mut state, KeyCode::Enter);
-    let Some(Dialog::Confirm(Confirm::Create(request))) = &state.memory_bases.dialog else {
-        panic!("a valid form asks for confirmation");
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Ok(()),
+        },
+    );
+    let Some(Dialog::Confirm(Confirm::Create(asked))) = &state.memory_bases.dialog else {
+        panic!("a checked form asks for confirmation");
     };
-    assert_eq!(request.name, "Ideas");
-    assert_eq!(request.unit, ThresholdUnit::Messages);
-    assert_eq!(request.threshold, 50);
-    assert!(request.auto_capture);
+    assert_eq!(asked.name, "Ideas");
+    assert_eq!(asked.unit, ThresholdUnit::Messages);
+    assert_eq!(asked.threshold, 50);
+    assert!(asked.auto_capture);
+    // "No" goes back to the form as typed.
+    key(&mut state, 'n');
+    assert_eq!(create_form(&state).form.text("name"), "Ideas");
+    code(&mut state, KeyCode::Enter);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request,
+            result: Ok(()),
+        },
+    );
     let effects = mb_effects(key(&mut state, 'y'));
     assert!(matches!(&effects[..], [MbEffect::Create(r)] if r.name == "Ideas"));
+    // Refused at the last moment: the form is back with the reason.
+    deliver(
+        &mut state,
+        MbEvent::Created {
+            result: Err("memory base \"Ideas\" already exists".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("already exists"));
+    assert_eq!(form.form.text("name"), "Ideas");
+    snapshot!("mb_create_form_refused", &state, all_sizes);
 }
 
 #[test]
@@ -800,7 +858,8 @@ fn screen_bases_and_sessions() {
     let mut state = tab(false);
     code(&mut state, KeyCode::Enter);
     let text = screen_text(&state, 120, 32);
-    assert!(text.contains("13/20 messages"), "{text}");
+    // The messages unit counts the bot's replies: the label says so.
+    assert!(text.contains("13/20 bot replies"), "{text}");
     snapshot!("mb_bases_and_sessions", &state);
 }
 
@@ -821,6 +880,26 @@ fn screen_jobs_popup_with_a_running_job() {
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("12/26 msgs"), "{text}");
     snapshot!("mb_jobs_popup", &state);
+}
+
+#[test]
+fn screen_job_detail_and_session_detail() {
+    let mut state = tab(false);
+    jobs_open(&mut state);
+    // enter on a job shows it whole; esc goes back to the list.
+    code(&mut state, KeyCode::Enter);
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("research-ada-0001"), "{text}");
+    snapshot!("mb_job_detail", &state, all_sizes);
+    code(&mut state, KeyCode::Esc);
+    assert!(screen_text(&state, 80, 24).contains("Sync jobs"));
+    code(&mut state, KeyCode::Esc);
+    // enter moves into the sessions, enter again shows the selected one whole.
+    code(&mut state, KeyCode::Enter);
+    code(&mut state, KeyCode::Enter);
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("13/20 bot replies"), "{text}");
+    snapshot!("mb_session_detail", &state, all_sizes);
 }
 
 #[test]

@@ -91,6 +91,24 @@ pub enum Command {
     Capture(CaptureArgs),
     /// Sync auto-capture memory bases whenever a session reaches its threshold
     Watch(WatchArgs),
+    /// Print a shell completion script (source it from the shell's startup file)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff; `memscope man | man -l -` shows it), or write every command's page
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write memscope.1 and one page per command (memscope-mb-sync.1, …) into this directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Subcommand)]

@@ -166,6 +166,12 @@ fn command_line_error(error: clap::Error) -> std::process::ExitCode {
 }
 
 async fn dispatch(cli: Cli) -> CliResult {
+    // Generated from the command line alone: a broken configuration does not stop them.
+    match cli.command {
+        Some(Command::Completions(args)) => return commands::shell::completions(args.shell),
+        Some(Command::Man(args)) => return commands::shell::man(args.dir.as_deref()),
+        _ => {}
+    }
     let context = Context::new(cli.global)?;
     let result = run(&context, cli.command).await;
     context.close().await;
@@ -193,12 +199,21 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
         Some(Command::Kbs) => commands::mb::kbs(context).await,
         Some(Command::Capture(args)) => commands::mb::capture(context, &args).await,
         Some(Command::Watch(args)) => commands::mb::watch(context, &args).await,
+        Some(Command::Completions(_) | Command::Man(_)) => {
+            unreachable!("dispatch answers them before reading the configuration")
+        }
     }
 }
 
 async fn tui(context: &Context) -> CliResult {
+    // The first run's notice goes to the status line: the TUI's screen hides standard error.
+    // The status line names the database file first; the notice only has to say what it is.
+    let notice = context
+        .default_database_file()
+        .filter(|file| !file.exists())
+        .map(|_| "first run: demo database created".to_owned());
     let store = context.open().await?;
-    crate::tui::run(context.resolved.clone(), store)
+    crate::tui::run(context.resolved.clone(), store, notice)
         .await
         .map_err(|e| CliError::failure(format!("{e:#}")))?;
     Ok(output::ExitCode::Ok)

@@ -247,19 +247,8 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out.join("\n")
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: impl Into<i128>) -> String {
-    let n = n.into();
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
+/// `1234567` → `1,234,567`: the one number format of human output (JSON keeps plain numbers).
+pub use crate::inspect::thousands;
 
 /// Shortens text to `max` characters for one table cell, on one line.
 /// The line that opens a report on a conversation Dify has deleted; empty for any other.

@@ -89,6 +89,26 @@ impl SessionStatus {
         }
         (self.pending as f64 / self.threshold as f64).min(1.0)
     }
+
+    /// Pending against the threshold, named by what the unit counts: `13/20 bot replies`.
+    pub fn pending_label(&self) -> String {
+        let counted = ThresholdUnit::parse(self.unit).map_or(self.unit, counted);
+        format!(
+            "{}/{} {counted}",
+            super::thousands(self.pending),
+            super::thousands(self.threshold)
+        )
+    }
+}
+
+/// What a threshold unit counts, in the words a pending count is shown with: the `messages`
+/// unit counts only the bot's replies (a sync then ingests every message after the cursor,
+/// the user's too), `runs` counts completed flow runs.
+pub fn counted(unit: ThresholdUnit) -> &'static str {
+    match unit {
+        ThresholdUnit::Messages => "bot replies",
+        ThresholdUnit::Runs => "runs",
+    }
 }
 
 /// A base's status with its mismatch check.
@@ -186,6 +206,14 @@ pub struct NewBaseRequest {
     pub embedding_model: Option<String>,
 }
 
+/// What a checked request resolves to: the flow, its owner and the embedder's names.
+pub struct CheckedBase {
+    flow_id: String,
+    user_id: String,
+    embedding_provider: String,
+    embedding_model: String,
+}
+
 /// Creates a memory base on a flow, owned by the flow's owner, with a name unique for that
 /// owner; returns its id.
 pub async fn create_base(
@@ -193,6 +221,34 @@ pub async fn create_base(
     settings: &MbSettings,
     request: &NewBaseRequest,
 ) -> Result<String, BaseError> {
+    let checked = check_new_base(store, settings, request).await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    store
+        .create_memory_base(&NewMemoryBase {
+            id: id.clone(),
+            name: request.name.clone(),
+            flow_id: checked.flow_id,
+            user_id: checked.user_id,
+            threshold: request.threshold,
+            unit: request.unit,
+            auto_capture: request.auto_capture,
+            embedding_provider: checked.embedding_provider,
+            embedding_model: checked.embedding_model,
+            kb_name: kb_name(&request.name, &uuid::Uuid::new_v4()),
+            created_at: Utc::now(),
+        })
+        .await?;
+    Ok(id)
+}
+
+/// Everything [`create_base`] checks before it writes: one flow by that id or name, with an
+/// owner, no base of that name for the owner, an embedding model the settings can build. The
+/// TUI's form runs it before asking for confirmation.
+pub async fn check_new_base(
+    store: &Store,
+    settings: &MbSettings,
+    request: &NewBaseRequest,
+) -> Result<CheckedBase, BaseError> {
     let flow_id = find_flow(store, &request.flow).await?;
     let user_id = store
         .flow_owner(&flow_id)
@@ -212,23 +268,12 @@ pub async fn create_base(
         .as_deref()
         .unwrap_or(&settings.embedding_model);
     let embedder = settings.embedder(model)?;
-    let id = uuid::Uuid::new_v4().to_string();
-    store
-        .create_memory_base(&NewMemoryBase {
-            id: id.clone(),
-            name: request.name.clone(),
-            flow_id,
-            user_id,
-            threshold: request.threshold,
-            unit: request.unit,
-            auto_capture: request.auto_capture,
-            embedding_provider: embedder.provider().to_owned(),
-            embedding_model: embedder.model().to_owned(),
-            kb_name: kb_name(&request.name, &uuid::Uuid::new_v4()),
-            created_at: Utc::now(),
-        })
-        .await?;
-    Ok(id)
+    Ok(CheckedBase {
+        flow_id,
+        user_id,
+        embedding_provider: embedder.provider().to_owned(),
+        embedding_model: embedder.model().to_owned(),
+    })
 }
 
 /// A base's tracked sessions with their pending counts.

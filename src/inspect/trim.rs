@@ -268,8 +268,8 @@ pub fn change_for(
     change
 }
 
-/// Adds a message as seed 004's Add Memory node does, then applies the memory's policy (as a
-/// change recorded as `policy`, undoable like any other). Creates the memory for a new
+/// Adds a message as seed 004's Add Memory node does and applies the memory's policy, both as
+/// one change recorded as `add` (one undo takes both back). Creates the memory for a new
 /// (memory node, chat id) pair with `new_policy`.
 pub struct NewMessage<'a> {
     pub memory_node_id: &'a str,
@@ -290,6 +290,7 @@ pub struct Added {
     pub created: bool,
     pub message_id: String,
     pub seq: i64,
+    /// The policy's plan over the list with the message; its change id undoes the whole add.
     pub trim: Applied,
 }
 
@@ -341,23 +342,38 @@ pub async fn add_message(
         is_summary: false,
         created_at: now,
     };
-    let seq = store.append_chat_memory_message(&row).await?;
-    let loaded = load_memory(store, &memory.id).await?;
-    let trim = apply_policy(
-        store,
-        &loaded,
-        &loaded.policy,
-        counter,
-        summarizer,
-        "policy",
-    )
-    .await?;
+    // The message and what the policy then does to the list are one change, written in one
+    // transaction: one undo takes the message back out and restores what the policy removed.
+    let mut loaded = load_memory(store, &memory.id).await?;
+    let mut row = row;
+    row.seq = loaded.rows.last().map_or(0, |last| last.seq + 1);
+    let seq = row.seq;
+    let message_id = row.id.clone();
+    loaded.rows.push(row.clone());
+    let mut cache = CountCache::default();
+    let session = TrimSession::new(loaded.messages(), counter, &mut cache);
+    let plan = session
+        .summarized_policy_plan(&loaded.policy, summarizer)
+        .await?;
+    let mut change = change_for(&plan, &loaded.policy, &loaded.rows, &memory.id, "add");
+    // The new message is not stored yet: it is written as the plan leaves it, or not at all.
+    let removed_at = change.removed.iter().position(|id| *id == message_id);
+    let removed = removed_at.map(|at| change.removed.remove(at)).is_some();
+    let modified_at = change.modified.iter().position(|r| r.id == message_id);
+    let modified = modified_at.map(|at| change.modified.remove(at));
+    if !removed {
+        change.added.insert(0, modified.unwrap_or(row));
+    }
+    let change_id = store.apply_chat_memory_change(&memory.id, &change).await?;
     Ok(Added {
         chat_memory_id: memory.id,
         created,
-        message_id: row.id,
+        message_id,
         seq,
-        trim,
+        trim: Applied {
+            plan,
+            change_id: Some(change_id),
+        },
     })
 }
 
@@ -370,16 +386,7 @@ pub async fn delete_messages(
     scope: DeleteScope,
     roles: &[Role],
 ) -> Result<Option<(String, usize)>, TrimInspectError> {
-    let candidates = store
-        .chat_memory_delete_candidates(&loaded.memory.id, scope)
-        .await?;
-    let removed: Vec<String> = loaded
-        .rows
-        .iter()
-        .filter(|row| candidates.contains(&row.id))
-        .filter(|row| Role::parse(&row.role).is_some_and(|role| roles.contains(&role)))
-        .map(|row| row.id.clone())
-        .collect();
+    let removed = messages_to_delete(store, loaded, scope, roles).await?;
     if removed.is_empty() {
         return Ok(None);
     }
@@ -394,6 +401,25 @@ pub async fn delete_messages(
         .apply_chat_memory_change(&loaded.memory.id, &change)
         .await?;
     Ok(Some((id, count)))
+}
+
+/// The ids of the messages a delete would remove, oldest first: what a confirmation counts.
+pub async fn messages_to_delete(
+    store: &Store,
+    loaded: &LoadedMemory,
+    scope: DeleteScope,
+    roles: &[Role],
+) -> Result<Vec<String>, TrimInspectError> {
+    let candidates = store
+        .chat_memory_delete_candidates(&loaded.memory.id, scope)
+        .await?;
+    Ok(loaded
+        .rows
+        .iter()
+        .filter(|row| candidates.contains(&row.id))
+        .filter(|row| Role::parse(&row.role).is_some_and(|role| roles.contains(&role)))
+        .map(|row| row.id.clone())
+        .collect())
 }
 
 /// The prompt message a stored row stands for: image files become image parts before the text

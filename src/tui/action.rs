@@ -64,6 +64,7 @@ pub enum Action {
     Decrease,
     FocusBudget,
     ShowWarnings,
+    Details,
 }
 
 impl Action {
@@ -126,6 +127,7 @@ impl Action {
         Action::Decrease,
         Action::FocusBudget,
         Action::ShowWarnings,
+        Action::Details,
     ];
 
     /// Whether a global binding of this action still applies inside a popup: moving, closing
@@ -204,6 +206,7 @@ impl Action {
             Action::Decrease => "previous value",
             Action::FocusBudget => "budget rows: scroll / leave",
             Action::ShowWarnings => "warnings and the last message, whole",
+            Action::Details => "the selected row whole",
         }
     }
 }

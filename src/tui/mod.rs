@@ -165,12 +165,21 @@ fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
 
 /// Runs the TUI on `store` until the user quits. The terminal is restored on exit, on error and
 /// on panic.
-pub async fn run(resolved: Resolved, store: Store) -> color_eyre::Result<()> {
+/// Runs the TUI until it quits; `notice` (e.g. the first run's) stands in the status line until
+/// the first key.
+pub async fn run(
+    resolved: Resolved,
+    store: Store,
+    notice: Option<String>,
+) -> color_eyre::Result<()> {
     let _log_guard = init_logging(&resolved.dirs.data);
     // main may have installed it already; either way panics get its report.
     let _ = color_eyre::install();
     let theme = Theme::from_env(&resolved.config.ui.theme);
     let mut app = App::new(&resolved, store, Some(&resolved.config.keys), theme)?;
+    if notice.is_some() {
+        app.state.message = notice;
+    }
     tracing::info!(database = %app.state.database, "TUI started");
     // ratatui's init chains a panic hook that restores the terminal first.
     let mut terminal = ratatui::try_init().wrap_err("could not set up the terminal")?;

@@ -7,7 +7,7 @@ use crate::cli::args::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
 use crate::cli::commands::trim::{summarizer_from, trim_counter};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
 use crate::store::{ChatMemorySummary, DeleteScope};
@@ -75,7 +75,7 @@ async fn list(context: &Context) -> CliResult {
                     m.id.clone(),
                     cell(&m.label, 28),
                     cell(&m.chat_id, 28),
-                    m.messages.to_string(),
+                    thousands(m.messages),
                 ]
             })
             .collect();
@@ -192,13 +192,20 @@ async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
             a.seq,
             a.chat_memory_id,
             if a.created { " (created)" } else { "" },
-            match &a.trim.change_id {
-                Some(id) => format!(
-                    "\npolicy trimmed: {} removed, {} modified (change {id}, undo with `trim undo`)",
+            {
+                let (removed, modified) = (
                     a.trim.plan.removed().count(),
-                    a.trim.plan.modified().count()
-                ),
-                None => String::new(),
+                    a.trim.plan.modified().count(),
+                );
+                let id = a.trim.change_id.as_deref().unwrap_or("-");
+                if removed + modified > 0 {
+                    format!(
+                        "\npolicy trimmed: {removed} removed, {modified} modified (change {id}; \
+                         `trim undo` takes the message and the trim back)"
+                    )
+                } else {
+                    format!("\nchange {id}; `trim undo` takes the message back")
+                }
             }
         )
     })?;

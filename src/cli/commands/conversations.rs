@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::Context;
 use crate::cli::args::ConversationsArgs;
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
 use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
@@ -82,7 +82,7 @@ fn render(page: &Page) -> String {
                 cell(&name, 40),
                 cell(c.app_name.unwrap_or("(missing app)"), 24),
                 c.mode.to_owned(),
-                c.messages.to_string(),
+                thousands(c.messages),
                 c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
             ]
         })

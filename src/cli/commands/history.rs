@@ -95,7 +95,7 @@ pub(super) fn budget_table(lines: &[BudgetLine], dropped: usize) -> String {
         rows.push(vec![
             line.index.to_string(),
             format!("{} {}", line.role.as_str(), short_id(&line.source_id)),
-            line.tokens.to_string(),
+            thousands(line.tokens),
             thousands(line.tokens_from_here),
             cell(&line.message.content.text(), 60),
         ]);

@@ -8,6 +8,7 @@ pub mod history;
 pub mod info;
 pub mod mb;
 pub mod nodes;
+pub mod shell;
 pub mod summary;
 pub mod thread;
 pub mod tokens;

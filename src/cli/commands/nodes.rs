@@ -97,8 +97,8 @@ fn render_nodes(r: &NodesReport) -> String {
                 row.node.node_id.clone(),
                 row.node.node_type.clone(),
                 cell(&row.node.title, 30),
-                row.node.executions.to_string(),
-                row.node.on_thread.to_string(),
+                thousands(row.node.executions as u64),
+                thousands(row.node.on_thread as u64),
                 messages,
                 tokens,
             ]
@@ -260,9 +260,9 @@ fn render_context(r: &ContextReport) -> String {
                 short_id(&turn.workflow_run_id).to_owned(),
                 turn.status.clone().unwrap_or_else(|| "not run".to_owned()),
                 turn.context_messages
-                    .map_or(String::new(), |n| n.to_string()),
+                    .map_or(String::new(), |n| thousands(n as u64)),
                 turn.prompt_messages
-                    .map_or(String::new(), |n| n.to_string()),
+                    .map_or(String::new(), |n| thousands(n as u64)),
                 cell(&notes.join("; "), 70),
             ]
         })

@@ -34,7 +34,7 @@ fn render(r: &Report) -> String {
             vec![
                 line.index.to_string(),
                 line.role.to_owned(),
-                line.tokens.to_string(),
+                thousands(line.tokens),
                 cell(preview, 60),
             ]
         })

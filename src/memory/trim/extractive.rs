@@ -8,7 +8,9 @@
 use rustc_hash::FxHashMap;
 
 use super::count::MessageCounter;
-use crate::memory::model::PromptMessage;
+use super::plan::SUMMARY_PREFIX;
+use super::policy::is_summary;
+use crate::memory::model::{PromptMessage, Role};
 
 /// How the UI names this summarizer.
 pub const EXTRACTIVE_LABEL: &str = "extractive (offline)";
@@ -53,6 +55,18 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
     pieces.into_iter().map(str::trim).filter(|s| !s.is_empty())
 }
 
+/// A line of an earlier summary as (role, sentence): `user: text` keeps its role; a line
+/// without one (a remote summarizer's prose) counts as the system's.
+fn summary_line(line: &str) -> (&'static str, &str) {
+    match line.split_once(": ") {
+        Some((role, sentence)) => match Role::parse(role) {
+            Some(role) => (role.as_str(), sentence),
+            None => (Role::System.as_str(), line),
+        },
+        None => (Role::System.as_str(), line),
+    }
+}
+
 /// The best sentences of `removed` as `role: sentence` lines, in their order, within
 /// `max_tokens` of `counter`. Empty when nothing fits or there is no text.
 pub fn extractive_summary<'a>(
@@ -60,10 +74,22 @@ pub fn extractive_summary<'a>(
     max_tokens: usize,
     counter: &dyn MessageCounter,
 ) -> String {
-    let texts: Vec<(&'static str, std::borrow::Cow<'a, str>)> = removed
-        .into_iter()
-        .map(|m| (m.role.as_str(), m.content.text()))
-        .collect();
+    let mut texts: Vec<(&'static str, std::borrow::Cow<'a, str>)> = Vec::new();
+    for message in removed {
+        if is_summary(message) {
+            // An earlier summary is folded, not quoted: its `role: sentence` lines compete
+            // with the other sentences under their own roles, so a second trim never writes
+            // "system: Summary of earlier conversation: …" inside its summary.
+            let text = message.content.text();
+            let earlier = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(&text);
+            for line in earlier.lines() {
+                let (role, sentence) = summary_line(line);
+                texts.push((role, std::borrow::Cow::Owned(sentence.to_owned())));
+            }
+        } else {
+            texts.push((message.role.as_str(), message.content.text()));
+        }
+    }
     let mut frequency: FxHashMap<String, u32> = FxHashMap::default();
     for (_, text) in &texts {
         for word in words(text) {
@@ -115,7 +141,6 @@ pub fn extractive_summary<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::model::Role;
     use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 
     fn counter() -> TokenCounter {
@@ -169,5 +194,29 @@ mod tests {
         assert_eq!(extractive_summary(&removed, 100, &counter()), "");
         let words = [PromptMessage::text(Role::User, "Anything at all here.")];
         assert_eq!(extractive_summary(&words, 0, &counter()), "");
+    }
+
+    #[test]
+    fn an_earlier_summary_is_folded_not_nested() {
+        let earlier = PromptMessage::text(
+            Role::System,
+            format!(
+                "{SUMMARY_PREFIX}user: My invoice 4411 shows a duplicate charge.\n\
+                 assistant: I refunded invoice 4411."
+            ),
+        );
+        let removed = [
+            earlier,
+            PromptMessage::text(Role::User, "The refund for invoice 4411 has not arrived."),
+        ];
+        let summary = extractive_summary(&removed, 1000, &counter());
+        assert!(!summary.contains(SUMMARY_PREFIX.trim()), "{summary}");
+        assert!(!summary.contains("system:"), "{summary}");
+        assert_eq!(
+            summary,
+            "user: My invoice 4411 shows a duplicate charge.\n\
+             assistant: I refunded invoice 4411.\n\
+             user: The refund for invoice 4411 has not arrived."
+        );
     }
 }

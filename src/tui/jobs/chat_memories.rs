@@ -9,7 +9,7 @@ use tokio::task::JoinHandle;
 use super::{Slot, report};
 use crate::inspect::trim::{
     NewMessage, TrimCounter, TrimInspectError, add_message, apply_policy, delete_messages,
-    load_memory, row_message,
+    load_memory, messages_to_delete, row_message,
 };
 use crate::memory::tokens::CountCache;
 use crate::store::Store;
@@ -164,7 +164,25 @@ pub(super) fn spawn(
                 send(MemoryJob::Written { memory_id, result });
             }),
         ),
+        MemoryEffect::CountDelete { write } => (
+            None,
+            tokio::spawn(async move {
+                let result = count_delete(&store, &write).await.map_err(report);
+                send(MemoryJob::DeleteCount { write, result });
+            }),
+        ),
     }
+}
+
+/// How many messages the delete `write` would remove.
+async fn count_delete(store: &Store, write: &Write) -> Result<usize, TrimInspectError> {
+    let Write::Delete { scope, roles, .. } = write else {
+        return Ok(0);
+    };
+    let loaded = load_memory(store, write.memory_id()).await?;
+    Ok(messages_to_delete(store, &loaded, *scope, roles)
+        .await?
+        .len())
 }
 
 /// Carries a confirmed write out; the text says what changed.
@@ -201,7 +219,8 @@ async fn run_write(
         Write::Delete { scope, roles, .. } => {
             match delete_messages(store, &loaded, scope, &roles).await? {
                 Some((change, count)) => format!(
-                    "deleted {count} messages from {label} (change {}); u undoes it",
+                    "deleted {count} {} from {label} (change {}); u undoes it",
+                    crate::inspect::noun(count as u64, "message"),
                     short(&change)
                 ),
                 None => format!("no messages of {label} matched the delete"),
@@ -224,14 +243,15 @@ async fn run_write(
                 new_policy: &loaded.memory.policy,
             };
             let added = add_message(store, &new, counter, summarizer).await?;
-            let trimmed = added.trim.plan.removed().count();
-            if added.trim.change_id.is_some() {
+            let trimmed = added.trim.plan.removed().count() as u64;
+            if trimmed > 0 {
                 format!(
-                    "added message {} to {label}; its policy trimmed {trimmed}",
-                    added.seq
+                    "added message {} to {label}; its policy trimmed {trimmed} {} (u undoes both)",
+                    added.seq,
+                    crate::inspect::noun(trimmed, "message")
                 )
             } else {
-                format!("added message {} to {label}", added.seq)
+                format!("added message {} to {label} (u undoes it)", added.seq)
             }
         }
     })

@@ -219,9 +219,12 @@ impl MbRunner {
                     .map(|_| {
                         let mut changes = Vec::new();
                         if let Some(threshold) = update.threshold {
+                            let unit = update
+                                .unit
+                                .map_or(base.threshold_unit.as_str(), |u| u.as_str());
                             changes.push(format!(
-                                "threshold {threshold} {} (applies at the next check)",
-                                base.threshold_unit
+                                "threshold {} {unit} (applies at the next check)",
+                                crate::inspect::thousands(threshold)
                             ));
                         }
                         if let Some(auto) = update.auto_capture {
@@ -233,12 +236,19 @@ impl MbRunner {
                     .map_err(report);
                 send(&events, MbEvent::Written { result });
             }),
+            MbEffect::CheckCreate(request) => tokio::spawn(async move {
+                let result = view::check_new_base(&store, &config, &request)
+                    .await
+                    .map(|_| ())
+                    .map_err(report);
+                send(&events, MbEvent::CreateChecked { request, result });
+            }),
             MbEffect::Create(request) => tokio::spawn(async move {
                 let result = view::create_base(&store, &config, &request)
                     .await
                     .map(|id| format!("created memory base {} ({id})", request.name))
                     .map_err(report);
-                send(&events, MbEvent::Written { result });
+                send(&events, MbEvent::Created { result });
             }),
             MbEffect::Delete(base) => tokio::spawn(async move {
                 let result = match config.syncer(Store::clone(&store), &base.embedding_model) {

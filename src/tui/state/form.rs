@@ -1,5 +1,41 @@
-//! A small form as plain data: up/down choose a field, left/right step it, typing edits numbers
-//! and text. The trim preview's policy form and the chat memory forms are all one of these.
+//! A small form as plain data: up/down choose a field, left/right step it (or move the cursor
+//! in a text), typing edits numbers and text. The trim preview's policy form, the chat memory
+//! forms and the memory-base forms are all one of these.
+
+use tui_input::{Input, InputRequest};
+
+/// A text field's value and cursor: tui-input's editing (insert and delete at the cursor, move
+/// it), compared by value and cursor.
+#[derive(Debug, Clone, Default)]
+pub struct TextInput(Input);
+
+impl TextInput {
+    /// `value` with the cursor after it.
+    pub fn new(value: impl Into<String>) -> TextInput {
+        TextInput(Input::new(value.into()))
+    }
+
+    pub fn value(&self) -> &str {
+        self.0.value()
+    }
+
+    /// The cursor, in characters from the start.
+    pub fn cursor(&self) -> usize {
+        self.0.cursor()
+    }
+
+    fn handle(&mut self, request: InputRequest) {
+        self.0.handle(request);
+    }
+}
+
+impl PartialEq for TextInput {
+    fn eq(&self, other: &TextInput) -> bool {
+        self.value() == other.value() && self.cursor() == other.cursor()
+    }
+}
+
+impl Eq for TextInput {}
 
 /// What a field holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,7 +51,7 @@ pub enum FieldValue {
         value: u64,
         step: u64,
     },
-    Text(String),
+    Text(TextInput),
 }
 
 impl FieldValue {
@@ -28,6 +64,11 @@ impl FieldValue {
 
     pub fn number(value: u64, step: u64) -> FieldValue {
         FieldValue::Number { value, step }
+    }
+
+    /// A text field holding `value`, the cursor after it.
+    pub fn text(value: impl Into<String>) -> FieldValue {
+        FieldValue::Text(TextInput::new(value))
     }
 
     /// Left (`-1`) or right (`+1`).
@@ -45,7 +86,11 @@ impl FieldValue {
                     value.saturating_add(*step)
                 };
             }
-            FieldValue::Text(_) => {}
+            FieldValue::Text(text) => text.handle(if direction < 0 {
+                InputRequest::GoToPrevChar
+            } else {
+                InputRequest::GoToNextChar
+            }),
         }
     }
 
@@ -63,7 +108,7 @@ impl FieldValue {
                 None => false,
             },
             FieldValue::Text(text) => {
-                text.push(c);
+                text.handle(InputRequest::InsertChar(c));
                 true
             }
             FieldValue::Choice { .. } | FieldValue::Toggle(_) => false,
@@ -78,7 +123,7 @@ impl FieldValue {
                 true
             }
             FieldValue::Text(text) => {
-                text.pop();
+                text.handle(InputRequest::DeletePrevChar);
                 true
             }
             FieldValue::Choice { .. } | FieldValue::Toggle(_) => false,
@@ -92,7 +137,7 @@ impl FieldValue {
             }
             FieldValue::Toggle(on) => if *on { "on" } else { "off" }.to_owned(),
             FieldValue::Number { value, .. } => value.to_string(),
-            FieldValue::Text(text) => text.clone(),
+            FieldValue::Text(text) => text.value().to_owned(),
         }
     }
 
@@ -197,7 +242,7 @@ impl Form {
 
     pub fn text(&self, key: &str) -> &str {
         match self.field(key) {
-            Some(FieldValue::Text(text)) => text,
+            Some(FieldValue::Text(text)) => text.value(),
             _ => "",
         }
     }
@@ -212,7 +257,7 @@ mod tests {
             Field::new("a", "A", FieldValue::choice(&["x", "y", "z"], "y")),
             Field::new("b", "B", FieldValue::number(20, 5)),
             Field::new("c", "C", FieldValue::Toggle(false)),
-            Field::new("d", "D", FieldValue::Text(String::new())),
+            Field::new("d", "D", FieldValue::text("")),
         ])
     }
 
@@ -248,5 +293,21 @@ mod tests {
         form.set_visible("b", false);
         form.move_focus(-1);
         assert_eq!(form.focused_key(), Some("a"));
+    }
+
+    #[test]
+    fn text_fields_edit_at_the_cursor() {
+        let mut value = FieldValue::text("abc");
+        value.step(-1);
+        value.step(-1);
+        assert!(value.type_char('X'));
+        assert_eq!(value.display(), "aXbc");
+        assert!(value.backspace());
+        assert_eq!(value.display(), "abc");
+        value.step(1);
+        value.step(1);
+        value.step(1);
+        assert!(value.type_char('!'));
+        assert_eq!(value.display(), "abc!", "the cursor stops at the end");
     }
 }

@@ -1,5 +1,6 @@
 //! The memory bases tab and the jobs popup, as plain data.
 
+use super::form::{Field, FieldValue, Form};
 use chrono::{DateTime, Utc};
 
 use super::LoadStatus;
@@ -36,6 +37,9 @@ pub struct MemoryBasesState {
     pub session_selected: usize,
     pub search: Option<SearchState>,
     pub dialog: Option<Dialog>,
+    /// The create form behind its confirmation and while the base is created: a "no" or a
+    /// refusal reopens it as it was typed.
+    pub create_draft: Option<CreateForm>,
 }
 
 impl MemoryBasesState {
@@ -77,12 +81,11 @@ pub struct SearchState {
 /// A dialog of the tab; while one is open it takes the keys.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dialog {
-    /// Typing a new threshold for a base.
+    /// A base's threshold and its unit, in the shared form.
     Threshold {
         base_id: String,
         base_name: String,
-        unit: String,
-        text: String,
+        form: Form,
         error: Option<String>,
     },
     /// Typing a KB search query.
@@ -141,65 +144,89 @@ impl Confirm {
     }
 }
 
-/// The fields of the create form, in order.
-pub const CREATE_FIELDS: [&str; 6] = [
-    "flow",
-    "name",
-    "threshold",
-    "unit",
-    "auto-capture",
-    "embedding model",
-];
+/// The unit choice of the create and threshold forms.
+fn unit_field(unit: &str) -> Field {
+    let units = [
+        ThresholdUnit::Runs.as_str(),
+        ThresholdUnit::Messages.as_str(),
+    ];
+    Field::new("unit", "unit", FieldValue::choice(&units, unit))
+}
 
-/// The create form: one text per field of [`CREATE_FIELDS`].
+/// The threshold form of a base: the number and its unit.
+pub fn threshold_form(threshold: i64, unit: &str) -> Form {
+    Form::new(vec![
+        Field::new(
+            "threshold",
+            "threshold",
+            FieldValue::number(threshold.max(0) as u64, 1),
+        ),
+        unit_field(unit),
+    ])
+}
+
+/// The threshold a form holds, checked, and its unit.
+pub fn threshold_of(form: &Form) -> Result<(i64, ThresholdUnit), String> {
+    let threshold = parse_threshold(&form.number("threshold").to_string())?;
+    let unit = ThresholdUnit::parse(form.choice("unit")).unwrap_or(ThresholdUnit::Runs);
+    Ok((threshold, unit))
+}
+
+/// The create form: the shared [`Form`] (the unit a choice, auto-capture a toggle, the
+/// threshold a number), with what is wrong with it and whether its flow is being checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateForm {
-    pub values: [String; 6],
-    pub focused: usize,
+    pub form: Form,
     pub error: Option<String>,
+    /// The request went to a job that checks the flow, the name and the model: the form waits.
+    pub checking: bool,
 }
 
 impl CreateForm {
     /// The defaults of `memscope mb create`, on `flow`.
     pub fn new(flow: String) -> CreateForm {
+        let mut form = Form::new(vec![
+            Field::new("flow", "flow", FieldValue::text(flow)),
+            Field::new("name", "name", FieldValue::text("")),
+            Field::new("threshold", "threshold", FieldValue::number(50, 10)),
+            unit_field(ThresholdUnit::Runs.as_str()),
+            Field::new("auto", "auto-capture", FieldValue::Toggle(true)),
+            Field::new(
+                "model",
+                "embedding model",
+                FieldValue::text(crate::kb::embedder::HASHING_MODEL),
+            ),
+        ]);
+        form.focused = 1;
         CreateForm {
-            values: [
-                flow,
-                String::new(),
-                "50".to_owned(),
-                ThresholdUnit::Runs.as_str().to_owned(),
-                "yes".to_owned(),
-                crate::kb::embedder::HASHING_MODEL.to_owned(),
-            ],
-            focused: 1,
+            form,
             error: None,
+            checking: false,
         }
     }
 
-    /// The request the form describes, or what is wrong with it.
+    /// The request the form describes, or what is wrong with it (the flow itself is checked
+    /// against the database by a job).
     pub fn request(&self) -> Result<NewBaseRequest, String> {
-        let [flow, name, threshold, unit, auto, model] = &self.values;
-        let (flow, name, model) = (flow.trim(), name.trim(), model.trim());
+        let form = &self.form;
+        let (flow, name, model) = (
+            form.text("flow").trim(),
+            form.text("name").trim(),
+            form.text("model").trim(),
+        );
         if flow.is_empty() {
             return Err("flow: give a flow id or name".to_owned());
         }
         if name.is_empty() {
             return Err("name: a memory base needs a name".to_owned());
         }
-        let threshold = parse_threshold(threshold)?;
-        let unit = ThresholdUnit::parse(unit.trim())
-            .ok_or_else(|| format!("unit: {:?} is not messages or runs", unit.trim()))?;
-        let auto_capture = match auto.trim() {
-            "yes" | "on" | "true" => true,
-            "no" | "off" | "false" => false,
-            other => return Err(format!("auto-capture: {other:?} is not yes or no")),
-        };
+        let (threshold, unit) = threshold_of(form)?;
         Ok(NewBaseRequest {
             name: name.to_owned(),
             flow: flow.to_owned(),
             threshold,
             unit,
-            auto_capture,
+            auto_capture: form.toggle("auto"),
             // Empty: the configured default model.
             embedding_model: Some(model.to_owned()).filter(|m| !m.is_empty()),
         })

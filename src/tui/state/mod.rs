@@ -604,6 +604,27 @@ pub struct Detail {
     pub text: String,
     /// Lines scrolled (the popup clamps it to its height).
     pub scroll: usize,
+    /// The popup it was opened over (the jobs list), back in front when it closes.
+    pub under: Box<Overlay>,
+}
+
+impl Detail {
+    pub fn new(title: String, text: String) -> Detail {
+        Detail {
+            title,
+            text,
+            scroll: 0,
+            under: Box::default(),
+        }
+    }
+
+    /// The same detail, opened over `under`.
+    pub fn over(self, under: Overlay) -> Detail {
+        Detail {
+            under: Box::new(under),
+            ..self
+        }
+    }
 }
 
 /// The whole state of the TUI.

@@ -128,7 +128,6 @@ pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Fr
     draw_rows(state, view, panel.of, theme, frame, rows_area);
 }
 
-/// The bar with its label beside it, never over it.
 fn draw_gauge(view: &BudgetView, theme: &Theme, frame: &mut Frame, area: Rect) {
     let ratio = if view.max_tokens > 0 {
         (view.pruned.tokens_after as f64 / view.max_tokens as f64).min(1.0)
@@ -137,14 +136,28 @@ fn draw_gauge(view: &BudgetView, theme: &Theme, frame: &mut Frame, area: Rect) {
     };
     let over = view.pruned.tokens_after as i128 > i128::from(view.max_tokens);
     let label = format!(
-        " {} / {} tokens kept",
+        "{} / {} tokens kept",
         thousands(view.pruned.tokens_after),
         thousands(view.max_tokens)
     );
+    labelled_bar(ratio, over, &label, theme, frame, area);
+}
+
+/// A bar with its label beside it, never over it: the label keeps its width (cut with … on a
+/// narrow pane) and the bar takes the rest, at least 5 cells.
+pub(crate) fn labelled_bar(
+    ratio: f64,
+    over: bool,
+    label: &str,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let label = format!(" {label}");
     let label_width = (label.chars().count() as u16).min(area.width.saturating_sub(6));
     let [bar, text] =
         Layout::horizontal([Constraint::Min(5), Constraint::Length(label_width)]).areas(area);
-    let filled = (f64::from(bar.width) * ratio).round() as usize;
+    let filled = (f64::from(bar.width) * ratio.clamp(0.0, 1.0)).round() as usize;
     let empty = usize::from(bar.width).saturating_sub(filled);
     frame.render_widget(
         Line::from(vec![

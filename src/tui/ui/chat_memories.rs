@@ -3,9 +3,10 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Row};
+use ratatui::widgets::{Block, Borders, Row};
 
-use super::{Component, one_line, placeholder, selectable_table, short_id};
+use super::{Component, placeholder, selectable_table, short_id};
+use crate::cli::output::thousands;
 use crate::inspect::trim::row_message;
 use crate::tui::state::chat_memories::{
     ChatMemoriesState, MESSAGE_PAGE, MemoryView, policy_summary,
@@ -80,16 +81,16 @@ fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, are
         let tokens = memories
             .tokens
             .get(&row.id)
-            .map_or_else(|| "…".to_owned(), u64::to_string);
-        Row::new([
-            Cell::from(row.label.clone()),
-            Cell::from(short_id(&row.memory_node_id).to_owned()),
-            Cell::from(row.chat_id.clone()),
-            Cell::from(policy_summary(&row.policy)),
-            Cell::from(row.message_count.to_string()),
-            Cell::from(tokens),
-        ])
-        .style(theme.text)
+            .map_or_else(|| "…".to_owned(), |t| thousands(*t));
+        let cells = vec![
+            Span::raw(row.label.clone()),
+            Span::raw(short_id(&row.memory_node_id).to_owned()),
+            Span::raw(row.chat_id.clone()),
+            Span::raw(policy_summary(&row.policy)),
+            Span::raw(thousands(row.message_count)),
+            Span::raw(tokens),
+        ];
+        (cells, theme.text)
     });
     let widths = [
         Constraint::Fill(2),
@@ -99,7 +100,15 @@ fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, are
         Constraint::Length(5),
         Constraint::Length(7),
     ];
-    selectable_table(header, rows, widths, memories.selected, theme, frame, inner);
+    selectable_table(
+        header,
+        rows,
+        &widths,
+        memories.selected,
+        theme,
+        frame,
+        inner,
+    );
 }
 
 fn draw_memory(
@@ -141,7 +150,6 @@ fn draw_memory(
         return;
     }
     let header = Row::new(["Seq", "Role", "Files", "Tokens", "Content"]).style(theme.title);
-    let content_width = usize::from(list.width.saturating_sub(36)).max(10);
     let rows = open.rows.iter().enumerate().map(|(i, row)| {
         let message = row_message(row);
         let files = row
@@ -161,22 +169,27 @@ fn draw_memory(
         } else {
             text
         };
-        Row::new([
-            Cell::from(row.seq.to_string()),
-            Cell::from(role),
-            Cell::from(if files == 0 {
+        let cells = vec![
+            Span::raw(row.seq.to_string()),
+            Span::raw(role),
+            Span::raw(if files == 0 {
                 String::new()
             } else {
-                format!("{files} file{}", if files == 1 { "" } else { "s" })
+                format!("{files} {}", crate::inspect::noun(files as u64, "file"))
             }),
-            Cell::from(open.tokens.get(i).map_or_else(String::new, u64::to_string)),
-            Cell::from(one_line(&text, content_width)),
-        ])
-        .style(if row.is_summary {
+            Span::raw(
+                open.tokens
+                    .get(i)
+                    .map_or_else(String::new, |t| thousands(*t)),
+            ),
+            Span::raw(text),
+        ];
+        let style = if row.is_summary {
             theme.warning
         } else {
             theme.text
-        })
+        };
+        (cells, style)
     });
     let widths = [
         Constraint::Length(5),
@@ -185,5 +198,5 @@ fn draw_memory(
         Constraint::Length(6),
         Constraint::Fill(1),
     ];
-    selectable_table(header, rows, widths, open.selected, theme, frame, list);
+    selectable_table(header, rows, &widths, open.selected, theme, frame, list);
 }

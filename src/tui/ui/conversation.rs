@@ -199,8 +199,8 @@ fn draw_detail(
                 format!(
                     "  {}  tokens {} in / {} out",
                     message.created_at.format("%Y-%m-%d %H:%M:%S"),
-                    message.message_tokens,
-                    message.answer_tokens
+                    crate::inspect::thousands(message.message_tokens),
+                    crate::inspect::thousands(message.answer_tokens)
                 ),
                 theme.dim,
             ),

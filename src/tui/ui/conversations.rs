@@ -2,9 +2,11 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Block, Borders, Cell, Row};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders, Row};
 
-use super::{Component, one_line, placeholder, selectable_table, short_id};
+use super::{Component, placeholder, selectable_table, short_id};
+use crate::cli::output::thousands;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -40,7 +42,12 @@ impl Component for ConversationList {
         frame.render_widget(block, area);
         match &list.status {
             LoadStatus::Loading if list.rows.is_empty() => {
-                frame.render_widget(placeholder("Loading conversations…", theme.dim), inner);
+                let text = if list.filter.is_empty() {
+                    "Loading conversations…".to_owned()
+                } else {
+                    format!("Searching for {:?}…", list.filter)
+                };
+                frame.render_widget(placeholder(text, theme.dim), inner);
                 return;
             }
             LoadStatus::Failed(error) => {
@@ -72,16 +79,11 @@ impl Component for ConversationList {
             "Id",
         ])
         .style(theme.title);
-        // The two flexible columns share what the fixed ones leave (13+6+16+7+8, six gaps and
-        // the "> " mark): values longer than their share end in … (enter opens the whole).
-        let flexible = usize::from(inner.width).saturating_sub(50 + 6 + 2);
-        let name_width = flexible * 3 / 5;
-        let app_width = flexible - name_width;
         let rows = list.rows.iter().map(|row| {
             let tokens = list
                 .thread_tokens
                 .get(&row.id)
-                .map_or_else(|| "…".to_owned(), u64::to_string);
+                .map_or_else(|| "…".to_owned(), |t| thousands(*t));
             let name = match (row.name.is_empty(), row.is_deleted) {
                 (true, false) => "(unnamed)".to_owned(),
                 (false, false) => row.name.clone(),
@@ -93,19 +95,20 @@ impl Component for ConversationList {
             } else {
                 theme.text
             };
-            Row::new([
-                Cell::from(one_line(&name, name_width)),
-                Cell::from(one_line(
-                    row.app_name.as_deref().unwrap_or("(no app)"),
-                    app_width,
-                )),
-                Cell::from(row.mode.clone()),
-                Cell::from(row.message_count.to_string()),
-                Cell::from(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
-                Cell::from(tokens),
-                Cell::from(short_id(&row.id).to_owned()),
-            ])
-            .style(style)
+            let cells = vec![
+                Span::raw(name),
+                Span::raw(
+                    row.app_name
+                        .clone()
+                        .unwrap_or_else(|| "(no app)".to_owned()),
+                ),
+                Span::raw(row.mode.clone()),
+                Span::raw(thousands(row.message_count)),
+                Span::raw(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
+                Span::raw(tokens),
+                Span::raw(short_id(&row.id).to_owned()),
+            ];
+            (cells, style)
         });
         let widths = [
             Constraint::Fill(3),
@@ -117,6 +120,6 @@ impl Component for ConversationList {
             Constraint::Length(7),
             Constraint::Length(8),
         ];
-        selectable_table(header, rows, widths, list.selected, theme, frame, inner);
+        selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
 }

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, LineGauge};
 
 use super::rows::{RowCells, layout_rows};
 use super::{one_line, placeholder, short_id};
+use crate::inspect::thousands;
 use crate::sync::Stage;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
@@ -110,11 +111,14 @@ fn draw_line(
     let counts = match &line.tracked {
         Some(job) if wide => format!(
             "{}/{} msgs · {} chunks",
-            job.progress.messages_done, job.progress.messages_total, job.progress.chunks_written
+            thousands(job.progress.messages_done),
+            thousands(job.progress.messages_total),
+            thousands(job.progress.chunks_written)
         ),
         Some(job) => format!(
             "{}/{}",
-            job.progress.messages_done, job.progress.messages_total
+            thousands(job.progress.messages_done),
+            thousands(job.progress.messages_total)
         ),
         None => "-".to_owned(),
     };

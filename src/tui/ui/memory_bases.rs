@@ -9,10 +9,9 @@ use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
 
 use super::rows::{RowCells, layout_rows};
 use super::{Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id};
+use crate::cli::output::thousands;
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
-use crate::tui::state::memory_bases::{
-    CREATE_FIELDS, Dialog, Focus, MemoryBasesState, SearchState,
-};
+use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -101,7 +100,7 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
     selectable_table(
         Row::new(header).style(theme.title),
         rows,
-        widths,
+        &widths,
         tab.selected,
         theme,
         frame,
@@ -109,7 +108,7 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
     );
 }
 
-fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {
+fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> (Vec<Span<'a>>, Style) {
     let base = &status.base;
     let state_style = match status.status {
         BaseState::Ok => theme.ok,
@@ -117,31 +116,35 @@ fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> Row<'a> {
         BaseState::Mismatch => theme.warning,
     };
     let mut cells = vec![
-        Cell::from(base.name.clone()),
-        Cell::from(
+        Span::raw(base.name.clone()),
+        Span::raw(
             base.flow_name
                 .clone()
                 .unwrap_or_else(|| short_id(&base.flow_id).to_owned()),
         ),
-        Cell::from(format!("{} {}", base.threshold, base.threshold_unit)),
-        Cell::from(if base.auto_capture { "auto" } else { "manual" }),
+        Span::raw(format!(
+            "{} {}",
+            thousands(base.threshold),
+            base.threshold_unit
+        )),
+        Span::raw(if base.auto_capture { "auto" } else { "manual" }),
     ];
     if wide {
-        cells.push(Cell::from(base.kb_name.clone()));
+        cells.push(Span::raw(base.kb_name.clone()));
     }
     cells.extend([
-        Cell::from(base.sessions.to_string()),
-        Cell::from(base.total_processed.to_string()),
-        Cell::from(Span::styled(status.status.as_str(), state_style)),
+        Span::raw(thousands(base.sessions)),
+        Span::raw(thousands(base.total_processed)),
+        Span::styled(status.status.as_str(), state_style),
     ]);
     if wide {
         let warning = status
             .mismatches
             .first()
             .map_or_else(String::new, |m| format!("⚠ {m}"));
-        cells.push(Cell::from(Span::styled(warning, theme.warning)));
+        cells.push(Span::styled(warning, theme.warning));
     }
-    Row::new(cells).style(theme.text)
+    (cells, theme.text)
 }
 
 fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -210,7 +213,8 @@ fn draw_sessions(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area:
 fn session_columns(wide: bool) -> Vec<Constraint> {
     vec![
         Constraint::Fill(2),
-        Constraint::Length(if wide { 16 } else { 12 }),
+        // "13/20 bot replies" whole.
+        Constraint::Length(if wide { 20 } else { 17 }),
         Constraint::Fill(1),
         Constraint::Length(9),
         Constraint::Length(10),
@@ -251,12 +255,12 @@ fn draw_session(
     );
     let texts = [
         format!("{marker}{}", info.session_id),
-        format!("{}/{} {}", session.pending, session.threshold, session.unit),
+        session.pending_label(),
         String::new(),
         info.cursor_id
             .as_deref()
             .map_or("-".to_owned(), |c| short_id(c).to_owned()),
-        info.total_processed.to_string(),
+        thousands(info.total_processed),
         last_sync,
     ];
     for (index, (text, cell)) in texts.iter().zip(row.cells.iter()).enumerate() {
@@ -371,22 +375,23 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
         Dialog::Confirm(confirm) => confirm_popup(state, &confirm.question(), theme, frame, area),
         Dialog::Threshold {
             base_name,
-            unit,
-            text,
+            form,
             error,
             ..
         } => {
-            let title = format!(" Threshold of {base_name} ({unit}) ");
-            let inner = centered_popup(frame, area, width, 6, title, theme);
-            let lines = vec![
-                input_line("new threshold", text, true, theme),
-                Line::styled(error.clone().unwrap_or_default(), theme.error),
-                Line::styled(
-                    "a whole number ≥ 1, applied at the next check · enter saves · esc cancels",
-                    theme.dim,
-                ),
-            ];
-            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
+            let note = match error {
+                Some(error) => (error.as_str(), theme.error),
+                None => ("a whole number ≥ 1, applied at the next check", theme.dim),
+            };
+            super::trim::draw_form_popup(
+                state,
+                format!(" Threshold of {base_name} "),
+                form,
+                Some(note),
+                theme,
+                frame,
+                area,
+            );
         }
         Dialog::Search { base, text } => {
             let title = format!(" Search the KB of {} ", base.name);
@@ -397,31 +402,21 @@ fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Fra
             ];
             frame.render_widget(Paragraph::new(lines), inner);
         }
-        Dialog::Create(form) => {
-            let inner = centered_popup(
+        Dialog::Create(create) => {
+            let note = match (&create.error, create.checking) {
+                (Some(error), _) => Some((error.as_str(), theme.error)),
+                (None, true) => Some(("checking the flow, the name and the model…", theme.dim)),
+                (None, false) => None,
+            };
+            super::trim::draw_form_popup(
+                state,
+                " New memory base ".to_owned(),
+                &create.form,
+                note,
+                theme,
                 frame,
                 area,
-                width,
-                11,
-                " New memory base ".to_owned(),
-                theme,
             );
-            let mut lines: Vec<Line> = CREATE_FIELDS
-                .iter()
-                .zip(form.values.iter())
-                .enumerate()
-                .map(|(i, (label, value))| input_line(label, value, i == form.focused, theme))
-                .collect();
-            lines.push(Line::styled(
-                form.error.clone().unwrap_or_default(),
-                theme.error,
-            ));
-            lines.push(Line::styled(
-                "unit: messages or runs · auto-capture: yes or no · tab/↓ next field · enter \
-                 creates · esc cancels",
-                theme.dim,
-            ));
-            frame.render_widget(Paragraph::new(lines).wrap(Default::default()), inner);
         }
     }
 }

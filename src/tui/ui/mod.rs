@@ -13,8 +13,9 @@ mod trim;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 use super::keymap::KeyContext;
 use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
@@ -97,50 +98,64 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
 
 fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut spans = vec![Span::styled("memscope ", theme.title)];
-    // A narrow terminal names only the tab in front, so the breadcrumbs still fit.
-    let narrow = area.width < 100;
+    // Every tab is named at any width (the one in front highlighted); the breadcrumbs after it
+    // take what is left and end in … when they do not fit.
     for (number, tab) in Tab::ALL.into_iter().enumerate() {
-        let number = number + 1;
-        let label = if state.screen.tab() == tab {
-            Span::styled(format!(" {number} {} ", tab.title()), theme.selected)
-        } else if narrow {
-            Span::styled(format!(" {number} "), theme.dim)
+        let style = if state.screen.tab() == tab {
+            theme.selected
         } else {
-            Span::styled(format!(" {number} {} ", tab.title()), theme.dim)
+            theme.dim
         };
-        spans.push(label);
+        spans.push(Span::styled(
+            format!(" {} {} ", number + 1, tab.title()),
+            style,
+        ));
     }
-    spans.push(Span::styled("  ", theme.dim));
-    let mut crumbs = vec![state.screen.tab().title().to_owned()];
-    if let Some(conversation) = state
+    let crumbs = breadcrumbs(state);
+    if !crumbs.is_empty() {
+        let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+        let room = usize::from(area.width).saturating_sub(used + 1);
+        spans.push(Span::styled(" ", theme.dim));
+        spans.push(Span::styled(
+            one_line(&format!("› {}", crumbs.join(" › ")), room),
+            theme.text,
+        ));
+    }
+    frame.render_widget(Line::from(spans), area);
+}
+
+/// Where the conversations tab is below its list: conversation, message, demo, nodes, node.
+fn breadcrumbs(state: &AppState) -> Vec<String> {
+    let mut crumbs = Vec::new();
+    let Some(conversation) = state
         .conversation
         .as_ref()
         .filter(|_| state.screen == Screen::Conversation)
-    {
-        let name = conversation
-            .loaded
-            .as_ref()
-            .map(|l| l.conversation.info.name.clone())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| short_id(&conversation.id).to_owned());
-        crumbs.push(name);
-        if let Some(loaded) = &conversation.loaded {
-            if !loaded.tree.is_empty() {
-                crumbs.push(short_id(loaded.tree.id(conversation.selected)).to_owned());
-            }
-        }
-        if conversation.demo.is_some() {
-            crumbs.push("extraction demo".to_owned());
-        }
-        if let Some(nodes) = &conversation.nodes {
-            crumbs.push("nodes".to_owned());
-            if let Some(node) = nodes.selected_node() {
-                crumbs.push(node.title.clone());
-            }
+    else {
+        return crumbs;
+    };
+    let name = conversation
+        .loaded
+        .as_ref()
+        .map(|l| l.conversation.info.name.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| short_id(&conversation.id).to_owned());
+    crumbs.push(name);
+    if let Some(loaded) = &conversation.loaded {
+        if !loaded.tree.is_empty() {
+            crumbs.push(short_id(loaded.tree.id(conversation.selected)).to_owned());
         }
     }
-    spans.push(Span::styled(crumbs.join(" › "), theme.text));
-    frame.render_widget(Line::from(spans), area);
+    if conversation.demo.is_some() {
+        crumbs.push("extraction demo".to_owned());
+    }
+    if let Some(nodes) = &conversation.nodes {
+        crumbs.push("nodes".to_owned());
+        if let Some(node) = nodes.selected_node() {
+            crumbs.push(node.title.clone());
+        }
+    }
+    crumbs
 }
 
 fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -345,14 +360,26 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
 /// A list's table: the header, the rows, the selected row highlighted and kept in view.
 pub(crate) fn selectable_table<'a>(
     header: Row<'a>,
-    rows: impl IntoIterator<Item = Row<'a>>,
-    widths: impl IntoIterator<Item = Constraint>,
+    rows: impl IntoIterator<Item = (Vec<Span<'a>>, Style)>,
+    widths: &[Constraint],
     selected: usize,
     theme: &Theme,
     frame: &mut Frame,
     area: Rect,
 ) {
-    let table = Table::new(rows, widths)
+    // The table's own column layout (one column of spacing, the "> " mark reserved): each
+    // value longer than its column ends in …, so a cut is always visible (`i` shows it whole).
+    let columns = Layout::horizontal(widths.iter().copied())
+        .spacing(1)
+        .split(Rect::new(0, 0, area.width.saturating_sub(2), 1));
+    let rows = rows.into_iter().map(|(cells, style)| {
+        let cells = cells.into_iter().zip(columns.iter()).map(|(span, column)| {
+            let text = one_line(&span.content, usize::from(column.width));
+            Cell::from(Span::styled(text, span.style))
+        });
+        Row::new(cells).style(style)
+    });
+    let table = Table::new(rows, widths.iter().copied())
         .header(header)
         .row_highlight_style(theme.selected)
         .highlight_symbol("> ");

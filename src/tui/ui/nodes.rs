@@ -260,7 +260,8 @@ fn is_flagged(turn: &TimelineTurn) -> bool {
 }
 
 fn turn_line<'a>(number: usize, turn: &TimelineTurn, width: usize, theme: &Theme) -> Line<'a> {
-    let count = |n: Option<usize>| n.map_or("-".to_owned(), |n| n.to_string());
+    let count =
+        |n: Option<usize>| n.map_or("-".to_owned(), |n| crate::inspect::thousands(n as u64));
     let mut text = format!(
         "{number:>4} {} context {:>3} sent {:>3}",
         short_id(&turn.message_id),

@@ -5,9 +5,10 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 use super::{context_hints, one_line, placeholder, popup};
+use crate::cli::output::thousands;
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;
@@ -36,8 +37,19 @@ fn form_lines(form: &Form, theme: &Theme, width: usize) -> Vec<Line<'static>> {
         .map(|(i, field)| {
             let focused = i == form.focused;
             let value = match &field.value {
-                FieldValue::Text(text) if focused => format!("{text}█"),
-                FieldValue::Text(text) => text.clone(),
+                // The cursor where the next character goes.
+                FieldValue::Text(text) if focused => {
+                    let (before, after): (String, String) = {
+                        let at = text.cursor();
+                        let chars: Vec<char> = text.value().chars().collect();
+                        (
+                            chars[..at.min(chars.len())].iter().collect(),
+                            chars[at.min(chars.len())..].iter().collect(),
+                        )
+                    };
+                    format!("{before}█{after}")
+                }
+                FieldValue::Text(text) => text.value().to_owned(),
                 value if focused => format!("‹{}›", value.display()),
                 value => format!(" {}", value.display()),
             };
@@ -145,12 +157,13 @@ fn draw_plan(
         Span::styled(engine, theme.title),
         Span::styled(
             format!(
-                " · messages {} → {kept} · tokens {} → {} · {} removed · {} modified",
-                trim.messages_before(),
-                plan.tokens_before,
-                plan.tokens_after,
-                plan.removed().count(),
-                plan.modified().count(),
+                " · messages {} → {} · tokens {} → {} · {} removed · {} modified",
+                thousands(trim.messages_before() as u64),
+                thousands(kept),
+                thousands(plan.tokens_before),
+                thousands(plan.tokens_after),
+                thousands(plan.removed().count() as u64),
+                thousands(plan.modified().count() as u64),
             ),
             theme.text,
         ),
@@ -174,15 +187,16 @@ fn draw_plan(
     } else {
         (after as f64 / limit as f64).min(1.0)
     };
-    frame.render_widget(
-        Gauge::default()
-            .ratio(ratio)
-            .label(format!("{after} / {limit} {unit} after the trim"))
-            .gauge_style(if after > limit {
-                theme.error
-            } else {
-                theme.gauge
-            }),
+    super::budget::labelled_bar(
+        ratio,
+        after > limit,
+        &format!(
+            "{} / {} {unit} after the trim",
+            thousands(after),
+            thousands(limit)
+        ),
+        theme,
+        frame,
         gauge_area,
     );
     let width = usize::from(list_area.width);
@@ -341,7 +355,24 @@ pub fn draw_form(
         FormKind::Add => format!(" Add a message to {label} "),
         FormKind::Delete => format!(" Delete messages from {label} "),
     };
-    let area = body.centered(Constraint::Percentage(70), Constraint::Length(9));
+    let error = form.error.as_deref().map(|e| (e, theme.error));
+    draw_form_popup(state, title, &form.form, error, theme, frame, body);
+}
+
+/// Every form of the TUI (a chat memory's add and delete, a new memory base) in one popup:
+/// its fields, a line for what is wrong (or under way), and the form keys.
+pub(crate) fn draw_form_popup(
+    state: &AppState,
+    title: String,
+    form: &Form,
+    note: Option<(&str, ratatui::style::Style)>,
+    theme: &Theme,
+    frame: &mut Frame,
+    body: Rect,
+) {
+    let visible = form.fields.iter().filter(|f| f.visible).count() as u16;
+    let height = (visible + 5).max(9);
+    let area = body.centered(Constraint::Percentage(70), Constraint::Length(height));
     let inner = popup(title, theme, frame, area);
     let [fields, error, keys] = Layout::vertical([
         Constraint::Min(1),
@@ -350,11 +381,12 @@ pub fn draw_form(
     ])
     .areas(inner);
     frame.render_widget(
-        Paragraph::new(form_lines(&form.form, theme, usize::from(inner.width))),
+        Paragraph::new(form_lines(form, theme, usize::from(inner.width))),
         fields,
     );
-    if let Some(message) = &form.error {
-        frame.render_widget(Line::styled(message.clone(), theme.error), error);
+    if let Some((message, style)) = note {
+        let text = one_line(message, usize::from(error.width));
+        frame.render_widget(Line::styled(text, style), error);
     }
     frame.render_widget(context_hints(state, KeyContext::Form, theme), keys);
 }

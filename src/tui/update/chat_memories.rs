@@ -55,6 +55,10 @@ pub enum MemoryEffect {
         write: Write,
         counter: TokenCounter,
     },
+    /// How many messages a delete waiting for its confirmation would remove.
+    CountDelete {
+        write: Write,
+    },
 }
 
 /// A page of messages with the memory it belongs to.
@@ -87,6 +91,11 @@ pub enum MemoryJob {
     Summary {
         generation: u64,
         result: Result<TrimPlan, String>,
+    },
+    /// What [`MemoryEffect::CountDelete`] counted.
+    DeleteCount {
+        write: Write,
+        result: Result<usize, String>,
     },
     /// A write finished: what to tell the user, or why it failed.
     Written {
@@ -222,7 +231,7 @@ fn memory_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>
 }
 
 /// One stored message whole: what its row in the page had to cut.
-fn message_detail(row: &ChatMemoryMessageRow, tokens: Option<u64>) -> Detail {
+pub(super) fn message_detail(row: &ChatMemoryMessageRow, tokens: Option<u64>) -> Detail {
     let message = crate::inspect::trim::row_message(row);
     let role = if row.is_summary { "summary" } else { &row.role };
     let mut text = format!(
@@ -247,11 +256,7 @@ fn message_detail(row: &ChatMemoryMessageRow, tokens: Option<u64>) -> Detail {
     }
     text.push('\n');
     text.push_str(&message.content.text());
-    Detail {
-        title: format!(" Message {} ", row.seq),
-        text,
-        scroll: 0,
-    }
+    Detail::new(format!(" Message {} ", row.seq), text)
 }
 
 /// The keys that act on one memory, from the list or from its page.
@@ -293,8 +298,8 @@ fn memory_command(state: &mut AppState, id: &str, action: Action, effects: &mut 
                         "role",
                         FieldValue::choice(&["user", "assistant"], "user"),
                     ),
-                    Field::new("content", "content", FieldValue::Text(String::new())),
-                    Field::new("files", "files (JSON)", FieldValue::Text(String::new())),
+                    Field::new("content", "content", FieldValue::text("")),
+                    Field::new("files", "files (JSON)", FieldValue::text("")),
                 ]),
                 error: None,
             });
@@ -345,7 +350,11 @@ pub(super) fn form_action(state: &mut AppState, action: Action, effects: &mut Ve
                 start_write(state, write, effects);
             }
             Ok(write) => {
-                let question = describe(&write, &state.chat_memories.rows);
+                // The question names the count once the job has counted what would go.
+                let question = describe(&write, &state.chat_memories.rows, None);
+                effects.push(Effect::ChatMemory(MemoryEffect::CountDelete {
+                    write: write.clone(),
+                }));
                 state.overlay = Overlay::Confirm(Confirm { question, write });
             }
             Err(error) => memory_form.error = Some(error),
@@ -403,26 +412,63 @@ fn submit(memory_form: &MemoryForm) -> Result<Write, String> {
     }
 }
 
-/// The confirmation question of a delete.
-fn describe(write: &Write, rows: &[ChatMemorySummary]) -> String {
-    let label = rows
-        .iter()
+/// The label of the memory a write changes, or its id.
+fn label_of(write: &Write, rows: &[ChatMemorySummary]) -> String {
+    rows.iter()
         .find(|r| r.id == write.memory_id())
-        .map_or_else(|| write.memory_id().to_owned(), |r| r.label.clone());
+        .map_or_else(|| write.memory_id().to_owned(), |r| r.label.clone())
+}
+
+/// The confirmation question of a delete, with how many messages go once they are counted.
+fn describe(
+    write: &Write,
+    rows: &[ChatMemorySummary],
+    count: Option<&Result<usize, String>>,
+) -> String {
+    let label = label_of(write, rows);
     match write {
         Write::Delete { scope, roles, .. } => {
             let scope = match scope {
-                DeleteScope::All => "all messages",
-                DeleteScope::LatestRequest => "the latest workflow request's messages",
+                DeleteScope::All => "every request",
+                DeleteScope::LatestRequest => "latest workflow request",
             };
             let roles: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            let what = match count {
+                None => "the messages (counting…)".to_owned(),
+                Some(Ok(n)) => format!(
+                    "{} {}",
+                    crate::inspect::thousands(*n as u64),
+                    crate::inspect::noun(*n as u64, "message")
+                ),
+                Some(Err(error)) => format!("the messages (not counted: {error})"),
+            };
             format!(
-                "Delete {scope} ({}) from {label}? They are archived: undo brings them back.",
-                roles.join(", ")
+                "Delete {what} from {label} ({scope}; {})? They are archived: undo brings them \
+                 back.",
+                roles.join(" and ")
             )
         }
         _ => format!("Change {label}?"),
     }
+}
+
+/// The count of a delete arrived: the question says it, or nothing matched and there is
+/// nothing to confirm.
+fn on_delete_count(state: &mut AppState, write: Write, result: Result<usize, String>) -> bool {
+    let Overlay::Confirm(confirm) = &mut state.overlay else {
+        return false;
+    };
+    if confirm.write != write {
+        return false;
+    }
+    if result == Ok(0) {
+        let label = label_of(&write, &state.chat_memories.rows);
+        state.overlay = Overlay::None;
+        state.message = Some(format!("no message of {label} matches the delete"));
+        return true;
+    }
+    confirm.question = describe(&write, &state.chat_memories.rows, Some(&result));
+    true
 }
 
 /// Keys while a confirmation is open: yes starts the write, anything else backs out.
@@ -533,6 +579,7 @@ pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Eff
         MemoryJob::Summary { generation, result } => {
             return trim::on_summary(state, generation, result);
         }
+        MemoryJob::DeleteCount { write, result } => return on_delete_count(state, write, result),
         MemoryJob::Written { memory_id, result } => {
             state.chat_memories.writing = false;
             state.message = Some(match result {
@@ -648,25 +695,81 @@ mod tests {
         update(&mut state, code(KeyCode::Right));
         update(&mut state, code(KeyCode::Down));
         update(&mut state, code(KeyCode::Right));
-        assert!(update(&mut state, code(KeyCode::Enter)).is_empty());
         let expected = Write::Delete {
             memory_id: memory_row("{}", 0).id,
             scope: DeleteScope::All,
             roles: vec![Role::User],
         };
-        match &state.overlay {
+        // The confirmation opens at once and asks how many messages would go.
+        match &update(&mut state, code(KeyCode::Enter))[..] {
+            [Effect::ChatMemory(MemoryEffect::CountDelete { write })] => {
+                assert_eq!(write, &expected)
+            }
+            other => panic!("expected the count, got {other:?}"),
+        }
+        let question = |state: &AppState| match &state.overlay {
             Overlay::Confirm(confirm) => {
                 assert_eq!(confirm.write, expected);
-                assert!(
-                    confirm.question.contains("all messages (user)"),
-                    "{}",
-                    confirm.question
-                );
+                confirm.question.clone()
             }
             other => panic!("{other:?}"),
-        }
+        };
+        assert!(
+            question(&state).contains("(every request; user)"),
+            "{}",
+            question(&state)
+        );
+        assert!(
+            question(&state).contains("(counting…)"),
+            "{}",
+            question(&state)
+        );
+        let counted = |count| {
+            Event::Job(JobEvent::ChatMemory(MemoryJob::DeleteCount {
+                write: expected.clone(),
+                result: Ok(count),
+            }))
+        };
+        update(&mut state, counted(1));
+        assert!(
+            question(&state).starts_with("Delete 1 message from"),
+            "{}",
+            question(&state)
+        );
+        update(&mut state, counted(1_234));
+        assert!(
+            question(&state).starts_with("Delete 1,234 messages from"),
+            "{}",
+            question(&state)
+        );
         let effects = update(&mut state, code(KeyCode::Enter));
         assert_eq!(write(&effects), &expected);
+    }
+
+    #[test]
+    fn a_delete_that_matches_nothing_asks_nothing() {
+        let mut state = memories("{}", 12);
+        update(&mut state, key('d'));
+        let effects = update(&mut state, code(KeyCode::Enter));
+        let [Effect::ChatMemory(MemoryEffect::CountDelete { write })] = &effects[..] else {
+            panic!("{effects:?}");
+        };
+        let write = write.clone();
+        update(
+            &mut state,
+            Event::Job(JobEvent::ChatMemory(MemoryJob::DeleteCount {
+                write,
+                result: Ok(0),
+            })),
+        );
+        assert_eq!(state.overlay, Overlay::None);
+        assert!(
+            state
+                .message
+                .as_deref()
+                .unwrap_or("")
+                .contains("matches the delete")
+        );
     }
 
     #[test]

@@ -16,7 +16,8 @@ use crate::sync::{JobProgress, Stage, SyncOutcome};
 use crate::tui::action::Action;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{
-    Confirm, CreateForm, Dialog, Focus, JOB_ROWS, SearchState, TrackedJob, parse_threshold,
+    Confirm, CreateForm, Dialog, Focus, JOB_ROWS, SearchState, TrackedJob, threshold_form,
+    threshold_of,
 };
 use crate::tui::state::{AppState, LoadStatus, Overlay, Screen};
 
@@ -44,6 +45,8 @@ pub enum MbEffect {
         base: Box<MemoryBaseInfo>,
         update: MemoryBaseUpdate,
     },
+    /// Checks a new base's flow, name and model before the confirmation.
+    CheckCreate(NewBaseRequest),
     Create(NewBaseRequest),
     Delete(Box<MemoryBaseInfo>),
     Regenerate(Box<MemoryBaseInfo>),
@@ -127,6 +130,13 @@ pub enum MbEvent {
     },
     /// A write other than a sync finished: what it did, or why it failed.
     Written { result: Result<String, String> },
+    /// What [`MbEffect::CheckCreate`] found.
+    CreateChecked {
+        request: NewBaseRequest,
+        result: Result<(), String>,
+    },
+    /// A base was created, or why not.
+    Created { result: Result<String, String> },
     Hits {
         generation: u64,
         result: Result<Vec<SearchHit>, String>,
@@ -170,10 +180,17 @@ pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
-/// The context whose keys apply: the jobs popup's, a confirmation's, else `None`.
+/// The context whose keys apply (and the hint bar shows): a confirmation's, a form's, else
+/// `None`.
 pub(crate) fn key_context(state: &AppState) -> Option<KeyContext> {
-    let confirming = matches!(state.memory_bases.dialog, Some(Dialog::Confirm(_)));
-    (state.screen == Screen::MemoryBases && confirming).then_some(KeyContext::Confirm)
+    if state.screen != Screen::MemoryBases {
+        return None;
+    }
+    match state.memory_bases.dialog {
+        Some(Dialog::Confirm(_)) => Some(KeyContext::Confirm),
+        Some(Dialog::Create(_) | Dialog::Threshold { .. }) => Some(KeyContext::Form),
+        Some(Dialog::Search { .. }) | None => None,
+    }
 }
 
 /// Whether a dialog of the tab is taking typed text: then keys go to [`text_key`].
@@ -256,6 +273,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         | Action::PageDown
         | Action::Top
         | Action::Bottom => move_selection(state, action, effects),
+        Action::Open if tab.focus == Focus::Sessions => super::details::open(state),
         Action::Open if !tab.sessions.is_empty() => tab.focus = Focus::Sessions,
         Action::Back => {
             if tab.search.is_some() {
@@ -300,8 +318,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             }
             if let Some(base) = selected_info(state) {
                 state.memory_bases.dialog = Some(Dialog::Threshold {
-                    text: base.threshold.to_string(),
-                    unit: base.threshold_unit.clone(),
+                    form: threshold_form(base.threshold, base.unit().as_str()),
                     base_id: base.id,
                     base_name: base.name,
                     error: None,
@@ -403,7 +420,12 @@ fn sync(state: &mut AppState, one_session: bool, effects: &mut Vec<Effect>) {
 }
 
 fn confirm_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let tab = &mut state.memory_bases;
     match action {
+        // "No" to a new base goes back to its form, as typed.
+        Action::Back if matches!(tab.dialog, Some(Dialog::Confirm(Confirm::Create(_)))) => {
+            tab.dialog = tab.create_draft.take().map(Dialog::Create);
+        }
         Action::Confirm => {
             let Some(Dialog::Confirm(confirm)) = state.memory_bases.dialog.take() else {
                 return;
@@ -435,18 +457,28 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
         return false;
     };
     let text = match dialog {
-        Dialog::Threshold { text, .. } | Dialog::Search { text, .. } => text,
-        Dialog::Create(form) => match key.code {
-            KeyCode::Tab | KeyCode::Down => {
-                form.focused = (form.focused + 1) % form.values.len();
-                return true;
+        Dialog::Search { text, .. } => text,
+        Dialog::Threshold { form, error, .. } => {
+            form_key(form, error, key.code);
+            match key.code {
+                KeyCode::Esc => state.memory_bases.dialog = None,
+                KeyCode::Enter => submit(state, effects),
+                _ => {}
             }
-            KeyCode::BackTab | KeyCode::Up => {
-                form.focused = (form.focused + form.values.len() - 1) % form.values.len();
-                return true;
+            return true;
+        }
+        Dialog::Create(create) => {
+            if !create.checking {
+                form_key(&mut create.form, &mut create.error, key.code);
             }
-            _ => &mut form.values[form.focused],
-        },
+            let submits = key.code == KeyCode::Enter && !create.checking;
+            match key.code {
+                KeyCode::Esc => state.memory_bases.dialog = None,
+                _ if submits => submit(state, effects),
+                _ => {}
+            }
+            return true;
+        }
         Dialog::Confirm(_) => return false,
     };
     match key.code {
@@ -461,6 +493,35 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
     true
 }
 
+/// A key in a form of the tab: the same moves as every form (up/down or tab choose a field,
+/// left/right or space step a choice or toggle, typing edits text and digits).
+fn form_key(form: &mut crate::tui::state::form::Form, error: &mut Option<String>, code: KeyCode) {
+    match code {
+        KeyCode::Tab | KeyCode::Down => form.move_focus(1),
+        KeyCode::BackTab | KeyCode::Up => form.move_focus(-1),
+        KeyCode::Left | KeyCode::Right => {
+            if let Some(value) = form.focused_value() {
+                value.step(if code == KeyCode::Left { -1 } else { 1 });
+            }
+        }
+        KeyCode::Char(c) => {
+            if let Some(value) = form.focused_value()
+                && !value.type_char(c)
+                && c == ' '
+            {
+                value.step(1);
+            }
+        }
+        KeyCode::Backspace => {
+            if let Some(value) = form.focused_value() {
+                value.backspace();
+            }
+        }
+        _ => return,
+    }
+    *error = None;
+}
+
 fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(dialog) = state.memory_bases.dialog.take() else {
         return;
@@ -469,11 +530,10 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
         Dialog::Threshold {
             base_id,
             base_name,
-            unit,
-            text,
+            form,
             ..
-        } => match parse_threshold(&text) {
-            Ok(threshold) => {
+        } => match threshold_of(&form) {
+            Ok((threshold, unit)) => {
                 let Some(base) = state
                     .memory_bases
                     .bases
@@ -486,6 +546,7 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 };
                 let update = MemoryBaseUpdate {
                     threshold: Some(threshold),
+                    unit: Some(unit).filter(|u| *u != base.unit()),
                     ..MemoryBaseUpdate::default()
                 };
                 effects.push(Effect::MemoryBases(MbEffect::Update { base, update }));
@@ -494,8 +555,7 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 state.memory_bases.dialog = Some(Dialog::Threshold {
                     base_id,
                     base_name,
-                    unit,
-                    text,
+                    form,
                     error: Some(format!("threshold: {error}")),
                 });
             }
@@ -520,15 +580,17 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 top_k: crate::tui::state::memory_bases::SEARCH_TOP_K,
             }));
         }
-        Dialog::Create(mut form) => match form.request() {
-            Ok(request) => {
-                state.memory_bases.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+        Dialog::Create(mut form) => {
+            match form.request() {
+                // The database decides whether the flow exists: a job checks before "yes".
+                Ok(request) => {
+                    form.checking = true;
+                    effects.push(Effect::MemoryBases(MbEffect::CheckCreate(request)));
+                }
+                Err(error) => form.error = Some(error),
             }
-            Err(error) => {
-                form.error = Some(error);
-                state.memory_bases.dialog = Some(Dialog::Create(form));
-            }
-        },
+            state.memory_bases.dialog = Some(Dialog::Create(form));
+        }
         Dialog::Confirm(confirm) => state.memory_bases.dialog = Some(Dialog::Confirm(confirm)),
     }
 }
@@ -677,6 +739,41 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             });
             reload_bases(state, false, effects);
             reload_jobs(state, effects);
+        }
+        MbEvent::CreateChecked { request, result } => {
+            let tab = &mut state.memory_bases;
+            let Some(Dialog::Create(form)) = tab.dialog.as_mut().filter(|d| {
+                matches!(d, Dialog::Create(f) if f.checking && f.request().as_ref() == Ok(&request))
+            }) else {
+                return false;
+            };
+            form.checking = false;
+            match result {
+                Ok(()) => {
+                    tab.create_draft = Some(form.clone());
+                    tab.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+                }
+                Err(error) => form.error = Some(error),
+            }
+        }
+        MbEvent::Created { result } => {
+            let tab = &mut state.memory_bases;
+            match result {
+                Ok(done) => {
+                    tab.create_draft = None;
+                    state.message = Some(done);
+                }
+                // Refused after all (e.g. another process took the name): the form comes back
+                // as it was typed, with the reason.
+                Err(error) => {
+                    if let Some(mut form) = tab.create_draft.take() {
+                        form.error = Some(error.clone());
+                        tab.dialog = Some(Dialog::Create(form));
+                    }
+                    state.message = Some(format!("failed: {error}"));
+                }
+            }
+            reload_bases(state, false, effects);
         }
         MbEvent::Written { result } => {
             state.message = Some(result.unwrap_or_else(|e| format!("failed: {e}")));

@@ -15,6 +15,7 @@ use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
 pub mod chat_memories;
+mod details;
 pub(crate) mod memory_bases;
 pub mod trim;
 
@@ -185,10 +186,18 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
         return memory_bases::text_key(state, key, effects);
     }
     if let Overlay::Prompt(prompt) = &mut state.overlay {
+        let filtering = matches!(prompt, Prompt::Filter(_));
         let text = match prompt {
             Prompt::Filter(text) | Prompt::Command(text) => text,
         };
         match key.code {
+            // Esc drops a filter typed so far (it applied as it was typed).
+            KeyCode::Esc if filtering => {
+                state.overlay = Overlay::None;
+                if !state.list.filter.is_empty() {
+                    filter_list(state, String::new(), effects);
+                }
+            }
             KeyCode::Esc => state.overlay = Overlay::None,
             KeyCode::Backspace => {
                 text.pop();
@@ -197,9 +206,15 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
                 let prompt = prompt.clone();
                 state.overlay = Overlay::None;
                 submit_prompt(state, prompt, effects);
+                return true;
             }
             KeyCode::Char(c) => text.push(c),
             _ => return false,
+        }
+        // The list filters as the text is typed.
+        if let Overlay::Prompt(Prompt::Filter(text)) = &state.overlay {
+            let text = text.clone();
+            filter_list(state, text, effects);
         }
         return true;
     }
@@ -243,12 +258,18 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         return true;
     }
     if state.overlay == Overlay::Jobs {
-        memory_bases::jobs_action(state, action, effects);
+        match action {
+            Action::Open | Action::Details => details::open(state),
+            _ => memory_bases::jobs_action(state, action, effects),
+        }
         return true;
     }
     if let Overlay::Detail(detail) = &mut state.overlay {
         match action {
-            Action::Back | Action::Open | Action::ShowWarnings => state.overlay = Overlay::None,
+            Action::Back | Action::Open | Action::ShowWarnings | Action::Details => {
+                let under = std::mem::take(&mut detail.under);
+                state.overlay = *under;
+            }
             Action::ToggleHelp => {
                 state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
                 state.help_scroll = 0;
@@ -291,6 +312,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             None => memory_bases::open_jobs(state, effects),
         },
         Action::ShowWarnings => show_warnings(state),
+        Action::Details => details::open(state),
         Action::CommandLine => state.overlay = Overlay::Prompt(Prompt::Command(String::new())),
         Action::NextTab => show_tab(state, state.screen.tab().cycled(1), effects),
         Action::PrevTab => show_tab(state, state.screen.tab().cycled(-1), effects),
@@ -343,11 +365,7 @@ fn show_warnings(state: &mut AppState) {
         1 => " 1 warning ".to_owned(),
         n => format!(" {n} warnings "),
     };
-    state.overlay = Overlay::Detail(Detail {
-        title,
-        text,
-        scroll: 0,
-    });
+    state.overlay = Overlay::Detail(Detail::new(title, text));
 }
 
 /// Brings `tab` to the front. The conversations tab comes back on the screen it was left on;
@@ -379,13 +397,22 @@ fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>) {
 
 fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>) {
     match prompt {
-        Prompt::Filter(text) => {
-            state.list.filter = text.trim().to_owned();
-            state.list.reset_pages();
-            effects.push(reload_list(state, true));
-        }
+        Prompt::Filter(text) => filter_list(state, text, effects),
         Prompt::Command(text) => run_command(state, &text, effects),
     }
+}
+
+/// Filters the list by `text` from its first page, unless that filter is the one shown. The
+/// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
+fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<Effect>) {
+    let filter = text.trim().to_owned();
+    if filter == state.list.filter {
+        return;
+    }
+    state.list.filter = filter;
+    state.list.reset_pages();
+    state.list.rows.clear();
+    effects.push(reload_list(state, true));
 }
 
 fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
@@ -533,11 +560,7 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
             effects.push(reload_list(state, true));
         }
         Action::Refresh => effects.push(reload_list(state, true)),
-        Action::Back if !list.filter.is_empty() => {
-            list.filter.clear();
-            list.reset_pages();
-            effects.push(reload_list(state, true));
-        }
+        Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}
     }
 }
@@ -1234,7 +1257,7 @@ mod tests {
         StoredMessage::turn(id, "c1", parent, query, answer, time(at))
     }
 
-    fn summary(id: &str) -> ConversationSummary {
+    pub(super) fn summary(id: &str) -> ConversationSummary {
         ConversationSummary {
             id: id.to_owned(),
             name: format!("conversation {id}"),
@@ -1288,7 +1311,7 @@ mod tests {
         Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
     }
 
-    fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
+    pub(super) fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
         let generation = state.list.generation;
         let rows = ids.iter().map(|id| summary(id)).collect();
         update(
@@ -1472,29 +1495,46 @@ mod tests {
     }
 
     #[test]
-    fn filter_prompt_types_letters_not_commands_and_submits() {
+    fn filter_prompt_types_letters_not_commands_and_filters_as_typed() {
         let mut state = state();
         start(&mut state);
         list_loaded(&mut state, &["x"]);
         update(&mut state, key('/'));
-        for c in "jq".chars() {
-            update(&mut state, key(c));
-        }
+        let searched = |effects: &[Effect]| match effects {
+            [Effect::LoadList { filter, .. }] => filter.search.clone(),
+            other => panic!("expected one list load, got {other:?}"),
+        };
+        // Every letter filters at once; the old rows go, so none stand under the new filter.
+        assert_eq!(
+            searched(&update(&mut state, key('j'))).as_deref(),
+            Some("j")
+        );
+        assert!(state.list.rows.is_empty());
+        assert_eq!(state.list.status, LoadStatus::Loading);
+        assert_eq!(
+            searched(&update(&mut state, key('q'))).as_deref(),
+            Some("jq")
+        );
         assert_eq!(
             state.overlay,
             Overlay::Prompt(Prompt::Filter("jq".to_owned()))
         );
         assert!(!state.quit, "q typed into the filter does not quit");
-        let effects = update(&mut state, code(KeyCode::Enter));
-        assert!(matches!(
-            &effects[..],
-            [Effect::LoadList { filter, .. }] if filter.search.as_deref() == Some("jq")
-        ));
-        assert_eq!(state.list.filter, "jq");
-        let effects = update(&mut state, code(KeyCode::Esc));
-        assert!(
-            matches!(&effects[..], [Effect::LoadList { filter, .. }] if filter.search.is_none())
+        assert_eq!(
+            searched(&update(&mut state, code(KeyCode::Backspace))).as_deref(),
+            Some("j")
         );
+        update(&mut state, key('q'));
+        // Enter keeps the filter already applied: nothing to load again.
+        assert!(update(&mut state, code(KeyCode::Enter)).is_empty());
+        assert_eq!(state.overlay, Overlay::None);
+        assert_eq!(state.list.filter, "jq");
+        assert_eq!(searched(&update(&mut state, code(KeyCode::Esc))), None);
+        // Esc in the prompt drops what was typed.
+        update(&mut state, key('/'));
+        update(&mut state, key('z'));
+        assert_eq!(searched(&update(&mut state, code(KeyCode::Esc))), None);
+        assert_eq!(state.list.filter, "");
     }
 
     #[test]

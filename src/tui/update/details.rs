@@ -1,0 +1,467 @@
+//! The selected row of any table, whole, in a detail popup: what its cells had to cut (ids,
+//! names, policies, mismatches, a failed job's reason). `i` asks for it on every list; `enter`
+//! does where it opens nothing else (a session, a job).
+
+use crate::cli::output::thousands;
+use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
+use crate::store::ChatMemorySummary;
+use crate::store::ConversationSummary;
+use crate::sync::Stage;
+use crate::tui::state::memory_bases::{Focus, JobLine};
+use crate::tui::state::{AppState, Detail, NodeRow, Overlay, Screen};
+
+/// Opens the detail popup of the selected row, or says there is none.
+pub(super) fn open(state: &mut AppState) {
+    match selected(state) {
+        Some(detail) => {
+            let under = std::mem::take(&mut state.overlay);
+            state.overlay = Overlay::Detail(detail.over(under));
+        }
+        None => state.message = Some("nothing selected to show".to_owned()),
+    }
+}
+
+/// The selected row of the table in front, whole.
+fn selected(state: &AppState) -> Option<Detail> {
+    if state.overlay == Overlay::Jobs {
+        let lines = state.jobs.lines();
+        return lines.get(state.jobs.selected).map(|line| job(state, line));
+    }
+    match state.screen {
+        Screen::Conversations => state
+            .list
+            .rows
+            .get(state.list.selected)
+            .map(|row| conversation(row, state.list.thread_tokens.get(&row.id).copied())),
+        Screen::Conversation => {
+            let conversation = state.conversation.as_ref()?;
+            match &conversation.nodes {
+                Some(nodes) => nodes.rows.get(nodes.selected).map(node),
+                None => {
+                    let loaded = conversation.loaded.as_ref()?;
+                    (!loaded.tree.is_empty())
+                        .then(|| tree_message(loaded.message(conversation.selected)))
+                }
+            }
+        }
+        Screen::ChatMemories => {
+            let memories = &state.chat_memories;
+            match &memories.open {
+                Some(open) => open.rows.get(open.selected).map(|row| {
+                    super::chat_memories::message_detail(
+                        row,
+                        open.tokens.get(open.selected).copied(),
+                    )
+                }),
+                None => memories
+                    .selected_row()
+                    .map(|row| chat_memory(row, memories.tokens.get(&row.id).copied())),
+            }
+        }
+        Screen::MemoryBases => {
+            let tab = &state.memory_bases;
+            match tab.focus {
+                Focus::Bases => tab.selected_base().map(base),
+                Focus::Sessions => tab.selected_session().map(session),
+            }
+        }
+    }
+}
+
+/// `label  value` lines, the values aligned.
+fn fields(pairs: &[(&str, String)]) -> String {
+    let width = pairs
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    pairs
+        .iter()
+        .map(|(key, value)| format!("{key:<width$}  {value}\n"))
+        .collect()
+}
+
+fn when(at: impl std::fmt::Display) -> String {
+    at.to_string()
+}
+
+fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
+    let name = if row.name.is_empty() {
+        "(unnamed)".to_owned()
+    } else {
+        row.name.clone()
+    };
+    let app = match &row.app_name {
+        Some(app) => format!("{app} ({})", row.app_id),
+        None => format!("{} (its app row is missing)", row.app_id),
+    };
+    let text = fields(&[
+        ("name", name.clone()),
+        ("id", row.id.clone()),
+        ("app", app),
+        ("mode", row.mode.clone()),
+        ("messages", thousands(row.message_count)),
+        (
+            "last activity",
+            when(row.last_activity.format("%Y-%m-%d %H:%M:%S")),
+        ),
+        (
+            "latest thread",
+            tokens.map_or("counting…".to_owned(), |t| {
+                format!("{} tokens", thousands(t))
+            }),
+        ),
+    ]);
+    Detail::new(format!(" Conversation {name} "), text)
+}
+
+/// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.
+fn tree_message(message: &crate::memory::model::StoredMessage) -> Detail {
+    let mut pairs = vec![
+        ("id", message.id.clone()),
+        (
+            "parent",
+            message
+                .parent_message_id
+                .clone()
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| "- (a thread root)".to_owned()),
+        ),
+        ("status", message.status.clone()),
+        (
+            "created",
+            when(message.created_at.format("%Y-%m-%d %H:%M:%S")),
+        ),
+        (
+            "tokens",
+            format!(
+                "{} in / {} out",
+                thousands(message.message_tokens),
+                thousands(message.answer_tokens)
+            ),
+        ),
+    ];
+    if let Some(run) = &message.workflow_run_id {
+        pairs.push(("workflow run", run.clone()));
+    }
+    let mut text = fields(&pairs);
+    if let Some(error) = message.error.as_deref().filter(|e| !e.is_empty()) {
+        text.push_str(&format!("\nError:\n{error}\n"));
+    }
+    text.push_str(&format!(
+        "\nQuery:\n{}\n\nAnswer:\n{}\n",
+        message.query, message.answer
+    ));
+    Detail::new(format!(" Message {} ", message.id), text)
+}
+
+fn node(row: &NodeRow) -> Detail {
+    let node = &row.summary;
+    let latest = match &row.latest {
+        Some(latest) => format!(
+            "{} messages, {} tokens ({})",
+            thousands(latest.messages as u64),
+            thousands(latest.tokens),
+            latest.source.describe()
+        ),
+        None => "none on this thread".to_owned(),
+    };
+    let text = fields(&[
+        ("title", node.title.clone()),
+        ("node id", node.node_id.clone()),
+        ("type", node.node_type.clone()),
+        (
+            "executions",
+            format!(
+                "{} in the conversation, {} on this thread",
+                thousands(node.executions as u64),
+                thousands(node.on_thread as u64)
+            ),
+        ),
+        (
+            "latest run",
+            node.latest_run.clone().unwrap_or_else(|| "-".to_owned()),
+        ),
+        ("latest context", latest),
+    ]);
+    Detail::new(format!(" Node {} ", node.title), text)
+}
+
+fn chat_memory(row: &ChatMemorySummary, tokens: Option<u64>) -> Detail {
+    let policy = serde_json::from_str::<serde_json::Value>(&row.policy)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .unwrap_or_else(|_| row.policy.clone());
+    let mut text = fields(&[
+        ("label", row.label.clone()),
+        ("id", row.id.clone()),
+        ("memory node", row.memory_node_id.clone()),
+        ("chat id", row.chat_id.clone()),
+        ("messages", thousands(row.message_count)),
+        ("tokens", tokens.map_or("counting…".to_owned(), thousands)),
+        (
+            "policy",
+            crate::tui::state::chat_memories::policy_summary(&row.policy),
+        ),
+        ("created", when(row.created_at.format("%Y-%m-%d %H:%M:%S"))),
+        ("updated", when(row.updated_at.format("%Y-%m-%d %H:%M:%S"))),
+    ]);
+    text.push_str("\nPolicy as stored:\n");
+    text.push_str(&policy);
+    Detail::new(format!(" Chat memory {} ", row.label), text)
+}
+
+fn base(status: &BaseStatus) -> Detail {
+    let b = &status.base;
+    let mut text = fields(&[
+        ("name", b.name.clone()),
+        ("id", b.id.clone()),
+        (
+            "flow",
+            match &b.flow_name {
+                Some(name) => format!("{name} ({})", b.flow_id),
+                None => b.flow_id.clone(),
+            },
+        ),
+        (
+            "user",
+            b.username.clone().unwrap_or_else(|| b.user_id.clone()),
+        ),
+        (
+            "threshold",
+            format!(
+                "{} {}",
+                thousands(b.threshold),
+                crate::inspect::memory_bases::counted(b.unit())
+            ),
+        ),
+        (
+            "auto-capture",
+            if b.auto_capture { "on" } else { "off" }.to_owned(),
+        ),
+        (
+            "embedding",
+            format!("{} / {}", b.embedding_provider, b.embedding_model),
+        ),
+        ("knowledge base", b.kb_name.clone()),
+        ("KB directory", status.kb_path.display().to_string()),
+        ("sessions", thousands(b.sessions)),
+        (
+            "processed",
+            format!("{} messages", thousands(b.total_processed)),
+        ),
+        ("records", thousands(b.ingestion_records)),
+        ("active jobs", thousands(b.active_jobs)),
+        (
+            "last sync",
+            b.last_sync_at
+                .map_or("never".to_owned(), |t| when(t.format("%Y-%m-%d %H:%M:%S"))),
+        ),
+        ("created", when(b.created_at.format("%Y-%m-%d %H:%M:%S"))),
+        ("status", status.status.as_str().to_owned()),
+    ]);
+    if !status.mismatches.is_empty() {
+        text.push_str("\nMismatches (R regenerates the knowledge base):\n");
+        for mismatch in &status.mismatches {
+            text.push_str(&format!("- {mismatch}\n"));
+        }
+    }
+    Detail::new(format!(" Memory base {} ", b.name), text)
+}
+
+fn session(status: &SessionStatus) -> Detail {
+    let s = &status.session;
+    let text = fields(&[
+        ("session", s.session_id.clone()),
+        ("pending", status.pending_label()),
+        (
+            "to ingest",
+            format!(
+                "{} {} (a sync reads every message after the cursor)",
+                thousands(status.pending_messages),
+                crate::inspect::noun(status.pending_messages.max(0) as u64, "message")
+            ),
+        ),
+        (
+            "due",
+            if status.due {
+                "yes: the threshold is reached, an automatic check syncs it"
+            } else {
+                "no"
+            }
+            .to_owned(),
+        ),
+        (
+            "cursor",
+            s.cursor_id.clone().unwrap_or_else(|| "-".to_owned()),
+        ),
+        (
+            "processed",
+            format!("{} messages", thousands(s.total_processed)),
+        ),
+        ("records", thousands(s.ingestion_records)),
+        (
+            "last sync",
+            s.last_sync_at
+                .map_or("never".to_owned(), |t| when(t.format("%Y-%m-%d %H:%M:%S"))),
+        ),
+    ]);
+    Detail::new(format!(" Session {} ", s.session_id), text)
+}
+
+fn job(state: &AppState, line: &JobLine) -> Detail {
+    let now = state.jobs.now.unwrap_or(line.started);
+    let stage = match line.tracked.as_ref().map(|t| &t.progress.stage) {
+        Some(Stage::Running) => "running".to_owned(),
+        Some(Stage::Committed) => "completed".to_owned(),
+        Some(Stage::RolledBack { .. }) => "failed (rolled back)".to_owned(),
+        None => line.status.replace('_', " "),
+    };
+    let mut pairs = vec![
+        ("job", line.job_id.clone()),
+        ("status", stage),
+        ("session", line.session_id.clone()),
+        ("started", when(line.started.format("%Y-%m-%d %H:%M:%S"))),
+        (
+            "finished",
+            line.finished
+                .map_or("-".to_owned(), |t| when(t.format("%Y-%m-%d %H:%M:%S"))),
+        ),
+        ("elapsed", format!("{:.1}s", line.elapsed(now))),
+    ];
+    if let Some(job) = &line.tracked {
+        pairs.push((
+            "progress",
+            format!(
+                "{} of {} messages, {} chunks written{}",
+                thousands(job.progress.messages_done),
+                thousands(job.progress.messages_total),
+                thousands(job.progress.chunks_written),
+                if job.automatic {
+                    " (started automatically)"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    let mut text = fields(&pairs);
+    match &line.error {
+        Some(error) => text.push_str(&format!("\nWhy it ended:\n{error}\n")),
+        None if line.status == "failed" || line.status == "cancelled" => {
+            text.push_str("\nNo reason was recorded for this job.\n");
+        }
+        None => {}
+    }
+    Detail::new(format!(" Job {} ", line.job_id), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, Utc};
+    use crossterm::event::KeyCode;
+
+    use super::*;
+    use crate::store::memory_bases::{JobInfo, MemoryBaseSessionInfo};
+    use crate::tui::update::tests::{code, key, list_loaded, state};
+    use crate::tui::update::{start, update};
+
+    fn detail(state: &AppState) -> &Detail {
+        match &state.overlay {
+            Overlay::Detail(detail) => detail,
+            other => panic!("expected a detail popup, got {other:?}"),
+        }
+    }
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap()
+    }
+
+    #[test]
+    fn i_shows_the_selected_conversation_whole_and_esc_closes_it() {
+        let mut state = state();
+        start(&mut state);
+        let long = "9b691c25-0000-4000-8000-00000000abcd";
+        list_loaded(&mut state, &["x", long]);
+        update(&mut state, key('j'));
+        update(&mut state, key('i'));
+        let text = &detail(&state).text;
+        assert!(text.contains(long), "{text}");
+        assert!(text.contains(&format!("conversation {long}")), "{text}");
+        // The popup owns the keyboard: q does not quit behind it.
+        update(&mut state, key('q'));
+        assert!(!state.quit);
+        update(&mut state, code(KeyCode::Esc));
+        assert_eq!(state.overlay, Overlay::None);
+    }
+
+    #[test]
+    fn i_in_a_conversation_shows_the_selected_message_whole() {
+        let mut state = state();
+        let loaded = crate::tui::update::tests::loaded();
+        let mut conversation = crate::tui::state::ConversationState::new(
+            "c1".to_owned(),
+            0,
+            crate::inspect::conversation::ThreadMode::Dify,
+        );
+        conversation.loaded = Some(loaded);
+        state.conversation = Some(conversation);
+        state.screen = Screen::Conversation;
+        update(&mut state, key('i'));
+        let text = &detail(&state).text;
+        assert!(text.contains("Query:\nquestion a"), "{text}");
+        assert!(text.contains("Answer:\nanswer a"), "{text}");
+    }
+
+    #[test]
+    fn enter_on_a_failed_job_shows_its_reason_and_esc_goes_back_to_the_jobs() {
+        let mut state = state();
+        let reason = "the embedding endpoint refused the request: 401 Unauthorized \
+                      (check [memory_bases] api_key_env)";
+        state.jobs.table = vec![JobInfo {
+            job_id: "0a1b2c3d-job".to_owned(),
+            status: "failed".to_owned(),
+            job_type: "ingestion".to_owned(),
+            asset_id: None,
+            dedupe_key: Some("ingestion:base:session-7:1".to_owned()),
+            created_timestamp: at(0),
+            finished_timestamp: Some(at(3)),
+            ended_reason: Some(reason.to_owned()),
+        }];
+        state.overlay = Overlay::Jobs;
+        update(&mut state, code(KeyCode::Enter));
+        let text = &detail(&state).text;
+        assert!(text.contains(reason), "{text}");
+        assert!(text.contains("session-7"), "{text}");
+        update(&mut state, code(KeyCode::Esc));
+        assert_eq!(state.overlay, Overlay::Jobs);
+    }
+
+    #[test]
+    fn enter_in_the_sessions_shows_what_the_threshold_counts_and_what_a_sync_reads() {
+        let mut state = state();
+        state.screen = Screen::MemoryBases;
+        state.memory_bases.focus = Focus::Sessions;
+        state.memory_bases.sessions = vec![SessionStatus {
+            session: MemoryBaseSessionInfo {
+                id: "s".to_owned(),
+                memory_base_id: "b".to_owned(),
+                session_id: "research-ada-0001".to_owned(),
+                cursor_id: None,
+                total_processed: 1_500,
+                last_sync_at: None,
+                pending_runs: 13,
+                ingestion_records: 0,
+            },
+            pending: 13,
+            pending_messages: 26,
+            threshold: 20,
+            unit: "messages",
+            due: false,
+        }];
+        update(&mut state, code(KeyCode::Enter));
+        let text = &detail(&state).text;
+        assert!(text.contains("13/20 bot replies"), "{text}");
+        assert!(text.contains("26 messages (a sync reads"), "{text}");
+        assert!(text.contains("1,500 messages"), "{text}");
+    }
+}
