@@ -69,7 +69,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 57] = [
+    pub const ALL: [Action; 58] = [
         Action::Quit,
         Action::Back,
         Action::Up,
