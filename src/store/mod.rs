@@ -60,6 +60,7 @@ macro_rules! on_pool {
 mod chat_memory;
 mod insert;
 pub mod job_processes;
+pub mod langflow;
 pub mod memory_bases;
 mod nodes;
 mod queries;
