@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """An OpenAI-compatible ``POST /v1/embeddings`` answering with the oracle's embedder.
 
-    embed_server.py [--fail]
+    embed_server.py [--fail | --delay SECONDS]
 
 Serves on 127.0.0.1 at a free port and prints ``http://127.0.0.1:PORT`` as its first line on
 stdout; runs until killed. Vectors come from langchain-core's ``DeterministicFakeEmbedding`` of
 ``lfbase.EMBEDDING_DIM`` dimensions, the embedder ``build_db.py`` patches into Langflow, so what
 memscope writes into a Langflow knowledge base is what Langflow's own ingestion would have
-written. ``--fail`` answers every request with HTTP 503 (an embedder that is down).
+written. ``--fail`` answers every request with HTTP 503 (an embedder that is down); ``--delay``
+answers each request that much later (a slow embedder, to cancel a sync while it runs).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import lfbase  # noqa: E402
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--fail", action="store_true", help="answer HTTP 503 to every request")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each answer")
     args = p.parse_args()
 
     from langchain_core.embeddings import DeterministicFakeEmbedding
@@ -39,6 +42,7 @@ def main() -> int:
                 self.send_response(503 if args.fail else 404)
                 self.end_headers()
                 return
+            time.sleep(args.delay)
             texts = request.get("input") or []
             if isinstance(texts, str):
                 texts = [texts]
