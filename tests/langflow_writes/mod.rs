@@ -174,39 +174,7 @@ fn cancelled_sync_leaves_nothing(built: &Built, home: &Path) {
     let slow = EmbedServer::start(&["--delay", "8"]);
     let chunks = |said: &Value| base_named(said, "Manual Archive")["chunk_count"].clone();
     let before = chunks(&langflow_says(built));
-    let mut sync = Process::new(env!("CARGO_BIN_EXE_memscope"));
-    sync.env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("HOME", home)
-        .env("LANGFLOW_KNOWLEDGE_BASES_DIR", &built.kb_dir)
-        .env_remove("MEMSCOPE_DATABASE_URL")
-        .env("MEMSCOPE_EMBEDDINGS_URL", &slow.url)
-        .env("MEMSCOPE_EMBEDDINGS_DIMENSION", "16")
-        .args(["--db", &built.url, "--write"])
-        .args([
-            "mb",
-            "sync",
-            "Manual Archive",
-            "--session",
-            "support-cancelled",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = sync.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let running = loop {
-        let jobs = json(memscope(built, home).args(["mb", "jobs", "Manual Archive"]));
-        if let Some(job) = jobs
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|j| j["status"] == "in_progress")
-        {
-            break job["job_id"].as_str().unwrap().to_owned();
-        }
-        assert!(Instant::now() < deadline, "the sync never started: {jobs}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let (mut child, running) = slow_sync(built, home, &slow, "support-cancelled");
     memscope(built, home)
         .args(["--write", "mb", "cancel", &running])
         .assert()
@@ -225,6 +193,66 @@ fn cancelled_sync_leaves_nothing(built: &Built, home: &Path) {
     assert_eq!(chunks(&said), before);
     let session = session_of(base_named(&said, "Manual Archive"), "support-cancelled");
     assert_eq!(session["pending_message_ids"].as_array().unwrap().len(), 2);
+}
+
+/// Starts `mb sync` of a Manual Archive session behind `slow`, and waits until its job runs:
+/// the process and the job's id.
+fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (Child, String) {
+    let mut sync = Process::new(env!("CARGO_BIN_EXE_memscope"));
+    sync.env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", home)
+        .env("LANGFLOW_KNOWLEDGE_BASES_DIR", &built.kb_dir)
+        .env_remove("MEMSCOPE_DATABASE_URL")
+        .env("MEMSCOPE_EMBEDDINGS_URL", &slow.url)
+        .env("MEMSCOPE_EMBEDDINGS_DIMENSION", "16")
+        .args(["--db", &built.url, "--write"])
+        .args(["mb", "sync", "Manual Archive", "--session", session])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let child = sync.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let jobs = json(memscope(built, home).args(["mb", "jobs", "Manual Archive"]));
+        if let Some(job) = jobs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["status"] == "in_progress")
+        {
+            return (child, job["job_id"].as_str().unwrap().to_owned());
+        }
+        assert!(Instant::now() < deadline, "the sync never started: {jobs}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A sync killed while it embeds leaves a job whose process is gone: the next `mb jobs` with
+/// `--write` fails it as Langflow's start-up sweep would (`worker_lost`), and Langflow then
+/// finds no job running and would start a new flush of the session.
+#[test]
+fn langflow_a_killed_sync_leaves_no_job_running() {
+    on_langflow("killed_sync", Backend::Sqlite, |built| {
+        let copy = sqlite_copy(built);
+        let home = tempfile::tempdir().unwrap();
+        let slow = EmbedServer::start(&["--delay", "30"]);
+        let (mut child, running) = slow_sync(&copy, home.path(), &slow, "support-cancelled");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        memscope(&copy, home.path())
+            .args(["--write", "mb", "jobs"])
+            .assert()
+            .success();
+        let said = langflow_says_probing(&copy, true);
+        langflow_accepts(&said);
+        let job = said["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job_id"] == running.as_str())
+            .unwrap();
+        assert_eq!(job["status"], "failed", "{job}");
+    });
 }
 
 /// A sync whose embedder is down fails: its job ends `failed`, the KB and cursor are as before.
