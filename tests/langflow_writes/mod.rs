@@ -197,6 +197,10 @@ fn cancelled_sync_leaves_nothing(built: &Built, home: &Path) {
 
 /// Starts `mb sync` of a Manual Archive session behind `slow`, and waits until its job runs:
 /// the process and the job's id.
+#[allow(
+    clippy::zombie_processes,
+    reason = "the process is returned, and its caller waits for it"
+)]
 fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (Child, String) {
     let mut sync = Process::new(env!("CARGO_BIN_EXE_memscope"));
     sync.env("XDG_DATA_HOME", home.join("data"))
@@ -210,7 +214,7 @@ fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (
         .args(["mb", "sync", "Manual Archive", "--session", session])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let child = sync.spawn().unwrap();
+    let mut child = sync.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let jobs = json(memscope(built, home).args(["mb", "jobs", "Manual Archive"]));
@@ -222,7 +226,11 @@ fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (
         {
             return (child, job["job_id"].as_str().unwrap().to_owned());
         }
-        assert!(Instant::now() < deadline, "the sync never started: {jobs}");
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the sync never started: {jobs}");
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
 }
