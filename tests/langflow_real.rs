@@ -18,6 +18,8 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod langflow_writes;
+
 const PYTHON_VAR: &str = "MEMSCOPE_LANGFLOW_PYTHON";
 const MARKER_VAR: &str = "MEMSCOPE_LANGFLOW_MARKER_DIR";
 
@@ -379,15 +381,23 @@ fn sqlite_copy(built: &Built) -> Built {
 
 /// What Langflow's own functions say about a database now.
 fn langflow_says(built: &Built) -> Value {
-    let output = Process::new(python().unwrap())
-        .arg(script("verify_db.py"))
-        .arg("--sqlite")
-        .arg(built.file.as_ref().unwrap())
-        .arg("--kb-dir")
-        .arg(&built.kb_dir)
-        .arg("--no-flush-probe")
-        .output()
-        .unwrap();
+    langflow_says_probing(built, false)
+}
+
+/// What Langflow's own functions say, with `probe`: whether Langflow would start a new flush of
+/// each session now (its `create_job` in a rolled-back transaction).
+fn langflow_says_probing(built: &Built, probe: bool) -> Value {
+    let mut verify = Process::new(python().unwrap());
+    verify.arg(script("verify_db.py"));
+    match &built.file {
+        Some(file) => verify.arg("--sqlite").arg(file),
+        None => verify.arg("--postgres").arg(&built.url),
+    };
+    verify.arg("--kb-dir").arg(&built.kb_dir);
+    if !probe {
+        verify.arg("--no-flush-probe");
+    }
+    let output = verify.output().unwrap();
     assert!(
         output.status.success(),
         "{}",
@@ -416,7 +426,7 @@ fn langflow_threshold_and_auto_capture_changes_are_accepted_by_langflow() {
             .success();
         let before = std::fs::read(copy.file.as_ref().unwrap()).unwrap();
         let refused = memscope(&copy, home.path())
-            .args(["--write", "mb", "sync", "Support Memory"])
+            .args(["--write", "mb", "delete", "Support Memory", "--yes"])
             .output()
             .unwrap();
         assert_eq!(refused.status.code(), Some(3));

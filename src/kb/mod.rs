@@ -3,6 +3,7 @@
 
 pub mod embedder;
 pub mod langflow;
+pub mod langflow_store;
 pub mod openai;
 pub mod pgvector;
 pub mod splitter;

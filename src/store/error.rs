@@ -71,7 +71,7 @@ pub enum StoreError {
 
     #[error(
         "{url} is a Langflow database: memscope does not make {what} in Langflow's schema yet; \
-         use Langflow's own API (POST /api/v1/memories/{{id}}/flush, …/regenerate)"
+         use Langflow's own API (DELETE /api/v1/memories/{{id}})"
     )]
     ForeignWrite { url: String, what: &'static str },
 

@@ -102,6 +102,10 @@ impl Store {
         &self,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
+        if self.profile.source == super::Source::Langflow {
+            // Langflow's own record of liveness: the job's heartbeat.
+            return self.lf_fail_abandoned_jobs(now, None).await;
+        }
         if self.read_only || !self.tracks_job_processes() {
             return Ok(Vec::new());
         }

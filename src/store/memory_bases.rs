@@ -200,6 +200,9 @@ enum HeldLock {
         pool: sqlx::SqlitePool,
         owner: String,
     },
+    /// Langflow's SQLite database has no cross-process session lock (Langflow serialises a
+    /// session in its own process); the sync holds the knowledge base's file lock instead.
+    KbFileLock,
 }
 
 macro_rules! base_query {
@@ -545,7 +548,8 @@ impl Store {
         memory_base_id: &str,
         session_id: &str,
     ) -> Result<(), StoreError> {
-        self.ensure_writable()?;
+        // Ids through the dialect, no instant: in Langflow's formats too.
+        self.ensure_writable_in_place()?;
         on_pool!(
             self.pool,
             "INSERT INTO memory_base_session (id, memory_base_id, session_id, total_processed) \
@@ -712,11 +716,22 @@ impl Store {
     ) -> Result<Vec<PendingMessage>, StoreError> {
         let ids: Vec<&str> = positions.iter().map(|p| p.id.as_str()).collect();
         let rows: Vec<MessageRow> = match &self.pool {
-            DbPool::Sqlite(pool, _) => {
-                sqlx::query_as(super::sql::sqlite_text(concat!(
-                    message_columns!(),
-                    " FROM message m WHERE m.id IN (SELECT value FROM json_each($1))"
-                )))
+            DbPool::Sqlite(pool, dialect) => {
+                // Langflow's SQLite keeps ids as 32 hex digits.
+                let ids: Vec<String> = ids
+                    .iter()
+                    .map(|id| match dialect.compact_ids() {
+                        true => id.replace('-', "").to_ascii_lowercase(),
+                        false => (*id).to_owned(),
+                    })
+                    .collect();
+                sqlx::query_as(super::sql::dialect_text(
+                    *dialect,
+                    concat!(
+                        message_columns!(),
+                        " FROM message m WHERE m.id IN (SELECT value FROM json_each($1))"
+                    ),
+                ))
                 .bind(serde_json::to_string(&ids).unwrap_or_default())
                 .fetch_all(pool)
                 .await
@@ -805,6 +820,22 @@ impl Store {
                     .then_with(|| compare_ids(&a.id, &b.id))
             })
             .map(|run| run.unit))
+    }
+
+    /// The ids of the session's runs not yet stamped that were recorded up to `until`.
+    pub(super) async fn unstamped_runs_until(
+        &self,
+        memory_base_id: &str,
+        session_id: &str,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .unstamped_runs(memory_base_id, session_id)
+            .await?
+            .into_iter()
+            .filter(|run| run.recorded_at <= until)
+            .map(|run| run.id)
+            .collect())
     }
 
     /// The session's runs not yet stamped with an ingestion job.
@@ -934,14 +965,15 @@ impl Store {
     /// Asks a queued or running job to stop; its process notices at its next check. Returns
     /// whether the job was active.
     pub async fn cancel_job(&self, job_id: &str, now: DateTime<Utc>) -> Result<bool, StoreError> {
-        self.ensure_writable()?;
+        // A status and a time in the database's own formats: Langflow's take it too.
+        self.ensure_writable_in_place()?;
         let cancelled = on_pool!(
             self.pool,
             "UPDATE job SET status = 'cancelled', finished_timestamp = $2 \
              WHERE job_id = $1::uuid AND status IN ('queued', 'in_progress')",
             |pool, sql| sqlx::query(sql)
-                .bind(job_id)
-                .bind(now)
+                .bind(dashed_id(job_id))
+                .bind(self.stored_time(now))
                 .execute(pool)
                 .await
                 .map(|r| r.rows_affected())
@@ -1183,12 +1215,28 @@ impl Store {
         lock_name: &str,
         lease: Duration,
     ) -> Result<Option<SessionLock>, StoreError> {
-        self.ensure_writable()?;
+        let langflow = self.profile.source == super::Source::Langflow;
+        if langflow {
+            self.ensure_writable_in_place()?;
+        } else {
+            self.ensure_writable()?;
+        }
         match &self.pool {
+            DbPool::Sqlite(..) if langflow => Ok(Some(SessionLock {
+                name: lock_name.to_owned(),
+                holder: super::langflow::job_owner(),
+                held: HeldLock::KbFileLock,
+            })),
             DbPool::Postgres(pool, _) => {
                 let mut connection = pool.acquire().await.map_err(|e| self.query_failed(e))?;
                 connection.close_on_drop();
-                let key = advisory_lock_key(lock_name);
+                // Langflow's own key on its database: its ingestion and memscope's exclude
+                // each other.
+                let key = if langflow {
+                    super::langflow::session_lock_key(lock_name)
+                } else {
+                    advisory_lock_key(lock_name)
+                };
                 let (locked, backend): (bool, i32) =
                     sqlx::query_as("SELECT pg_try_advisory_lock($1), pg_backend_pid()")
                         .bind(key)
@@ -1304,7 +1352,7 @@ impl SessionLock {
     /// Advisory locks need no renewal.
     pub async fn heartbeat(&mut self, lease: Duration) -> Result<bool, sqlx::Error> {
         match &self.held {
-            HeldLock::Advisory { .. } => Ok(true),
+            HeldLock::Advisory { .. } | HeldLock::KbFileLock => Ok(true),
             HeldLock::Lease { pool, owner } => {
                 let renewed = sqlx::query(
                     "UPDATE memscope_sync_lease SET expires_at_ms = ? \
@@ -1325,6 +1373,7 @@ impl SessionLock {
     /// closes), except that a lease then lasts until it expires.
     pub async fn release(self) -> Result<(), sqlx::Error> {
         match self.held {
+            HeldLock::KbFileLock => Ok(()),
             HeldLock::Advisory {
                 mut connection,
                 key,

@@ -61,6 +61,7 @@ macro_rules! on_pool {
 mod chat_memory;
 mod insert;
 pub mod job_processes;
+pub mod langflow;
 pub mod memory_bases;
 mod nodes;
 mod queries;
@@ -312,22 +313,24 @@ impl Store {
         }
     }
 
-    /// Refuses a write on a read-only database, and on a database Langflow made: memscope's
-    /// writers keep its own schema's formats (its lease table, dashed ids, its own knowledge-base
-    /// layout), which Langflow would not accept.
+    /// Refuses a write on a read-only database, and on a database Langflow made: these writers
+    /// keep memscope's own schema's formats (its lease table, its own knowledge-base layout),
+    /// which Langflow would not accept. Langflow's databases get the writers of
+    /// [`langflow`] and the in-place ones of [`Store::ensure_writable_in_place`].
     fn ensure_writable(&self) -> Result<(), StoreError> {
         self.ensure_writable_in_place()?;
         if self.profile.source == Source::Langflow {
             return Err(StoreError::ForeignWrite {
                 url: self.url.clone(),
-                what: "syncs, regenerate, delete, cancel and capture",
+                what: "memory-base creation and deletion",
             });
         }
         Ok(())
     }
 
-    /// Refuses a write on a read-only database: for the writes that change a row in place in
-    /// the database's own format, which Langflow's databases take too.
+    /// Refuses a write on a read-only database: for the writes made in the database's own
+    /// formats (ids through the dialect, instants as [`langflow::StoredTime`]), which
+    /// Langflow's databases take too.
     fn ensure_writable_in_place(&self) -> Result<(), StoreError> {
         if self.read_only {
             return Err(StoreError::ReadOnly {

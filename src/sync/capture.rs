@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
+use crate::store::Source;
+use crate::store::langflow::LangflowCapture;
 use crate::store::rows::{
     Batch, JobRow, LfMessageRow, MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
 };
@@ -128,7 +130,12 @@ impl<E: Embedder> Syncer<E> {
             ..Batch::default()
         };
         let finished = batch.lf_messages.last().map_or(now, |m| m.timestamp);
-        let bases = store.memory_bases_of_flow(flow_id).await?;
+        let mut bases = store.memory_bases_of_flow(flow_id).await?;
+        let langflow = store.profile().source == Source::Langflow;
+        if langflow {
+            // Langflow's run hook records a run for the auto-capture bases of the flow only.
+            bases.retain(|b| b.auto_capture);
+        }
         // Messages, job, sessions and runs go in one transaction: a capture killed midway
         // leaves nothing, and one repeated after a crash finds its messages (their ids follow
         // from the run) and records nothing twice.
@@ -136,14 +143,31 @@ impl<E: Embedder> Syncer<E> {
             Some(first) => store.lf_message_exists(&first.id).await?,
             None => false,
         };
-        if !recorded {
+        if !recorded && langflow {
+            let owner = owner
+                .as_deref()
+                .ok_or_else(|| SyncError::NotFound(format!("the owner of flow {flow_id}")))?;
+            let base_ids: Vec<String> = bases.iter().map(|b| b.id.clone()).collect();
+            store
+                .lf_record_capture(&LangflowCapture {
+                    flow_id,
+                    owner,
+                    session_id,
+                    run_id: &run_id,
+                    messages: &batch.lf_messages,
+                    memory_base_ids: &base_ids,
+                    started: now,
+                    finished,
+                })
+                .await?;
+        } else if !recorded {
             if store.job(&run_id).await?.is_none() {
                 batch.jobs.push(JobRow {
                     job_id: run_id.clone(),
                     flow_id: Some(flow_id.to_owned()),
                     status: "completed".to_owned(),
                     job_type: "workflow".to_owned(),
-                    user_id: owner,
+                    user_id: owner.clone(),
                     asset_id: None,
                     asset_type: None,
                     dedupe_key: None,

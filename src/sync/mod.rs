@@ -14,6 +14,7 @@
 pub mod capture;
 pub mod config;
 mod ingest;
+mod langflow;
 pub mod watch;
 
 pub use config::{MbOverrides, MbSettings, syncer_from_config};
@@ -66,6 +67,9 @@ pub enum SyncError {
     },
     #[error("session {session} made no progress, so the sync stopped: {reason}")]
     NoProgress { session: String, reason: String },
+    /// A knowledge base of a Langflow database that memscope cannot write.
+    #[error("Langflow knowledge base: {0}")]
+    LangflowKb(String),
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -336,6 +340,18 @@ impl<E: Embedder> Syncer<E> {
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };
+        if self.store.profile().source == crate::store::Source::Langflow {
+            let result = self
+                .langflow_sync_locked(base, session_id, wait, progress, cancel)
+                .await;
+            // An advisory lock that cannot be released goes with its connection.
+            let _ = lock.release().await;
+            return match result {
+                Err(langflow::Refused::Busy) => conflict(),
+                Err(langflow::Refused::Failed(error)) => Err(error),
+                Ok(outcome) => Ok(outcome),
+            };
+        }
         let result = self
             .sync_locked(base, session_id, lock, progress, cancel)
             .await;
@@ -481,6 +497,15 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
+        if self.store.profile().source == crate::store::Source::Langflow {
+            let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
+            let reset = self.langflow_reset(base).await;
+            release_all(locks).await;
+            reset?;
+            return self
+                .sync_base(base, Trigger::Manual, Duration::ZERO, progress, cancel)
+                .await;
+        }
         let kb = self.kb_location(base)?;
         let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
         let reset = async {
