@@ -5,7 +5,6 @@
 pub mod budget;
 pub mod conversation;
 pub mod doctor;
-pub mod files;
 pub mod memory_bases;
 pub mod nodes;
 pub mod syncers;

@@ -13,7 +13,6 @@ use serde::Serialize;
 use super::InspectError;
 use super::budget::{BudgetSettings, BudgetView};
 use super::conversation::load_conversation;
-use super::files::FileReadError;
 use crate::memory::history::{History, HistoryMessage, MAX_ROW_WINDOW, PopRule, Side};
 use crate::memory::model::Role;
 use crate::memory::node_context::{
@@ -23,6 +22,7 @@ use crate::memory::node_context::{
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::CountCache;
 use crate::storage::ObjectStore;
+use crate::storage::files::FileReadError;
 use crate::store::{ConversationInfo, NodeExecutionBrief, NodeExecutionRecord, Offload, Store};
 
 /// The only app mode with node memory: it needs a conversation id, which workflows lack.

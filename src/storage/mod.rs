@@ -10,13 +10,14 @@
 //! order asked. A missing or unreadable object is an error value naming its key, never a panic.
 
 pub mod dify_env;
+pub mod files;
 pub mod settings;
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
 
-use crate::inspect::files::{self, FileReadError, ReadLimits};
+use files::{FileReadError, ReadLimits};
 pub use settings::{AddressStyle, S3Settings, Secret, StorageBackend};
 
 /// Objects read at once: enough to hide a network round trip behind the others, few enough
