@@ -176,7 +176,7 @@ async fn check_era(db: common::TestDb, era: Era) {
     };
     assert!(described.contains(threads_line), "{described}");
     if era.has_offload() {
-        let root = Path::new(info["storage_root"].as_str().unwrap());
+        let root = Path::new(info["storage_settings"]["root"].as_str().unwrap());
         let file = root.join(OFFLOAD_KEY);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(&file, full_outputs()).unwrap();
