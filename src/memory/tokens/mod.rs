@@ -9,11 +9,14 @@
 //!   thread after a change only tokenizes the messages that changed.
 //! - [`corpus`]: a deterministic mixed-text generator for tests and benchmarks.
 
+mod bpe;
 mod cache;
 pub mod corpus;
 mod counter;
 mod encoding;
+mod pretokenize;
 mod python_repr;
+mod table_hash;
 
 pub use cache::{CacheStats, CountCache};
 pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
