@@ -14,7 +14,14 @@ use std::sync::OnceLock;
 
 use super::TokensError;
 use super::bpe::Ranks;
+use super::parallel::map_in_place;
 use super::pretokenize::Pretokenizer;
+use super::split::split_safely;
+
+/// Texts at least this long are worth counting on several threads.
+pub const PARALLEL_TEXT_BYTES: usize = 1 << 20;
+/// Slices per thread when a long text is cut, so that a slow slice evens out.
+const SLICES_PER_THREAD: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Encoding {
@@ -45,6 +52,21 @@ impl Encoding {
     /// Tokens of `text`. Builds the tokenizer first if no one has yet (see [`preload`]).
     pub fn count(self, text: &str) -> usize {
         tokenizer(self).count(text)
+    }
+
+    /// [`count`](Self::count) on up to `threads` threads: a text of a megabyte or more is cut
+    /// where cutting does not change its count, and the slices are counted in parallel.
+    pub fn count_on(self, text: &str, threads: usize) -> usize {
+        if threads < 2 || text.len() < PARALLEL_TEXT_BYTES {
+            return self.count(text);
+        }
+        let tokenizer = tokenizer(self);
+        let slices = split_safely(text, threads * SLICES_PER_THREAD);
+        let mut counts = vec![0; slices.len()];
+        map_in_place(&slices, &mut counts, threads, 1, |slice| {
+            tokenizer.count(slice)
+        });
+        counts.iter().sum()
     }
 }
 

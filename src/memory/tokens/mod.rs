@@ -14,8 +14,10 @@ mod cache;
 pub mod corpus;
 mod counter;
 mod encoding;
+mod parallel;
 mod pretokenize;
 mod python_repr;
+mod split;
 mod table_hash;
 
 pub use cache::{CacheStats, CountCache};
