@@ -91,13 +91,16 @@ impl FromStr for Encoding {
 }
 
 /// One encoding's tokenizer: rank tables borrowed from the binary and a compiled pattern.
-struct Tokenizer {
+/// [`Encoding::count`] keeps one per encoding for the whole process; building another is
+/// only useful to measure what building costs.
+pub struct Tokenizer {
     ranks: Ranks,
     pieces: Pretokenizer,
 }
 
 impl Tokenizer {
-    fn new(encoding: Encoding) -> Tokenizer {
+    /// Compiles the encoding's pre-tokenizer pattern; the rank tables need no building.
+    pub fn new(encoding: Encoding) -> Tokenizer {
         let table: &'static [u8] = match encoding {
             Encoding::Cl100kBase => include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks")),
             Encoding::O200kBase => include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks")),
@@ -110,7 +113,8 @@ impl Tokenizer {
         }
     }
 
-    fn count(&self, text: &str) -> usize {
+    /// Tokens of `text`, as [`Encoding::count`].
+    pub fn count(&self, text: &str) -> usize {
         let mut parts = Vec::new();
         let mut tokens = 0;
         self.pieces.for_each_piece(text, |piece| {

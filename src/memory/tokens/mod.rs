@@ -22,7 +22,7 @@ mod table_hash;
 
 pub use cache::{CacheStats, CountCache};
 pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
-pub use encoding::{Encoding, base_model, encoding_for_model, is_loaded, preload};
+pub use encoding::{Encoding, Tokenizer, base_model, encoding_for_model, is_loaded, preload};
 
 /// Names that do not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,9 +17,8 @@
 //! exactly a case where tiktoken reaches its whitespace alternatives. Every character is
 //! matched by some alternative, so pieces tile the text and searches can be anchored.
 
-use std::cell::RefCell;
-
 use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input, MatchKind};
 
 use super::encoding::Encoding;
@@ -73,16 +72,14 @@ fn whitespace_rules(encoding: Encoding) -> WhitespaceRules {
 /// The pattern index of the plain whitespace run.
 const WHITESPACE: usize = 1;
 
+type MakeCache = Box<dyn Fn() -> Cache + Send + Sync>;
+
 pub(super) struct Pretokenizer {
     dfa: DFA,
-    rules: WhitespaceRules,
-    encoding: Encoding,
-}
-
-thread_local! {
-    /// One lazy DFA cache per encoding and thread: the states the DFA has built stay built
+    /// Lazy DFA caches, one per thread at a time: the states the DFA has built stay built
     /// from one text to the next.
-    static CACHES: RefCell<[Option<Cache>; 4]> = const { RefCell::new([None, None, None, None]) };
+    caches: Pool<Cache, MakeCache>,
+    rules: WhitespaceRules,
 }
 
 impl Pretokenizer {
@@ -98,35 +95,32 @@ impl Pretokenizer {
             )
             .build_many(&[leading_alternatives(encoding), r"\s+"])
             .expect("the pre-tokenizer patterns compile");
+        let for_caches = dfa.clone();
         Pretokenizer {
             dfa,
+            caches: Pool::new(Box::new(move || for_caches.create_cache())),
             rules: whitespace_rules(encoding),
-            encoding,
         }
     }
 
     /// Calls `piece` with each piece of `text`, in order.
     pub(super) fn for_each_piece(&self, text: &str, mut piece: impl FnMut(&[u8])) {
-        CACHES.with(|caches| {
-            let mut caches = caches.borrow_mut();
-            let cache =
-                caches[self.encoding as usize].get_or_insert_with(|| self.dfa.create_cache());
-            let mut at = 0;
-            while at < text.len() {
-                let input = Input::new(text).range(at..).anchored(Anchored::Yes);
-                let end = match self.dfa.try_search_fwd(cache, &input) {
-                    Ok(Some(found)) if found.pattern().as_usize() == WHITESPACE => {
-                        self.whitespace_end(text, at, found.offset())
-                    }
-                    Ok(Some(found)) => found.offset(),
-                    // Unreachable: every character starts some alternative, and the cache
-                    // is never given up on.
-                    Ok(None) | Err(_) => text.len(),
-                };
-                piece(&text.as_bytes()[at..end]);
-                at = end;
-            }
-        });
+        let mut cache = self.caches.get();
+        let mut at = 0;
+        while at < text.len() {
+            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+            let end = match self.dfa.try_search_fwd(&mut cache, &input) {
+                Ok(Some(found)) if found.pattern().as_usize() == WHITESPACE => {
+                    self.whitespace_end(text, at, found.offset())
+                }
+                Ok(Some(found)) => found.offset(),
+                // Unreachable: every character starts some alternative, and the cache is
+                // never given up on.
+                Ok(None) | Err(_) => text.len(),
+            };
+            piece(&text.as_bytes()[at..end]);
+            at = end;
+        }
     }
 
     /// Where tiktoken's whitespace alternatives end a piece, given the whole run `start..end`.
