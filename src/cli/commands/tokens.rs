@@ -116,7 +116,10 @@ impl<'de> Visitor<'de> for &mut Counted<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
         while let Some(item) = items.next_element::<Value>()? {
-            self.push(parse_message(&item).map_err(A::Error::custom)?);
+            let message = parse_message(&item).map_err(A::Error::custom)?;
+            // The JSON value holds a copy of the message's text: gone before counting.
+            drop(item);
+            self.push(message);
         }
         self.flush();
         Ok(())

@@ -428,7 +428,17 @@ fn plugin_segment(message: &PromptMessage) -> String {
             ]);
         }
     }
-    parts.join("\n")
+    // Room for the separators and the probe `plugin_tokens` appends, so that a long segment
+    // is never copied into a buffer twice its size.
+    let bytes = parts.iter().map(|part| part.len() + 1).sum::<usize>() + 2;
+    let mut segment = String::with_capacity(bytes);
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            segment.push('\n');
+        }
+        segment.push_str(part);
+    }
+    segment
 }
 
 /// Bytes of text a message holds, to tell long messages from the rest.
