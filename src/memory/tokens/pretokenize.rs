@@ -143,3 +143,34 @@ impl Pretokenizer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(encoding: Encoding, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Pretokenizer::new(encoding).for_each_piece(text, |piece| {
+            out.push(String::from_utf8(piece.to_vec()).expect("pieces are whole characters"))
+        });
+        out
+    }
+
+    #[test]
+    fn whitespace_runs_split_as_each_pattern_orders_its_alternatives() {
+        // cl100k: `\s++$` first, so a run that ends the text stays whole.
+        assert_eq!(pieces(Encoding::Cl100kBase, "x  \n  "), ["x", "  \n  "]);
+        // o200k tries `\s*[\r\n]+` first: the run ends after its line break.
+        assert_eq!(pieces(Encoding::O200kBase, "x  \n  "), ["x", "  \n", "  "]);
+        // Before more text, a line break ends the run (cl100k), and `\s+(?!\S)` leaves the
+        // last space to the word.
+        assert_eq!(
+            pieces(Encoding::Cl100kBase, "x  \n  y"),
+            ["x", "  \n", " ", " y"]
+        );
+        // p50k and r50k have no line-break alternative.
+        assert_eq!(pieces(Encoding::R50kBase, "x  \n  y"), ["x", "  \n ", " y"]);
+        assert_eq!(pieces(Encoding::P50kBase, "x \t"), ["x", " \t"]);
+        assert_eq!(pieces(Encoding::R50kBase, "a\tb"), ["a", "\t", "b"]);
+    }
+}
