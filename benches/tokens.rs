@@ -1,6 +1,7 @@
 //! Token counting throughput: the deterministic mixed 10 MB corpus on one thread, per fast
 //! encoding (tiktoken-rs as the baseline), and recounting a 10,000-message list with and
-//! without the count cache.
+//! without the count cache. Also what building a tokenizer costs, per encoding, and the same
+//! for tiktoken-rs.
 //!
 //! Time is the benchmark thread's CPU time, not wall time: the machines this runs on are
 //! shared, and wall time there measures the neighbours' load as much as the tokenizer.
@@ -10,7 +11,9 @@ use std::hint::black_box;
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memscope::memory::model::{PromptMessage, Role};
-use memscope::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter, corpus, preload};
+use memscope::memory::tokens::{
+    CountCache, CounterKind, Encoding, TokenCounter, Tokenizer, corpus, preload,
+};
 
 const CORPUS_BYTES: usize = 10_000_000;
 const LIST_MESSAGES: usize = 10_000;
@@ -125,9 +128,30 @@ fn recount_list(c: &mut Criterion<ThreadCpuTime>) {
     );
 }
 
+/// Building a tokenizer and counting a first short text with it: what a process pays before
+/// its first count. tiktoken-rs's constructors parse and hash the whole rank file each time.
+fn build_tokenizer(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("build_tokenizer");
+    group.sample_size(10);
+    for encoding in Encoding::ALL {
+        group.bench_function(encoding.name(), |b| {
+            b.iter(|| Tokenizer::new(encoding).count(black_box("hello world")))
+        });
+    }
+    group.bench_function("tiktoken_rs_o200k_base", |b| {
+        b.iter(|| {
+            tiktoken_rs::o200k_base()
+                .expect("tiktoken-rs builds o200k_base")
+                .encode_ordinary(black_box("hello world"))
+                .len()
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = count_corpus, recount_list
+    targets = count_corpus, recount_list, build_tokenizer
 }
 criterion_main!(benches);

@@ -302,6 +302,19 @@ fn bad_input_gets_a_clear_error_and_a_distinct_exit_code() {
         3,
     );
     assert!(err.contains("not valid JSON"), "{err}");
+    // Counting while reading must not print anything for a list that turns out malformed.
+    std::fs::write(&bad, r#"[{"role":"user","content":"a"}] trailing"#).unwrap();
+    let err = failure(
+        memscope(home.path()).args(["tokens", "--input"]).arg(&bad),
+        3,
+    );
+    assert!(err.contains("not valid JSON"), "{err}");
+    std::fs::write(&bad, r#"{"role":"user","content":"a"}"#).unwrap();
+    let err = failure(
+        memscope(home.path()).args(["tokens", "--input"]).arg(&bad),
+        3,
+    );
+    assert!(err.contains("expected a JSON list of messages"), "{err}");
     std::fs::write(&bad, r#"[{"role":"user","content":"a"}]"#).unwrap();
     let err = failure(
         memscope(home.path())

@@ -9,11 +9,16 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::memory::budget::MessageTokens;
-use crate::memory::model::{Content, PromptMessage, Role, ToolCall};
+use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 
 use super::TokensError;
-use super::encoding::{Encoding, base_model, encoding_for_model};
+use super::encoding::{Encoding, PARALLEL_TEXT_BYTES, base_model, encoding_for_model};
+use super::parallel::map_in_place;
 use super::python_repr::push_str_repr;
+use super::split::last_safe_cut;
+
+/// Messages a thread takes at a time in [`TokenCounter::count_each`].
+const MESSAGES_PER_BATCH: usize = 256;
 
 /// Which of Dify's counting behaviours to reproduce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -134,6 +139,8 @@ pub struct TokenCounter {
     id: CounterId,
     model: Option<String>,
     fallback: bool,
+    /// Threads a count may use; counts are the same for any number.
+    threads: usize,
 }
 
 impl TokenCounter {
@@ -153,6 +160,7 @@ impl TokenCounter {
             },
             model: Some(model.to_owned()),
             fallback: known.is_none() && kind != CounterKind::Zero,
+            threads: 1,
         }
     }
 
@@ -166,7 +174,46 @@ impl TokenCounter {
             },
             model: None,
             fallback: false,
+            threads: 1,
         }
+    }
+
+    /// The same counter, counting on up to `threads` threads where it helps: many messages,
+    /// or a text of a megabyte or more. One thread (the default) never spawns any.
+    pub fn with_threads(mut self, threads: usize) -> TokenCounter {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// [`count_message`](Self::count_message) of every message, each counted once, spread
+    /// over the counter's threads.
+    pub fn count_each(&self, messages: &[PromptMessage]) -> Vec<MessageTokens> {
+        let mut counts = vec![None; messages.len()];
+        let single = TokenCounter {
+            threads: 1,
+            ..self.clone()
+        };
+        // Long messages are left out here and counted next, each over all the threads.
+        map_in_place(
+            messages,
+            &mut counts,
+            self.threads,
+            MESSAGES_PER_BATCH,
+            |message| {
+                (self.threads < 2 || text_bytes(message) < PARALLEL_TEXT_BYTES)
+                    .then(|| single.count_message(message))
+            },
+        );
+        counts
+            .into_iter()
+            .zip(messages)
+            .map(|(count, message)| count.unwrap_or_else(|| self.count_message(message)))
+            .collect()
+    }
+
+    /// Tokens of `text` in this counter's encoding, on the counter's threads.
+    fn encoded(&self, text: &str) -> usize {
+        self.id.encoding.count_on(text, self.threads)
     }
 
     pub fn id(&self) -> CounterId {
@@ -194,7 +241,7 @@ impl TokenCounter {
     pub fn count_text(&self, text: &str) -> usize {
         match self.id.kind {
             CounterKind::Zero => 0,
-            _ => self.id.encoding.count(text),
+            _ => self.encoded(text),
         }
     }
 
@@ -204,7 +251,7 @@ impl TokenCounter {
             CounterKind::OpenAi => MessageTokens::flat(self.classic_tokens(message)),
             CounterKind::Plugin => self.plugin_tokens(message),
             CounterKind::Raw => {
-                MessageTokens::flat(saturate(self.id.encoding.count(&message.content.text())))
+                MessageTokens::flat(saturate(self.encoded(&message.content.text())))
             }
             CounterKind::Zero => MessageTokens::default(),
         }
@@ -272,8 +319,7 @@ impl TokenCounter {
     ///   only they count their text parts; other roles keep part objects, which the text filter
     ///   skips, so their list content counts `""`. Images and files count 0 everywhere.
     fn classic_tokens(&self, message: &PromptMessage) -> u32 {
-        let encoding = self.id.encoding;
-        let count = |text: &str| i64::try_from(encoding.count(text)).unwrap_or(i64::MAX);
+        let count = |text: &str| i64::try_from(self.encoded(text)).unwrap_or(i64::MAX);
         let (role, name) = match message.role {
             Role::Tool => (
                 "function",
@@ -311,22 +357,20 @@ impl TokenCounter {
     /// followed by a letter, and the only look-ahead (`(?!\S)`) reads one character, which is
     /// a letter in both cases.
     ///
-    /// The same property gives a cut point that spares a second pass over the whole segment:
-    /// the last position after a newline that holds an ASCII letter. Pieces never cross it, so
-    /// the head before it is counted once (as `head + that letter`, minus the letter) and only
-    /// the tail, usually the last line, is counted twice: alone and before the probe.
+    /// The segment is tokenized once, not twice: only its tail after the last safe cut (see
+    /// `split.rs`; usually the last word) is counted both alone and before the probe, since
+    /// the count of what comes before the cut cannot depend on what follows it.
     fn plugin_tokens(&self, message: &PromptMessage) -> MessageTokens {
         const NEXT_SEGMENT_PROBE: &str = "\na";
         const LETTER_TOKENS: usize = 1;
 
-        let encoding = self.id.encoding;
         let mut text = plugin_segment(message);
         let segment_len = text.len();
+        let cut = last_safe_cut(&text);
         text.push_str(NEXT_SEGMENT_PROBE);
-        let cut = tail_start(&text[..segment_len]);
-        let head = encoding.count(&text[..=cut]) - LETTER_TOKENS;
-        let last = head + encoding.count(&text[cut..segment_len]);
-        let inner = head + encoding.count(&text[cut..]) - LETTER_TOKENS;
+        let head = self.encoded(&text[..cut]);
+        let last = head + self.encoded(&text[cut..segment_len]);
+        let inner = head + self.encoded(&text[cut..]) - LETTER_TOKENS;
         MessageTokens {
             inner: saturate(inner).saturating_add(PLUGIN_PER_MESSAGE),
             last: saturate(last).saturating_add(PLUGIN_PER_MESSAGE),
@@ -384,23 +428,42 @@ fn plugin_segment(message: &PromptMessage) -> String {
             ]);
         }
     }
-    parts.join("\n")
+    // Room for the separators and the probe `plugin_tokens` appends, so that a long segment
+    // is never copied into a buffer twice its size.
+    let bytes = parts.iter().map(|part| part.len() + 1).sum::<usize>() + 2;
+    let mut segment = String::with_capacity(bytes);
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            segment.push('\n');
+        }
+        segment.push_str(part);
+    }
+    segment
 }
 
-/// The last byte index holding an ASCII letter right after a newline, or 0 (the segment
-/// starts with its role name, a letter).
-fn tail_start(segment: &str) -> usize {
-    segment
-        .as_bytes()
-        .windows(2)
-        .rposition(|pair| pair[0] == b'\n' && pair[1].is_ascii_alphabetic())
-        .map_or(0, |newline| newline + 1)
+/// Bytes of text a message holds, to tell long messages from the rest.
+fn text_bytes(message: &PromptMessage) -> usize {
+    let content = match &message.content {
+        Content::Text(text) => text.len(),
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|part| match part {
+                ContentPart::Text { text } => text.len(),
+                _ => 0,
+            })
+            .sum(),
+    };
+    let calls: usize = message
+        .tool_calls
+        .iter()
+        .map(|call| call.arguments.len())
+        .sum();
+    content + calls
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::model::ContentPart;
 
     fn enc(encoding: Encoding, text: &str) -> u64 {
         encoding.count(text) as u64
@@ -655,10 +718,27 @@ mod tests {
     }
 
     #[test]
-    fn tail_starts_at_the_last_letter_after_a_newline() {
-        assert_eq!(tail_start("user\n\nabc"), 6);
-        assert_eq!(tail_start("user\nbob\n1\n"), 5);
-        assert_eq!(tail_start("user\n\n{}"), 0);
+    fn counting_on_threads_changes_no_count() {
+        // Long enough to be cut across threads, with messages of every length around it.
+        let long = "word ".repeat(PARALLEL_TEXT_BYTES / 4) + "\nend.";
+        let messages: Vec<PromptMessage> = (0..600)
+            .map(|i| match i {
+                7 => assistant(&long),
+                _ => user(&"hi there ".repeat(i % 13)),
+            })
+            .collect();
+        for kind in CounterKind::ALL {
+            let counter = TokenCounter::with_encoding(kind, Encoding::O200kBase);
+            let one_by_one: Vec<_> = messages.iter().map(|m| counter.count_message(m)).collect();
+            let threaded = counter.clone().with_threads(3);
+            assert_eq!(threaded.count_each(&messages), one_by_one, "{kind}");
+            assert_eq!(counter.count_each(&messages), one_by_one, "{kind}");
+            assert_eq!(
+                threaded.count_text(&long),
+                counter.count_text(&long),
+                "{kind}"
+            );
+        }
     }
 
     #[test]

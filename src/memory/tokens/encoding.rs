@@ -1,9 +1,8 @@
 //! The four OpenAI encodings, tiktoken's model → encoding table, and process-wide tokenizers.
 //!
-//! Tokenizers are expensive to build (15-600 ms depending on encoding and build profile), so
-//! each is built once per process, lazily, on first use or by [`preload`]. cl100k_base and
-//! o200k_base use bpe-openai (2.5x faster than tiktoken, identical counts); p50k_base and
-//! r50k_base use tiktoken-rs, which bpe-openai does not ship.
+//! Each encoding's ranks are tables laid out at build time and read in place from the binary
+//! (see `bpe.rs`), so a tokenizer costs only the compilation of its pre-tokenizer pattern,
+//! once per process, on first use or by [`preload`]. Counts are tiktoken's, token for token.
 //!
 //! All counts are *ordinary* counts: special-token text such as `<|endoftext|>` is counted as
 //! plain text. Python tiktoken's `encode()` raises on such text instead; Dify would then fail
@@ -13,9 +12,16 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use tiktoken_rs::CoreBPE;
-
 use super::TokensError;
+use super::bpe::Ranks;
+use super::parallel::map_in_place;
+use super::pretokenize::Pretokenizer;
+use super::split::split_safely;
+
+/// Texts at least this long are worth counting on several threads.
+pub const PARALLEL_TEXT_BYTES: usize = 1 << 20;
+/// Slices per thread when a long text is cut, so that a slow slice evens out.
+const SLICES_PER_THREAD: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Encoding {
@@ -45,10 +51,22 @@ impl Encoding {
 
     /// Tokens of `text`. Builds the tokenizer first if no one has yet (see [`preload`]).
     pub fn count(self, text: &str) -> usize {
-        match tokenizer(self) {
-            Tokenizer::Bpe(bpe) => bpe.count(text),
-            Tokenizer::Tiktoken(core) => core.encode_ordinary(text).len(),
+        tokenizer(self).count(text)
+    }
+
+    /// [`count`](Self::count) on up to `threads` threads: a text of a megabyte or more is cut
+    /// where cutting does not change its count, and the slices are counted in parallel.
+    pub fn count_on(self, text: &str, threads: usize) -> usize {
+        if threads < 2 || text.len() < PARALLEL_TEXT_BYTES {
+            return self.count(text);
         }
+        let tokenizer = tokenizer(self);
+        let slices = split_safely(text, threads * SLICES_PER_THREAD);
+        let mut counts = vec![0; slices.len()];
+        map_in_place(&slices, &mut counts, threads, 1, |slice| {
+            tokenizer.count(slice)
+        });
+        counts.iter().sum()
     }
 }
 
@@ -72,10 +90,38 @@ impl FromStr for Encoding {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Tokenizer {
-    Bpe(&'static bpe_openai::Tokenizer),
-    Tiktoken(&'static CoreBPE),
+/// One encoding's tokenizer: rank tables borrowed from the binary and a compiled pattern.
+/// [`Encoding::count`] keeps one per encoding for the whole process; building another is
+/// only useful to measure what building costs.
+pub struct Tokenizer {
+    ranks: Ranks,
+    pieces: Pretokenizer,
+}
+
+impl Tokenizer {
+    /// Compiles the encoding's pre-tokenizer pattern; the rank tables need no building.
+    pub fn new(encoding: Encoding) -> Tokenizer {
+        let table: &'static [u8] = match encoding {
+            Encoding::Cl100kBase => include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.ranks")),
+            Encoding::O200kBase => include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.ranks")),
+            Encoding::P50kBase => include_bytes!(concat!(env!("OUT_DIR"), "/p50k_base.ranks")),
+            Encoding::R50kBase => include_bytes!(concat!(env!("OUT_DIR"), "/r50k_base.ranks")),
+        };
+        Tokenizer {
+            ranks: Ranks::new(table),
+            pieces: Pretokenizer::new(encoding),
+        }
+    }
+
+    /// Tokens of `text`, as [`Encoding::count`].
+    pub fn count(&self, text: &str) -> usize {
+        let mut parts = Vec::new();
+        let mut tokens = 0;
+        self.pieces.for_each_piece(text, |piece| {
+            tokens += self.ranks.count_piece(piece, &mut parts)
+        });
+        tokens
+    }
 }
 
 /// One slot per encoding, in [`Encoding::ALL`] order. A slot is filled only once its tokenizer
@@ -87,13 +133,8 @@ static TOKENIZERS: [OnceLock<Tokenizer>; 4] = [
     OnceLock::new(),
 ];
 
-fn tokenizer(encoding: Encoding) -> Tokenizer {
-    *TOKENIZERS[encoding as usize].get_or_init(|| match encoding {
-        Encoding::Cl100kBase => Tokenizer::Bpe(bpe_openai::cl100k_base()),
-        Encoding::O200kBase => Tokenizer::Bpe(bpe_openai::o200k_base()),
-        Encoding::P50kBase => Tokenizer::Tiktoken(tiktoken_rs::p50k_base_singleton()),
-        Encoding::R50kBase => Tokenizer::Tiktoken(tiktoken_rs::r50k_base_singleton()),
-    })
+fn tokenizer(encoding: Encoding) -> &'static Tokenizer {
+    TOKENIZERS[encoding as usize].get_or_init(|| Tokenizer::new(encoding))
 }
 
 /// Builds the tokenizer now, so that the first count does not pay for it. Blocks until it is

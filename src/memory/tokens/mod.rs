@@ -9,15 +9,20 @@
 //!   thread after a change only tokenizes the messages that changed.
 //! - [`corpus`]: a deterministic mixed-text generator for tests and benchmarks.
 
+mod bpe;
 mod cache;
 pub mod corpus;
 mod counter;
 mod encoding;
+mod parallel;
+mod pretokenize;
 mod python_repr;
+mod split;
+mod table_hash;
 
 pub use cache::{CacheStats, CountCache};
 pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
-pub use encoding::{Encoding, base_model, encoding_for_model, is_loaded, preload};
+pub use encoding::{Encoding, Tokenizer, base_model, encoding_for_model, is_loaded, preload};
 
 /// Names that do not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
