@@ -1,6 +1,7 @@
 //! The memory semantics: threads, trees, history, tokens and budgets. Pure code: no IO, no UI.
 
 pub mod budget;
+pub mod documents;
 pub mod history;
 pub mod instant;
 pub mod memory_base;

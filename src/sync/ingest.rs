@@ -13,6 +13,7 @@ use super::{
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::kb::store::{ChunkRecord, VectorStore};
+use crate::memory::documents::document_text;
 use crate::memory::memory_base::{
     JobArgs, MessagePosition, ThresholdUnit, canonical_id, chunk_id, dedupe_key,
 };
@@ -31,37 +32,6 @@ impl<T: Into<SyncError>> From<T> for Locked {
     fn from(error: T) -> Self {
         Locked::Failed(error.into())
     }
-}
-
-/// The text Langflow ingests for a message: its text, then the text, code and JSON fragments
-/// of its content blocks, separated by blank lines.
-pub fn document_text(text: &str, content_blocks: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if !text.trim().is_empty() {
-        parts.push(text.to_owned());
-    }
-    let blocks: Value = serde_json::from_str(content_blocks).unwrap_or(Value::Null);
-    for block in blocks.as_array().into_iter().flatten() {
-        let contents = block.get("contents").and_then(Value::as_array);
-        for content in contents.into_iter().flatten() {
-            let fragment = match content.get("type").and_then(Value::as_str) {
-                Some("text") => content
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                Some("code") => content
-                    .get("code")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-                Some("json") => content.get("data").map(|data| data.to_string()),
-                _ => None,
-            };
-            if let Some(fragment) = fragment.filter(|f| !f.trim().is_empty()) {
-                parts.push(fragment);
-            }
-        }
-    }
-    parts.join("\n\n")
 }
 
 /// A message's chunks with Langflow's metadata (without embeddings yet).
@@ -587,7 +557,7 @@ mod tests {
         ]}]"#;
         assert_eq!(
             document_text("Hello", blocks),
-            "Hello\n\nstep one\n\nprint(1)\n\n{\"a\":1}"
+            "Hello\n\nstep one\n\n```python\nprint(1)\n```\n\n{\"a\": 1}"
         );
         assert_eq!(document_text("Hello", "not json"), "Hello");
         assert_eq!(document_text("", "[]"), "");
