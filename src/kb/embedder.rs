@@ -125,6 +125,30 @@ impl Embedder for HashingEmbedder {
     }
 }
 
+impl Embedder for OpenAiEmbedder {
+    fn provider(&self) -> &str {
+        "openai-compatible"
+    }
+
+    fn model(&self) -> &str {
+        &self.config().model
+    }
+
+    fn dimension(&self) -> usize {
+        self.config().dimension
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut vectors = Vec::with_capacity(texts.len());
+        for batch in texts.chunks(self.config().batch_size.max(1)) {
+            let answer = self.embed_batch(batch).await?;
+            check_vectors(&answer, batch.len(), self.config().dimension)?;
+            vectors.extend(answer);
+        }
+        Ok(vectors)
+    }
+}
+
 /// The embedder a memory base is configured with.
 #[derive(Debug, Clone)]
 pub enum AnyEmbedder {
@@ -196,6 +220,12 @@ pub fn check_vectors(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kb::openai::OpenAiEmbedder;
+    use crate::kb::openai::tests::config;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
 
     fn cosine(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
@@ -232,5 +262,50 @@ mod tests {
             check_vectors(&[vec![0.0; 2]], 1, 3),
             Err(EmbedError::WrongDimension { .. })
         ));
+    }
+
+    /// Answers each request with `answers[n]` (status, body), then repeats the last.
+    async fn server(answers: Vec<(u16, String)>) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let n = seen.fetch_add(1, Ordering::SeqCst);
+                let mut buffer = vec![0u8; 65536];
+                let _ = socket.read(&mut buffer).await;
+                let (status, body) = answers[n.min(answers.len() - 1)].clone();
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(response.as_bytes()).await;
+            }
+        });
+        (url, count)
+    }
+
+    #[tokio::test]
+    async fn batches_and_retries_transient_errors() {
+        let ok = r#"{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}"#;
+        let (url, count) = server(vec![(503, "busy".into()), (200, ok.into())]).await;
+        let e = OpenAiEmbedder::new(config(&url)).unwrap();
+        let texts: Vec<String> = vec!["a".into(), "b".into(), "c".into(), "d".into()];
+        let vectors = e.embed(&texts).await.unwrap();
+        assert_eq!(vectors[0], vec![1.0, 0.0]);
+        assert_eq!(vectors[1], vec![0.0, 1.0]);
+        assert_eq!(vectors.len(), 4);
+        assert_eq!(count.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn client_errors_are_not_retried() {
+        let (url, count) = server(vec![(401, "no key".into())]).await;
+        let e = OpenAiEmbedder::new(config(&url)).unwrap();
+        let error = e.embed(&["a".into()]).await.unwrap_err();
+        assert!(error.to_string().contains("401"), "{error}");
+        assert_eq!(count.load(Ordering::SeqCst), 1);
     }
 }

@@ -9,8 +9,6 @@ use serde::Deserialize;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::embedder::{EmbedError, Embedder, check_vectors};
-
 /// The environment variable holding the API key, when the server wants one.
 pub const API_KEY_ENV: &str = "MEMSCOPE_EMBEDDINGS_API_KEY";
 
@@ -105,7 +103,13 @@ impl OpenAiEmbedder {
         format!("http://{}:{}{}", self.host, self.port, self.path)
     }
 
-    async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, OpenAiError> {
+    /// The model, dimension and batch size the client was configured with.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    /// One request for one batch, retried on transient errors.
+    pub async fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, OpenAiError> {
         let mut attempt = 0;
         loop {
             let result = tokio::time::timeout(self.config.timeout, self.post(texts))
@@ -215,38 +219,11 @@ fn parse_response(raw: &[u8]) -> Result<(u16, Vec<u8>), String> {
     }
 }
 
-impl Embedder for OpenAiEmbedder {
-    fn provider(&self) -> &str {
-        "openai-compatible"
-    }
-
-    fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    fn dimension(&self) -> usize {
-        self.config.dimension
-    }
-
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let mut vectors = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(self.config.batch_size.max(1)) {
-            let answer = self.embed_batch(batch).await?;
-            check_vectors(&answer, batch.len(), self.config.dimension)?;
-            vectors.extend(answer);
-        }
-        Ok(vectors)
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use tokio::net::TcpListener;
 
-    fn config(base_url: &str) -> OpenAiConfig {
+    pub(crate) fn config(base_url: &str) -> OpenAiConfig {
         OpenAiConfig {
             base_url: base_url.to_owned(),
             model: "m".into(),
@@ -273,50 +250,5 @@ mod tests {
         let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
         assert_eq!(parse_response(raw).unwrap(), (200, b"abcde".to_vec()));
         assert!(parse_response(b"garbage").is_err());
-    }
-
-    /// Answers each request with `answers[n]` (status, body), then repeats the last.
-    async fn server(answers: Vec<(u16, String)>) -> (String, Arc<AtomicUsize>) {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let count = Arc::new(AtomicUsize::new(0));
-        let seen = count.clone();
-        tokio::spawn(async move {
-            loop {
-                let (mut socket, _) = listener.accept().await.unwrap();
-                let n = seen.fetch_add(1, Ordering::SeqCst);
-                let mut buffer = vec![0u8; 65536];
-                let _ = socket.read(&mut buffer).await;
-                let (status, body) = answers[n.min(answers.len() - 1)].clone();
-                let response = format!(
-                    "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-            }
-        });
-        (url, count)
-    }
-
-    #[tokio::test]
-    async fn batches_and_retries_transient_errors() {
-        let ok = r#"{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}"#;
-        let (url, count) = server(vec![(503, "busy".into()), (200, ok.into())]).await;
-        let e = OpenAiEmbedder::new(config(&url)).unwrap();
-        let texts: Vec<String> = vec!["a".into(), "b".into(), "c".into(), "d".into()];
-        let vectors = e.embed(&texts).await.unwrap();
-        assert_eq!(vectors[0], vec![1.0, 0.0]);
-        assert_eq!(vectors[1], vec![0.0, 1.0]);
-        assert_eq!(vectors.len(), 4);
-        assert_eq!(count.load(Ordering::SeqCst), 3);
-    }
-
-    #[tokio::test]
-    async fn client_errors_are_not_retried() {
-        let (url, count) = server(vec![(401, "no key".into())]).await;
-        let e = OpenAiEmbedder::new(config(&url)).unwrap();
-        let error = e.embed(&["a".into()]).await.unwrap_err();
-        assert!(error.to_string().contains("401"), "{error}");
-        assert_eq!(count.load(Ordering::SeqCst), 1);
     }
 }
