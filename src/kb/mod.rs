@@ -6,6 +6,7 @@ pub mod langflow;
 pub mod langflow_store;
 pub mod openai;
 pub mod pgvector;
+pub mod rows;
 pub mod splitter;
 pub mod sqlite_vec;
 pub mod store;

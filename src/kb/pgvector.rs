@@ -7,7 +7,7 @@
 
 use sqlx::{AssertSqlSafe, PgPool, Row};
 
-use super::store::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
+use super::rows::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
 
 /// Chunks written per statement.
 const UPSERT_BATCH: usize = 1000;

@@ -20,7 +20,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
 use sqlx::{AssertSqlSafe, Row};
 
-use super::store::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
+use super::rows::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
 
 /// The vector store's file inside the KB directory.
 pub const STORE_FILE: &str = "vectors.sqlite3";
