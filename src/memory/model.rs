@@ -221,3 +221,35 @@ impl PromptMessage {
         Self::new(role, Content::Text(text.into()))
     }
 }
+
+/// Anything with an id and a parent link: message rows, node memory records.
+pub trait ThreadNode {
+    fn node_id(&self) -> &str;
+    /// The declared parent. `None` and `Some("")` both mean "no parent".
+    fn parent_id(&self) -> Option<&str>;
+}
+
+impl ThreadNode for StoredMessage {
+    fn node_id(&self) -> &str {
+        &self.id
+    }
+
+    fn parent_id(&self) -> Option<&str> {
+        self.parent()
+    }
+}
+
+impl<T: ThreadNode + ?Sized> ThreadNode for &T {
+    fn node_id(&self) -> &str {
+        (**self).node_id()
+    }
+
+    fn parent_id(&self) -> Option<&str> {
+        (**self).parent_id()
+    }
+}
+
+/// The parent link with `""` folded into `None`, whatever the implementation returns.
+pub(crate) fn declared_parent<N: ThreadNode + ?Sized>(node: &N) -> Option<&str> {
+    node.parent_id().filter(|parent| !parent.is_empty())
+}

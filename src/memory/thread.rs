@@ -11,40 +11,8 @@
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::model::{StoredMessage, UUID_NIL};
+use super::model::{ThreadNode, UUID_NIL, declared_parent};
 use super::tree::{MessageTree, NodeIndex};
-
-/// Anything with an id and a parent link: message rows, node memory records.
-pub trait ThreadNode {
-    fn node_id(&self) -> &str;
-    /// The declared parent. `None` and `Some("")` both mean "no parent".
-    fn parent_id(&self) -> Option<&str>;
-}
-
-impl ThreadNode for StoredMessage {
-    fn node_id(&self) -> &str {
-        &self.id
-    }
-
-    fn parent_id(&self) -> Option<&str> {
-        self.parent()
-    }
-}
-
-impl<T: ThreadNode + ?Sized> ThreadNode for &T {
-    fn node_id(&self) -> &str {
-        (**self).node_id()
-    }
-
-    fn parent_id(&self) -> Option<&str> {
-        (**self).parent_id()
-    }
-}
-
-/// The parent link with `""` folded into `None`, whatever the implementation returns.
-pub(crate) fn declared_parent<N: ThreadNode + ?Sized>(node: &N) -> Option<&str> {
-    node.parent_id().filter(|parent| !parent.is_empty())
-}
 
 /// Which version of `extract_thread_messages` to run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -380,6 +348,7 @@ pub fn compare_with_tree<N: ThreadNode>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::memory::model::StoredMessage;
     use proptest::prelude::*;
 
     /// A bare `id←parent` record, as the reference's edge-case table writes them.

@@ -11,8 +11,7 @@
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::model::UUID_NIL;
-use super::thread::{ThreadNode, declared_parent};
+use super::model::{ThreadNode, UUID_NIL, declared_parent};
 
 /// A node of a [`MessageTree`]: nodes are numbered in chronological order, duplicates left out.
 /// Methods taking a `NodeIndex` panic if it is not below [`MessageTree::len`], like slices do.
