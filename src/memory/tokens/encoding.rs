@@ -8,12 +8,10 @@
 //! plain text. Python tiktoken's `encode()` raises on such text instead; Dify would then fail
 //! the whole count, which an inspector has no use for.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::OnceLock;
 
-use super::TokensError;
 use super::bpe::Ranks;
+pub use super::encoding_names::Encoding;
 use super::parallel::map_in_place;
 use super::pretokenize::Pretokenizer;
 use super::split::split_safely;
@@ -23,32 +21,7 @@ pub const PARALLEL_TEXT_BYTES: usize = 1 << 20;
 /// Slices per thread when a long text is cut, so that a slow slice evens out.
 const SLICES_PER_THREAD: usize = 4;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Encoding {
-    Cl100kBase,
-    O200kBase,
-    P50kBase,
-    /// Also known as `gpt2`.
-    R50kBase,
-}
-
 impl Encoding {
-    pub const ALL: [Encoding; 4] = [
-        Encoding::Cl100kBase,
-        Encoding::O200kBase,
-        Encoding::P50kBase,
-        Encoding::R50kBase,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::Cl100kBase => "cl100k_base",
-            Encoding::O200kBase => "o200k_base",
-            Encoding::P50kBase => "p50k_base",
-            Encoding::R50kBase => "r50k_base",
-        }
-    }
-
     /// Tokens of `text`. Builds the tokenizer first if no one has yet (see [`preload`]).
     pub fn count(self, text: &str) -> usize {
         tokenizer(self).count(text)
@@ -67,26 +40,6 @@ impl Encoding {
             tokenizer.count(slice)
         });
         counts.iter().sum()
-    }
-}
-
-impl fmt::Display for Encoding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Encoding {
-    type Err = TokensError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "cl100k_base" => Ok(Encoding::Cl100kBase),
-            "o200k_base" => Ok(Encoding::O200kBase),
-            "p50k_base" => Ok(Encoding::P50kBase),
-            "r50k_base" | "gpt2" => Ok(Encoding::R50kBase),
-            _ => Err(TokensError::UnknownEncoding(s.to_owned())),
-        }
     }
 }
 
@@ -238,6 +191,7 @@ pub fn encoding_for_model(model: &str) -> Option<Encoding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::tokens::TokensError;
 
     #[test]
     fn names_round_trip_and_gpt2_is_r50k() {

@@ -14,6 +14,7 @@ mod cache;
 pub mod corpus;
 mod counter;
 mod encoding;
+mod encoding_names;
 mod parallel;
 mod pretokenize;
 mod python_repr;

@@ -21,7 +21,7 @@ use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input, MatchKind};
 
-use super::encoding::Encoding;
+use super::encoding_names::Encoding;
 
 /// The alternatives of tiktoken's pattern before its whitespace ones, as the `regex` crate
 /// writes them (possessive quantifiers dropped: nothing follows them that could backtrack).
