@@ -9,6 +9,7 @@ use crate::kb::store::SearchHit;
 use crate::memory::memory_base::ThresholdUnit;
 use crate::store::memory_bases::{JobInfo, MemoryBaseInfo};
 use crate::sync::{JobProgress, Stage};
+use crate::tui::keymap::KeyContext;
 
 /// Hits a KB search shows.
 pub const SEARCH_TOP_K: usize = 5;
@@ -103,6 +104,16 @@ impl Dialog {
     /// Whether the dialog takes typed text (a confirmation takes keymap actions instead).
     pub fn takes_text(&self) -> bool {
         !matches!(self, Dialog::Confirm(_))
+    }
+
+    /// The context whose keys apply (and the hint bar shows) while the dialog is open: a
+    /// confirmation's, a form's, else `None`.
+    pub fn key_context(&self) -> Option<KeyContext> {
+        match self {
+            Dialog::Confirm(_) => Some(KeyContext::Confirm),
+            Dialog::Create(_) | Dialog::Threshold { .. } => Some(KeyContext::Form),
+            Dialog::Search { .. } => None,
+        }
     }
 }
 

@@ -28,7 +28,7 @@ pub mod memory_bases;
 pub mod trim;
 
 use chat_memories::{ChatMemoriesState, Confirm, MemoryForm};
-use memory_bases::{JobsState, MemoryBasesState};
+use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use trim::{SummarizerInfo, TrimState};
 
 /// Conversations per list page: a keyset page, so every page costs the same.
@@ -722,7 +722,11 @@ impl AppState {
             Overlay::Detail(_) => return KeyContext::Detail,
             Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
         }
-        if let Some(context) = super::update::memory_bases::key_context(self) {
+        let dialog = match self.screen {
+            Screen::MemoryBases => self.memory_bases.dialog.as_ref(),
+            _ => None,
+        };
+        if let Some(context) = dialog.and_then(Dialog::key_context) {
             return context;
         }
         match self.screen {

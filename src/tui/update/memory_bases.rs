@@ -14,7 +14,6 @@ use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::watch::WatchEvent;
 use crate::sync::{JobProgress, Stage, SyncOutcome};
 use crate::tui::action::Action;
-use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{
     Confirm, CreateForm, Dialog, Focus, JOB_ROWS, SearchState, TrackedJob, threshold_form,
     threshold_of,
@@ -177,19 +176,6 @@ pub(super) fn tick(state: &mut AppState, effects: &mut Vec<Effect>) {
     let watched = state.jobs.open || state.jobs.running() > 0;
     if watched && state.ticks % 2 == 0 {
         reload_jobs(state, effects);
-    }
-}
-
-/// The context whose keys apply (and the hint bar shows): a confirmation's, a form's, else
-/// `None`.
-pub(crate) fn key_context(state: &AppState) -> Option<KeyContext> {
-    if state.screen != Screen::MemoryBases {
-        return None;
-    }
-    match state.memory_bases.dialog {
-        Some(Dialog::Confirm(_)) => Some(KeyContext::Confirm),
-        Some(Dialog::Create(_) | Dialog::Threshold { .. }) => Some(KeyContext::Form),
-        Some(Dialog::Search { .. }) | None => None,
     }
 }
 
