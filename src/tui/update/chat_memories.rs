@@ -1,112 +1,17 @@
 //! The chat memories tab: its actions, its forms and confirmations, and its job results.
 
-use std::sync::Arc;
-
 use super::Effect;
+pub use super::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryPage, READ_ONLY};
 use super::trim;
 use crate::memory::model::Role;
-use crate::memory::tokens::TokenCounter;
-use crate::memory::trim::{ChatMemoryPolicy, TrimPlan};
-use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
+use crate::store::rows::ChatMemoryMessageRow;
 use crate::store::{ChatMemorySummary, DeleteScope};
 use crate::tui::action::Action;
 use crate::tui::state::chat_memories::{
     Confirm, FormKind, MESSAGE_PAGE, MemoryForm, MemoryView, Write,
 };
 use crate::tui::state::form::{Field, FieldValue, Form};
-use crate::tui::state::trim::TrimSessions;
 use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
-
-/// Work of the chat memories tab and the trim preview for the job runner.
-#[derive(Debug, Clone)]
-pub enum MemoryEffect {
-    LoadList {
-        generation: u64,
-    },
-    /// Tokens of each memory's whole list.
-    CountTokens {
-        generation: u64,
-        ids: Vec<String>,
-        counter: TokenCounter,
-    },
-    /// One page of a memory (seed 004's "get memory data" with limit and offset).
-    LoadPage {
-        generation: u64,
-        id: String,
-        limit: i64,
-        offset: i64,
-        counter: TokenCounter,
-    },
-    /// A memory's whole list, counted, with its policy: the trim preview's source.
-    LoadTrimSource {
-        generation: u64,
-        id: String,
-        counter: TokenCounter,
-    },
-    /// The preview's plan summarized: by the extractive summarizer (`offline`, a slice too
-    /// large to summarize within a keystroke) or by the configured one.
-    Summarize {
-        generation: u64,
-        sessions: Arc<TrimSessions>,
-        policy: ChatMemoryPolicy,
-        offline: bool,
-    },
-    Write {
-        write: Write,
-        counter: TokenCounter,
-    },
-    /// How many messages a delete waiting for its confirmation would remove.
-    CountDelete {
-        write: Write,
-    },
-}
-
-/// A page of messages with the memory it belongs to.
-#[derive(Debug)]
-pub struct MemoryPage {
-    pub memory: ChatMemoryRow,
-    pub rows: Vec<ChatMemoryMessageRow>,
-    pub tokens: Vec<u64>,
-}
-
-/// Results of [`MemoryEffect`]s.
-#[derive(Debug)]
-pub enum MemoryJob {
-    List {
-        generation: u64,
-        result: Result<Vec<ChatMemorySummary>, String>,
-    },
-    Tokens {
-        generation: u64,
-        tokens: Vec<(String, u64)>,
-    },
-    Page {
-        generation: u64,
-        result: Result<MemoryPage, String>,
-    },
-    TrimSource {
-        generation: u64,
-        result: Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>,
-    },
-    Summary {
-        generation: u64,
-        result: Result<TrimPlan, String>,
-    },
-    /// What [`MemoryEffect::CountDelete`] counted.
-    DeleteCount {
-        write: Write,
-        result: Result<usize, String>,
-    },
-    /// A write finished: what to tell the user, or why it failed.
-    Written {
-        memory_id: String,
-        result: Result<String, String>,
-    },
-}
-
-/// What a refused write says on a read-only database.
-pub const READ_ONLY: &str =
-    "read-only database: writes are refused (open a writable database to change chat memories)";
 
 /// The tab came to the front.
 pub(super) fn enter(state: &mut AppState, effects: &mut Vec<Effect>) {

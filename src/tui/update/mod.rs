@@ -15,6 +15,7 @@ use crate::memory::tree::NodeIndex;
 use crate::store::{ConversationFilter, ConversationSummary};
 
 pub mod chat_memories;
+mod chat_memory_jobs;
 mod details;
 pub(crate) mod memory_bases;
 pub mod trim;

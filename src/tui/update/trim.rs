@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::Effect;
-use super::chat_memories::{MemoryEffect, READ_ONLY};
+use super::chat_memory_jobs::{MemoryEffect, READ_ONLY};
 use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{PromptMessage, Role};
@@ -392,7 +392,7 @@ pub(super) mod tests {
     use crate::store::ChatMemorySummary;
     use crate::tui::state::Screen;
     use crate::tui::state::chat_memories::Write;
-    use crate::tui::update::chat_memories::MemoryJob;
+    use crate::tui::update::chat_memory_jobs::MemoryJob;
     use crate::tui::update::tests::{code, key, opened_with_budget, state};
     use crate::tui::update::{Event, JobEvent, update};
     use crossterm::event::KeyCode;
