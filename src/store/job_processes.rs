@@ -7,33 +7,12 @@
 use chrono::{DateTime, Utc};
 
 use super::memory_bases::SessionLock;
+pub use super::owners::{host_name, process_alive};
 use super::{DbPool, Store, StoreError};
 use crate::memory::memory_base::advisory_lock_key;
 
 /// The reason kept for a job whose process stopped without ending it.
 pub const ABANDONED: &str = "abandoned: its process stopped";
-
-/// This machine's name, to tell whether a recorded pid can be checked here.
-pub fn host_name() -> String {
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|path| std::fs::read_to_string(path).ok())
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// Whether a process of this host runs; `None` when this system cannot tell.
-pub fn process_alive(pid: u32) -> Option<bool> {
-    if pid == std::process::id() {
-        return Some(true);
-    }
-    let proc = std::path::Path::new("/proc");
-    if !proc.join("self").exists() {
-        return None;
-    }
-    Some(proc.join(pid.to_string()).exists())
-}
 
 /// A job's recorded process.
 struct JobProcess {

@@ -12,6 +12,8 @@ use sqlx::error::BoxDynError;
 use sqlx::{Encode, Postgres, Sqlite, Type};
 
 use super::memory_bases::{IngestionCommit, JobCreation, MemoryBaseInfo};
+use super::owners::{OWNER_PREFIX, host_name, process_alive};
+pub use super::owners::{job_owner, session_lock_key};
 use super::profile::Dialect;
 use super::rows::LfMessageRow;
 use super::{DbPool, Store, StoreError};
@@ -69,17 +71,6 @@ impl Encode<'_, Postgres> for StoredTime {
 /// `in_progress` job beating less recently is failed by its start-up sweep, and by memscope's.
 pub const LANGFLOW_LEASE_TTL_SECS: i64 = 45;
 
-/// The `job_metadata.owner` of the jobs memscope runs: `memscope:{host}:{pid}`.
-pub fn job_owner() -> String {
-    format!(
-        "{OWNER_PREFIX}{}:{}",
-        super::job_processes::host_name(),
-        std::process::id()
-    )
-}
-
-const OWNER_PREFIX: &str = "memscope:";
-
 /// `job_metadata` as Langflow's `JobService.heartbeat` writes it.
 fn heartbeat_metadata(owner: &str, now: DateTime<Utc>) -> String {
     serde_json::json!({
@@ -109,10 +100,10 @@ fn abandoned(metadata: Option<&str>, now: DateTime<Utc>, any_owner: bool) -> boo
         return false;
     }
     if let Some((host, pid)) = ours.and_then(|rest| rest.rsplit_once(':'))
-        && host == super::job_processes::host_name()
+        && host == host_name()
         && pid
             .parse()
-            .is_ok_and(|pid| super::job_processes::process_alive(pid) == Some(false))
+            .is_ok_and(|pid| process_alive(pid) == Some(false))
     {
         return true;
     }
@@ -121,14 +112,6 @@ fn abandoned(metadata: Option<&str>, now: DateTime<Utc>, any_owner: bool) -> boo
         .as_deref()
         .and_then(|text| crate::memory::instant::parse_instant(text).ok());
     beat.is_none_or(|beat| (now - beat).num_seconds() > LANGFLOW_LEASE_TTL_SECS)
-}
-
-/// Langflow's per-(memory base, session) ingestion lock key on PostgreSQL
-/// (`memory_base/task.py`, `_compute_advisory_key`) of a lock name `{base id}:{session id}`.
-pub fn session_lock_key(lock_name: &str) -> i64 {
-    let digest = Sha256::digest(lock_name.as_bytes());
-    let high = u64::from_be_bytes(digest[..8].try_into().expect("a SHA-256 has 32 bytes"));
-    (high % (i64::MAX as u64)) as i64
 }
 
 /// The transaction lock Langflow's `create_job` takes on PostgreSQL before its dedupe check.

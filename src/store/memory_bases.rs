@@ -1224,7 +1224,7 @@ impl Store {
         match &self.pool {
             DbPool::Sqlite(..) if langflow => Ok(Some(SessionLock {
                 name: lock_name.to_owned(),
-                holder: super::langflow::job_owner(),
+                holder: super::owners::job_owner(),
                 held: HeldLock::KbFileLock,
             })),
             DbPool::Postgres(pool, _) => {
@@ -1233,7 +1233,7 @@ impl Store {
                 // Langflow's own key on its database: its ingestion and memscope's exclude
                 // each other.
                 let key = if langflow {
-                    super::langflow::session_lock_key(lock_name)
+                    super::owners::session_lock_key(lock_name)
                 } else {
                     advisory_lock_key(lock_name)
                 };
@@ -1290,7 +1290,7 @@ fn lease_owner() -> String {
     format!(
         "{}@{}:{}",
         uuid::Uuid::new_v4(),
-        super::job_processes::host_name(),
+        super::owners::host_name(),
         std::process::id()
     )
 }
@@ -1303,10 +1303,10 @@ fn owner_is_dead(owner: &str) -> bool {
     let Some((_, host)) = rest.split_once('@') else {
         return false;
     };
-    host == super::job_processes::host_name()
+    host == super::owners::host_name()
         && pid
             .parse()
-            .is_ok_and(|pid| super::job_processes::process_alive(pid) == Some(false))
+            .is_ok_and(|pid| super::owners::process_alive(pid) == Some(false))
 }
 
 impl Store {

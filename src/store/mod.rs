@@ -64,6 +64,7 @@ pub mod job_processes;
 pub mod langflow;
 pub mod memory_bases;
 mod nodes;
+mod owners;
 mod queries;
 mod uploads;
 
