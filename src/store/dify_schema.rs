@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::profile::Catalog;
+use super::catalog::Catalog;
 
 /// The parts of Dify's conversation schema that came (or went) with its releases, as the
 /// database has them. memscope's own schema has Dify's regeneration threads, offload table and

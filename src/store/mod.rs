@@ -4,6 +4,8 @@
 //! (see [`sql`]), and each method body is written once and compiled for both pools by
 //! [`on_pool!`].
 
+mod casts;
+mod catalog;
 pub mod rows;
 
 mod dify_schema;
@@ -11,6 +13,7 @@ mod error;
 pub mod profile;
 mod sql;
 
+pub use catalog::Backend;
 pub use error::{StoreError, redact_url};
 pub use profile::{DifySchema, Part, Profile, Source, dashed_id};
 pub use sql::strip_casts;
@@ -76,25 +79,6 @@ pub use queries::{
     BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,
     ConversationSummary, DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
 };
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    /// Which backend a URL names, if any.
-    pub fn of_url(url: &str) -> Option<Backend> {
-        if url.starts_with("sqlite:") {
-            Some(Backend::Sqlite)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Some(Backend::Postgres)
-        } else {
-            None
-        }
-    }
-}
 
 /// How [`Store::open`] may use the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

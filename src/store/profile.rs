@@ -6,9 +6,11 @@
 //! [`Dialect`] turns a query's text into the text the database's own tables need (Langflow keeps
 //! uuids on SQLite as 32 hex digits, and has no column for memscope's threshold unit).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 
+use super::catalog::Backend;
+pub use super::catalog::{Catalog, PROFILED_TABLES};
 pub use super::dify_schema::DifySchema;
 
 use serde::Serialize;
@@ -81,37 +83,6 @@ impl fmt::Display for Part {
     }
 }
 
-/// What a database was found to hold when it was opened.
-#[derive(Debug, Clone, Default)]
-pub struct Catalog {
-    pub tables: BTreeSet<String>,
-    /// Columns of the tables whose shape differs between the sources.
-    pub columns: BTreeMap<String, BTreeSet<String>>,
-    /// `memscope_meta` rows.
-    pub meta: BTreeMap<String, String>,
-    /// Alembic's revision (Langflow's migrations).
-    pub alembic_revision: Option<String>,
-}
-
-/// Tables whose columns [`Catalog::columns`] records.
-pub const PROFILED_TABLES: &[&str] = &["apps", "conversations", "messages", "memory_base", "job"];
-
-impl Catalog {
-    pub fn has_table(&self, table: &str) -> bool {
-        self.tables.contains(table)
-    }
-
-    pub fn has_column(&self, table: &str, column: &str) -> bool {
-        self.columns
-            .get(table)
-            .is_some_and(|columns| columns.contains(column))
-    }
-
-    pub fn created_by_memscope(&self) -> bool {
-        self.meta.get("created_by").map(String::as_str) == Some("memscope")
-    }
-}
-
 /// The kind of database, its parts, and how queries reach its tables.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -126,7 +97,7 @@ pub struct Profile {
 
 impl Profile {
     /// The profile of a database, or `None` when it is not a memory database at all.
-    pub fn detect(catalog: &Catalog, backend: super::Backend) -> Option<Profile> {
+    pub fn detect(catalog: &Catalog, backend: Backend) -> Option<Profile> {
         let parts: BTreeSet<Part> = Part::ALL
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
@@ -148,10 +119,10 @@ impl Profile {
             DifySchema::FULL
         };
         let dialect = match (source, backend) {
-            (Source::Langflow, super::Backend::Sqlite) => Dialect::LangflowSqlite,
-            (Source::Langflow, super::Backend::Postgres) => Dialect::LangflowPostgres,
-            (_, super::Backend::Sqlite) => Dialect::Sqlite(dify),
-            (_, super::Backend::Postgres) => Dialect::Postgres(dify),
+            (Source::Langflow, Backend::Sqlite) => Dialect::LangflowSqlite,
+            (Source::Langflow, Backend::Postgres) => Dialect::LangflowPostgres,
+            (_, Backend::Sqlite) => Dialect::Sqlite(dify),
+            (_, Backend::Postgres) => Dialect::Postgres(dify),
         };
         Some(Profile {
             source,
@@ -241,7 +212,7 @@ impl Dialect {
     pub fn text(self, postgres_sql: &str) -> String {
         match self {
             Dialect::Postgres(dify) => dify.with_stand_ins(postgres_sql),
-            Dialect::Sqlite(dify) => super::sql::strip_casts(&dify.with_stand_ins(postgres_sql)),
+            Dialect::Sqlite(dify) => super::casts::strip_casts(&dify.with_stand_ins(postgres_sql)),
             Dialect::LangflowPostgres => with_stand_ins(postgres_sql, |(_, _, postgres)| postgres),
             Dialect::LangflowSqlite => {
                 compact_uuids(&with_stand_ins(postgres_sql, |(_, sqlite, _)| sqlite))
@@ -273,7 +244,7 @@ fn with_stand_ins(sql: &str, pick: fn(&StandIn) -> &'static str) -> String {
 /// Columns named `id` or `…_id` are uuids in Langflow's schema (its `session_id` is text, and is
 /// never cast).
 fn compact_uuids(postgres_sql: &str) -> String {
-    super::sql::rewrite_casts(postgres_sql, rewrite_cast)
+    super::casts::rewrite_casts(postgres_sql, rewrite_cast)
 }
 
 fn rewrite_cast(operand: &str, cast: &str) -> String {
