@@ -6,7 +6,24 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::SummarizeError;
+/// Why a summary could not be had. Every variant names the endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum SummarizeError {
+    #[error("summarizer {url} did not answer within {seconds} s")]
+    Timeout { url: String, seconds: u64 },
+    #[error("cannot reach summarizer {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("summarizer {url} answered HTTP {status}: {message}")]
+    Http {
+        url: String,
+        status: u16,
+        message: String,
+    },
+    #[error("summarizer {url} sent an unreadable answer: {detail}")]
+    BadResponse { url: String, detail: String },
+    #[error("cannot set up the summarizer client: {0}")]
+    Client(String),
+}
 
 /// Where and how to ask. The API key is read from the environment variable named here, never
 /// stored in configuration.

@@ -3,32 +3,13 @@
 
 mod client;
 
-pub use client::{ChatCompletionsClient, ChatCompletionsConfig};
+pub use client::{ChatCompletionsClient, ChatCompletionsConfig, SummarizeError};
 
 use std::ops::ControlFlow;
 use std::time::Duration;
 
 use crate::config::{SummarizerConfig, SummarizerKindConfig};
 use crate::memory::trim::{EXTRACTIVE_LABEL, PolicyPlanner, TrimPlan, extractive_summary};
-
-/// Why a summary could not be had. Every variant names the endpoint.
-#[derive(Debug, thiserror::Error)]
-pub enum SummarizeError {
-    #[error("summarizer {url} did not answer within {seconds} s")]
-    Timeout { url: String, seconds: u64 },
-    #[error("cannot reach summarizer {url}: {detail}")]
-    Unreachable { url: String, detail: String },
-    #[error("summarizer {url} answered HTTP {status}: {message}")]
-    Http {
-        url: String,
-        status: u16,
-        message: String,
-    },
-    #[error("summarizer {url} sent an unreadable answer: {detail}")]
-    BadResponse { url: String, detail: String },
-    #[error("cannot set up the summarizer client: {0}")]
-    Client(String),
-}
 
 /// Which summarizer writes the summary of a trim.
 #[derive(Debug, Clone)]
