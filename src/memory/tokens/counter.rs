@@ -11,8 +11,8 @@ use std::str::FromStr;
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 
-use super::TokensError;
 use super::encoding::{Encoding, PARALLEL_TEXT_BYTES, base_model, encoding_for_model};
+use super::error::TokensError;
 use super::parallel::map_in_place;
 use super::python_repr::push_str_repr;
 use super::split::last_safe_cut;

@@ -191,7 +191,7 @@ pub fn encoding_for_model(model: &str) -> Option<Encoding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::tokens::TokensError;
+    use crate::memory::tokens::error::TokensError;
 
     #[test]
     fn names_round_trip_and_gpt2_is_r50k() {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::TokensError;
+use super::error::TokensError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Encoding {

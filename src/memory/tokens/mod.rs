@@ -15,6 +15,7 @@ pub mod corpus;
 mod counter;
 mod encoding;
 mod encoding_names;
+mod error;
 mod parallel;
 mod pretokenize;
 mod python_repr;
@@ -24,14 +25,4 @@ mod table_hash;
 pub use cache::{CacheStats, CountCache};
 pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
 pub use encoding::{Encoding, Tokenizer, base_model, encoding_for_model, is_loaded, preload};
-
-/// Names that do not parse.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum TokensError {
-    #[error(
-        "unknown encoding {0:?} (expected cl100k_base, o200k_base, p50k_base, r50k_base or gpt2)"
-    )]
-    UnknownEncoding(String),
-    #[error("unknown token counter {0:?} (expected openai, plugin, raw or zero)")]
-    UnknownCounter(String),
-}
+pub use error::TokensError;

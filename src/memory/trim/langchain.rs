@@ -8,8 +8,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::TrimError;
 use super::count::MessageCounter;
+use super::error::TrimError;
 use super::plan::{Reason, Step, TrimPlan, with_content};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role};

@@ -8,8 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::TrimError;
 use super::count::{MessageCounter, list_tokens};
+use super::error::TrimError;
 use super::groups::{Group, group_messages};
 use super::plan::{Reason, SUMMARY_PREFIX, Step, SummarySlot, TrimPlan, with_content};
 use super::prompt::{DEFAULT_SUMMARIZE_PROMPT, summarize_prompt};
