@@ -23,9 +23,9 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::chapter::{CHAT_MEMORY_STREAM, Chapter, Setting, Story};
 use super::ids::{DemoRng, base_time, seconds};
 use super::text::{json_tool_output, short_answer, short_query};
-use super::{CHAT_MEMORY_STREAM, Chapter, Setting, Story};
 use crate::memory::model::{Role, ToolCall};
 use crate::store::rows::{Batch, ChatMemoryMessageRow, ChatMemoryRow};
 

@@ -8,7 +8,7 @@ use super::dify::{ConversationBuilder, Parent, app, upload, user_upload_file};
 use super::files::{FileRoot, TINY_PNG, WriteFileError};
 use super::ids::{DemoRng, base_time, seconds};
 use super::text::{estimate_tokens, json_tool_output, prose};
-use super::{CHATFLOW_STREAM, Chapter, Setting, Story};
+use super::chapter::{CHATFLOW_STREAM, Chapter, Setting, Story};
 use crate::memory::model::{Role, StoredMessage, ToolCall};
 use crate::store::rows::{
     AppRow, Batch, NodeExecutionOffloadRow, NodeExecutionRow, UploadFileRow, WorkflowRunRow,

@@ -8,7 +8,7 @@ use super::ids::{DemoRng, base_time, seconds};
 use super::text::{
     chinese, code_block, estimate_tokens, json_tool_output, prose, short_answer, short_query,
 };
-use super::{Chapter, DIFY_STREAM, Setting, Story};
+use super::chapter::{Chapter, DIFY_STREAM, Setting, Story};
 use crate::memory::model::{StoredMessage, UUID_NIL};
 use crate::store::rows::{
     AppRow, Batch, ConversationRow, MessageFileRow, MessageRow, UploadFileRow,

@@ -8,10 +8,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
+use super::chapter::{Chapter, LANGFLOW_STREAM, Setting, Story};
 use super::files::{FileRoot, WriteFileError};
 use super::ids::{DemoRng, base_time, seconds, utc};
 use super::text::{prose, short_answer, short_query};
-use super::{Chapter, LANGFLOW_STREAM, Setting, Story};
 use crate::store::rows::{
     Batch, FlowRow, IngestionRecordRow, JobRow, LfMessageRow, LfUserRow, MemoryBaseRow,
     MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,

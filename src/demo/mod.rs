@@ -12,6 +12,7 @@
 //! per 1,000 conversations.
 
 mod bulk;
+mod chapter;
 mod chat_memory;
 mod chatflow;
 mod dify;
@@ -23,11 +24,13 @@ mod text;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::store::rows::Batch;
 
 pub use bulk::{BulkGenerator, BulkPlan};
+pub use chapter::Story;
+use chapter::{Chapter, Setting, TENANT_STREAM};
 pub use files::WriteFileError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,16 +130,6 @@ impl TableCounts {
     }
 }
 
-/// One notable piece of the demo: where to find it and what it shows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Story {
-    pub title: &'static str,
-    /// The table `id` is a key of.
-    pub table: &'static str,
-    pub id: String,
-    pub demonstrates: &'static str,
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DemoSummary {
     pub counts: TableCounts,
@@ -150,27 +143,6 @@ pub enum DemoError<E> {
     #[error("storing a demo batch failed: {0}")]
     Sink(E),
 }
-
-/// What one part of the story contributes.
-struct Chapter {
-    batch: Batch,
-    stories: Vec<Story>,
-}
-
-/// The directories and shared ids every part of the story works with.
-struct Setting<'a> {
-    seed: u64,
-    tenant_id: &'a str,
-    storage_root: &'a Path,
-    kb_root: &'a Path,
-}
-
-/// The random streams of the story parts; bulk chunks use streams from [`bulk::FIRST_STREAM`].
-const TENANT_STREAM: u64 = 0;
-const DIFY_STREAM: u64 = 1;
-const CHATFLOW_STREAM: u64 = 2;
-const CHAT_MEMORY_STREAM: u64 = 3;
-const LANGFLOW_STREAM: u64 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StoryPart {
