@@ -35,3 +35,17 @@ pub(super) const DIFY_STREAM: u64 = 1;
 pub(super) const CHATFLOW_STREAM: u64 = 2;
 pub(super) const CHAT_MEMORY_STREAM: u64 = 3;
 pub(super) const LANGFLOW_STREAM: u64 = 4;
+
+/// A story whose id is a conversation's.
+pub(super) fn conversation_story(
+    title: &'static str,
+    id: String,
+    demonstrates: &'static str,
+) -> Story {
+    Story {
+        title,
+        table: "conversations",
+        id,
+        demonstrates,
+    }
+}
