@@ -19,7 +19,7 @@ pub enum WireError {
 pub fn parse_messages(json: &str) -> Result<Vec<PromptMessage>, WireError> {
     let value: Value = serde_json::from_str(json).map_err(|e| WireError::Json(e.to_string()))?;
     let Value::Array(items) = value else {
-        return Err(WireError::NotAList(kind(&value)));
+        return Err(WireError::NotAList(kind_of(&value)));
     };
     items
         .iter()
@@ -30,7 +30,8 @@ pub fn parse_messages(json: &str) -> Result<Vec<PromptMessage>, WireError> {
         .collect()
 }
 
-fn kind(value: &Value) -> &'static str {
+/// A JSON value's kind, for messages such as "`context` is a string, not a list".
+pub(super) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -48,14 +49,17 @@ fn optional_string(
     match object.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("`{key}` must be a string, found {}", kind(other))),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, found {}",
+            kind_of(other)
+        )),
     }
 }
 
 /// Parses one message object.
 pub fn parse_message(item: &Value) -> Result<PromptMessage, String> {
     let Value::Object(object) = item else {
-        return Err(format!("expected an object, found {}", kind(item)));
+        return Err(format!("expected an object, found {}", kind_of(item)));
     };
     let role_name = optional_string(object, "role")?.ok_or("missing `role`")?;
     let role = Role::parse(&role_name).ok_or_else(|| {
@@ -74,7 +78,7 @@ pub fn parse_message(item: &Value) -> Result<PromptMessage, String> {
         Some(other) => {
             return Err(format!(
                 "`content` must be a string or a list of parts, found {}",
-                kind(other)
+                kind_of(other)
             ));
         }
     };
@@ -88,7 +92,7 @@ pub fn parse_message(item: &Value) -> Result<PromptMessage, String> {
         Some(other) => {
             return Err(format!(
                 "`tool_calls` must be a list, found {}",
-                kind(other)
+                kind_of(other)
             ));
         }
     };
@@ -103,7 +107,7 @@ pub fn parse_message(item: &Value) -> Result<PromptMessage, String> {
 
 fn parse_part(part: &Value) -> Result<ContentPart, String> {
     let Value::Object(object) = part else {
-        return Err(format!("expected an object, found {}", kind(part)));
+        return Err(format!("expected an object, found {}", kind_of(part)));
     };
     let part_type = optional_string(object, "type")?.ok_or("missing `type`")?;
     // A nested `{url}` object (OpenAI's image_url) or a plain string names the source.
@@ -141,7 +145,7 @@ fn parse_part(part: &Value) -> Result<ContentPart, String> {
 
 fn parse_tool_call(call: &Value) -> Result<ToolCall, String> {
     let Value::Object(object) = call else {
-        return Err(format!("expected an object, found {}", kind(call)));
+        return Err(format!("expected an object, found {}", kind_of(call)));
     };
     let function = match object.get("function") {
         Some(Value::Object(f)) => f,
