@@ -2,6 +2,7 @@
 
 pub mod args;
 mod commands;
+mod demo_database;
 pub mod output;
 
 use std::path::{Path, PathBuf};
@@ -51,7 +52,7 @@ impl Context {
         if let Some(file) = self.default_database_file()
             && !file.exists()
         {
-            commands::demo::create_default_database(self, &file).await?;
+            demo_database::create_default_database(&self.resolved, &file).await?;
         }
         let access = if self.global.write {
             Access::Write

@@ -1,4 +1,5 @@
-//! `init`, `demo`, and the embedded default database's first run.
+//! `init` and `demo`; the fill they share with the default database's first run is in
+//! [`crate::cli::demo_database`].
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -6,12 +7,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::cli::Context;
-use crate::cli::args::{DemoArgs, Scale};
+use crate::cli::args::DemoArgs;
+use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table, thousands};
-use crate::config::sqlite_url;
-use crate::demo::{Demo, DemoOptions, DemoSummary};
-use crate::store::rows::Batch;
-use crate::store::{Access, Store};
+use crate::demo::DemoSummary;
+use crate::store::Store;
 
 pub async fn init(context: &Context) -> CliResult {
     let url = &context.resolved.database_url;
@@ -45,85 +45,6 @@ fn sqlite_file(url: &str) -> Option<PathBuf> {
         .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = path.split('?').next().unwrap_or(path);
     (!path.is_empty() && path != ":memory:").then(|| PathBuf::from(path))
-}
-
-fn create_dir(dir: &Path) -> CliResult<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::failure(format!("cannot create {}: {e}", dir.display())))
-}
-
-/// The demo's options; its knowledge-base files go to `store`'s own KB directory.
-fn options(context: &Context, store: &Store, scale: Scale, seed: u64) -> DemoOptions {
-    DemoOptions {
-        scale: match scale {
-            Scale::Small => crate::demo::Scale::Small,
-            Scale::Large => crate::demo::Scale::Large,
-        },
-        seed,
-        storage_root: context.resolved.storage_root.clone(),
-        kb_root: crate::kb::database_kb_root(&context.resolved.kb_root, store.database_id()),
-    }
-}
-
-/// Generates on a thread and writes on the runtime, so generation overlaps the inserts.
-async fn fill(store: &Store, options: DemoOptions) -> CliResult<DemoSummary> {
-    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Batch, String>>(4);
-    let generator = std::thread::spawn(move || {
-        let mut demo = Demo::new(&options);
-        for batch in demo.by_ref() {
-            if sender
-                .blocking_send(batch.map_err(|e| e.to_string()))
-                .is_err()
-            {
-                break;
-            }
-        }
-        demo.into_summary()
-    });
-    let mut failure = None;
-    while let Some(batch) = receiver.recv().await {
-        let written = match batch {
-            Ok(batch) => store.insert_batch(&batch).await.map_err(CliError::from),
-            Err(e) => Err(CliError::failure(format!("writing demo files failed: {e}"))),
-        };
-        if let Err(e) = written {
-            failure = Some(e);
-            break;
-        }
-    }
-    // Dropping the receiver stops the generator at its next batch.
-    drop(receiver);
-    let summary = generator
-        .join()
-        .map_err(|_| CliError::failure("the demo generator panicked"))?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(summary),
-    }
-}
-
-/// Writes the vectors of every demo memory base that has ingestion records and whose KB the
-/// demo created (it wrote the metadata), from those records (the rows say what was ingested;
-/// the vectors are computed here), so those bases `mb check` clean. The mismatch story's KB is
-/// never created, and stays missing.
-async fn build_demo_kbs(context: &Context, store: &Store) -> CliResult<()> {
-    let settings = crate::sync::MbSettings::from_config(&context.resolved);
-    for base in store.memory_bases().await? {
-        if base.ingestion_records == 0 {
-            continue;
-        }
-        let syncer = settings
-            .syncer(store.clone(), &base.embedding_model)
-            .map_err(CliError::from)?;
-        if !syncer.kb_path(&base).map_err(CliError::from)?.exists() {
-            continue;
-        }
-        syncer
-            .rebuild_from_records(&base)
-            .await
-            .map_err(CliError::from)?;
-    }
-    Ok(())
 }
 
 /// Refuses to mix demo rows into a database that already holds memory.
@@ -213,55 +134,16 @@ pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
     let store = Store::init(url).await?;
     ensure_empty(&store).await?;
     let started = Instant::now();
-    let summary = fill(&store, options(context, &store, args.scale, args.seed)).await?;
-    build_demo_kbs(context, &store).await?;
+    let summary = fill(
+        &store,
+        options(&context.resolved, &store, args.scale, args.seed),
+    )
+    .await?;
+    build_demo_kbs(&context.resolved, &store).await?;
     let report = report(store.url(), started, &summary);
     store.close().await;
     emit(context.global.json, &report, render)?;
     Ok(ExitCode::Ok)
-}
-
-/// First run of the embedded default: the demo is built under a temporary name and renamed into
-/// place only once complete, so an interrupted first run never leaves a half-filled database.
-pub async fn create_default_database(context: &Context, file: &Path) -> CliResult<()> {
-    let dir = file.parent().unwrap_or(Path::new("."));
-    create_dir(dir)?;
-    let partial = file.with_extension("db.partial");
-    for stale in [
-        partial.clone(),
-        wal(&partial, "-wal"),
-        wal(&partial, "-shm"),
-    ] {
-        // Leftovers of an interrupted first run; absent files are fine.
-        let _ = std::fs::remove_file(stale);
-    }
-    eprintln!(
-        "memscope: first run: creating the demo database at {}",
-        file.display()
-    );
-    let store = Store::init(&sqlite_url(&partial)).await?;
-    fill(&store, options(context, &store, Scale::Small, 42)).await?;
-    build_demo_kbs(context, &store).await?;
-    store.close().await;
-    std::fs::rename(&partial, file).map_err(|e| {
-        CliError::failure(format!(
-            "cannot move {} to {}: {e}",
-            partial.display(),
-            file.display()
-        ))
-    })?;
-    // The store reopens it read-write only if memscope created it: check that it did.
-    Store::open(&sqlite_url(file), Access::Auto)
-        .await?
-        .close()
-        .await;
-    Ok(())
-}
-
-fn wal(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 #[cfg(test)]
