@@ -21,7 +21,7 @@ use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::langflow_store::{LangflowChunk, LangflowStore, lock_kb};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
-use crate::memory::memory_base::{MessagePosition, chunk_id, dedupe_key};
+use crate::memory::memory_base::{MessagePosition, dedupe_key};
 use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, LangflowKbRow, MemoryBaseInfo, PendingMessage, job_status,
@@ -100,7 +100,10 @@ fn message_chunks(
                 job_id,
             };
             LangflowChunk {
-                id: chunk_id(&base.id, &message.id, index),
+                // Langflow's sqlite backend gives a memory-base chunk `str(uuid4())`: a fresh
+                // id per write (a failed job's chunks go by its job id, regenerate empties
+                // the store first), so ids repeat nowhere.
+                id: uuid::Uuid::new_v4().to_string(),
                 content,
                 metadata: serde_json::to_string(&metadata).unwrap_or_default(),
                 job_id: job_id.to_owned(),
@@ -138,6 +141,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<SyncOutcome, Refused> {
+        self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
         let Some(_kb_lock) = lock_kb(root, &row.id, wait).await? else {
@@ -147,6 +151,8 @@ impl<E: Embedder> Syncer<E> {
         let now = Utc::now();
         let prefix = format!("ingestion:{}:{session_id}:", base.id);
         store.lf_fail_abandoned_jobs(now, Some(&prefix)).await?;
+        self.remove_unsuccessful_chunks(root, &row, session_id)
+            .await?;
         store
             .ensure_memory_base_session(&base.id, session_id)
             .await?;
@@ -221,6 +227,46 @@ impl<E: Embedder> Syncer<E> {
         };
         vectors.close().await;
         outcome.map_err(Refused::Failed)
+    }
+
+    /// Refuses a base that Langflow preprocesses: its task stores an LLM's distillation of the
+    /// messages (`preprocessing.run_preprocessing`: the base's model through Langflow's model
+    /// component, with the owner's key from Langflow's encrypted variables), which memscope
+    /// cannot produce as Langflow does; storing the raw messages instead would give Langflow
+    /// a knowledge base it never makes.
+    pub(super) async fn refuse_preprocessing(
+        &self,
+        base: &MemoryBaseInfo,
+    ) -> Result<(), SyncError> {
+        match self.store.lf_preprocessing_model(&base.id).await? {
+            None => Ok(()),
+            Some(model) => Err(SyncError::LangflowPreprocessing {
+                base: base.name.clone(),
+                model,
+            }),
+        }
+    }
+
+    /// Deletes the session's chunks of jobs that ended without committing (a killed process
+    /// cannot clean up after itself), as Langflow's cleanup of a failed job does; held under
+    /// the knowledge base's lock, so no running job's chunks are touched.
+    async fn remove_unsuccessful_chunks(
+        &self,
+        root: &std::path::Path,
+        row: &LangflowKbRow,
+        session_id: &str,
+    ) -> Result<(), SyncError> {
+        let mut vectors = LangflowStore::open(root, row).await?;
+        let cleaned = async {
+            let jobs = vectors.session_jobs(session_id).await?;
+            for job in self.store.lf_unsuccessful_jobs(&jobs).await? {
+                vectors.delete_job(&job).await?;
+            }
+            Ok::<(), SyncError>(())
+        }
+        .await;
+        vectors.close().await;
+        cleaned
     }
 
     /// Ends a job that failed (or was cancelled): its row says so even when the cause was the
@@ -302,6 +348,7 @@ impl<E: Embedder> Syncer<E> {
                     job_id: &job.id,
                     message_ids: &message_ids,
                     cursor_id: &last.id,
+                    // Not read on Langflow's database: every pending run is stamped.
                     runs_recorded_until: job.created_at,
                     now: Utc::now(),
                 },
@@ -364,6 +411,7 @@ impl<E: Embedder> Syncer<E> {
     /// cleared, records and preprocessing outputs deleted; and the store emptied, so that the
     /// re-ingestion holds each message once. Then every session is synced.
     pub(super) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
+        self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
         let Some(_kb_lock) = lock_kb(root, &row.id, Duration::ZERO).await? else {
