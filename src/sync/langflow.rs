@@ -59,16 +59,15 @@ struct ChunkMetadata<'a> {
     job_id: &'a str,
 }
 
-/// Python's `datetime.isoformat()` of a message time as Langflow reads it: naive on SQLite,
-/// with `+00:00` on PostgreSQL; microseconds only when there are some.
-fn isoformat(at: DateTime<Utc>, aware: bool) -> String {
+/// Python's `datetime.isoformat()` of a message time as Langflow 1.13 reads it: in UTC with
+/// `+00:00` on SQLite and PostgreSQL alike (its model gives SQLite's naive text the UTC zone);
+/// microseconds only when there are some.
+fn isoformat(at: DateTime<Utc>) -> String {
     let mut text = at.format("%Y-%m-%dT%H:%M:%S").to_string();
     if at.timestamp_subsec_micros() != 0 {
         text.push_str(&at.format("%.6f").to_string());
     }
-    if aware {
-        text.push_str("+00:00");
-    }
+    text.push_str("+00:00");
     text
 }
 
@@ -77,7 +76,6 @@ fn message_chunks(
     base: &MemoryBaseInfo,
     job_id: &str,
     message: &PendingMessage,
-    aware_times: bool,
 ) -> Vec<LangflowChunk> {
     let pieces =
         RecursiveSplitter::default().split(&document_text(&message.text, &message.content_blocks));
@@ -92,7 +90,7 @@ fn message_chunks(
                 flow_id: &base.flow_id,
                 sender: &message.sender,
                 sender_name: &message.sender_name,
-                timestamp: isoformat(message.timestamp, aware_times),
+                timestamp: isoformat(message.timestamp),
                 run_id: message.run_id.as_deref().unwrap_or(""),
                 chunk_index: index,
                 total_chunks: total,
@@ -295,14 +293,13 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
         let store = &self.store;
-        let aware = !store.profile().dialect.compact_ids();
         let messages = store.messages_at(positions).await?;
         // Each chunk with the number of messages done once it is written.
         let (mut chunks, done_after): (Vec<LangflowChunk>, Vec<u64>) = messages
             .iter()
             .enumerate()
             .flat_map(|(i, m)| {
-                message_chunks(base, &job.id, m, aware)
+                message_chunks(base, &job.id, m)
                     .into_iter()
                     .map(move |chunk| (chunk, i as u64 + 1))
             })
@@ -488,9 +485,8 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-01-05T09:00:01Z")
             .unwrap()
             .with_timezone(&Utc);
-        assert_eq!(isoformat(at, false), "2026-01-05T09:00:01");
-        assert_eq!(isoformat(at, true), "2026-01-05T09:00:01+00:00");
+        assert_eq!(isoformat(at), "2026-01-05T09:00:01+00:00");
         let at = at + chrono::Duration::microseconds(250);
-        assert_eq!(isoformat(at, false), "2026-01-05T09:00:01.000250");
+        assert_eq!(isoformat(at), "2026-01-05T09:00:01.000250+00:00");
     }
 }

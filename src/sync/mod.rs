@@ -511,11 +511,10 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
         if self.store.profile().source == crate::store::Source::Langflow {
-            self.refuse_preprocessing(base).await?;
-            let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
-            let reset = self.langflow_reset(base).await;
-            release_all(locks).await;
-            reset?;
+            // As Langflow's regenerate: only the knowledge base's exclusive lock (taken by the
+            // reset), which every sync holds from its cursor read to its commit; a session lock
+            // per session would hold one PostgreSQL connection each and exhaust the pool.
+            self.langflow_reset(base).await?;
             return self
                 .sync_base(base, Trigger::Manual, Duration::ZERO, progress, cancel)
                 .await;

@@ -113,7 +113,7 @@ fn langflow_a_session_synced_from_the_tui_is_accepted_by_langflow() {
             pump(&mut app, "the sync", |s| {
                 s.message
                     .as_deref()
-                    .is_some_and(|m| m.starts_with(&format!("{BASE}:")) || m.contains("failed"))
+                    .is_some_and(|m| m.starts_with(&format!("{BASE}:")) || m.starts_with("sync of"))
             })
             .await;
             let message = app.state.message.clone().unwrap();
