@@ -248,6 +248,20 @@ impl LangflowStore {
             .map_err(|e| self.failed(e))
     }
 
+    /// The jobs whose chunks of a session the store holds.
+    pub async fn session_jobs(
+        &mut self,
+        session_id: &str,
+    ) -> Result<Vec<String>, VectorStoreError> {
+        sqlx::query_scalar(
+            "SELECT DISTINCT job_id FROM chunks WHERE session_id = ? AND job_id IS NOT NULL",
+        )
+        .bind(session_id)
+        .fetch_all(&mut self.connection)
+        .await
+        .map_err(|e| self.failed(e))
+    }
+
     /// Empties the store (regenerate re-ingests everything).
     pub async fn delete_all(&mut self) -> Result<u64, VectorStoreError> {
         sqlx::query("DELETE FROM chunks")

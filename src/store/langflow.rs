@@ -325,21 +325,16 @@ impl Store {
 
     /// Commits a finished ingestion as Langflow's `_mark_messages_ingested` and `_advance_cursor`
     /// do, in one transaction with the knowledge-base row's figures: a record per message, the
-    /// cursor moved and the total grown by the messages taken, the session's runs recorded up to
-    /// the job's creation stamped. Fails (committing nothing) when the session is gone.
+    /// cursor moved and the total grown by the messages taken, and every run of the session still
+    /// pending stamped with the job, those recorded while it ran too (`_advance_cursor` stamps
+    /// all of them; `runs_recorded_until` is memscope's own rule and not used here). Fails
+    /// (committing nothing) when the session is gone.
     pub async fn lf_commit_ingestion(
         &self,
         commit: &IngestionCommit<'_>,
         stats: &KbStats,
     ) -> Result<bool, StoreError> {
         self.ensure_writable_in_place()?;
-        let runs: Vec<String> = self
-            .unstamped_runs_until(
-                commit.memory_base_id,
-                commit.session_id,
-                commit.runs_recorded_until,
-            )
-            .await?;
         let now = self.stored_time(commit.now);
         let record = self.sql(
             "INSERT INTO message_ingestion_record (id, message_id, memory_base_id, job_id, \
@@ -353,7 +348,7 @@ impl Store {
         );
         let stamp = self.sql(
             "UPDATE memory_base_workflow_run SET ingestion_job_id = $1::uuid \
-             WHERE ingestion_job_id IS NULL AND id = $2::uuid",
+             WHERE memory_base_id = $2::uuid AND session_id = $3 AND ingestion_job_id IS NULL",
         );
         let figures = self.sql(
             "UPDATE knowledge_base SET chunks = $2, words = $3, characters = $4, \
@@ -382,13 +377,12 @@ impl Store {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
-            for run in &runs {
-                sqlx::query(stamp)
-                    .bind(commit.job_id)
-                    .bind(run)
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            sqlx::query(stamp)
+                .bind(commit.job_id)
+                .bind(commit.memory_base_id)
+                .bind(commit.session_id)
+                .execute(&mut *tx)
+                .await?;
             sqlx::query(figures)
                 .bind(&stats.kb_id)
                 .bind(stats.chunks)
@@ -407,6 +401,54 @@ impl Store {
         .await)
         .map_err(|e| self.query_failed(e))?;
         Ok(updated == 1)
+    }
+
+    /// The LLM a base distils its messages with before they are stored (Langflow's
+    /// preprocessing: `memory_base.preprocessing` and `preproc_model`), or `None` when it
+    /// stores them as they are.
+    pub async fn lf_preprocessing_model(
+        &self,
+        memory_base_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let row: Option<(bool, Option<String>)> = on_pool!(
+            self.pool,
+            "SELECT preprocessing, preproc_model FROM memory_base WHERE id = $1::uuid",
+            |pool, sql| sqlx::query_as(sql)
+                .bind(memory_base_id)
+                .fetch_optional(pool)
+                .await
+        )
+        .map_err(|e| self.query_failed(e))?;
+        Ok(row
+            .filter(|(preprocessing, _)| *preprocessing)
+            .map(|(_, model)| model.unwrap_or_default()))
+    }
+
+    /// Of `job_ids`, those of ingestion jobs that ended without committing (failed, cancelled
+    /// or timed out): what they wrote into a knowledge base is no one's.
+    pub async fn lf_unsuccessful_jobs(
+        &self,
+        job_ids: &[String],
+    ) -> Result<Vec<String>, StoreError> {
+        let mut ended = Vec::new();
+        for job_id in job_ids {
+            let Ok(id) = uuid::Uuid::parse_str(job_id) else {
+                continue;
+            };
+            let status: Option<String> = on_pool!(
+                self.pool,
+                "SELECT status::text FROM job WHERE job_id = $1::uuid AND type::text = 'ingestion'",
+                |pool, sql| sqlx::query_scalar(sql)
+                    .bind(id.to_string())
+                    .fetch_optional(pool)
+                    .await
+            )
+            .map_err(|e| self.query_failed(e))?;
+            if status.is_some_and(|s| matches!(s.as_str(), "failed" | "cancelled" | "timed_out")) {
+                ended.push(job_id.clone());
+            }
+        }
+        Ok(ended)
     }
 
     /// The knowledge-base row's source types with Langflow's `memory` marker, as JSON.

@@ -822,22 +822,6 @@ impl Store {
             .map(|run| run.unit))
     }
 
-    /// The ids of the session's runs not yet stamped that were recorded up to `until`.
-    pub(super) async fn unstamped_runs_until(
-        &self,
-        memory_base_id: &str,
-        session_id: &str,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<String>, StoreError> {
-        Ok(self
-            .unstamped_runs(memory_base_id, session_id)
-            .await?
-            .into_iter()
-            .filter(|run| run.recorded_at <= until)
-            .map(|run| run.id)
-            .collect())
-    }
-
     /// The session's runs not yet stamped with an ingestion job.
     async fn unstamped_runs(
         &self,

@@ -21,7 +21,7 @@ use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::langflow_store::{LangflowChunk, LangflowStore, lock_kb};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
-use crate::memory::memory_base::{MessagePosition, chunk_id, dedupe_key};
+use crate::memory::memory_base::{MessagePosition, dedupe_key};
 use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, LangflowKbRow, MemoryBaseInfo, PendingMessage, job_status,
@@ -59,16 +59,15 @@ struct ChunkMetadata<'a> {
     job_id: &'a str,
 }
 
-/// Python's `datetime.isoformat()` of a message time as Langflow reads it: naive on SQLite,
-/// with `+00:00` on PostgreSQL; microseconds only when there are some.
-fn isoformat(at: DateTime<Utc>, aware: bool) -> String {
+/// Python's `datetime.isoformat()` of a message time as Langflow 1.13 reads it: in UTC with
+/// `+00:00` on SQLite and PostgreSQL alike (its model gives SQLite's naive text the UTC zone);
+/// microseconds only when there are some.
+fn isoformat(at: DateTime<Utc>) -> String {
     let mut text = at.format("%Y-%m-%dT%H:%M:%S").to_string();
     if at.timestamp_subsec_micros() != 0 {
         text.push_str(&at.format("%.6f").to_string());
     }
-    if aware {
-        text.push_str("+00:00");
-    }
+    text.push_str("+00:00");
     text
 }
 
@@ -77,7 +76,6 @@ fn message_chunks(
     base: &MemoryBaseInfo,
     job_id: &str,
     message: &PendingMessage,
-    aware_times: bool,
 ) -> Vec<LangflowChunk> {
     let pieces =
         RecursiveSplitter::default().split(&document_text(&message.text, &message.content_blocks));
@@ -92,7 +90,7 @@ fn message_chunks(
                 flow_id: &base.flow_id,
                 sender: &message.sender,
                 sender_name: &message.sender_name,
-                timestamp: isoformat(message.timestamp, aware_times),
+                timestamp: isoformat(message.timestamp),
                 run_id: message.run_id.as_deref().unwrap_or(""),
                 chunk_index: index,
                 total_chunks: total,
@@ -100,7 +98,10 @@ fn message_chunks(
                 job_id,
             };
             LangflowChunk {
-                id: chunk_id(&base.id, &message.id, index),
+                // Langflow's sqlite backend gives a memory-base chunk `str(uuid4())`: a fresh
+                // id per write (a failed job's chunks go by its job id, regenerate empties
+                // the store first), so ids repeat nowhere.
+                id: uuid::Uuid::new_v4().to_string(),
                 content,
                 metadata: serde_json::to_string(&metadata).unwrap_or_default(),
                 job_id: job_id.to_owned(),
@@ -138,6 +139,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<SyncOutcome, Refused> {
+        self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
         let Some(_kb_lock) = lock_kb(root, &row.id, wait).await? else {
@@ -147,6 +149,8 @@ impl<E: Embedder> Syncer<E> {
         let now = Utc::now();
         let prefix = format!("ingestion:{}:{session_id}:", base.id);
         store.lf_fail_abandoned_jobs(now, Some(&prefix)).await?;
+        self.remove_unsuccessful_chunks(root, &row, session_id)
+            .await?;
         store
             .ensure_memory_base_session(&base.id, session_id)
             .await?;
@@ -223,6 +227,46 @@ impl<E: Embedder> Syncer<E> {
         outcome.map_err(Refused::Failed)
     }
 
+    /// Refuses a base that Langflow preprocesses: its task stores an LLM's distillation of the
+    /// messages (`preprocessing.run_preprocessing`: the base's model through Langflow's model
+    /// component, with the owner's key from Langflow's encrypted variables), which memscope
+    /// cannot produce as Langflow does; storing the raw messages instead would give Langflow
+    /// a knowledge base it never makes.
+    pub(super) async fn refuse_preprocessing(
+        &self,
+        base: &MemoryBaseInfo,
+    ) -> Result<(), SyncError> {
+        match self.store.lf_preprocessing_model(&base.id).await? {
+            None => Ok(()),
+            Some(model) => Err(SyncError::LangflowPreprocessing {
+                base: base.name.clone(),
+                model,
+            }),
+        }
+    }
+
+    /// Deletes the session's chunks of jobs that ended without committing (a killed process
+    /// cannot clean up after itself), as Langflow's cleanup of a failed job does; held under
+    /// the knowledge base's lock, so no running job's chunks are touched.
+    async fn remove_unsuccessful_chunks(
+        &self,
+        root: &std::path::Path,
+        row: &LangflowKbRow,
+        session_id: &str,
+    ) -> Result<(), SyncError> {
+        let mut vectors = LangflowStore::open(root, row).await?;
+        let cleaned = async {
+            let jobs = vectors.session_jobs(session_id).await?;
+            for job in self.store.lf_unsuccessful_jobs(&jobs).await? {
+                vectors.delete_job(&job).await?;
+            }
+            Ok::<(), SyncError>(())
+        }
+        .await;
+        vectors.close().await;
+        cleaned
+    }
+
     /// Ends a job that failed (or was cancelled): its row says so even when the cause was the
     /// database itself, as far as the database still answers.
     async fn end_failed(&self, job: &Job, error: &SyncError) {
@@ -249,14 +293,13 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
         let store = &self.store;
-        let aware = !store.profile().dialect.compact_ids();
         let messages = store.messages_at(positions).await?;
         // Each chunk with the number of messages done once it is written.
         let (mut chunks, done_after): (Vec<LangflowChunk>, Vec<u64>) = messages
             .iter()
             .enumerate()
             .flat_map(|(i, m)| {
-                message_chunks(base, &job.id, m, aware)
+                message_chunks(base, &job.id, m)
                     .into_iter()
                     .map(move |chunk| (chunk, i as u64 + 1))
             })
@@ -302,6 +345,7 @@ impl<E: Embedder> Syncer<E> {
                     job_id: &job.id,
                     message_ids: &message_ids,
                     cursor_id: &last.id,
+                    // Not read on Langflow's database: every pending run is stamped.
                     runs_recorded_until: job.created_at,
                     now: Utc::now(),
                 },
@@ -364,6 +408,7 @@ impl<E: Embedder> Syncer<E> {
     /// cleared, records and preprocessing outputs deleted; and the store emptied, so that the
     /// re-ingestion holds each message once. Then every session is synced.
     pub(super) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
+        self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
         let Some(_kb_lock) = lock_kb(root, &row.id, Duration::ZERO).await? else {
@@ -440,9 +485,8 @@ mod tests {
         let at = DateTime::parse_from_rfc3339("2026-01-05T09:00:01Z")
             .unwrap()
             .with_timezone(&Utc);
-        assert_eq!(isoformat(at, false), "2026-01-05T09:00:01");
-        assert_eq!(isoformat(at, true), "2026-01-05T09:00:01+00:00");
+        assert_eq!(isoformat(at), "2026-01-05T09:00:01+00:00");
         let at = at + chrono::Duration::microseconds(250);
-        assert_eq!(isoformat(at, false), "2026-01-05T09:00:01.000250");
+        assert_eq!(isoformat(at), "2026-01-05T09:00:01.000250+00:00");
     }
 }

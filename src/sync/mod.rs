@@ -70,6 +70,13 @@ pub enum SyncError {
     /// A knowledge base of a Langflow database that memscope cannot write.
     #[error("Langflow knowledge base: {0}")]
     LangflowKb(String),
+    /// A Langflow memory base whose messages Langflow distils with an LLM before storing them.
+    #[error(
+        "memory base {base} has Langflow distil its messages with the LLM {model} before they \
+         are stored, a call memscope cannot make as Langflow does, so memscope does not sync \
+         it; flush or regenerate it in Langflow (its UI, or POST /api/v1/memories/{{id}}/flush)"
+    )]
+    LangflowPreprocessing { base: String, model: String },
     #[error("kb_name {0:?} is not a safe directory name")]
     UnsafeKbName(String),
     #[error("sync lock: {0}")]
@@ -328,6 +335,9 @@ impl<E: Embedder> Syncer<E> {
                 session_id: session_id.to_owned(),
             }),
         };
+        if self.store.profile().source == crate::store::Source::Langflow {
+            self.refuse_preprocessing(base).await?;
+        }
         if !self.embeds_for(base) {
             return Err(SyncError::WrongEmbedder {
                 base: base.name.clone(),
@@ -372,6 +382,9 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
+        if self.store.profile().source == crate::store::Source::Langflow {
+            self.refuse_preprocessing(base).await?;
+        }
         for session_id in self.store.flow_sessions(&base.flow_id).await? {
             self.store
                 .ensure_memory_base_session(&base.id, &session_id)
@@ -498,10 +511,10 @@ impl<E: Embedder> Syncer<E> {
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
         if self.store.profile().source == crate::store::Source::Langflow {
-            let locks = self.lock_all_sessions(base, Duration::ZERO).await?;
-            let reset = self.langflow_reset(base).await;
-            release_all(locks).await;
-            reset?;
+            // As Langflow's regenerate: only the knowledge base's exclusive lock (taken by the
+            // reset), which every sync holds from its cursor read to its commit; a session lock
+            // per session would hold one PostgreSQL connection each and exhaust the pool.
+            self.langflow_reset(base).await?;
             return self
                 .sync_base(base, Trigger::Manual, Duration::ZERO, progress, cancel)
                 .await;

@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
+mod parity;
+mod race;
+mod tui;
+
 /// The oracle's embedder behind an OpenAI-compatible endpoint, stopped when dropped.
 struct EmbedServer {
     child: Child,
@@ -197,11 +201,22 @@ fn cancelled_sync_leaves_nothing(built: &Built, home: &Path) {
 
 /// Starts `mb sync` of a Manual Archive session behind `slow`, and waits until its job runs:
 /// the process and the job's id.
+fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (Child, String) {
+    slow_sync_in(built, home, slow, "Manual Archive", session)
+}
+
+/// Starts `mb sync` of a session of `base` behind `slow`, and waits until its job runs.
 #[allow(
     clippy::zombie_processes,
     reason = "the process is returned, and its caller waits for it"
 )]
-fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (Child, String) {
+fn slow_sync_in(
+    built: &Built,
+    home: &Path,
+    slow: &EmbedServer,
+    base: &str,
+    session: &str,
+) -> (Child, String) {
     let mut sync = Process::new(env!("CARGO_BIN_EXE_memscope"));
     sync.env("XDG_DATA_HOME", home.join("data"))
         .env("XDG_CONFIG_HOME", home.join("config"))
@@ -211,13 +226,13 @@ fn slow_sync(built: &Built, home: &Path, slow: &EmbedServer, session: &str) -> (
         .env("MEMSCOPE_EMBEDDINGS_URL", &slow.url)
         .env("MEMSCOPE_EMBEDDINGS_DIMENSION", "16")
         .args(["--db", &built.url, "--write"])
-        .args(["mb", "sync", "Manual Archive", "--session", session])
+        .args(["mb", "sync", base, "--session", session])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = sync.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let jobs = json(memscope(built, home).args(["mb", "jobs", "Manual Archive"]));
+        let jobs = json(memscope(built, home).args(["mb", "jobs", base]));
         if let Some(job) = jobs
             .as_array()
             .unwrap()
@@ -319,26 +334,38 @@ fn langflow_writes_are_accepted_by_langflow_postgres() {
 
 /// Regenerate clears the cursors and records as Langflow's does, empties the store and
 /// re-ingests every session: Langflow sees every session synced and the store full again.
+fn regenerate_is_accepted_by_langflow(built: &Built) {
+    let home = tempfile::tempdir().unwrap();
+    let embed = EmbedServer::start(&[]);
+    writer(built, home.path(), &embed)
+        .args(["mb", "regenerate", "Support Memory", "--yes"])
+        .assert()
+        .success();
+    let said = langflow_says_probing(built, true);
+    langflow_accepts(&said);
+    let base = base_named(&said, "Support Memory");
+    for session in base["sessions"].as_array().unwrap() {
+        assert_eq!(
+            session["pending_message_ids"],
+            serde_json::json!([]),
+            "{session}"
+        );
+    }
+    assert!(base["chunk_count"].as_i64().unwrap() > 0);
+}
+
 #[test]
 fn langflow_regenerate_is_accepted_by_langflow() {
     on_langflow("regenerate_accepted", Backend::Sqlite, |built| {
-        let copy = sqlite_copy(built);
-        let home = tempfile::tempdir().unwrap();
-        let embed = EmbedServer::start(&[]);
-        writer(&copy, home.path(), &embed)
-            .args(["mb", "regenerate", "Support Memory", "--yes"])
-            .assert()
-            .success();
-        let said = langflow_says_probing(&copy, true);
-        langflow_accepts(&said);
-        let base = base_named(&said, "Support Memory");
-        for session in base["sessions"].as_array().unwrap() {
-            assert_eq!(
-                session["pending_message_ids"],
-                serde_json::json!([]),
-                "{session}"
-            );
-        }
-        assert!(base["chunk_count"].as_i64().unwrap() > 0);
+        regenerate_is_accepted_by_langflow(&sqlite_copy(built))
+    });
+}
+
+#[test]
+fn langflow_regenerate_is_accepted_by_langflow_postgres() {
+    on_langflow("regenerate_accepted", Backend::Postgres, |_| {
+        // A database of its own: the shared one is read by the other tests meanwhile.
+        let own = build(Backend::Postgres).expect("the Langflow database was built");
+        regenerate_is_accepted_by_langflow(&own)
     });
 }
