@@ -442,7 +442,10 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
 
 /// A copy of the SQLite database and its knowledge bases, for tests that change them.
 fn sqlite_copy(built: &Built) -> Built {
-    assert!(built.pgvector.is_none(), "a copy would share its pgvector tables");
+    assert!(
+        built.pgvector.is_none(),
+        "a copy would share its pgvector tables"
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("langflow.db");
     std::fs::copy(built.file.as_ref().unwrap(), &file).unwrap();

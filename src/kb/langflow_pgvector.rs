@@ -51,7 +51,10 @@ pub fn connection_string() -> Option<String> {
 /// `"{len(owner)}:{owner}{len(name)}:{name}"`, owner as a dashed UUID, lengths in characters.
 /// `None` when the owner is not a UUID (Langflow refuses such a KB too).
 pub fn table_name(owner_id: &str, kb_name: &str) -> Option<String> {
-    let owner = uuid::Uuid::parse_str(owner_id).ok()?.hyphenated().to_string();
+    let owner = uuid::Uuid::parse_str(owner_id)
+        .ok()?
+        .hyphenated()
+        .to_string();
     let payload = format!(
         "{}:{owner}{}:{kb_name}",
         owner.chars().count(),
@@ -115,11 +118,9 @@ pub async fn count_chunks(table: &str) -> Result<i64, String> {
         if !table_exists(&mut connection, table).await? {
             return Ok(0);
         }
-        sqlx::query_scalar::<_, i64>(AssertSqlSafe(format!(
-            "SELECT count(*) FROM \"{table}\""
-        )))
-        .fetch_one(&mut connection)
-        .await
+        sqlx::query_scalar::<_, i64>(AssertSqlSafe(format!("SELECT count(*) FROM \"{table}\"")))
+            .fetch_one(&mut connection)
+            .await
     }
     .await;
     let _ = connection.close().await;
@@ -153,15 +154,18 @@ impl LangflowPgStore {
     /// Connects to the backend's database; the table itself is made at the first write.
     pub async fn open(owner_id: &str, kb_name: &str) -> Result<LangflowPgStore, VectorStoreError> {
         let table = table_name(owner_id, kb_name).ok_or_else(|| {
-            unavailable(format!("its owner {owner_id} is not a UUID, so it has no table"))
+            unavailable(format!(
+                "its owner {owner_id} is not a UUID, so it has no table"
+            ))
         })?;
         let url = connection_string().ok_or_else(|| unavailable(not_configured()))?;
-        let connection = connect(&url, false)
-            .await
-            .map_err(|source| VectorStoreError::Postgres {
-                kb: describe(&table),
-                source,
-            })?;
+        let connection =
+            connect(&url, false)
+                .await
+                .map_err(|source| VectorStoreError::Postgres {
+                    kb: describe(&table),
+                    source,
+                })?;
         Ok(LangflowPgStore {
             connection,
             table,

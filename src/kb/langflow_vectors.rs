@@ -19,7 +19,9 @@ use sqlx::{ConnectOptions, Connection};
 
 use super::langflow::{POSTGRES_BACKEND, SQLITE_BACKEND};
 use super::langflow_pgvector::LangflowPgStore;
-use super::langflow_store::{KbFileLock, LangflowChunk, LangflowStore, StoreFigures, lock_in, lock_kb};
+use super::langflow_store::{
+    KbFileLock, LangflowChunk, LangflowStore, StoreFigures, lock_in, lock_kb,
+};
 use super::rows::VectorStoreError;
 use crate::store::Store;
 use crate::store::memory_bases::LangflowKbRow;
@@ -106,8 +108,7 @@ pub async fn lock(
     let database = crate::store::sqlite_path(store.url()).ok_or_else(|| {
         VectorStoreError::LangflowBackend {
             backend: row.backend_type.clone(),
-            reason: "the Langflow database has no file to keep its storage locks beside"
-                .to_owned(),
+            reason: "the Langflow database has no file to keep its storage locks beside".to_owned(),
         }
     })?;
     let dir = Path::new(database)

@@ -368,7 +368,8 @@ impl<E: Embedder> Syncer<E> {
     pub(super) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) = langflow_vectors::lock(root, &self.store, &row, Duration::ZERO).await?
+        let Some(_kb_lock) =
+            langflow_vectors::lock(root, &self.store, &row, Duration::ZERO).await?
         else {
             return Err(SyncError::Busy {
                 base: base.name.clone(),

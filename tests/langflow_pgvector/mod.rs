@@ -31,7 +31,11 @@ fn reads_match_langflow(built: &Built) {
         assert!(base["chunk_count"].as_i64().unwrap() > 0, "{base}");
     }
     let tables = vector_tables(built);
-    assert_eq!(tables.split(',').count(), oracle_bases(built).len(), "{tables}");
+    assert_eq!(
+        tables.split(',').count(),
+        oracle_bases(built).len(),
+        "{tables}"
+    );
     bases_sessions_and_checks_match_langflow(built);
     let home = tempfile::tempdir().unwrap();
     for base in oracle_bases(built) {
@@ -48,11 +52,11 @@ fn reads_match_langflow(built: &Built) {
 
     // Without Langflow's variable memscope says where the vectors are and claims no mismatch,
     // as Langflow's check does when it cannot count.
-    let unset = json(
-        memscope(built, home.path())
-            .env_remove(PGVECTOR_VAR)
-            .args(["mb", "check", "Support Memory"]),
-    );
+    let unset = json(memscope(built, home.path()).env_remove(PGVECTOR_VAR).args([
+        "mb",
+        "check",
+        "Support Memory",
+    ]));
     let report = &unset[0];
     assert_eq!(report["mismatches"], serde_json::json!([]), "{report}");
     assert!(
@@ -63,7 +67,11 @@ fn reads_match_langflow(built: &Built) {
 
 #[test]
 fn langflow_pgvector_kb_reads_match_langflow_sqlite() {
-    on_langflow("pgvector_reads", Backend::SqlitePgvector, reads_match_langflow);
+    on_langflow(
+        "pgvector_reads",
+        Backend::SqlitePgvector,
+        reads_match_langflow,
+    );
 }
 
 #[test]
@@ -109,7 +117,11 @@ fn langflow_pgvector_kb_regenerate_is_accepted_by_langflow_sqlite() {
         langflow_accepts(&said);
         let base = base_named(&said, "Support Memory");
         for session in base["sessions"].as_array().unwrap() {
-            assert_eq!(session["pending_message_ids"], serde_json::json!([]), "{session}");
+            assert_eq!(
+                session["pending_message_ids"],
+                serde_json::json!([]),
+                "{session}"
+            );
         }
         assert!(base["chunk_count"].as_i64().unwrap() > 0, "{base}");
         let new_jobs = base["search"]["job_ids"].as_array().unwrap();

@@ -142,7 +142,11 @@ pub(crate) fn writes_are_accepted_by_langflow(built: &Built) {
         .flat_map(|run| run["message_ids"].as_array().unwrap().iter());
     let found = archive["search"]["message_ids"].as_array().unwrap();
     for message in synced {
-        assert!(found.contains(message), "{message} in {}", archive["search"]);
+        assert!(
+            found.contains(message),
+            "{message} in {}",
+            archive["search"]
+        );
     }
 
     // Capture a run into a new session: the owner reads it, Support Memory (threshold 2)
