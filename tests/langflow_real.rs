@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod langflow_pgvector;
 mod langflow_writes;
 
 const PYTHON_VAR: &str = "MEMSCOPE_LANGFLOW_PYTHON";
@@ -29,14 +30,35 @@ struct Built {
     /// The SQLite file, for the byte-for-byte checks.
     file: Option<PathBuf>,
     kb_dir: PathBuf,
+    /// The database of Langflow's postgres (pgvector) knowledge-base backend, when the bases'
+    /// knowledge bases are there (`PGVECTOR_CONNECTION_STRING`).
+    pgvector: Option<String>,
     oracle: Value,
     _dir: tempfile::TempDir,
 }
 
+/// Langflow's database, and where its knowledge bases keep their vectors: its default `sqlite`
+/// backend, or (`…Pgvector`) its `postgres` backend in a PostgreSQL database of their own.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Backend {
     Sqlite,
     Postgres,
+    SqlitePgvector,
+    PostgresPgvector,
+}
+
+impl Backend {
+    fn database_is_sqlite(self) -> bool {
+        matches!(self, Backend::Sqlite | Backend::SqlitePgvector)
+    }
+
+    fn kb_in_pgvector(self) -> bool {
+        matches!(self, Backend::SqlitePgvector | Backend::PostgresPgvector)
+    }
+
+    fn needs_postgres(self) -> bool {
+        self != Backend::Sqlite
+    }
 }
 
 fn python() -> Option<String> {
@@ -53,9 +75,13 @@ fn script(name: &str) -> PathBuf {
 fn built(backend: Backend) -> Option<&'static Built> {
     static SQLITE: OnceLock<Option<Built>> = OnceLock::new();
     static POSTGRES: OnceLock<Option<Built>> = OnceLock::new();
+    static SQLITE_PGVECTOR: OnceLock<Option<Built>> = OnceLock::new();
+    static POSTGRES_PGVECTOR: OnceLock<Option<Built>> = OnceLock::new();
     let cell = match backend {
         Backend::Sqlite => &SQLITE,
         Backend::Postgres => &POSTGRES,
+        Backend::SqlitePgvector => &SQLITE_PGVECTOR,
+        Backend::PostgresPgvector => &POSTGRES_PGVECTOR,
     };
     cell.get_or_init(|| build(backend)).as_ref()
 }
@@ -65,8 +91,8 @@ fn build(backend: Backend) -> Option<Built> {
     let dir = tempfile::tempdir().unwrap();
     let kb_dir = dir.path().join("kb");
     let oracle_file = dir.path().join("oracle.json");
-    let (url, file, target) = match backend {
-        Backend::Sqlite => {
+    let (url, file, mut target) = match backend {
+        _ if backend.database_is_sqlite() => {
             let file = dir.path().join("langflow.db");
             (
                 format!("sqlite://{}", file.display()),
@@ -74,23 +100,25 @@ fn build(backend: Backend) -> Option<Built> {
                 vec!["--sqlite".to_owned(), file.display().to_string()],
             )
         }
-        Backend::Postgres => {
-            let admin = std::env::var("MEMSCOPE_TEST_PG_URL").ok()?;
-            drop_stale_databases(&admin);
-            let name = format!(
-                "{STALE_PREFIX}{}_{}",
-                epoch_secs(),
-                uuid::Uuid::new_v4().simple()
-            );
-            let created = Process::new("psql")
-                .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
-                .status()
-                .expect("psql runs");
-            assert!(created.success(), "creating {name}");
-            let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-            let url = format!("{base}/{name}");
+        _ => {
+            let url = new_postgres_database("")?;
             (url.clone(), None, vec!["--postgres".to_owned(), url])
         }
+    };
+    let pgvector = if backend.kb_in_pgvector() {
+        // Langflow never creates the extension: the operator does, in the database
+        // PGVECTOR_CONNECTION_STRING names.
+        let url = new_postgres_database("_vec")?;
+        let created = Process::new("psql")
+            .args([&url, "-qc", "CREATE EXTENSION vector"])
+            .status()
+            .expect("psql runs");
+        assert!(created.success(), "CREATE EXTENSION vector in {url}");
+        target.extend(["--kb-backend".to_owned(), "postgres".to_owned()]);
+        target.extend(["--pgvector".to_owned(), url.clone()]);
+        Some(url)
+    } else {
+        None
     };
     let output = Process::new(&python)
         .arg(script("build_db.py"))
@@ -111,9 +139,44 @@ fn build(backend: Backend) -> Option<Built> {
         url,
         file,
         kb_dir,
+        pgvector,
         oracle,
         _dir: dir,
     })
+}
+
+/// A new, empty PostgreSQL database beside `MEMSCOPE_TEST_PG_URL`'s (dropped by a later run,
+/// as its name says when it was made).
+fn new_postgres_database(suffix: &str) -> Option<String> {
+    let admin = std::env::var("MEMSCOPE_TEST_PG_URL").ok()?;
+    drop_stale_databases(&admin);
+    let name = format!(
+        "{STALE_PREFIX}{}_{}{suffix}",
+        epoch_secs(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let created = Process::new("psql")
+        .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
+        .status()
+        .expect("psql runs");
+    assert!(created.success(), "creating {name}");
+    let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
+    Some(format!("{base}/{name}"))
+}
+
+/// Whether the PostgreSQL server has pgvector to install (`.ci/pgvector` builds it).
+fn pgvector_available() -> bool {
+    let Ok(admin) = std::env::var("MEMSCOPE_TEST_PG_URL") else {
+        return false;
+    };
+    Process::new("psql")
+        .args([
+            &admin,
+            "-Atc",
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'",
+        ])
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "1")
 }
 
 const STALE_PREFIX: &str = "memscope_lf_";
@@ -160,8 +223,15 @@ fn on_langflow(name: &str, backend: Backend, test: impl FnOnce(&Built)) {
         );
         return;
     }
-    if backend == Backend::Postgres && std::env::var("MEMSCOPE_TEST_PG_URL").is_err() {
+    if backend.needs_postgres() && std::env::var("MEMSCOPE_TEST_PG_URL").is_err() {
         eprintln!("{name}: Langflow test skipped (MEMSCOPE_TEST_PG_URL is not set)");
+        return;
+    }
+    if backend.kb_in_pgvector() && !pgvector_available() {
+        eprintln!(
+            "{name}: Langflow test skipped (the PostgreSQL server has no pgvector; \
+             .ci/pgvector installs it)"
+        );
         return;
     }
     let built = built(backend).expect("the Langflow database was built");
@@ -181,8 +251,15 @@ fn memscope(built: &Built, home: &Path) -> Command {
         .env_remove("MEMSCOPE_DATABASE_URL")
         .env_remove("MEMSCOPE_EMBEDDINGS_URL")
         .args(["--db", &built.url]);
+    match &built.pgvector {
+        Some(url) => command.env(PGVECTOR_VAR, url),
+        None => command.env_remove(PGVECTOR_VAR),
+    };
     command
 }
+
+/// The variable Langflow's postgres knowledge-base backend (and memscope) reads.
+const PGVECTOR_VAR: &str = "PGVECTOR_CONNECTION_STRING";
 
 fn json(command: &mut Command) -> Value {
     let output = command.arg("--json").output().unwrap();
@@ -365,6 +442,10 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
 
 /// A copy of the SQLite database and its knowledge bases, for tests that change them.
 fn sqlite_copy(built: &Built) -> Built {
+    assert!(
+        built.pgvector.is_none(),
+        "a copy would share its pgvector tables"
+    );
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("langflow.db");
     std::fs::copy(built.file.as_ref().unwrap(), &file).unwrap();
@@ -374,6 +455,7 @@ fn sqlite_copy(built: &Built) -> Built {
         url: format!("sqlite://{}", file.display()),
         file: Some(file),
         kb_dir,
+        pgvector: None,
         oracle: built.oracle.clone(),
         _dir: dir,
     }
@@ -394,6 +476,9 @@ fn langflow_says_probing(built: &Built, probe: bool) -> Value {
         None => verify.arg("--postgres").arg(&built.url),
     };
     verify.arg("--kb-dir").arg(&built.kb_dir);
+    if let Some(url) = &built.pgvector {
+        verify.arg("--pgvector").arg(url);
+    }
     if !probe {
         verify.arg("--no-flush-probe");
     }

@@ -1,8 +1,9 @@
 //! Knowledge bases of a database Langflow made. Each memory base's `knowledge_base` row names a
-//! backend; for Langflow's default one (`sqlite`) the vectors live in
+//! backend. For Langflow's default one (`sqlite`) the vectors live in
 //! `{kb root}/sqlite/{owner id}/{knowledge base id}/{generation}/vectors.sqlite3`, whose
-//! `chunks` table Langflow counts for its mismatch check. Other backends (pgvector, Chroma,
-//! OpenSearch, …) are named, not read.
+//! `chunks` table Langflow counts for its mismatch check; for its `postgres` (pgvector) backend
+//! in one table of the database `PGVECTOR_CONNECTION_STRING` names (`langflow_pgvector`).
+//! Other backends (Chroma, OpenSearch, …) are named, not read.
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -10,11 +11,14 @@ use std::str::FromStr;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 
+use super::langflow_pgvector;
 use crate::memory::memory_base::LangflowKb;
 use crate::store::memory_bases::LangflowKbRow;
 
-/// Langflow's default knowledge-base backend, the one memscope reads.
+/// Langflow's default knowledge-base backend.
 pub const SQLITE_BACKEND: &str = "sqlite";
+/// Langflow's pgvector knowledge-base backend.
+pub const POSTGRES_BACKEND: &str = "postgres";
 
 /// Where Langflow's sqlite backend keeps a knowledge base's vectors.
 pub fn vectors_path(root: &Path, row: &LangflowKbRow) -> PathBuf {
@@ -35,6 +39,9 @@ pub async fn observe(root: &Path, row: Option<&LangflowKbRow>) -> LangflowKb {
             chunks: Err("the base has no knowledge-base row".to_owned()),
         };
     };
+    if row.backend_type == POSTGRES_BACKEND {
+        return observe_postgres(row).await;
+    }
     if row.backend_type != SQLITE_BACKEND {
         return LangflowKb {
             row_exists: true,
@@ -54,6 +61,27 @@ pub async fn observe(root: &Path, row: Option<&LangflowKbRow>) -> LangflowKb {
         backend: Some(row.backend_type.clone()),
         path: Some(path),
         chunks,
+    }
+}
+
+/// A knowledge base of Langflow's postgres backend: its table's chunks, counted read-only.
+async fn observe_postgres(row: &LangflowKbRow) -> LangflowKb {
+    let Some(table) = langflow_pgvector::table_name(&row.user_id, &row.name) else {
+        return LangflowKb {
+            row_exists: true,
+            backend: Some(row.backend_type.clone()),
+            path: None,
+            chunks: Err(format!(
+                "its owner {} is not a UUID, so Langflow's postgres backend has no table for it",
+                row.user_id
+            )),
+        };
+    };
+    LangflowKb {
+        row_exists: true,
+        backend: Some(row.backend_type.clone()),
+        path: Some(PathBuf::from(langflow_pgvector::describe(&table))),
+        chunks: langflow_pgvector::count_chunks(&table).await,
     }
 }
 
@@ -91,8 +119,10 @@ mod tests {
         LangflowKbRow {
             id: "8b4069b2-0720-41c4-9f3e-3a7f596faea8".into(),
             user_id: "e7305111-5d44-4bd0-a3c6-0d7b4a4ff1a5".into(),
+            name: "notes_0123abcd".into(),
             backend_type: backend.into(),
             storage_generation: 2,
+            storage_state: "ready".into(),
         }
     }
 
@@ -112,6 +142,14 @@ mod tests {
         let kb = observe(Path::new("/nonexistent"), Some(&row("opensearch"))).await;
         assert!(kb.row_exists);
         assert!(kb.chunks.unwrap_err().contains("opensearch"));
+    }
+
+    #[tokio::test]
+    async fn a_pgvector_kb_of_an_owner_without_uuid_has_no_table() {
+        let mut odd = row("postgres");
+        odd.user_id = "admin".into();
+        let kb = observe(Path::new("/nonexistent"), Some(&odd)).await;
+        assert!(kb.chunks.unwrap_err().contains("not a UUID"));
     }
 
     #[tokio::test]

@@ -33,7 +33,17 @@ pub async fn lock_kb(
     kb_id: &str,
     wait: Duration,
 ) -> Result<Option<KbFileLock>, VectorStoreError> {
-    let dir = root.join(".locks");
+    lock_in(&root.join(".locks"), kb_id, wait).await
+}
+
+/// Takes the exclusive lock `{dir}/{kb id}.lock` (the directory made private if missing),
+/// waiting up to `wait`; `None` when another holder keeps it.
+pub async fn lock_in(
+    dir: &Path,
+    kb_id: &str,
+    wait: Duration,
+) -> Result<Option<KbFileLock>, VectorStoreError> {
+    let dir = dir.to_path_buf();
     let io = |path: &Path, source| VectorStoreError::Io {
         path: path.to_path_buf(),
         source,

@@ -3,7 +3,9 @@
 
 pub mod embedder;
 pub mod langflow;
+pub mod langflow_pgvector;
 pub mod langflow_store;
+pub mod langflow_vectors;
 pub mod openai;
 pub mod pgvector;
 pub mod rows;

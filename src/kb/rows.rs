@@ -35,6 +35,8 @@ pub enum VectorStoreError {
          `memscope mb regenerate`"
     )]
     OldFormat { path: PathBuf },
+    #[error("Langflow's {backend} knowledge-base backend: {reason}")]
+    LangflowBackend { backend: String, reason: String },
 }
 
 /// One chunk to write.

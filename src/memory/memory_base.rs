@@ -343,7 +343,8 @@ pub struct LangflowKb {
     pub row_exists: bool,
     /// The row's backend (`sqlite`, `postgres`, `chroma`, …).
     pub backend: Option<String>,
-    /// The vector store's file, for the backends memscope reads.
+    /// Where the vector store is, for the backends memscope reads: its file (`sqlite`), or its
+    /// table and database (`postgres`).
     pub path: Option<std::path::PathBuf>,
     /// Chunks in the vector store, or why they could not be counted.
     pub chunks: Result<i64, String>,

@@ -104,8 +104,12 @@ impl JobInfo {
 pub struct LangflowKbRow {
     pub id: String,
     pub user_id: String,
+    /// The knowledge base's name (the base's `kb_name`), which names its table on remote backends.
+    pub name: String,
     pub backend_type: String,
     pub storage_generation: i64,
+    /// `ready` unless Langflow is migrating, detaching or deleting its storage.
+    pub storage_state: String,
 }
 
 /// A message to ingest.
@@ -349,8 +353,9 @@ impl Store {
     ) -> Result<Option<LangflowKbRow>, StoreError> {
         on_pool!(
             self.pool,
-            "SELECT kb.id::text AS id, kb.user_id::text AS user_id, kb.backend_type, \
-             kb.storage_generation::bigint AS storage_generation FROM knowledge_base kb \
+            "SELECT kb.id::text AS id, kb.user_id::text AS user_id, kb.name, kb.backend_type, \
+             kb.storage_generation::bigint AS storage_generation, kb.storage_state \
+             FROM knowledge_base kb \
              WHERE kb.user_id = $1::uuid AND kb.name = $2",
             |pool, sql| sqlx::query_as(sql)
                 .bind(&base.user_id)

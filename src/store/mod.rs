@@ -440,7 +440,7 @@ fn read_only_sqlite(options: SqliteConnectOptions, url: &str) -> SqliteConnectOp
 }
 
 /// The file a `sqlite:` URL names, when it names one.
-fn sqlite_path(url: &str) -> Option<&str> {
+pub(crate) fn sqlite_path(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

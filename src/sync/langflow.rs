@@ -3,8 +3,9 @@
 //! own: its session lock on PostgreSQL and its knowledge base's exclusive file lock held from the
 //! cursor read to the commit (a running Langflow and memscope never ingest one session twice),
 //! its dedupe key, the job kept alive by its heartbeat (its start-up sweep fails the job of a
-//! killed memscope), its documents and chunk metadata, the chunks in the current generation's
-//! `vectors.sqlite3`, and one commit of the records, cursor, totals, stamped runs and the
+//! killed memscope), its documents and chunk metadata, the chunks where the knowledge base's
+//! backend keeps them (`kb::langflow_vectors`: the current generation's `vectors.sqlite3`, or
+//! the pgvector table of Langflow's postgres backend), and one commit of the records, cursor, totals, stamped runs and the
 //! knowledge-base row's figures. A failed or cancelled job deletes its chunks and ends
 //! `failed` or `cancelled`, never left `in_progress`.
 
@@ -18,7 +19,8 @@ use super::{
     CancelFlag, JobProgress, JobReport, Stage, SyncError, SyncOutcome, Syncer, failed_status,
 };
 use crate::kb::embedder::{Embedder, check_vectors};
-use crate::kb::langflow_store::{LangflowChunk, LangflowStore, lock_kb};
+use crate::kb::langflow_store::LangflowChunk;
+use crate::kb::langflow_vectors::{self, LangflowVectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
 use crate::memory::memory_base::{MessagePosition, dedupe_key};
@@ -113,14 +115,14 @@ fn message_chunks(
 }
 
 impl<E: Embedder> Syncer<E> {
-    /// The base's knowledge-base row, when its vectors are in Langflow's sqlite backend.
+    /// The base's knowledge-base row, when its vectors are in a backend memscope writes.
     async fn langflow_kb_row(&self, base: &MemoryBaseInfo) -> Result<LangflowKbRow, SyncError> {
         let row = self
             .store
             .langflow_knowledge_base(base)
             .await?
             .ok_or_else(|| SyncError::LangflowKb(format!("{} has no knowledge base", base.name)))?;
-        if row.backend_type != crate::kb::langflow::SQLITE_BACKEND {
+        if !langflow_vectors::writable(&row.backend_type) {
             return Err(SyncError::LangflowKb(format!(
                 "the vectors of {} are in Langflow's {} backend, which memscope cannot write",
                 base.name, row.backend_type
@@ -142,7 +144,7 @@ impl<E: Embedder> Syncer<E> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) = lock_kb(root, &row.id, wait).await? else {
+        let Some(_kb_lock) = langflow_vectors::lock(root, &self.store, &row, wait).await? else {
             return Err(Refused::Busy);
         };
         let store = &self.store;
@@ -188,7 +190,7 @@ impl<E: Embedder> Syncer<E> {
         if let JobCreation::Duplicate { .. } = created {
             return Err(Refused::Busy);
         }
-        let mut vectors = match LangflowStore::open(root, &row).await {
+        let mut vectors = match LangflowVectors::open(root, &row).await {
             Ok(vectors) => vectors,
             Err(error) => {
                 let error = SyncError::from(error);
@@ -288,7 +290,7 @@ impl<E: Embedder> Syncer<E> {
         session_id: &str,
         job: &Job,
         positions: &[MessagePosition],
-        vectors: &mut LangflowStore,
+        vectors: &mut LangflowVectors,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<JobReport, SyncError> {
@@ -411,14 +413,16 @@ impl<E: Embedder> Syncer<E> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) = lock_kb(root, &row.id, Duration::ZERO).await? else {
+        let Some(_kb_lock) =
+            langflow_vectors::lock(root, &self.store, &row, Duration::ZERO).await?
+        else {
             return Err(SyncError::Busy {
                 base: base.name.clone(),
                 session: "(all sessions)".to_owned(),
                 seconds: 0,
             });
         };
-        let mut vectors = LangflowStore::open(root, &row).await?;
+        let mut vectors = LangflowVectors::open(root, &row).await?;
         let reset = async {
             self.store.lf_reset_memory_base(&base.id).await?;
             vectors.delete_all().await?;

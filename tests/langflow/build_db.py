@@ -10,7 +10,8 @@ empty PostgreSQL database the caller created). Steps, each through Langflow's co
    models, check_schema_health, Alembic ``upgrade head`` + ``check``);
 2. a user as the admin "add user" endpoint makes it (User.model_validate, password hash, default
    folder via ``get_or_create_default_folder``), and a flow owned by it;
-3. memory bases through ``MemoryBaseService.create`` (knowledge_base row + SQLite KB store);
+3. memory bases through ``MemoryBaseService.create`` (knowledge_base row + its KB store: SQLite, or
+   with ``--kb-backend postgres --pgvector URL`` Langflow's pgvector backend in that database);
 4. flow runs the way the v1 run endpoint records them: a WORKFLOW job (``JobService.create_job``),
    messages stored by ``langflow.memory.astore_message`` inside ``JobService.execute_with_status``,
    then the memory-base hook ``MemoryBaseService.on_flow_output`` (inserts
@@ -41,7 +42,12 @@ def parse_args():
     p.add_argument("--out", required=True, help="where to write the oracle JSON")
     p.add_argument("--seed", type=int, default=1313, help="seed for Langflow's uuid4 ids (default 1313)")
     p.add_argument("--random-ids", action="store_true", help="leave uuid4 unseeded")
-    return p.parse_args()
+    p.add_argument("--kb-backend", choices=["sqlite", "postgres"], default="sqlite",
+                   help="Langflow's knowledge-base backend of every memory base (postgres needs --pgvector)")
+    args = p.parse_args()
+    if args.kb_backend == "postgres" and not args.pgvector:
+        p.error("--kb-backend postgres needs --pgvector")
+    return args
 
 
 class Clock:
@@ -107,17 +113,20 @@ async def build(args) -> dict:
     svc = get_memory_base_service()
     mb_support = await svc.create(
         MemoryBaseCreate(name="Support Memory", flow_id=flow_id, threshold=2, auto_capture=True,
-                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER),
+                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER,
+                         backend_type=args.kb_backend),
         user_id,
     )
     mb_research = await svc.create(
         MemoryBaseCreate(name="Research Notes", flow_id=flow_id, threshold=3, auto_capture=True,
-                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER),
+                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER,
+                         backend_type=args.kb_backend),
         user_id,
     )
     mb_manual = await svc.create(
         MemoryBaseCreate(name="Manual Archive", flow_id=flow_id, threshold=1, auto_capture=False,
-                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER),
+                         embedding_model=lfbase.EMBEDDING_MODEL, embedding_provider=lfbase.EMBEDDING_PROVIDER,
+                         backend_type=args.kb_backend),
         user_id,
     )
     step(f"memory bases {mb_support.id} {mb_research.id} {mb_manual.id}")
@@ -241,6 +250,7 @@ async def build(args) -> dict:
     oracle["langflow_version"] = "1.13.0"
     oracle["uuid4_seed"] = None if args.random_ids else args.seed
     oracle["database"] = "sqlite" if args.sqlite else "postgresql"
+    oracle["kb_backend"] = args.kb_backend
     oracle["kb_dir"] = str(Path(args.kb_dir).absolute())
     oracle["embedding"] = {"provider": lfbase.EMBEDDING_PROVIDER, "model": lfbase.EMBEDDING_MODEL,
                            "fake": "langchain_core DeterministicFakeEmbedding", "dimension": lfbase.EMBEDDING_DIM}

@@ -39,6 +39,8 @@ def argument_parser(doc: str, *, sqlite_help: str, postgres_help: str):
                    help="keep Langflow's default connection pool on PostgreSQL (see configure_env)")
     p.add_argument("--kb-dir", required=True, help="Langflow's knowledge-bases dir (LANGFLOW_KNOWLEDGE_BASES_DIR)")
     p.add_argument("--config-dir", help="LANGFLOW_CONFIG_DIR (default: beside --kb-dir)")
+    p.add_argument("--pgvector", help="PGVECTOR_CONNECTION_STRING: the database of Langflow's postgres (pgvector) "
+                   "knowledge-base backend (its `vector` extension created by the caller)")
     return p
 
 
@@ -69,8 +71,9 @@ def configure_env(args) -> None:
         "LANGFLOW_LOG_LEVEL": os.environ.get("LANGFLOW_LOG_LEVEL", "error"),
         "LANGFLOW_STORE": "false",
         "DO_NOT_TRACK": "true",
-        # Never let pgVector/OpenSearch become the default KB backend because of the caller's env.
-        "LANGFLOW_KB_POSTGRES_URL": "",
+        # Langflow's postgres KB backend reads only this variable (lfx .../backends/postgres.py), and
+        # becomes the default backend of new KBs when it is set: only --pgvector sets it.
+        "PGVECTOR_CONNECTION_STRING": getattr(args, "pgvector", None) or "",
         "OPENSEARCH_URL": "",
     }
     if getattr(args, "postgres", None) and not getattr(args, "pg_pooled", False):
@@ -270,6 +273,8 @@ async def observe(*, probe_flush: bool) -> dict:
                     await backend.teardown()
             except Exception as exc:  # noqa: BLE001 - reported, not fatal
                 entry["chunk_count_error"] = f"{type(exc).__name__}: {exc}"
+            if entry["chunk_count"]:
+                entry["search"] = await search_every_chunk(mb, entry["chunk_count"])
         async with session_scope() as db:
             sessions = list(
                 (
@@ -351,6 +356,30 @@ async def observe(*, probe_flush: bool) -> dict:
             }
         )
     return out
+
+
+async def search_every_chunk(mb, count: int) -> dict:
+    """Langflow's similarity search over the whole knowledge base (k = its chunk count), with the
+    build's embedder: the message ids and job ids of the chunks it returns."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langflow.services.knowledge_base_storage.runtime import backend_for_name
+
+    try:
+        backend = await backend_for_name(
+            mb.user_id, mb.kb_name, embedding_function=DeterministicFakeEmbedding(size=EMBEDDING_DIM)
+        )
+        try:
+            await backend.ensure_ready()
+            hits = await backend.similarity_search("memory", count, with_scores=True)
+        finally:
+            await backend.teardown()
+    except Exception as exc:  # noqa: BLE001 - reported, not fatal
+        return {"error": f"{type(exc).__name__}: {exc}"}
+    return {
+        "hits": len(hits),
+        "message_ids": sorted({doc.metadata.get("message_id", "") for doc, _ in hits}),
+        "job_ids": sorted({doc.metadata.get("job_id", "") for doc, _ in hits}),
+    }
 
 
 async def probe_flush_job(mb, session_id: str) -> dict:

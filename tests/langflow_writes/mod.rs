@@ -15,13 +15,13 @@ mod race;
 mod tui;
 
 /// The oracle's embedder behind an OpenAI-compatible endpoint, stopped when dropped.
-struct EmbedServer {
+pub(crate) struct EmbedServer {
     child: Child,
     url: String,
 }
 
 impl EmbedServer {
-    fn start(args: &[&str]) -> EmbedServer {
+    pub(crate) fn start(args: &[&str]) -> EmbedServer {
         let mut child = Process::new(python().unwrap())
             .arg(script("embed_server.py"))
             .args(args)
@@ -51,7 +51,7 @@ impl Drop for EmbedServer {
 }
 
 /// memscope with `--write` on the database and the embeddings server of `embed`.
-fn writer(built: &Built, home: &Path, embed: &EmbedServer) -> Command {
+pub(crate) fn writer(built: &Built, home: &Path, embed: &EmbedServer) -> Command {
     let mut command = memscope(built, home);
     command
         .env("MEMSCOPE_EMBEDDINGS_URL", &embed.url)
@@ -60,7 +60,7 @@ fn writer(built: &Built, home: &Path, embed: &EmbedServer) -> Command {
     command
 }
 
-fn base_named<'a>(said: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn base_named<'a>(said: &'a Value, name: &str) -> &'a Value {
     said["memory_bases"]
         .as_array()
         .unwrap()
@@ -69,7 +69,7 @@ fn base_named<'a>(said: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no base {name} in {said}"))
 }
 
-fn session_of<'a>(base: &'a Value, session: &str) -> &'a Value {
+pub(crate) fn session_of<'a>(base: &'a Value, session: &str) -> &'a Value {
     base["sessions"]
         .as_array()
         .unwrap()
@@ -80,7 +80,7 @@ fn session_of<'a>(base: &'a Value, session: &str) -> &'a Value {
 
 /// What every write must leave: Langflow starts, sees no mismatch, would start a new flush of
 /// every session, and finds no job left running.
-fn langflow_accepts(said: &Value) {
+pub(crate) fn langflow_accepts(said: &Value) {
     assert_eq!(said["startup_model_check"]["ok"], true, "{said}");
     assert_eq!(said["schema_health"]["ok"], true, "{said}");
     assert!(said.get("observe_error").is_none(), "{said}");
@@ -92,6 +92,13 @@ fn langflow_accepts(said: &Value) {
             "the knowledge-base row's figure of {}",
             base["name"]
         );
+        if let Some(search) = base.get("search") {
+            assert_eq!(
+                search["hits"], base["chunk_count"],
+                "Langflow's search of {} finds every chunk: {search}",
+                base["name"]
+            );
+        }
         for session in base["sessions"].as_array().unwrap() {
             assert_eq!(
                 session["can_start_flush"]["ok"], true,
@@ -104,7 +111,7 @@ fn langflow_accepts(said: &Value) {
 
 /// A sync of a session, a capture that reaches the threshold, a cancelled sync and a sync whose
 /// embedder is down: Langflow takes the database as its own after each.
-fn writes_are_accepted_by_langflow(built: &Built) {
+pub(crate) fn writes_are_accepted_by_langflow(built: &Built) {
     let home = tempfile::tempdir().unwrap();
     let embed = EmbedServer::start(&[]);
     let before = langflow_says(built);
@@ -130,6 +137,21 @@ fn writes_are_accepted_by_langflow(built: &Built) {
     assert_eq!(session["pending_message_ids"], serde_json::json!([]));
     assert_eq!(session["total_processed"], 2);
     assert_eq!(archive["chunk_count"], archive_chunks + 2);
+    // Langflow's own search finds the chunks memscope wrote.
+    let synced = built.oracle["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| run["session_id"] == "support-failed")
+        .flat_map(|run| run["message_ids"].as_array().unwrap().iter());
+    let found = archive["search"]["message_ids"].as_array().unwrap();
+    for message in synced {
+        assert!(
+            found.contains(message),
+            "{message} in {}",
+            archive["search"]
+        );
+    }
 
     // Capture a run into a new session: the owner reads it, Support Memory (threshold 2)
     // ingests at the second run.
@@ -223,6 +245,7 @@ fn slow_sync_in(
         .env("HOME", home)
         .env("LANGFLOW_KNOWLEDGE_BASES_DIR", &built.kb_dir)
         .env_remove("MEMSCOPE_DATABASE_URL")
+        .env(PGVECTOR_VAR, built.pgvector.as_deref().unwrap_or(""))
         .env("MEMSCOPE_EMBEDDINGS_URL", &slow.url)
         .env("MEMSCOPE_EMBEDDINGS_DIMENSION", "16")
         .args(["--db", &built.url, "--write"])
