@@ -8,6 +8,7 @@
 #   benches/pg_scale.sh                         # generate, measure, drop the database
 #   KEEP=1 benches/pg_scale.sh                  # keep the database afterwards
 #   SKIP_GENERATE=1 KEEP=1 benches/pg_scale.sh  # measure a database kept earlier
+#   SKIP_DOCTOR=1 ...                           # without the full scan (minutes at 10M)
 #
 # Environment: PG_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), DB_NAME
 # (default memscope_scale), CONVERSATIONS (200000), RUNS (7), MEMSCOPE (the binary; default:
@@ -130,26 +131,30 @@ else
     trap drop_database EXIT
 fi
 
-# min / median / max wall milliseconds and max peak RSS of RUNS runs of a command. Exit code 1
-# is accepted where FINDINGS_OK is set (doctor's "found problems").
+# min / median / max wall milliseconds, median CPU milliseconds (user + system, in GNU time's
+# 10 ms steps) and max peak RSS of RUNS runs of a command. Exit code 1 is accepted where
+# FINDINGS_OK is set (doctor's "found problems").
 measure() {
     local label=$1
     shift
-    local times=() peak=0 rss
+    local times=() cpus=() peak=0 rss
     for _ in $(seq "$RUNS"); do
         local t0 t1
         t0=$(date +%s%N)
-        /usr/bin/time -f %M -o "$WORK/rss" "$@" >"$WORK/out" 2>"$WORK/err" || {
+        /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "$@" >"$WORK/out" 2>"$WORK/err" || {
             [ $? -eq 1 ] && [ -n "${FINDINGS_OK:-}" ] || { cat "$WORK/err"; exit 1; }
         }
         t1=$(date +%s%N)
         times+=($(((t1 - t0) / 1000000)))
-        rss=$(tail -1 "$WORK/rss")
+        read -r rss user system < <(tail -1 "$WORK/rss")
+        cpus+=($(awk -v u="$user" -v s="$system" 'BEGIN { printf "%d", (u + s) * 1000 }'))
         [ "$rss" -gt "$peak" ] && peak=$rss
     done
     sorted=($(printf '%s\n' "${times[@]}" | sort -n))
-    printf '%-44s %6s ms %6s ms %6s ms %6s MiB\n' "$label" "${sorted[0]}" \
-        "${sorted[$((${#sorted[@]} / 2))]}" "${sorted[-1]}" "$((peak / 1024))"
+    cpu=($(printf '%s\n' "${cpus[@]}" | sort -n))
+    printf '%-44s %6s ms %6s ms %6s ms %6s ms %6s MiB\n' "$label" "${sorted[0]}" \
+        "${sorted[$((${#sorted[@]} / 2))]}" "${sorted[-1]}" "${cpu[$((${#cpu[@]} / 2))]}" \
+        "$((peak / 1024))"
 }
 
 WORK=$(mktemp -d)
@@ -158,7 +163,7 @@ DEEP=$(db -c "SELECT md5('c' || ($CONVERSATIONS - 3) || '.0')")
 LONG=$(db -c "SELECT md5('c' || 7 || '.0')")
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)," \
     "load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
-printf '%-44s %9s %9s %9s %10s\n' "command ($RUNS runs)" min median max "peak RSS"
+printf '%-44s %9s %9s %9s %9s %10s\n' "command ($RUNS runs)" min median max "cpu" "peak RSS"
 measure "--version" "$MEMSCOPE" --version
 measure "conversations --limit 50 (first page)" "$MEMSCOPE" --db "$DB_URL" conversations --limit 50
 measure "thread (deep, $(db -c "SELECT COUNT(*) FROM messages WHERE conversation_id = '$DEEP'") messages)" \
@@ -166,5 +171,6 @@ measure "thread (deep, $(db -c "SELECT COUNT(*) FROM messages WHERE conversation
 measure "history (deep)" "$MEMSCOPE" --db "$DB_URL" history "$DEEP"
 measure "thread (long, 5,000 messages)" "$MEMSCOPE" --db "$DB_URL" thread "$LONG"
 measure "history (long, 5,000 messages)" "$MEMSCOPE" --db "$DB_URL" history "$LONG"
-RUNS=${DOCTOR_RUNS:-1} FINDINGS_OK=1 measure "doctor (every message)" "$MEMSCOPE" --db "$DB_URL" doctor
+[ -n "${SKIP_DOCTOR:-}" ] ||
+    RUNS=${DOCTOR_RUNS:-1} FINDINGS_OK=1 measure "doctor (every message)" "$MEMSCOPE" --db "$DB_URL" doctor
 rm -rf "$WORK"
