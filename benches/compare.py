@@ -1,5 +1,10 @@
-"""The measuring half of benches/compare.sh: generates the inputs, runs memscope and Python
-tiktoken side by side and prints a table of times, peak memory and ratios.
+"""The measuring half of benches/compare.sh: generates the inputs, runs memscope and the Python
+anchors side by side and prints tables of times, peak memory and ratios.
+
+Sections (--sections, default both):
+- tokens: tokenizer start-up and `memscope tokens` against Python tiktoken;
+- history: `memscope history` against Dify's history path in Python (benches/dify_history.py)
+  on a 10,000-message conversation, at several budgets, with the kept messages checked equal.
 
 Python's side of `memscope tokens` is what the OpenAI plugin computes (memscope's default
 counter): the messages' role, name and text joined by newlines, encoded once, plus 3 per
@@ -10,11 +15,10 @@ import argparse
 import json
 import os
 import random
-import statistics
-import subprocess
 import sys
-import tempfile
-import time
+
+import compare_history
+from measuring import measure
 
 ENCODINGS = ["cl100k_base", "o200k_base", "p50k_base", "r50k_base"]
 
@@ -104,33 +108,6 @@ def shapes(scale):
     }
 
 
-def measure(argv, runs):
-    """Median wall seconds, peak RSS (MiB) over the runs, and the last output.
-
-    Peak memory comes from GNU time: a child's own rusage would count the pages of this
-    Python process it was forked from.
-    """
-    times, peaks = [], []
-    # Files, not pipes: nothing is read while the process runs, and output may be large.
-    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile() as rss:
-        for _ in range(runs):
-            out.seek(0)
-            out.truncate()
-            start = time.perf_counter()
-            done = subprocess.run(
-                ["/usr/bin/time", "-f", "%M", "-o", rss.name, *argv],
-                stdout=out,
-                stderr=subprocess.PIPE,
-            )
-            times.append(time.perf_counter() - start)
-            if done.returncode != 0:
-                sys.exit(f"{' '.join(argv)} failed: {done.stderr.decode()}")
-            with open(rss.name) as f:
-                peaks.append(int(f.read().split()[-1]) / 1024)
-        out.seek(0)
-        return statistics.median(times), max(peaks), out.read()
-
-
 PY_COUNT = """
 import json, sys, tiktoken
 messages = json.load(open(sys.argv[1], encoding="utf-8"))
@@ -152,7 +129,18 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sections", default="tokens,history")
+    parser.add_argument("--criterion-dir", default="target/criterion")
     args = parser.parse_args()
+    sections = args.sections.split(",")
+    if "tokens" in sections:
+        compare_tokens(args)
+    if "history" in sections:
+        print()
+        compare_history.run(args.memscope, args.work, args.runs, args.criterion_dir)
+
+
+def compare_tokens(args):
     py = sys.executable
     ms = args.memscope
 

@@ -1,5 +1,9 @@
 //! History assembly of a 10,000-message conversation on SQLite: fetch (the window's LIMIT query
 //! and its files), extraction, prompt building and pruning. Target: <= 20 ms warm.
+//!
+//! `history_10k_plugin` is the steady-state side of benches/compare.sh's comparison with Dify's
+//! Python path (benches/dify_history.py builds the same conversation): the `plugin` counter
+//! with gpt-4o at the compared budgets, counts cold as in a fresh process.
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -119,6 +123,30 @@ fn history(c: &mut Criterion) {
     group.bench_function("fetch_extract_build_prune_cached_counts", |b| {
         b.iter(|| assemble(&mut warm))
     });
+    group.finish();
+
+    let mut group = c.benchmark_group("history_10k_plugin");
+    for budget in [2_000, 16_000, 32_000, 128_000] {
+        let settings = BudgetSettings {
+            counter: TokenCounter::for_model(CounterKind::Plugin, "gpt-4o"),
+            max_tokens: budget,
+            model: "gpt-4o".into(),
+            options: HistoryOptions::default(),
+        };
+        group.bench_function(budget.to_string(), |b| {
+            b.iter(|| {
+                runtime.block_on(async {
+                    let rows = load_window(&store, &conversation_id, None).await.unwrap();
+                    BudgetView::compute(
+                        &rows.rows_newest_first,
+                        &rows.files,
+                        &settings,
+                        &mut CountCache::default(),
+                    )
+                })
+            })
+        });
+    }
     group.finish();
 }
 
