@@ -55,15 +55,18 @@ pub(super) enum Unavailable {
 
 /// Scans every message in `sql.scan` order, calling `visit` once per conversation (oldest
 /// first) and `bad_row` for each row sqlx cannot read. `decode` is sqlx's decoding of one row.
-pub(super) async fn for_each_conversation<R>(
+pub(super) async fn for_each_conversation<R, V, B>(
     pool: &SqlitePool,
     sql: ScanSql,
     decode: fn(&SqliteRow) -> Result<R, BadRow>,
-    visit: &mut dyn FnMut(Vec<StoredMessage>),
-    bad_row: &mut dyn FnMut(BadRow),
+    visit: &mut V,
+    bad_row: &mut B,
 ) -> Result<(), Unavailable>
 where
     R: Into<StoredMessage> + Send + 'static,
+    // Generic rather than `dyn`: the caller's future stays `Send` when its callbacks are.
+    V: FnMut(Vec<StoredMessage>),
+    B: FnMut(BadRow),
 {
     let connection = pool.acquire().await.map_err(Unavailable::Sqlx)?;
     let (sender, mut receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
