@@ -9,7 +9,11 @@ mod common;
 use std::path::Path;
 
 use cli_support::memscope_on as memscope;
-use memscope::store::Backend;
+use memscope::demo::{Demo, DemoOptions, Scale};
+use memscope::inspect::doctor::{DoctorSettings, check_conversation};
+use memscope::memory::model::StoredMessage;
+use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
+use memscope::store::{Backend, BadRow, Store};
 use serde_json::Value;
 
 fn doctor(home: &Path, db: &str) -> Value {
@@ -122,4 +126,100 @@ db_tests! {
             assert!(text.contains(&format!("messages row {id} cannot be read")), "{text}");
         }
     }
+
+    async fn the_fast_scan_reads_every_row_as_sqlx_reads_it(db) {
+        let storage = tempfile::tempdir().unwrap();
+        let store = Store::init(db.url()).await.unwrap();
+        let options = DemoOptions {
+            scale: Scale::Small,
+            seed: 42,
+            storage_root: storage.path().to_path_buf(),
+            kb_root: storage.path().join("kb"),
+        };
+        for batch in Demo::new(&options) {
+            store.insert_batch(&batch.unwrap()).await.unwrap();
+        }
+        let ids = message_ids(&db, 12).await;
+        if db.backend == Backend::Sqlite {
+            // Every value the fast path leaves to sqlx: other timestamp forms (sqlx reads them),
+            // and values sqlx cannot read (unreadable rows).
+            let updates = [
+                "created_at = '2026-01-05T10:00:00'",
+                "created_at = '2026-01-05 10:01:00Z'",
+                "created_at = '2026-01-05 10:02'",
+                "created_at = 1767607500",
+                "created_at = '2016-12-31 23:59:60'",
+                "created_at = 'not a time'",
+                "query = CAST(X'80ff41' AS TEXT)",
+                "answer = X'c328'",
+                "message_tokens = 'twelve'",
+                "status = X'6e6f726d616c'",
+                "error = X'6f6b'",
+            ];
+            for (update, id) in updates.iter().zip(&ids) {
+                db.execute(&format!("UPDATE messages SET {update} WHERE id = '{id}'"))
+                    .await;
+            }
+        } else {
+            db.execute(&format!(
+                "UPDATE messages SET parent_message_id = '7d9b0c2e-0000-4000-8000-00000000dead' \
+                 WHERE id = '{}'",
+                ids[1]
+            ))
+            .await;
+        }
+
+        let fast = scan(&store, false).await;
+        let reference = scan(&store, true).await;
+        assert_eq!(fast.1, reference.1, "unreadable rows");
+        assert_eq!(fast.0.len(), reference.0.len(), "conversations");
+        for (a, b) in fast.0.iter().zip(&reference.0) {
+            assert_eq!(a, b);
+        }
+        if db.backend == Backend::Sqlite {
+            let unreadable: Vec<&str> = fast.1.iter().map(|bad| bad.id.as_str()).collect();
+            for id in &ids[5..7] {
+                assert!(unreadable.contains(&id.as_str()), "{id} in {unreadable:?}");
+            }
+            let read: Vec<&StoredMessage> = fast.0.iter().flatten().collect();
+            let other_form = read.iter().find(|m| m.id == ids[0]).expect("read");
+            assert_eq!(other_form.created_at.to_string(), "2026-01-05 10:00:00");
+        }
+        let total: usize = fast.0.iter().map(Vec::len).sum();
+        let counted = db.fetch("SELECT COUNT(*) FROM messages", &[common::Kind::Int]).await;
+        assert_eq!(common::Value::Int((total + fast.1.len()) as i64), counted[0][0]);
+
+        // The findings of every kind the scan feeds are the same too.
+        let settings = DoctorSettings {
+            counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
+            budget: 2_000,
+            storage: None,
+        };
+        let findings = |conversations: &[Vec<StoredMessage>]| {
+            let mut cache = CountCache::new(4_096);
+            conversations
+                .iter()
+                .flat_map(|rows| check_conversation(rows, true, &settings, &mut cache))
+                .map(|finding| finding.describe())
+                .collect::<Vec<_>>()
+        };
+        let found = findings(&fast.0);
+        assert!(found.len() > 3, "{found:#?}");
+        assert_eq!(found, findings(&reference.0));
+    }
+}
+
+/// Every conversation and unreadable row of a doctor scan, through the backend's scan or through
+/// sqlx's row stream.
+async fn scan(store: &Store, via_sqlx: bool) -> (Vec<Vec<StoredMessage>>, Vec<BadRow>) {
+    let (mut conversations, mut bad) = (Vec::new(), Vec::new());
+    let visit = |rows| conversations.push(rows);
+    let bad_row = |row| bad.push(row);
+    if via_sqlx {
+        store.for_each_conversation_via_sqlx(visit, bad_row).await
+    } else {
+        store.for_each_conversation(visit, bad_row).await
+    }
+    .unwrap();
+    (conversations, bad)
 }

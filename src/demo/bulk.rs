@@ -157,7 +157,8 @@ impl Iterator for BulkGenerator {
             return None;
         }
         let last = (first + per_batch).min(self.plan.conversations);
-        let mut rng = DemoRng::new(self.seed, FIRST_STREAM + self.next_chunk);
+        // Time-ordered ids: the database appends each batch to its indexes.
+        let mut rng = DemoRng::with_ordered_ids(self.seed, FIRST_STREAM + self.next_chunk);
         let mut batch = Batch::default();
         if self.next_chunk == 0 {
             batch.apps = self.apps.clone();

@@ -231,6 +231,16 @@ pub fn check_conversation(
 
 /// Scans the whole database: one streaming pass over the messages, then the run and JSON checks.
 pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorReport, InspectError> {
+    run_with_progress(store, settings, |_| {}).await
+}
+
+/// [`run`], telling `progress` how many messages the scan has read so far (unreadable rows
+/// included) after each conversation.
+pub async fn run_with_progress(
+    store: &Store,
+    settings: &DoctorSettings,
+    mut progress: impl FnMut(u64),
+) -> Result<DoctorReport, InspectError> {
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);
@@ -240,6 +250,8 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
     let mut messages = 0;
     let mut findings = Vec::new();
     let answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    // Both callbacks see it: a `Cell` lets one count and the other read.
+    let unreadable_rows = std::cell::Cell::new(0u64);
     store
         .for_each_conversation(
             |rows| {
@@ -251,8 +263,12 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
                     settings,
                     &mut cache,
                 ));
+                progress(messages as u64 + unreadable_rows.get());
             },
-            |bad| unreadable.push(bad),
+            |bad| {
+                unreadable_rows.set(unreadable_rows.get() + 1);
+                unreadable.push(bad);
+            },
         )
         .await?;
     report.conversations = conversations;

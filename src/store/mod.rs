@@ -69,6 +69,7 @@ pub mod memory_bases;
 mod nodes;
 mod owners;
 mod queries;
+mod sqlite_scan;
 mod uploads;
 
 pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};

@@ -8,7 +8,8 @@ use chrono::NaiveDateTime;
 use futures_util::TryStreamExt;
 use sqlx::FromRow;
 
-use super::{Store, StoreError};
+use super::sql::dialect_text;
+use super::{DbPool, Store, StoreError, sqlite_scan};
 use crate::memory::model::{MessageFile, StoredMessage};
 
 /// The columns of a [`StoredMessage`], uuid columns read as text (a literal so `concat!` can
@@ -602,8 +603,38 @@ impl Store {
     }
 
     /// Streams every message, calling `visit` once per conversation with all its messages
-    /// (oldest first). One ordered query, so memory holds one conversation at a time.
+    /// (oldest first). One ordered query, so memory holds a few conversations at a time. On
+    /// SQLite the scan reads SQLite directly on a blocking thread (see `sqlite_scan`); rows
+    /// come out exactly as [`Store::for_each_conversation_via_sqlx`] gives them.
     pub async fn for_each_conversation(
+        &self,
+        mut visit: impl FnMut(Vec<StoredMessage>),
+        mut bad_row: impl FnMut(BadRow),
+    ) -> Result<(), StoreError> {
+        if let DbPool::Sqlite(pool, dialect) = &self.pool {
+            let sql = sqlite_scan::ScanSql {
+                scan: with_rowid(dialect_text(*dialect, EVERY_MESSAGE_SQL)),
+                by_rowid: dialect_text(*dialect, MESSAGE_BY_ROWID_SQL),
+            };
+            let decode = |raw: &sqlx::sqlite::SqliteRow| {
+                sqlite_scan::decode_row::<MessageRecord>(raw, "messages")
+            };
+            match sqlite_scan::for_each_conversation(pool, sql, decode, &mut visit, &mut bad_row)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                // A table without `rowid`: the row-by-row scan reads it.
+                Err(sqlite_scan::Unavailable::Prepare) => {}
+                Err(sqlite_scan::Unavailable::Sqlx(error)) => return Err(self.query_failed(error)),
+            }
+        }
+        self.for_each_conversation_via_sqlx(visit, bad_row).await
+    }
+
+    /// [`Store::for_each_conversation`] through sqlx's row stream on every backend: what
+    /// PostgreSQL uses (rows arrive as the server sends them, one conversation held at a time),
+    /// and the reference the SQLite scan is tested against.
+    pub async fn for_each_conversation_via_sqlx(
         &self,
         mut visit: impl FnMut(Vec<StoredMessage>),
         bad_row: impl FnMut(BadRow),
@@ -642,26 +673,16 @@ impl Store {
             + Send
             + Unpin,
     {
-        use sqlx::Row;
         on_pool!(self.pool, postgres_sql, |pool, sql| {
             let mut rows = sqlx::query(sql).fetch(pool);
             while let Some(raw) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
                 match R::from_row(&raw) {
                     Ok(record) => row(record),
-                    Err(error) => {
-                        let id = raw
-                            .try_get::<String, _>("id")
-                            .or_else(|_| {
-                                raw.try_get::<Vec<u8>, _>("id")
-                                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                            })
-                            .unwrap_or_else(|_| "(unreadable id)".to_owned());
-                        bad_row(BadRow {
-                            table,
-                            id,
-                            error: error.to_string(),
-                        });
-                    }
+                    Err(error) => bad_row(BadRow {
+                        table,
+                        id: unreadable_row_id(&raw),
+                        error: error.to_string(),
+                    }),
                 }
             }
         });
@@ -724,6 +745,27 @@ impl Store {
         }
         Ok(counts)
     }
+}
+
+/// The `id` column of a row that did not decode, as far as it reads.
+pub(super) fn unreadable_row_id<R: sqlx::Row>(raw: &R) -> String
+where
+    for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+{
+    raw.try_get::<String, _>("id")
+        .or_else(|_| {
+            raw.try_get::<Vec<u8>, _>("id")
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        })
+        .unwrap_or_else(|_| "(unreadable id)".to_owned())
+}
+
+/// `sql` (a SQLite `SELECT`) with `rowid` as its first column.
+fn with_rowid(sql: &str) -> String {
+    let columns = sql.strip_prefix("SELECT ").unwrap_or(sql);
+    format!("SELECT m.rowid, {columns}")
 }
 
 /// `ids` (at most [`IN_LIST_LEN`]) padded to [`IN_LIST_LEN`] values by repeating the first: a
@@ -808,6 +850,13 @@ const EVERY_MESSAGE_SQL: &str = concat!(
     " FROM messages m WHERE ",
     not_deleted!(),
     " ORDER BY m.conversation_id, m.created_at, m.id"
+);
+
+/// One message by SQLite `rowid`, for the rows the SQLite scan leaves to sqlx.
+const MESSAGE_BY_ROWID_SQL: &str = concat!(
+    "SELECT ",
+    message_columns!(),
+    " FROM messages m WHERE m.rowid = $1"
 );
 
 const DELETED_CONVERSATIONS_SQL: &str =

@@ -1,6 +1,8 @@
 //! `doctor`: scan a database for memory problems; exit 1 when there are any.
 
 use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -80,7 +82,21 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
         storage: Some(context.storage()?),
     };
-    let report = crate::inspect::doctor::run(&store, &settings).await?;
+    let report = if std::io::stderr().is_terminal() {
+        let total = store
+            .table_counts()
+            .await?
+            .iter()
+            .find(|count| count.table == "messages")
+            .map_or(0, |count| count.rows.max(0) as u64);
+        let mut bar = ProgressLine::new(total);
+        let report =
+            crate::inspect::doctor::run_with_progress(&store, &settings, |n| bar.show(n)).await;
+        bar.clear();
+        report?
+    } else {
+        crate::inspect::doctor::run(&store, &settings).await?
+    };
     let (conversations, messages, deleted_skipped) = (
         report.conversations,
         report.messages,
@@ -103,4 +119,70 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     } else {
         ExitCode::Ok
     })
+}
+
+/// A one-line progress bar on stderr (a terminal), redrawn at most ten times a second.
+struct ProgressLine {
+    total: u64,
+    drawn: Option<Instant>,
+}
+
+impl ProgressLine {
+    const INTERVAL: Duration = Duration::from_millis(100);
+    const WIDTH: u64 = 30;
+
+    fn new(total: u64) -> Self {
+        ProgressLine { total, drawn: None }
+    }
+
+    fn show(&mut self, scanned: u64) {
+        if self.drawn.is_some_and(|at| at.elapsed() < Self::INTERVAL) {
+            return;
+        }
+        self.drawn = Some(Instant::now());
+        let line = progress_text(scanned, self.total, Self::WIDTH);
+        let mut err = std::io::stderr().lock();
+        // A progress line that cannot be drawn is no reason to stop the scan.
+        let _ = write!(err, "\r{line}\x1b[K");
+        let _ = err.flush();
+    }
+
+    fn clear(&mut self) {
+        if self.drawn.is_some() {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
+/// `scanning messages [#####     ] 45%  450,000 / 1,000,000` (Ctrl-C cancels).
+fn progress_text(scanned: u64, total: u64, width: u64) -> String {
+    let total = total.max(scanned).max(1);
+    let filled = (scanned * width / total) as usize;
+    format!(
+        "scanning messages [{}{}] {:>3}%  {} / {}  (Ctrl-C cancels)",
+        "#".repeat(filled),
+        " ".repeat(width as usize - filled),
+        scanned * 100 / total,
+        thousands(scanned as i128),
+        thousands(total as i128)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::progress_text;
+
+    #[test]
+    fn the_progress_bar_fills_with_the_scan() {
+        assert_eq!(
+            progress_text(0, 1_000, 10),
+            "scanning messages [          ]   0%  0 / 1,000  (Ctrl-C cancels)"
+        );
+        assert_eq!(
+            progress_text(450, 1_000, 10),
+            "scanning messages [####      ]  45%  450 / 1,000  (Ctrl-C cancels)"
+        );
+        // Rows added since the count: the bar stays full instead of overflowing.
+        assert!(progress_text(1_200, 1_000, 10).contains("[##########] 100%  1,200 / 1,200"));
+    }
 }
