@@ -3,7 +3,8 @@
 //! and what a key costs: the core's update and the redraw on the UI thread, and the budget job
 //! the key starts on a worker. Targets: open <= 150 ms, a key <= 5 ms.
 //!
-//! `cargo bench --bench tui_big -- --measurement-time 5`
+//! `cargo bench --bench tui_big -- --measurement-time 5` (MEMSCOPE_BENCH_DIR=DIR keeps the
+//! database as DIR/tui_big.db)
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -180,8 +181,14 @@ fn key(c: char) -> Event {
 
 fn big_conversation(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
+    // MEMSCOPE_BENCH_DIR keeps the database (`tui_big.db`) for `memscope thread` and the TUI.
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("bench.db").display());
+    let path = match std::env::var_os("MEMSCOPE_BENCH_DIR") {
+        Some(kept) => std::path::PathBuf::from(kept).join("tui_big.db"),
+        None => dir.path().join("bench.db"),
+    };
+    let _ = std::fs::remove_file(&path);
+    let url = format!("sqlite://{}", path.display());
     let store = runtime.block_on(async {
         let store = Store::init(&url).await.unwrap();
         store.insert_batch(&conversation()).await.unwrap();
