@@ -1,11 +1,12 @@
 //! A conversation as memscope loads it, and its thread: Dify's extraction, the true tree path,
 //! and where the two differ.
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::{AmbiguousId, InspectError};
 use crate::memory::history::{MAX_ROW_WINDOW, row_window};
-use crate::memory::model::{MessageFile, StoredMessage};
+use crate::memory::model::{MessageFile, StoredMessage, ThreadNode};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
 use crate::memory::tree::{MessageTree, NodeIndex};
 use crate::store::{ConversationInfo, Store};
@@ -87,6 +88,79 @@ pub async fn load_window(
     })
 }
 
+/// [`load_window`] of many conversations at once, in the order of `ids` (those that do not
+/// exist left out): one query for their infos and one for their rows (per 256
+/// conversations), then their files in batches, however many conversations a page lists.
+pub async fn load_windows(
+    store: &Store,
+    ids: &[String],
+    requested_limit: Option<i64>,
+) -> Result<Vec<WindowedRows>, InspectError> {
+    let answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    let mut infos: FxHashMap<String, ConversationInfo> = store
+        .conversation_infos(ids)
+        .await?
+        .into_iter()
+        .map(|info| (info.id.clone(), info))
+        .collect();
+    let windows: Vec<(ConversationInfo, usize, WindowSource)> = ids
+        .iter()
+        .filter_map(|id| infos.remove(id))
+        .map(|mut info| {
+            info.answered_rows_only = answered_rows_only;
+            let (window, source) = effective_window(requested_limit, info.memory_window);
+            (info, window, source)
+        })
+        .collect();
+    // One query for all: each conversation's own window is cut from the widest.
+    let widest = windows
+        .iter()
+        .map(|(_, window, _)| *window)
+        .max()
+        .unwrap_or(0);
+    let found: Vec<String> = windows.iter().map(|(info, ..)| info.id.clone()).collect();
+    let mut rows = store.history_windows(&found, widest as i64).await?;
+    let windows: Vec<WindowedRows> = windows
+        .into_iter()
+        .map(|(info, window, window_source)| {
+            let mut rows_newest_first = rows.remove(&info.id).unwrap_or_default();
+            rows_newest_first.truncate(window);
+            WindowedRows {
+                info,
+                window,
+                window_source,
+                rows_newest_first,
+                files: Vec::new(),
+            }
+        })
+        .collect();
+    let message_ids: Vec<String> = windows
+        .iter()
+        .flat_map(|w| w.rows_newest_first.iter().map(|m| m.id.clone()))
+        .collect();
+    let mut files_by_message: FxHashMap<String, Vec<MessageFile>> = FxHashMap::default();
+    for file in store.message_files(&message_ids).await? {
+        files_by_message
+            .entry(file.message_id.clone())
+            .or_default()
+            .push(file);
+    }
+    Ok(windows
+        .into_iter()
+        .map(|mut window| {
+            window.files = window
+                .rows_newest_first
+                .iter()
+                .filter_map(|m| files_by_message.remove(&m.id))
+                .flatten()
+                .collect();
+            // As the single conversation's file query orders them.
+            window.files.sort_by(|a, b| a.message_id.cmp(&b.message_id));
+            window
+        })
+        .collect())
+}
+
 /// A whole conversation: every row (for the tree) and every file.
 #[derive(Debug, Clone)]
 pub struct LoadedConversation {
@@ -151,13 +225,28 @@ pub fn memory_rows_newest_first(
         .collect()
 }
 
+/// The newest `window` rows memory reads, as references into `rows_oldest_first`: what
+/// [`memory_rows_newest_first`] returns, without copying a row.
+fn memory_row_refs_newest_first(
+    rows_oldest_first: &[StoredMessage],
+    answered_only: bool,
+    window: usize,
+) -> Vec<&StoredMessage> {
+    rows_oldest_first
+        .iter()
+        .rev()
+        .filter(|row| !answered_only || !row.answer.is_empty())
+        .take(window)
+        .collect()
+}
+
 /// Dify's thread (`extracted`, indices into `window_newest_first`) against the tree path from
 /// `leaf`. Where memory reads only answered rows (before regeneration threads) the rows its
 /// query skipped for an empty answer are no divergence: the thread is the path's answered rows.
-pub fn compare_thread(
+pub fn compare_thread<N: ThreadNode>(
     rows_oldest_first: &[StoredMessage],
     answered_rows_only: bool,
-    window_newest_first: &[StoredMessage],
+    window_newest_first: &[N],
     extracted: &[usize],
     tree: &MessageTree,
     leaf: NodeIndex,
@@ -173,7 +262,7 @@ pub fn compare_thread(
         let thread = extracted
             .iter()
             .rev()
-            .map(|&row| window_newest_first[row].id.as_str());
+            .map(|&row| window_newest_first[row].node_id());
         if answered_path.eq(thread) {
             return ThreadComparison::Same;
         }
@@ -233,34 +322,57 @@ pub struct ThreadView {
     pub anomalies: Vec<String>,
 }
 
-/// Derives the thread view. `leaf` defaults to the newest row: the message Dify starts from.
-pub fn thread_view(
+/// A conversation's thread as tree nodes: what [`ThreadView`] says, without a string per node,
+/// so a view can recompute it on every key of a 50,000-message conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadNodes {
+    pub mode: ThreadMode,
+    /// The node the tree path ends at: the chosen leaf, else the newest row's.
+    pub leaf: Option<NodeIndex>,
+    pub window: usize,
+    /// Dify's extraction over the window (in the mode's flavour), oldest first.
+    pub extracted: Vec<NodeIndex>,
+    /// The tree path from the root to the leaf.
+    pub tree_path: Vec<NodeIndex>,
+    pub comparison: ThreadComparison,
+}
+
+impl ThreadNodes {
+    /// The marked thread, oldest first.
+    pub fn thread(&self) -> &[NodeIndex] {
+        match self.mode {
+            ThreadMode::Tree => &self.tree_path,
+            ThreadMode::Dify | ThreadMode::Fixed => &self.extracted,
+        }
+    }
+}
+
+/// Derives the thread's nodes. `leaf` defaults to the newest row: the message Dify starts from.
+pub fn thread_nodes(
     conversation: &LoadedConversation,
     tree: &MessageTree,
     leaf: Option<NodeIndex>,
     mode: ThreadMode,
     window: usize,
-) -> ThreadView {
-    let window_rows = conversation.window_newest_first(window);
+) -> ThreadNodes {
+    let window_rows = memory_row_refs_newest_first(
+        &conversation.rows,
+        conversation.info.answered_rows_only,
+        window,
+    );
     let extraction = match mode {
         ThreadMode::Fixed => ExtractionMode::Fixed,
         ThreadMode::Dify | ThreadMode::Tree => ExtractionMode::Dify,
     };
     let extracted_rows = extract_thread(&window_rows, extraction);
-    let extracted: Vec<String> = extracted_rows
+    let extracted = extracted_rows
         .iter()
         .rev()
-        .map(|&row| window_rows[row].id.clone())
+        .filter_map(|&row| tree.find(&window_rows[row].id))
         .collect();
     let leaf = leaf.or_else(|| tree.find(&window_rows.first()?.id));
-    let tree_path: Vec<String> = leaf
-        .map(|leaf| {
-            tree.path_to_root(leaf)
-                .nodes
-                .iter()
-                .map(|&node| tree.id(node).to_owned())
-                .collect()
-        })
+    let tree_path = leaf
+        .map(|leaf| tree.path_to_root(leaf).nodes)
         .unwrap_or_default();
     let comparison = match leaf {
         Some(leaf) => compare_thread(
@@ -273,18 +385,37 @@ pub fn thread_view(
         ),
         None => ThreadComparison::Same,
     };
-    ThreadView {
+    ThreadNodes {
         mode,
-        leaf: leaf.map(|l| tree.id(l).to_owned()),
+        leaf,
         window,
-        thread: match mode {
-            ThreadMode::Tree => tree_path.clone(),
-            ThreadMode::Dify | ThreadMode::Fixed => extracted.clone(),
-        },
         extracted,
         tree_path,
-        comparison_text: comparison.to_string(),
         comparison,
+    }
+}
+
+/// Derives the thread view. `leaf` defaults to the newest row: the message Dify starts from.
+pub fn thread_view(
+    conversation: &LoadedConversation,
+    tree: &MessageTree,
+    leaf: Option<NodeIndex>,
+    mode: ThreadMode,
+    window: usize,
+) -> ThreadView {
+    let nodes = thread_nodes(conversation, tree, leaf, mode, window);
+    let ids = |nodes: &[NodeIndex]| -> Vec<String> {
+        nodes.iter().map(|&node| tree.id(node).to_owned()).collect()
+    };
+    ThreadView {
+        mode,
+        leaf: nodes.leaf.map(|l| tree.id(l).to_owned()),
+        window,
+        thread: ids(nodes.thread()),
+        extracted: ids(&nodes.extracted),
+        tree_path: ids(&nodes.tree_path),
+        comparison_text: nodes.comparison.to_string(),
+        comparison: nodes.comparison,
         anomalies: tree.anomalies().iter().map(ToString::to_string).collect(),
     }
 }

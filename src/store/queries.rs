@@ -796,8 +796,9 @@ WHERE ($7::boolean OR NOT c.is_deleted) \
 ORDER BY c.updated_at DESC, c.id DESC \
 LIMIT $6";
 
-/// One conversation with its app; `$memory_window` is the app's window column expression.
-macro_rules! conversation_info_sql {
+/// Conversations with their apps, up to the `WHERE`; `$memory_window` is the app's window
+/// column expression.
+macro_rules! conversation_info_select {
     ($memory_window:literal) => {
         concat!(
             "SELECT c.id::text AS id, c.name, c.mode, c.status, c.from_source, \
@@ -805,8 +806,17 @@ macro_rules! conversation_info_sql {
              a.name AS app_name, a.mode AS app_mode, ",
             $memory_window,
             " AS memory_window, c.created_at, c.updated_at, c.is_deleted AS is_deleted \
-             FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
-             WHERE c.id = $1::uuid"
+             FROM conversations c LEFT JOIN apps a ON a.id = c.app_id "
+        )
+    };
+}
+
+/// One conversation with its app.
+macro_rules! conversation_info_sql {
+    ($memory_window:literal) => {
+        concat!(
+            conversation_info_select!($memory_window),
+            "WHERE c.id = $1::uuid"
         )
     };
 }
@@ -875,6 +885,9 @@ const NODE_JSON_SQL: &str = "\
 SELECT id::text AS id, workflow_run_id::text AS workflow_run_id, node_id, inputs, process_data, \
        outputs \
 FROM workflow_node_executions ORDER BY created_at, id";
+
+// After the query macros, which it uses.
+mod windows;
 
 #[cfg(test)]
 mod tests {

@@ -14,7 +14,7 @@ use super::state::{Loaded, NodeRow};
 use super::update::{Effect, JobEvent, LoadedNodes};
 use crate::inspect::InspectError;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
-use crate::inspect::conversation::{load_conversation, load_window};
+use crate::inspect::conversation::{load_conversation, load_windows};
 use crate::inspect::nodes::{
     ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
@@ -309,8 +309,8 @@ async fn load_node_timeline(
     Ok(timeline(thread, node_id, &sources.memory_file, &executions))
 }
 
-/// Tokens of each conversation's latest thread, reported one conversation at a time so the
-/// list fills in.
+/// Tokens of each conversation's latest thread: the page's windows in one batch of queries,
+/// counted on a worker, and reported together so the column fills in with one frame.
 async fn count_threads(
     store: Arc<Store>,
     cache: Arc<Mutex<CountCache>>,
@@ -320,36 +320,31 @@ async fn count_threads(
     settings: BudgetSettings,
     message_limit: i64,
 ) {
-    let settings = Arc::new(settings);
-    for id in ids {
-        let window = match load_window(&store, &id, Some(message_limit)).await {
-            Ok(window) => window,
-            Err(error) => {
-                report(error);
-                continue;
-            }
-        };
-        let (cache, settings) = (cache.clone(), settings.clone());
-        let counted = tokio::task::spawn_blocking(move || {
-            let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-            BudgetView::compute(
-                &window.rows_newest_first,
-                &window.files,
-                &settings,
-                &mut cache,
-            )
-            .pruned
-            .tokens_before
-        })
-        .await;
-        let Ok(tokens) = counted else { return };
-        let sent = events.send(JobEvent::ThreadTokens {
-            generation,
-            tokens: vec![(id, tokens)],
-        });
-        if sent.is_err() {
+    let windows = match load_windows(&store, &ids, Some(message_limit)).await {
+        Ok(windows) => windows,
+        Err(error) => {
+            report(error);
             return;
         }
+    };
+    let counted = tokio::task::spawn_blocking(move || {
+        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+        windows
+            .into_iter()
+            .map(|window| {
+                let view = BudgetView::compute(
+                    &window.rows_newest_first,
+                    &window.files,
+                    &settings,
+                    &mut cache,
+                );
+                (window.info.id, view.pruned.tokens_before)
+            })
+            .collect()
+    })
+    .await;
+    if let Ok(tokens) = counted {
+        let _ = events.send(JobEvent::ThreadTokens { generation, tokens });
     }
 }
 

@@ -57,17 +57,41 @@ fn nodes(conversation: &LoadedConversation, tree: &MessageTree, view: &ThreadVie
         .collect()
 }
 
+/// Branch depths drawn as indentation; deeper lines stay at this indentation and name their
+/// depth. A conversation regenerated thousands of times along one chain nests that deep, and
+/// indenting every level made its output quadratic in its length (127 MB for 50,000 messages).
+const MAX_INDENT_DEPTH: usize = 8;
+
+/// Two columns a branch level, up to [`MAX_INDENT_DEPTH`]; beyond it, `│ [depth N] `.
+fn indent(depth: usize) -> String {
+    if depth <= MAX_INDENT_DEPTH {
+        "  ".repeat(depth)
+    } else {
+        format!("{}│ [depth {depth}] ", "  ".repeat(MAX_INDENT_DEPTH - 1))
+    }
+}
+
 fn render(report: &Report) -> String {
     let view = &report.view;
     let mut out = deleted_banner(report.deleted).to_owned();
     out += &format!(
-        "conversation {} \"{}\"\nthread ({}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n\n",
+        "conversation {} \"{}\"\nthread ({}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n",
         report.conversation_id,
         report.conversation_name,
         view.mode.describe(),
         view.window,
         view.thread.len()
     );
+    if report
+        .nodes
+        .iter()
+        .any(|node| node.depth > MAX_INDENT_DEPTH)
+    {
+        out += &format!(
+            "branches nest deeper than {MAX_INDENT_DEPTH} levels: deeper messages are drawn at that indentation with their depth\n"
+        );
+    }
+    out.push('\n');
     for node in &report.nodes {
         let marker = if node.on_thread { '●' } else { '○' };
         let siblings = if node.sibling.1 > 1 {
@@ -82,7 +106,7 @@ fn render(report: &Report) -> String {
         };
         out.push_str(&format!(
             "{}{marker} {}{siblings}  Q: {}  A: {}\n",
-            "  ".repeat(node.depth),
+            indent(node.depth),
             &node.id[..node.id.len().min(8)],
             cell(&node.query, 40),
             answer,
@@ -123,4 +147,112 @@ pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
     };
     emit(context.global.json, &report, render)?;
     Ok(ExitCode::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::model::StoredMessage;
+    use crate::store::ConversationInfo;
+
+    fn time(seconds: i64) -> chrono::NaiveDateTime {
+        chrono::DateTime::from_timestamp(1_750_000_000 + seconds, 0)
+            .unwrap()
+            .naive_utc()
+    }
+
+    /// A chain of `turns` where every turn was regenerated once and the chain went on from the
+    /// regeneration: every turn is a branch point, so the branch depth grows with the length.
+    fn regenerated_chain(turns: usize) -> LoadedConversation {
+        let id = |n: usize| format!("{n:08x}-0000-4000-8000-000000000000");
+        let mut rows = Vec::new();
+        let mut parent: Option<String> = None;
+        for turn in 0..turns {
+            for attempt in 0..2 {
+                let n = rows.len();
+                rows.push(StoredMessage::turn(
+                    id(n),
+                    "conversation",
+                    parent.as_deref(),
+                    format!("question {turn}"),
+                    format!("answer {turn}, attempt {attempt}"),
+                    time(n as i64),
+                ));
+            }
+            parent = rows.last().map(|row| row.id.clone());
+        }
+        let info = ConversationInfo {
+            id: "conversation".to_owned(),
+            name: "deep".to_owned(),
+            mode: "chat".to_owned(),
+            status: "normal".to_owned(),
+            from_source: "api".to_owned(),
+            dialogue_count: rows.len() as i64,
+            app_id: "app".to_owned(),
+            app_name: None,
+            app_mode: Some("chat".to_owned()),
+            memory_window: None,
+            created_at: time(0),
+            updated_at: time(0),
+            is_deleted: false,
+            answered_rows_only: false,
+        };
+        LoadedConversation {
+            info,
+            rows,
+            files: Vec::new(),
+        }
+    }
+
+    fn rendered(turns: usize) -> String {
+        let conversation = regenerated_chain(turns);
+        let tree = conversation.tree();
+        let view = thread_view(&conversation, &tree, None, ThreadMode::Dify, 500);
+        let report = Report {
+            conversation_id: conversation.info.id.clone(),
+            conversation_name: conversation.info.name.clone(),
+            deleted: false,
+            nodes: nodes(&conversation, &tree, &view),
+            view,
+        };
+        assert_eq!(report.nodes.len(), 2 * turns);
+        assert_eq!(
+            report.nodes.iter().map(|n| n.depth).max(),
+            Some(turns - 1),
+            "the depth itself is kept in the data"
+        );
+        render(&report)
+    }
+
+    #[test]
+    fn deep_regeneration_chains_print_bounded_lines_in_linear_size() {
+        let small = rendered(500);
+        let large = rendered(2_000);
+        let widest = large.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(widest < 200, "a line is {widest} columns wide");
+        // Four times the messages, at most four times the text (plus a few digits a line in
+        // the longer numbers); indenting every level would make it sixteen times.
+        assert!(
+            large.len() <= 4 * small.len() + 4_000 * 4,
+            "{} bytes for 4,000 messages against {} for 1,000",
+            large.len(),
+            small.len()
+        );
+        assert!(
+            large.contains("│ [depth 1999] "),
+            "deep lines name their depth"
+        );
+        assert!(large.contains("branches nest deeper than"));
+    }
+
+    #[test]
+    fn shallow_trees_indent_two_columns_a_level_without_labels() {
+        assert_eq!(indent(0), "");
+        assert_eq!(indent(3), "      ");
+        assert_eq!(indent(MAX_INDENT_DEPTH).len(), 2 * MAX_INDENT_DEPTH);
+        assert!(indent(MAX_INDENT_DEPTH + 1).starts_with(&"  ".repeat(MAX_INDENT_DEPTH - 1)));
+        let text = rendered(3);
+        assert!(!text.contains("[depth"), "{text}");
+        assert!(!text.contains("branches nest deeper"));
+    }
 }

@@ -8,7 +8,7 @@ use rustc_hash::FxHashSet;
 
 use crate::config::Resolved;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
-use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadView, effective_window};
+use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadNodes, effective_window};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
 };
@@ -25,10 +25,12 @@ use super::keymap::{KeyContext, Keymap};
 pub mod chat_memories;
 pub mod form;
 pub mod memory_bases;
+pub mod tree_view;
 pub mod trim;
 
 use chat_memories::{ChatMemoriesState, Confirm, MemoryForm};
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
+use tree_view::{ThreadMarks, TreeLines};
 use trim::{SummarizerInfo, TrimState};
 
 /// Conversations per list page: a keyset page, so every page costs the same.
@@ -276,12 +278,19 @@ impl ListState {
 pub struct Loaded {
     pub conversation: LoadedConversation,
     pub tree: MessageTree,
+    /// The tree's lines with nothing collapsed: built with the tree, off the UI thread.
+    pub expanded_lines: Arc<TreeLines>,
 }
 
 impl Loaded {
     pub fn new(conversation: LoadedConversation) -> Loaded {
         let tree = conversation.tree();
-        Loaded { conversation, tree }
+        let expanded_lines = Arc::new(TreeLines::build(&tree, |_| false));
+        Loaded {
+            conversation,
+            tree,
+            expanded_lines,
+        }
     }
 
     pub fn message(&self, node: NodeIndex) -> &StoredMessage {
@@ -471,12 +480,12 @@ pub struct ConversationState {
     /// Position of the selection among the visible tree lines.
     pub cursor: usize,
     pub collapsed: FxHashSet<NodeIndex>,
+    /// The visible tree lines under `collapsed`, rebuilt only when it changes.
+    pub lines: Arc<TreeLines>,
     pub mode: ThreadMode,
-    pub thread: Option<ThreadView>,
-    pub thread_ids: FxHashSet<String>,
-    /// Rows on Dify's extraction but not on the tree path, and the reverse: the divergence.
-    pub dify_only: FxHashSet<String>,
-    pub tree_only: FxHashSet<String>,
+    pub thread: Option<ThreadNodes>,
+    /// Each node's mark: on the thread, or on one side of the divergence.
+    pub marks: ThreadMarks,
     pub budget: Option<BudgetView>,
     pub budget_status: LoadStatus,
     pub budget_generation: u64,
@@ -497,11 +506,10 @@ impl ConversationState {
             selected: 0,
             cursor: 0,
             collapsed: FxHashSet::default(),
+            lines: Arc::default(),
             mode,
             thread: None,
-            thread_ids: FxHashSet::default(),
-            dify_only: FxHashSet::default(),
-            tree_only: FxHashSet::default(),
+            marks: ThreadMarks::default(),
             budget: None,
             budget_status: LoadStatus::Loading,
             budget_generation: 0,
@@ -513,6 +521,18 @@ impl ConversationState {
 
     pub fn is_collapsed(&self, node: NodeIndex) -> bool {
         self.collapsed.contains(&node)
+    }
+
+    /// Rebuilds the visible lines after `collapsed` changed (nothing collapsed: the loaded
+    /// tree's own lines, shared).
+    pub fn relayout(&mut self, loaded: &Loaded) {
+        self.lines = if self.collapsed.is_empty() {
+            loaded.expanded_lines.clone()
+        } else {
+            Arc::new(TreeLines::build(&loaded.tree, |n| {
+                self.collapsed.contains(&n)
+            }))
+        };
     }
 }
 
@@ -806,8 +826,8 @@ impl AppState {
         warnings.extend(self.memory_bases.warnings());
         warnings.extend(self.jobs.watcher_error.clone());
         if let Some(conversation) = self.conversation.as_ref() {
-            if let Some(thread) = &conversation.thread {
-                warnings.extend(thread.anomalies.iter().cloned());
+            if let Some(loaded) = &conversation.loaded {
+                warnings.extend(loaded.tree.anomalies().iter().map(ToString::to_string));
             }
             if let Some(budget) = &conversation.budget {
                 warnings.extend(budget.warnings());

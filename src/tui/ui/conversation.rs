@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::{Component, budget, nodes, one_line, placeholder, short_id};
-use crate::memory::thread::StepDecision;
+use crate::memory::thread::{StepDecision, ThreadComparison};
+use crate::tui::state::tree_view::Mark;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
 use crate::tui::theme::Theme;
 
@@ -94,13 +95,10 @@ fn draw_tree(
         .as_ref()
         .filter(|_| conversation.demo.is_none())
     {
-        if !matches!(
-            thread.comparison,
-            crate::memory::thread::ThreadComparison::Same
-        ) {
+        if !matches!(thread.comparison, ThreadComparison::Same) {
             lines.push(Line::styled(
                 one_line(
-                    &format!("⚑ {}", thread.comparison_text),
+                    &format!("⚑ {}", thread.comparison),
                     usize::from(inner.width),
                 ),
                 theme.warning,
@@ -113,12 +111,7 @@ fn draw_tree(
         .cursor
         .saturating_sub(height.saturating_sub(1) / 2);
     let width = usize::from(inner.width);
-    for line in loaded
-        .tree
-        .visible(|n| conversation.is_collapsed(n))
-        .skip(offset)
-        .take(height)
-    {
+    for line in conversation.lines.window(offset, height) {
         let id = loaded.tree.id(line.node);
         let message = loaded.message(line.node);
         let fold = match (line.has_children, line.collapsed) {
@@ -126,14 +119,12 @@ fn draw_tree(
             (true, false) => "▾ ",
             (false, _) => "  ",
         };
-        let marker = if conversation.dify_only.contains(id) {
-            "D"
-        } else if conversation.tree_only.contains(id) {
-            "T"
-        } else if conversation.thread_ids.contains(id) {
-            "●"
-        } else {
-            " "
+        let mark = conversation.marks.mark(line.node);
+        let marker = match mark {
+            Mark::DifyOnly => "D",
+            Mark::TreeOnly => "T",
+            Mark::Thread => "●",
+            Mark::None => " ",
         };
         let (position, siblings) = loaded.tree.sibling_position(line.node);
         let sibling = if siblings > 1 {
@@ -149,7 +140,7 @@ fn draw_tree(
         );
         let style = if line.node == conversation.selected {
             theme.selected
-        } else if conversation.thread_ids.contains(id) {
+        } else if conversation.marks.on_thread(line.node) {
             theme.thread
         } else {
             theme.dim

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use rustc_hash::FxHashSet;
 
 use crate::inspect::budget::{BudgetSettings, BudgetView};
-use crate::inspect::conversation::{ThreadMode, thread_view};
+use crate::inspect::conversation::{ThreadMode, thread_nodes};
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::thread::{ExtractionMode, extract_thread_traced};
 use crate::memory::tokens::{CounterKind, Encoding};
@@ -24,10 +24,11 @@ pub use memory_bases::{MbEffect, MbEvent, SyncResult};
 
 use super::action::Action;
 use super::keymap::KeyChord;
+use super::state::tree_view::ThreadMarks;
 use super::state::{
-    AppState, BUDGET_STEP, BudgetRows, ConversationState, DemoState, Detail, LoadStatus, Loaded,
-    MAX_BUDGET, NodeRow, NodesState, Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen, Tab,
-    parse_budget,
+    AppState, BUDGET_STEP, BudgetRows, ConversationState, DemoState, Detail, ListState, LoadStatus,
+    Loaded, MAX_BUDGET, NodeRow, NodesState, Overlay, PAGE_SIZE, POLL_EVERY_TICKS, Prompt, Screen,
+    Tab, parse_budget,
 };
 
 /// What reaches the core.
@@ -688,16 +689,19 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
             let node = conversation.selected;
             if !loaded.tree.children(node).is_empty() && !conversation.is_collapsed(node) {
                 conversation.collapsed.insert(node);
+                conversation.relayout(&loaded);
             } else if let Some(parent) = loaded.tree.parent(node) {
                 select_node(conversation, &loaded, parent);
                 refresh_thread(state, effects);
             }
         }
-        (Action::Expand, Some(_)) => {
+        (Action::Expand, Some(loaded)) => {
             let node = conversation.selected;
-            conversation.collapsed.remove(&node);
+            if conversation.collapsed.remove(&node) {
+                conversation.relayout(&loaded);
+            }
         }
-        (Action::Up | Action::Down | Action::PageUp | Action::PageDown, Some(loaded)) => {
+        (Action::Up | Action::Down | Action::PageUp | Action::PageDown, Some(_)) => {
             let delta: isize = match action {
                 Action::Up => -1,
                 Action::Down => 1,
@@ -705,12 +709,12 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
                 _ => 10,
             };
             let target = conversation.cursor.saturating_add_signed(delta);
-            move_cursor(conversation, &loaded, target);
+            move_cursor(conversation, target);
             refresh_thread(state, effects);
         }
-        (Action::Top | Action::Bottom, Some(loaded)) => {
+        (Action::Top | Action::Bottom, Some(_)) => {
             let target = if action == Action::Top { 0 } else { usize::MAX };
-            move_cursor(conversation, &loaded, target);
+            move_cursor(conversation, target);
             refresh_thread(state, effects);
         }
         _ => {}
@@ -846,34 +850,32 @@ fn load_node(state: &mut AppState, with_timeline: bool, effects: &mut Vec<Effect
 }
 
 /// Puts the cursor on visible line `target` (clamped).
-fn move_cursor(conversation: &mut ConversationState, loaded: &Loaded, target: usize) {
-    let visible = loaded.tree.visible(|n| conversation.is_collapsed(n));
-    let mut last = None;
-    for (position, line) in visible.enumerate() {
-        last = Some((position, line.node));
-        if position == target {
-            break;
-        }
-    }
-    if let Some((position, node)) = last {
+fn move_cursor(conversation: &mut ConversationState, target: usize) {
+    let Some(last) = conversation.lines.len().checked_sub(1) else {
+        return;
+    };
+    let position = target.min(last);
+    if let Some(line) = conversation.lines.get(position) {
         conversation.cursor = position;
-        conversation.selected = node;
+        conversation.selected = line.node;
     }
 }
 
 /// Selects `node`, opening its collapsed ancestors so it is visible.
 fn select_node(conversation: &mut ConversationState, loaded: &Loaded, node: NodeIndex) {
-    for ancestor in loaded.tree.path_to_root(node).nodes {
-        if ancestor != node {
-            conversation.collapsed.remove(&ancestor);
-        }
+    let mut opened = false;
+    let mut ancestor = loaded.tree.parent(node);
+    // Bounded like the tree's own walks, whatever the links.
+    for _ in 0..loaded.tree.len() {
+        let Some(current) = ancestor else { break };
+        opened |= conversation.collapsed.remove(&current);
+        ancestor = loaded.tree.parent(current);
+    }
+    if opened {
+        conversation.relayout(loaded);
     }
     conversation.selected = node;
-    conversation.cursor = loaded
-        .tree
-        .visible(|n| conversation.is_collapsed(n))
-        .position(|line| line.node == node)
-        .unwrap_or(0);
+    conversation.cursor = conversation.lines.line_of(node).unwrap_or(0);
 }
 
 fn select_demo_row(conversation: &mut ConversationState, loaded: &Loaded) {
@@ -915,35 +917,23 @@ fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     let window = state
         .settings
         .window(loaded.conversation.info.memory_window);
-    let view = thread_view(
+    let thread = thread_nodes(
         &loaded.conversation,
         &loaded.tree,
         Some(conversation.selected),
         conversation.mode,
         window,
     );
-    conversation.thread_ids = match &conversation.demo {
-        Some(demo) => demo.thread_so_far().map(str::to_owned).collect(),
-        None => view.thread.iter().cloned().collect(),
-    };
-    let difference = |from: &[String], other: &[String]| {
-        let other: FxHashSet<&str> = other.iter().map(String::as_str).collect();
-        from.iter()
-            .filter(|id| !other.contains(id.as_str()))
-            .cloned()
-            .collect()
-    };
+    let nodes = loaded.tree.len();
     // The demo marks its own walk; the divergence is for the finished views.
-    let (dify_only, tree_only) = match &conversation.demo {
-        Some(_) => Default::default(),
-        None => (
-            difference(&view.extracted, &view.tree_path),
-            difference(&view.tree_path, &view.extracted),
+    conversation.marks = match &conversation.demo {
+        Some(demo) => ThreadMarks::of_walk(
+            nodes,
+            demo.thread_so_far().filter_map(|id| loaded.tree.find(id)),
         ),
+        None => ThreadMarks::of_thread(nodes, &thread),
     };
-    conversation.dify_only = dify_only;
-    conversation.tree_only = tree_only;
-    conversation.thread = Some(view);
+    conversation.thread = Some(thread);
     recompute_budget(state, effects);
 }
 
@@ -980,6 +970,21 @@ fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
         settings,
         loaded,
     });
+}
+
+/// Token counts kept for conversations no longer listed: a few pages' worth, so paging back
+/// shows them at once, while paging through a million conversations keeps the map bounded.
+pub const KEPT_THREAD_COUNTS: usize = 8 * PAGE_SIZE as usize;
+
+/// Drops the counts of conversations off the shown page once more than
+/// [`KEPT_THREAD_COUNTS`] are held; coming back to them recounts from the count cache.
+fn forget_unlisted_counts(list: &mut ListState) {
+    if list.thread_tokens.len() <= KEPT_THREAD_COUNTS {
+        return;
+    }
+    let listed: FxHashSet<&str> = list.rows.iter().map(|r| r.id.as_str()).collect();
+    list.thread_tokens
+        .retain(|id, _| listed.contains(id.as_str()));
 }
 
 fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> bool {
@@ -1021,6 +1026,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                         .collect();
                     state.list.rows = rows;
                     state.list.status = LoadStatus::Loaded;
+                    forget_unlisted_counts(&mut state.list);
                     if paged && page_arrived(state, effects) {
                         // Passed through on the way to a later page: nothing to count.
                         return true;
@@ -1072,6 +1078,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                     // `:conv` may have named it by a prefix.
                     conversation.id = loaded.conversation.info.id.clone();
                     conversation.collapsed.clear();
+                    conversation.relayout(&loaded);
                     conversation.newest_id = loaded.conversation.rows.last().map(|r| r.id.clone());
                     conversation.status = LoadStatus::Loaded;
                     conversation.loaded = Some(loaded.clone());
@@ -1369,6 +1376,20 @@ mod tests {
         state.conversation.as_ref().unwrap()
     }
 
+    /// Ids of the nodes the tree pane marks as on the thread.
+    fn thread_ids(state: &AppState) -> Vec<String> {
+        let c = conversation(state);
+        let loaded = c.loaded.as_ref().unwrap();
+        (0..loaded.tree.len())
+            .filter(|&node| c.marks.on_thread(node))
+            .map(|node| loaded.tree.id(node).to_owned())
+            .collect()
+    }
+
+    fn on_thread(state: &AppState, id: &str) -> bool {
+        thread_ids(state).iter().any(|t| t == id)
+    }
+
     fn selected_id(state: &AppState) -> String {
         let c = conversation(state);
         c.loaded.as_ref().unwrap().tree.id(c.selected).to_owned()
@@ -1614,6 +1635,34 @@ mod tests {
     }
 
     #[test]
+    fn paging_far_keeps_a_bounded_number_of_thread_counts() {
+        let mut state = state();
+        start(&mut state);
+        for page in 1..=200 {
+            page_loaded(&mut state, page);
+            let generation = state.list.tokens_generation;
+            let tokens = state.list.rows.iter().map(|r| (r.id.clone(), 7)).collect();
+            update(
+                &mut state,
+                Event::Job(JobEvent::ThreadTokens { generation, tokens }),
+            );
+            let listed = &state.list.rows;
+            assert!(
+                listed
+                    .iter()
+                    .all(|r| state.list.thread_tokens.contains_key(&r.id)),
+                "the shown page keeps its counts"
+            );
+            update(&mut state, key(']'));
+        }
+        let held = state.list.thread_tokens.len();
+        assert!(
+            held <= KEPT_THREAD_COUNTS + PAGE_SIZE as usize,
+            "{held} counts held after 200 pages"
+        );
+    }
+
+    #[test]
     fn a_burst_of_next_page_keys_chains_from_each_loaded_page() {
         let mut state = state();
         start(&mut state);
@@ -1688,8 +1737,7 @@ mod tests {
         let state = opened();
         assert_eq!(state.screen, Screen::Conversation);
         assert_eq!(selected_id(&state), "c");
-        let c = conversation(&state);
-        let mut thread: Vec<&String> = c.thread_ids.iter().collect();
+        let mut thread = thread_ids(&state);
         thread.sort();
         assert_eq!(thread, ["a", "b", "c"]);
     }
@@ -1706,11 +1754,10 @@ mod tests {
             thread.comparison,
             crate::memory::thread::ThreadComparison::Same
         );
-        assert!(conversation(&state).thread_ids.contains("c"));
+        assert!(on_thread(&state, "c"));
         update(&mut state, key('t'));
-        let c = conversation(&state);
-        assert_eq!(c.mode, ThreadMode::Tree);
-        assert!(c.thread_ids.contains("b2") && !c.thread_ids.contains("c"));
+        assert_eq!(conversation(&state).mode, ThreadMode::Tree);
+        assert!(on_thread(&state, "b2") && !on_thread(&state, "c"));
         let effects = update(&mut state, key('t'));
         assert_eq!(conversation(&state).mode, ThreadMode::Fixed);
         let (_, _, settings) = budget_effect(&effects);
@@ -1853,13 +1900,10 @@ mod tests {
         assert_eq!(selected_id(&state), "c", "the newest row is examined first");
         update(&mut state, key('n'));
         assert_eq!(selected_id(&state), "b2");
-        assert!(
-            !conversation(&state).thread_ids.contains("b2"),
-            "a sibling is skipped"
-        );
+        assert!(!on_thread(&state, "b2"), "a sibling is skipped");
         update(&mut state, key('n'));
         assert_eq!(selected_id(&state), "b");
-        assert!(conversation(&state).thread_ids.contains("b"));
+        assert!(on_thread(&state, "b"));
         for _ in 0..10 {
             update(&mut state, key('n'));
         }

@@ -1,0 +1,318 @@
+//! A 50,000-message conversation with 2,415 regenerations in the TUI (TestBackend, 120x40):
+//! opening it from SQLite (the load job's query and tree, the core's update, the first frame),
+//! and what a key costs: the core's update and the redraw on the UI thread, and the budget job
+//! the key starts on a worker. Targets: open <= 150 ms, a key <= 5 ms.
+//!
+//! `cargo bench --bench tui_big -- --measurement-time 5` (MEMSCOPE_BENCH_DIR=DIR keeps the
+//! database as DIR/tui_big.db)
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
+use criterion::{Criterion, criterion_group, criterion_main};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::inspect::budget::BudgetView;
+use memscope::inspect::conversation::load_conversation;
+use memscope::memory::model::StoredMessage;
+use memscope::memory::tokens::{CountCache, CounterKind, preload};
+use memscope::store::Store;
+use memscope::store::rows::{AppRow, Batch, ConversationRow, MessageRow};
+use memscope::store::{ConversationInfo, ConversationSummary};
+use memscope::tui::keymap::Keymap;
+use memscope::tui::state::{AppState, Loaded, Settings};
+use memscope::tui::theme::Theme;
+use memscope::tui::ui;
+use memscope::tui::update::{Effect, Event, JobEvent, start, update};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const MESSAGES: usize = 50_000;
+const REGENERATIONS: usize = 2_415;
+
+fn uuid(n: usize) -> String {
+    format!("00000000-0000-4000-8000-{n:012x}")
+}
+
+fn at(seconds: usize) -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 1, 1)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        + TimeDelta::seconds(seconds as i64)
+}
+
+/// One long chain in which [`REGENERATIONS`] turns, spread evenly, were regenerated: the
+/// regeneration hangs from the same parent as the turn before it, and the chain goes on from
+/// it, so every regeneration opens a branch the rest of the chain nests under.
+fn conversation() -> Batch {
+    let app_id = uuid(1_000_000);
+    let conversation_id = uuid(1_000_001);
+    let mut batch = Batch {
+        apps: vec![AppRow {
+            id: app_id.clone(),
+            tenant_id: uuid(1_000_002),
+            name: "bench".into(),
+            mode: "chat".into(),
+            memory_window: None,
+            created_at: at(0),
+        }],
+        conversations: vec![ConversationRow {
+            id: conversation_id.clone(),
+            app_id: app_id.clone(),
+            name: "fifty thousand messages".into(),
+            mode: "chat".into(),
+            model_provider: None,
+            model_id: None,
+            status: "normal".into(),
+            invoke_from: None,
+            from_source: "api".into(),
+            dialogue_count: 0,
+            created_at: at(0),
+            updated_at: at(MESSAGES),
+        }],
+        ..Batch::default()
+    };
+    let mut parent: Option<String> = None;
+    for i in 0..MESSAGES {
+        let id = uuid(i);
+        let regenerated =
+            i > 0 && (i * REGENERATIONS) / MESSAGES != ((i + 1) * REGENERATIONS) / MESSAGES;
+        let own_parent = if regenerated {
+            batch.messages[i - 1].message.parent_message_id.clone()
+        } else {
+            parent.clone()
+        };
+        batch.messages.push(MessageRow {
+            app_id: app_id.clone(),
+            message: StoredMessage::turn(
+                id.clone(),
+                conversation_id.clone(),
+                own_parent.as_deref(),
+                format!("Question {i}: how does the retention policy apply to archived projects?"),
+                format!(
+                    "Answer {i}: archived projects keep their history for ninety days, then the \
+                     summaries are kept and the raw messages are deleted. {}",
+                    "Exports stay available to owners. ".repeat(i % 7)
+                ),
+                at(i),
+            ),
+        });
+        parent = Some(id);
+    }
+    let regenerations = batch
+        .messages
+        .windows(2)
+        .filter(|pair| pair[0].message.parent_message_id == pair[1].message.parent_message_id)
+        .count();
+    assert_eq!(regenerations, REGENERATIONS);
+    batch
+}
+
+fn settings() -> Settings {
+    Settings {
+        models: vec!["gpt-4o".to_owned()],
+        model_index: 0,
+        counter: CounterKind::OpenAi,
+        encoding: None,
+        budget: 2000,
+        message_limit: 0,
+        app_window: true,
+    }
+}
+
+/// The list showing the conversation, Enter pressed: the state waiting for the load job.
+fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite://bench".into(),
+        false,
+    );
+    start(&mut state);
+    let generation = state.list.generation;
+    let summary = ConversationSummary {
+        id: info.id.clone(),
+        name: info.name.clone(),
+        app_id: info.app_id.clone(),
+        app_name: info.app_name.clone(),
+        app_mode: info.app_mode.clone(),
+        mode: info.mode.clone(),
+        message_count: MESSAGES as i64,
+        last_activity: info.updated_at,
+        updated_at: info.updated_at,
+        is_deleted: false,
+    };
+    let result = Ok(vec![summary]);
+    update(
+        &mut state,
+        Event::Job(JobEvent::List { generation, result }),
+    );
+    let enter = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    let Some(Effect::LoadConversation { generation, .. }) = update(&mut state, enter).pop() else {
+        panic!("Enter opens the conversation");
+    };
+    (state, generation)
+}
+
+/// What the budget job computes for the effects of a key, delivered back to the core.
+fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
+    for effect in effects {
+        if let Effect::ComputeBudget {
+            generation,
+            loaded,
+            leaf,
+            mode,
+            window,
+            settings,
+        } = effect
+        {
+            let rows = loaded.budget_rows(leaf, mode, window);
+            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
+            let result = Ok(Box::new(view));
+            update(state, Event::Job(JobEvent::Budget { generation, result }));
+        }
+    }
+}
+
+fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn big_conversation(c: &mut Criterion) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // MEMSCOPE_BENCH_DIR keeps the database (`tui_big.db`) for `memscope thread` and the TUI.
+    let dir = tempfile::tempdir().unwrap();
+    let path = match std::env::var_os("MEMSCOPE_BENCH_DIR") {
+        Some(kept) => std::path::PathBuf::from(kept).join("tui_big.db"),
+        None => dir.path().join("bench.db"),
+    };
+    let _ = std::fs::remove_file(&path);
+    let url = format!("sqlite://{}", path.display());
+    let store = runtime.block_on(async {
+        let store = Store::init(&url).await.unwrap();
+        store.insert_batch(&conversation()).await.unwrap();
+        store
+    });
+    preload(settings().counter().encoding());
+    let conversation_id = uuid(1_000_001);
+    let theme = Theme::dark();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    // What the load job does on its worker: the query, then the tree and its lines.
+    let load = || {
+        let conversation = runtime
+            .block_on(load_conversation(&store, &conversation_id))
+            .unwrap();
+        Arc::new(Loaded::new(conversation))
+    };
+    let loaded = load();
+    assert_eq!(loaded.tree.len(), MESSAGES);
+
+    let mut group = c.benchmark_group("tui_50k_conversation");
+    group.sample_size(10);
+    group.bench_function("open_query_tree_update_first_frame", |b| {
+        b.iter(|| {
+            let (mut state, generation) = waiting_state(&loaded.conversation.info);
+            let result = Ok(load());
+            update(
+                &mut state,
+                Event::Job(JobEvent::Conversation { generation, result }),
+            );
+            terminal
+                .draw(|frame| ui::draw(black_box(&state), &theme, frame))
+                .unwrap();
+            state
+        })
+    });
+    group.bench_function("open_load_job_only", |b| b.iter(load));
+    group.bench_function("open_ui_thread_update_and_first_frame", |b| {
+        b.iter(|| {
+            let (mut state, generation) = waiting_state(&loaded.conversation.info);
+            let result = Ok(loaded.clone());
+            update(
+                &mut state,
+                Event::Job(JobEvent::Conversation { generation, result }),
+            );
+            terminal
+                .draw(|frame| ui::draw(black_box(&state), &theme, frame))
+                .unwrap();
+            state
+        })
+    });
+    group.finish();
+
+    let mut cache = CountCache::default();
+    let (mut state, generation) = waiting_state(&loaded.conversation.info);
+    let result = Ok(loaded.clone());
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::Conversation { generation, result }),
+    );
+    run_budgets(&mut state, effects, &mut cache);
+
+    let mut group = c.benchmark_group("tui_50k_key");
+    let mut step = 0u32;
+    // The cursor starts on the latest leaf, at the bottom of the tree.
+    group.bench_function("move_at_the_bottom_update_and_frame", |b| {
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { 'j' } else { 'k' }));
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+            effects
+        })
+    });
+    group.bench_function("move_at_the_bottom_with_budget_job", |b| {
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { 'j' } else { 'k' }));
+            run_budgets(&mut state, effects, &mut cache);
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+        })
+    });
+    group.bench_function("page_down_up_update_and_frame", |b| {
+        b.iter(|| {
+            step += 1;
+            let page = if step % 2 == 0 {
+                KeyCode::PageDown
+            } else {
+                KeyCode::PageUp
+            };
+            let effects = update(
+                &mut state,
+                Event::Key(KeyEvent::new(page, KeyModifiers::NONE)),
+            );
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+            effects
+        })
+    });
+    group.bench_function("budget_key_update_and_frame", |b| {
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { '+' } else { '-' }));
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+            effects
+        })
+    });
+    group.bench_function("top_bottom_update_and_frame", |b| {
+        b.iter(|| {
+            step += 1;
+            let effects = update(&mut state, key(if step % 2 == 0 { 'g' } else { 'G' }));
+            terminal
+                .draw(|frame| ui::draw(&state, &theme, frame))
+                .unwrap();
+            effects
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, big_conversation);
+criterion_main!(benches);
