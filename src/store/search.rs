@@ -266,10 +266,10 @@ impl Drop for Interruptible {
     }
 }
 
-/// The list query; `$messages` is how a conversation's message text is matched against the
-/// `LIKE` pattern `$2`.
+/// The list query; `$search` is the condition a conversation must meet for the search text:
+/// `$2` is the `LIKE` pattern for names and message text, `$3` the one for an id prefix.
 macro_rules! list_sql {
-    ($messages:literal) => {
+    ($($search:tt)+) => {
         concat!(
             "SELECT c.id::text AS id, c.name, c.app_id::text AS app_id, a.name AS app_name, \
                     a.mode AS app_mode, c.mode, \
@@ -281,39 +281,56 @@ macro_rules! list_sql {
              FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
              WHERE ($7::boolean OR NOT c.is_deleted) \
                AND ($1::text IS NULL OR c.app_id = $1::uuid) \
-               AND ($2::text IS NULL \
-                    OR LOWER(c.name) LIKE $2 ESCAPE '\\' \
-                    OR c.id::text LIKE $3 ESCAPE '\\' \
-                    OR LOWER(a.name) LIKE $2 ESCAPE '\\' \
-                    OR ",
-            $messages,
-            ") \
-               AND ($4::timestamp IS NULL OR (c.updated_at, c.id) < ($4::timestamp, $5::uuid)) \
+               AND ",
+            $($search)+,
+            " AND ($4::timestamp IS NULL OR (c.updated_at, c.id) < ($4::timestamp, $5::uuid)) \
              ORDER BY c.updated_at DESC, c.id DESC \
              LIMIT $6"
         )
     };
 }
 
-/// Per conversation, newest first, whether one of its messages matches: rows come out as the
-/// walk finds them.
+/// The search through an index: the set of matching conversations is found first, by name,
+/// id, app name and (`$messages`, a query of conversation ids) message text, so a search
+/// matching nothing reads no conversation row; the list is built from that set.
+macro_rules! indexed_search {
+    ($messages:literal) => {
+        concat!(
+            "c.id IN (\
+                SELECT n.id FROM conversations n \
+                WHERE LOWER(n.name) LIKE $2 ESCAPE '\\' OR n.id::text LIKE $3 ESCAPE '\\' \
+                UNION SELECT n.id FROM conversations n JOIN apps an ON an.id = n.app_id \
+                WHERE LOWER(an.name) LIKE $2 ESCAPE '\\' \
+                UNION ",
+            $messages,
+            ")"
+        )
+    };
+}
+
+/// Walks the conversations newest first, testing each one's name, id, app name and messages:
+/// rows come out as the walk finds them. Also the plain list (`$2` NULL).
 const SCAN_SQL: &str = list_sql!(
-    "EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
-             AND (LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\'))"
+    "($2::text IS NULL \
+      OR LOWER(c.name) LIKE $2 ESCAPE '\\' \
+      OR c.id::text LIKE $3 ESCAPE '\\' \
+      OR LOWER(a.name) LIKE $2 ESCAPE '\\' \
+      OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
+                 AND (LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\')))"
 );
 
-/// The conversations with a matching message, found once through the trigram indexes.
-const PG_TRIGRAM_SQL: &str = list_sql!(
-    "c.id IN (SELECT m.conversation_id FROM messages m \
-              WHERE LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\')"
-);
+/// The messages whose lowercased text matches, found by the trigram indexes themselves.
+const PG_TRIGRAM_SQL: &str = list_sql!(indexed_search!(
+    "SELECT m.conversation_id FROM messages m \
+     WHERE LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\'"
+));
 
-/// The conversations with a matching message: FTS5 candidates (`$8`), re-checked by `LIKE`.
-const FTS5_SQL: &str = list_sql!(
-    "c.id IN (SELECT m.conversation_id FROM messages m \
-              WHERE m.rowid IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH $8) \
-                AND (LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\'))"
-);
+/// The messages FTS5 names as candidates (`$8`), re-checked by `LIKE`.
+const FTS5_SQL: &str = list_sql!(indexed_search!(
+    "SELECT m.conversation_id FROM messages m \
+     WHERE m.rowid IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH $8) \
+       AND (LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\')"
+));
 
 #[cfg(test)]
 mod tests {
@@ -335,7 +352,7 @@ mod tests {
     #[test]
     fn each_path_has_its_message_clause() {
         assert!(SCAN_SQL.contains("EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id"));
-        assert!(PG_TRIGRAM_SQL.contains("c.id IN (SELECT m.conversation_id"));
+        assert!(PG_TRIGRAM_SQL.contains("UNION SELECT m.conversation_id FROM messages m"));
         assert!(FTS5_SQL.contains("messages_fts MATCH $8"));
         assert!(!SCAN_SQL.contains("$8") && !PG_TRIGRAM_SQL.contains("$8"));
     }

@@ -1020,7 +1020,6 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
                 return false;
             }
             list.found_so_far.push(row);
-            true
         }
         JobEvent::List { generation, result } => {
             if generation != state.list.generation {
