@@ -251,10 +251,9 @@ db_tests! {
         let everything = ConversationFilter { limit: 10_000, ..searching("needle") };
         // Stop after the first rows: the rest of the scan is abandoned mid-statement.
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let scan = store.stream_conversations(&everything, move |row| {
+        let mut scan = Box::pin(store.stream_conversations(&everything, move |row| {
             let _ = tx.send(row.id);
-        });
-        tokio::pin!(scan);
+        }));
         let first = tokio::select! {
             biased;
             first = rx.recv() => first,
