@@ -62,8 +62,8 @@ db_tests! {
         let meta = db
             .fetch("SELECT COUNT(*) FROM memscope_meta", &[common::Kind::Int])
             .await;
-        // created_by, schema_version, database_id
-        assert_eq!(meta, vec![vec![common::Value::Int(3)]]);
+        // created_by, schema_version, database_id, message_search
+        assert_eq!(meta, vec![vec![common::Value::Int(4)]]);
         store.close().await;
     }
 

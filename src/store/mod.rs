@@ -31,7 +31,7 @@ use sqlx::{ConnectOptions, Connection};
 use profile::{Catalog, Dialect};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/postgres");
@@ -69,6 +69,7 @@ pub mod memory_bases;
 mod nodes;
 mod owners;
 mod queries;
+pub mod search;
 mod sqlite_scan;
 mod uploads;
 

@@ -108,7 +108,7 @@ pub(super) fn id_prefix_pattern(text: &str) -> Option<String> {
 }
 
 /// A `LIKE` pattern matching `text` literally (with `\` as the escape character).
-fn like_escape(text: &str) -> String {
+pub(super) fn like_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -386,43 +386,16 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
 ];
 
 impl Store {
-    /// Conversations newest first (`updated_at DESC, id DESC`), one page at a time.
+    /// Conversations newest first (`updated_at DESC, id DESC`), one page at a time (the search
+    /// and its paths are in `search.rs`).
     pub async fn list_conversations(
         &self,
         filter: &ConversationFilter,
     ) -> Result<Vec<ConversationSummary>, StoreError> {
-        let app_id = match filter.app_id.as_deref() {
-            Some(id) => match canonical_uuid(id) {
-                Some(id) => Some(id),
-                None => return Ok(Vec::new()),
-            },
-            None => None,
-        };
-        let search = filter
-            .search
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| like_escape(&s.to_lowercase()));
-        let contains = search.as_ref().map(|s| format!("%{s}%"));
-        let prefix = search.as_ref().map(|s| format!("{s}%"));
-        let (after_time, after_id) = match &filter.after {
-            Some(cursor) => (Some(cursor.updated_at), Some(cursor.id.clone())),
-            None => (None, None),
-        };
-        on_pool!(self.pool, LIST_CONVERSATIONS_SQL, |pool, sql| {
-            sqlx::query_as(sql)
-                .bind(&app_id)
-                .bind(&contains)
-                .bind(&prefix)
-                .bind(after_time)
-                .bind(&after_id)
-                .bind(filter.limit.max(0))
-                .bind(filter.include_deleted)
-                .fetch_all(pool)
-                .await
-        })
-        .map_err(|e| self.query_failed(e))
+        let mut rows = Vec::new();
+        self.stream_conversations(filter, |row| rows.push(row))
+            .await?;
+        Ok(rows)
     }
 
     /// The conversation `text` names: its whole id or a unique prefix (what the list shows).
@@ -775,26 +748,6 @@ pub(super) fn padded(ids: &[String]) -> impl Iterator<Item = &String> {
         .chain(ids.first().into_iter().cycle())
         .take(IN_LIST_LEN)
 }
-
-const LIST_CONVERSATIONS_SQL: &str = "\
-SELECT c.id::text AS id, c.name, c.app_id::text AS app_id, a.name AS app_name, \
-       a.mode AS app_mode, c.mode, \
-       (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count, \
-       COALESCE((SELECT MAX(m.created_at) FROM messages m WHERE m.conversation_id = c.id), \
-                c.updated_at) AS last_activity, \
-       c.updated_at, c.is_deleted AS is_deleted \
-FROM conversations c LEFT JOIN apps a ON a.id = c.app_id \
-WHERE ($7::boolean OR NOT c.is_deleted) \
-  AND ($1::text IS NULL OR c.app_id = $1::uuid) \
-  AND ($2::text IS NULL \
-       OR LOWER(c.name) LIKE $2 ESCAPE '\\' \
-       OR c.id::text LIKE $3 ESCAPE '\\' \
-       OR LOWER(a.name) LIKE $2 ESCAPE '\\' \
-       OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
-                  AND (LOWER(m.query) LIKE $2 ESCAPE '\\' OR LOWER(m.answer) LIKE $2 ESCAPE '\\'))) \
-  AND ($4::timestamp IS NULL OR (c.updated_at, c.id) < ($4::timestamp, $5::uuid)) \
-ORDER BY c.updated_at DESC, c.id DESC \
-LIMIT $6";
 
 /// Conversations with their apps, up to the `WHERE`; `$memory_window` is the app's window
 /// column expression.

@@ -114,10 +114,34 @@ impl JobRunner {
             Effect::LoadList { generation, filter } => (
                 Slot::List,
                 tokio::spawn(async move {
-                    let result = store.list_conversations(&filter).await.map_err(report);
+                    // A scan reports each row as it finds it; an indexed search is quick
+                    // enough to show whole.
+                    let streams = store.search_path(filter.search.as_deref()).is_scan();
+                    let mut rows = Vec::new();
+                    let result = store
+                        .stream_conversations(&filter, |row| {
+                            if streams {
+                                let found = row.clone();
+                                let _ = events.send(JobEvent::ListFound {
+                                    generation,
+                                    row: found,
+                                });
+                            }
+                            rows.push(row);
+                        })
+                        .await
+                        .map(|_| rows)
+                        .map_err(report);
                     let _ = events.send(JobEvent::List { generation, result });
                 }),
             ),
+            Effect::StopList => {
+                // Dropping the task's future stops its query (see `store::search`).
+                if let Some(task) = self.running[Slot::List as usize].take() {
+                    task.abort();
+                }
+                return;
+            }
             Effect::CountThreads {
                 generation,
                 ids,

@@ -264,6 +264,12 @@ where
     let mut admin = PgConnection::connect(&base_url).await.unwrap_or_else(|e| {
         panic!("{PG_URL_VAR}={base_url} is set but PostgreSQL is unreachable: {e}")
     });
+    // The search migration's trigram indexes use pg_trgm wherever it is installed; installed
+    // once for the whole database, no test's schema owns it (dropping a schema that did would
+    // drop other tests' indexes). Tests running at once may race to create it: one wins.
+    let _ = sqlx::raw_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public")
+        .execute(&mut admin)
+        .await;
     sqlx::raw_sql(AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
         .execute(&mut admin)
         .await

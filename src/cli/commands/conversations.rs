@@ -108,6 +108,10 @@ pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
         after: args.after.as_deref().map(parse_cursor).transpose()?,
         include_deleted: args.include_deleted,
     };
+    // A search without an index reads every message: rows print as the scan finds them.
+    if !context.global.json && store.search_path(filter.search.as_deref()).is_scan() {
+        return print_while_scanning(&store, &filter, limit).await;
+    }
     let mut conversations = store.list_conversations(&filter).await?;
     let next = (conversations.len() as i64 > limit).then(|| {
         conversations.truncate(limit as usize);
@@ -119,6 +123,99 @@ pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
     };
     emit(context.global.json, &page, render)?;
     Ok(ExitCode::Ok)
+}
+
+/// Widths of the streamed table: a row is printed before the next is known, so the columns
+/// cannot fit their contents as [`render`]'s do.
+const STREAM_WIDTHS: [usize; 6] = [36, 40, 24, 13, 8, 16];
+
+fn stream_line(cells: [&str; 6]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(STREAM_WIDTHS)
+        .enumerate()
+        .map(|(i, (cell, w))| {
+            if i == 4 {
+                format!("{cell:>w$}")
+            } else {
+                format!("{cell:<w$}")
+            }
+        })
+        .collect();
+    padded.join("  ").trim_end().to_owned()
+}
+
+fn streamed_row(c: &ConversationSummary) -> String {
+    let name = if c.is_deleted {
+        format!("[deleted] {}", c.name)
+    } else {
+        c.name.clone()
+    };
+    stream_line([
+        &c.id,
+        &cell(&name, 40),
+        &cell(c.app_name.as_deref().unwrap_or("(missing app)"), 24),
+        &cell(&c.mode, 13),
+        &thousands(c.message_count),
+        &c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
+    ])
+}
+
+/// The page as text, each row printed when the scan finds it. The row past `limit` is not
+/// printed: it only says that another page exists.
+async fn print_while_scanning(
+    store: &crate::store::Store,
+    filter: &ConversationFilter,
+    limit: i64,
+) -> CliResult {
+    use std::io::Write;
+    eprintln!("no text index in this database: scanning every message, rows print as found");
+    let mut out = std::io::stdout();
+    let mut printed = 0i64;
+    let mut last = None;
+    let mut more = false;
+    let mut write_error = None;
+    store
+        .stream_conversations(filter, |c| {
+            if printed == limit {
+                more = true;
+                return;
+            }
+            let mut text = String::new();
+            if printed == 0 {
+                text.push_str(&stream_line([
+                    "id",
+                    "name",
+                    "app",
+                    "mode",
+                    "messages",
+                    "last activity",
+                ]));
+                text.push('\n');
+            }
+            text.push_str(&streamed_row(&c));
+            text.push('\n');
+            printed += 1;
+            last = Some(c.cursor());
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+                write_error.get_or_insert(e);
+            }
+        })
+        .await?;
+    let tail = match (&last, more) {
+        (None, _) => "no conversations\n".to_owned(),
+        (Some(cursor), true) => format!("\nmore: --after {}\n", format_cursor(cursor)),
+        (Some(_), false) => String::new(),
+    };
+    let written = match write_error {
+        Some(e) => Err(e),
+        None => out.write_all(tail.as_bytes()),
+    };
+    match written {
+        // A closed pipe (`memscope … | head`) is not an error worth a message.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::Ok),
+    }
 }
 
 #[cfg(test)]

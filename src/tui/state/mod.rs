@@ -199,6 +199,9 @@ pub struct ListState {
     /// Tokens of each listed conversation's latest thread, filled in by a background job.
     pub thread_tokens: rustc_hash::FxHashMap<String, u64>,
     pub tokens_generation: u64,
+    /// Rows a search that scans has found so far, shown while it runs (a scan reports each
+    /// row as it finds it); emptied when the page arrives.
+    pub found_so_far: Vec<ConversationSummary>,
 }
 
 /// Where a list page starts: the cursors of the pages before it and its own.

@@ -45,7 +45,7 @@ impl Component for ConversationList {
                 let text = if list.filter.is_empty() {
                     "Loading conversations…".to_owned()
                 } else {
-                    format!("Searching for {:?}…", list.filter)
+                    searching_text(list)
                 };
                 frame.render_widget(placeholder(text, theme.dim), inner);
                 return;
@@ -122,4 +122,16 @@ impl Component for ConversationList {
         ];
         selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
+}
+
+/// What a running search shows: what it has found so far, newest first, and how to stop it.
+fn searching_text(list: &crate::tui::state::ListState) -> String {
+    let mut text = format!("Searching for {:?}… esc stops", list.filter);
+    if !list.found_so_far.is_empty() {
+        text.push_str(&format!("\n\n{} found so far:", list.found_so_far.len()));
+        for row in &list.found_so_far {
+            text.push_str(&format!("\n{}", row.name));
+        }
+    }
+    text
 }

@@ -48,6 +48,8 @@ pub enum Effect {
         generation: u64,
         filter: ConversationFilter,
     },
+    /// Stops the list load that is running (a search scanning a large database).
+    StopList,
     /// Tokens of each conversation's latest thread, for the visible page.
     CountThreads {
         generation: u64,
@@ -112,6 +114,11 @@ pub enum JobEvent {
     List {
         generation: u64,
         result: Result<Vec<ConversationSummary>, String>,
+    },
+    /// One row a scanning search found, before its page is complete.
+    ListFound {
+        generation: u64,
+        row: ConversationSummary,
     },
     ThreadTokens {
         generation: u64,
@@ -469,6 +476,7 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
 fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
     let generation = state.generation();
     state.list.generation = generation;
+    state.list.found_so_far.clear();
     if show_loading {
         state.list.status = LoadStatus::Loading;
     }
@@ -562,9 +570,31 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
             effects.push(reload_list(state, true));
         }
         Action::Refresh => effects.push(reload_list(state, true)),
+        Action::Back if searching_first_page(list) => stop_search(state, effects),
         Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}
     }
+}
+
+/// Whether a search's first page is loading: what Esc stops (a later page's load is left to
+/// finish, since the page it replaces is still on screen).
+fn searching_first_page(list: &ListState) -> bool {
+    list.status.is_loading() && !list.filter.is_empty() && list.loading_page.is_none()
+}
+
+/// Stops the running search; what it found so far becomes the page, and the filter stays.
+fn stop_search(state: &mut AppState, effects: &mut Vec<Effect>) {
+    effects.push(Effect::StopList);
+    // Anything the stopped job still sends is dropped.
+    state.list.generation = state.generation();
+    let list = &mut state.list;
+    list.rows = std::mem::take(&mut list.found_so_far);
+    list.selected = 0;
+    list.status = LoadStatus::Loaded;
+    state.message = Some(format!(
+        "search stopped: {} found before it stopped (r searches again, esc clears the filter)",
+        list.rows.len()
+    ));
 }
 
 fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
@@ -989,10 +1019,18 @@ fn forget_unlisted_counts(list: &mut ListState) {
 
 fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> bool {
     match job {
+        JobEvent::ListFound { generation, row } => {
+            let list = &mut state.list;
+            if generation != list.generation || !list.status.is_loading() {
+                return false;
+            }
+            list.found_so_far.push(row);
+        }
         JobEvent::List { generation, result } => {
             if generation != state.list.generation {
                 return false;
             }
+            state.list.found_so_far.clear();
             match result {
                 Ok(rows) => {
                     let paged = state.list.loading_page.is_some();
@@ -1517,6 +1555,61 @@ mod tests {
     }
 
     #[test]
+    fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
+        let mut state = state();
+        start(&mut state);
+        list_loaded(&mut state, &["x"]);
+        update(&mut state, key('/'));
+        for c in "needle".chars() {
+            update(&mut state, key(c));
+        }
+        update(&mut state, code(KeyCode::Enter));
+        let generation = state.list.generation;
+        let found = |state: &mut AppState, id: &str, generation: u64| {
+            update(
+                state,
+                Event::Job(JobEvent::ListFound {
+                    generation,
+                    row: summary(id),
+                }),
+            )
+        };
+        found(&mut state, "a", generation);
+        found(&mut state, "stale", generation - 1);
+        found(&mut state, "b", generation);
+        let ids =
+            |rows: &[ConversationSummary]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&state.list.found_so_far), ["a", "b"]);
+        assert_eq!(state.list.status, LoadStatus::Loading);
+
+        let effects = update(&mut state, code(KeyCode::Esc));
+        assert!(matches!(&effects[..], [Effect::StopList]), "{effects:?}");
+        assert_eq!(state.list.status, LoadStatus::Loaded);
+        assert_eq!(
+            ids(&state.list.rows),
+            ["a", "b"],
+            "what was found becomes the page"
+        );
+        assert_eq!(state.list.filter, "needle", "the filter stays");
+        assert!(state.list.found_so_far.is_empty());
+        // What the stopped job still sends is dropped.
+        found(&mut state, "late", generation);
+        update(
+            &mut state,
+            Event::Job(JobEvent::List {
+                generation,
+                result: Ok(vec![summary("late")]),
+            }),
+        );
+        assert_eq!(ids(&state.list.rows), ["a", "b"]);
+        // A second Esc clears the filter, as before.
+        assert!(matches!(
+            &update(&mut state, code(KeyCode::Esc))[..],
+            [Effect::LoadList { filter, .. }] if filter.search.is_none()
+        ));
+    }
+
+    #[test]
     fn filter_prompt_types_letters_not_commands_and_filters_as_typed() {
         let mut state = state();
         start(&mut state);
@@ -1551,6 +1644,8 @@ mod tests {
         assert!(update(&mut state, code(KeyCode::Enter)).is_empty());
         assert_eq!(state.overlay, Overlay::None);
         assert_eq!(state.list.filter, "jq");
+        // Once the search has answered, Esc clears the filter (while it runs, Esc stops it).
+        list_loaded(&mut state, &[]);
         assert_eq!(searched(&update(&mut state, code(KeyCode::Esc))), None);
         // Esc in the prompt drops what was typed.
         update(&mut state, key('/'));
