@@ -250,8 +250,8 @@ pub async fn run_with_progress(
     let mut messages = 0;
     let mut findings = Vec::new();
     let answered_rows_only = store.profile().dify.memory_skips_unanswered();
-    // Both callbacks see it: a `Cell` lets one count and the other read.
-    let unreadable_rows = std::cell::Cell::new(0u64);
+    // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
+    let unreadable_rows = std::sync::atomic::AtomicU64::new(0);
     store
         .for_each_conversation(
             |rows| {
@@ -263,10 +263,12 @@ pub async fn run_with_progress(
                     settings,
                     &mut cache,
                 ));
-                progress(messages as u64 + unreadable_rows.get());
+                progress(
+                    messages as u64 + unreadable_rows.load(std::sync::atomic::Ordering::Relaxed),
+                );
             },
             |bad| {
-                unreadable_rows.set(unreadable_rows.get() + 1);
+                unreadable_rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 unreadable.push(bad);
             },
         )

@@ -299,6 +299,29 @@ impl LangflowPgStore {
         self.delete(delete, Some(filter)).await
     }
 
+    /// The jobs whose chunks of a session the table holds (the metadata's `job_id`).
+    pub async fn session_jobs(
+        &mut self,
+        session_id: &str,
+    ) -> Result<Vec<String>, VectorStoreError> {
+        let table = self.table.clone();
+        let select = self.sql(
+            "SELECT DISTINCT cmetadata->>'job_id' FROM \"{table}\" \
+             WHERE cmetadata->>'session_id' = $1 AND cmetadata ? 'job_id'",
+        );
+        let read = async {
+            if !table_exists(&mut self.connection, &table).await? {
+                return Ok(Vec::new());
+            }
+            sqlx::query_scalar(AssertSqlSafe(select))
+                .bind(session_id)
+                .fetch_all(&mut self.connection)
+                .await
+        }
+        .await;
+        read.map_err(|e| self.failed(e))
+    }
+
     /// Empties the table (its indexes stay, as Langflow made them).
     pub async fn delete_all(&mut self) -> Result<u64, VectorStoreError> {
         let delete = self.sql("DELETE FROM \"{table}\"");

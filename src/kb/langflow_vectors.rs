@@ -154,6 +154,17 @@ impl LangflowVectors {
         }
     }
 
+    /// The jobs whose chunks of a session the store holds.
+    pub async fn session_jobs(
+        &mut self,
+        session_id: &str,
+    ) -> Result<Vec<String>, VectorStoreError> {
+        match self {
+            Self::Sqlite(store) => store.session_jobs(session_id).await,
+            Self::Postgres(store) => store.session_jobs(session_id).await,
+        }
+    }
+
     pub async fn delete_all(&mut self) -> Result<u64, VectorStoreError> {
         match self {
             Self::Sqlite(store) => store.delete_all().await,

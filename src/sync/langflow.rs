@@ -256,7 +256,7 @@ impl<E: Embedder> Syncer<E> {
         row: &LangflowKbRow,
         session_id: &str,
     ) -> Result<(), SyncError> {
-        let mut vectors = LangflowStore::open(root, row).await?;
+        let mut vectors = LangflowVectors::open(root, row).await?;
         let cleaned = async {
             let jobs = vectors.session_jobs(session_id).await?;
             for job in self.store.lf_unsuccessful_jobs(&jobs).await? {
