@@ -15,7 +15,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Row};
 
 use super::langflow_store::{LangflowChunk, StoreFigures};
-use super::rows::VectorStoreError;
+use super::rows::{SearchHit, VectorStoreError};
 
 /// The one variable Langflow's postgres backend is configured by.
 pub const CONNECTION_VAR: &str = "PGVECTOR_CONNECTION_STRING";
@@ -125,6 +125,49 @@ pub async fn count_chunks(table: &str) -> Result<i64, String> {
     .await;
     let _ = connection.close().await;
     counted.map_err(unreadable)
+}
+
+/// Langflow's postgres backend search: cosine distance (`<=>`, the operator its HNSW index
+/// serves), then the chunk id, in a read-only transaction; a table not made yet holds none.
+pub async fn search(
+    table: &str,
+    query: &[f32],
+    top_k: usize,
+    session_id: Option<&str>,
+) -> Result<Vec<SearchHit>, VectorStoreError> {
+    let backend = |reason: String| VectorStoreError::LangflowBackend {
+        backend: "postgres".to_owned(),
+        reason,
+    };
+    let url = connection_string().ok_or_else(|| backend(not_configured()))?;
+    let unreadable = |e: sqlx::Error| backend(format!("{} cannot be read: {e}", describe(table)));
+    let mut connection = connect(&url, true).await.map_err(unreadable)?;
+    let select = format!(
+        "SELECT id, document, cmetadata::text, \
+                (embedding <=> CAST($1 AS vector))::float8 AS distance \
+         FROM \"{table}\" WHERE $2::text IS NULL OR cmetadata->>'session_id' = $2 \
+         ORDER BY distance, id LIMIT $3"
+    );
+    let read = async {
+        if !table_exists(&mut connection, table).await? {
+            return Ok(Vec::new());
+        }
+        sqlx::query_as::<_, (String, Option<String>, String, f64)>(AssertSqlSafe(select))
+            .bind(vector_text(query))
+            .bind(session_id)
+            .bind(i64::try_from(top_k).unwrap_or(i64::MAX))
+            .fetch_all(&mut connection)
+            .await
+    }
+    .await;
+    let _ = connection.close().await;
+    Ok(read
+        .map_err(unreadable)?
+        .into_iter()
+        .map(|(id, document, metadata, distance)| {
+            super::langflow::hit(id, document.unwrap_or_default(), &metadata, distance)
+        })
+        .collect())
 }
 
 /// pgvector's text form of a vector: `[x,y,…]`.

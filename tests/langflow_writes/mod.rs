@@ -109,6 +109,81 @@ pub(crate) fn langflow_accepts(said: &Value) {
     }
 }
 
+/// memscope's `mb search` of a base, read-only (no `--write`), as JSON hits.
+fn search(
+    built: &Built,
+    home: &Path,
+    embed: &EmbedServer,
+    base: &str,
+    query: &str,
+    top_k: i64,
+) -> Vec<Value> {
+    let output = memscope(built, home)
+        .env("MEMSCOPE_EMBEDDINGS_URL", &embed.url)
+        .env("MEMSCOPE_EMBEDDINGS_DIMENSION", "16")
+        .args([
+            "--json",
+            "mb",
+            "search",
+            base,
+            query,
+            "--top-k",
+            &top_k.to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "mb search: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let hits: Value = serde_json::from_slice(&output.stdout).unwrap();
+    hits.as_array().expect("a list of hits").clone()
+}
+
+/// memscope searches the knowledge base where Langflow keeps it: the chunks Langflow's own
+/// search finds, and a query with a chunk's very text finds that chunk first.
+fn search_ranks_as_langflow(built: &Built, home: &Path, embed: &EmbedServer, said: &Value) {
+    let count = said["chunk_count"].as_i64().unwrap();
+    let everything = search(built, home, embed, "Manual Archive", "memory", count);
+    assert_eq!(everything.len() as i64, count);
+    let mut found: Vec<&str> = everything
+        .iter()
+        .map(|hit| hit["message_id"].as_str().unwrap())
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    let langflows: Vec<&str> = said["search"]["message_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        found, langflows,
+        "memscope's hits against Langflow's search"
+    );
+    let distances: Vec<f64> = everything
+        .iter()
+        .map(|h| h["distance"].as_f64().unwrap())
+        .collect();
+    assert!(
+        distances.windows(2).all(|w| w[0] <= w[1]),
+        "nearest first: {distances:?}"
+    );
+    let last = everything.last().unwrap();
+    let exact = search(
+        built,
+        home,
+        embed,
+        "Manual Archive",
+        last["content"].as_str().unwrap(),
+        1,
+    );
+    assert_eq!(exact[0]["chunk_id"], last["chunk_id"], "{exact:?}");
+    assert!(exact[0]["distance"].as_f64().unwrap() < 1e-4, "{exact:?}");
+}
+
 /// A sync of a session, a capture that reaches the threshold, a cancelled sync and a sync whose
 /// embedder is down: Langflow takes the database as its own after each.
 pub(crate) fn writes_are_accepted_by_langflow(built: &Built) {
@@ -152,6 +227,8 @@ pub(crate) fn writes_are_accepted_by_langflow(built: &Built) {
             archive["search"]
         );
     }
+
+    search_ranks_as_langflow(built, home.path(), &embed, archive);
 
     // Capture a run into a new session: the owner reads it, Support Memory (threshold 2)
     // ingests at the second run.
