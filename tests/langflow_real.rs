@@ -426,6 +426,7 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
             vec!["doctor"],
             vec!["chat-memory", "list"],
             vec!["thread", "x"],
+            vec!["kbs"],
         ] {
             let output = memscope(built, home.path()).args(&args).output().unwrap();
             assert_eq!(output.status.code(), Some(3), "{args:?}");

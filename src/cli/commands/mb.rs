@@ -25,6 +25,19 @@ use context::MbContext;
 /// database's own KB directory (see `kb::database_kb_root`).
 pub async fn kbs(context: &Context) -> CliResult {
     let store = context.open().await?;
+    if store.profile().source == crate::store::Source::Langflow {
+        // Langflow keeps its knowledge bases as rows of its own, not in memscope's directories.
+        return Err(crate::store::StoreError::Lacks {
+            url: store.url().to_owned(),
+            explanation: format!(
+                "{}, whose knowledge bases memscope lists per memory base only (`mb show BASE`, \
+                 `mb check`); it holds {}",
+                store.profile().describe(),
+                store.profile().holdings()
+            ),
+        }
+        .into());
+    }
     let root = &crate::kb::database_kb_root(&context.resolved.kb_root, store.database_id());
     let kbs = crate::kb::list_kbs(root);
     emit(context.global.json, &kbs, |kbs| {
