@@ -10,10 +10,10 @@
 
 mod cli_support;
 
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use cli_support::{memscope, run};
@@ -54,26 +54,30 @@ impl Moto {
             return None;
         };
         let server = PathBuf::from(server);
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
-        let child = Command::new(&server)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        // Port 0: the server binds a free port itself and names it, so parallel tests never
+        // pick the same one between choosing and binding.
+        let mut child = Command::new(&server)
+            .args(["-H", "127.0.0.1", "-p", "0"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|e| panic!("{} does not start: {e}", server.display()));
+        let mut log = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
+        let endpoint = log
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.split_once("Running on ")
+                    .map(|(_, url)| url.trim().to_owned())
+            })
+            .expect("moto names the address it listens on");
+        // Keep reading its request log, or a full pipe would stall the server.
+        std::thread::spawn(move || log.for_each(drop));
         let moto = Moto {
             child,
-            endpoint: format!("http://127.0.0.1:{port}"),
+            endpoint,
             python: server.with_file_name("python"),
         };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "moto did not listen on {port}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
         Some(moto)
     }
 
