@@ -420,15 +420,7 @@ impl LangflowPgStore {
         }
         .await;
         let (contents, size_bytes) = read.map_err(|e| self.failed(e))?;
-        Ok(StoreFigures {
-            chunks: contents.len() as i64,
-            words: contents
-                .iter()
-                .map(|c| c.split_whitespace().count() as i64)
-                .sum(),
-            characters: contents.iter().map(|c| c.chars().count() as i64).sum(),
-            size_bytes,
-        })
+        Ok(StoreFigures::of(&contents, size_bytes))
     }
 
     pub async fn close(self) {

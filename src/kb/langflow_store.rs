@@ -114,6 +114,22 @@ pub struct StoreFigures {
     pub size_bytes: i64,
 }
 
+impl StoreFigures {
+    /// The figures of chunks with these contents in a store of `size_bytes`: words split on
+    /// whitespace and characters, as Langflow's stats sync counts them.
+    pub fn of(contents: &[String], size_bytes: i64) -> StoreFigures {
+        StoreFigures {
+            chunks: contents.len() as i64,
+            words: contents
+                .iter()
+                .map(|c| c.split_whitespace().count() as i64)
+                .sum(),
+            characters: contents.iter().map(|c| c.chars().count() as i64).sum(),
+            size_bytes,
+        }
+    }
+}
+
 /// An open `vectors.sqlite3` of Langflow's sqlite backend.
 pub struct LangflowStore {
     path: PathBuf,
@@ -297,15 +313,7 @@ impl LangflowStore {
             })
             .map(|meta| meta.len() as i64)
             .sum();
-        Ok(StoreFigures {
-            chunks: contents.len() as i64,
-            words: contents
-                .iter()
-                .map(|c| c.split_whitespace().count() as i64)
-                .sum(),
-            characters: contents.iter().map(|c| c.chars().count() as i64).sum(),
-            size_bytes,
-        })
+        Ok(StoreFigures::of(&contents, size_bytes))
     }
 
     pub async fn close(self) {
@@ -332,6 +340,20 @@ fn native_distance_safe(vector: &[f32]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_count_whitespace_words_and_characters() {
+        let contents = ["two  words".to_owned(), "é\nx".to_owned()];
+        assert_eq!(
+            StoreFigures::of(&contents, 4096),
+            StoreFigures {
+                chunks: 2,
+                words: 4,
+                characters: 13,
+                size_bytes: 4096,
+            }
+        );
+    }
 
     #[test]
     fn vectors_are_little_endian_float32() {
