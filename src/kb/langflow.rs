@@ -325,27 +325,31 @@ mod tests {
         assert!(kb.chunks.unwrap_err().contains("/nonexistent/sqlite/"));
     }
 
-    #[tokio::test]
-    async fn chunks_are_counted_and_no_file_is_left_behind() {
+    /// A WAL-mode vector store in a fresh directory, made by `statements`.
+    async fn new_store(statements: &[&'static str]) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("vectors.sqlite3");
-        let url = format!("sqlite://{}", path.display());
-        let mut setup = SqliteConnectOptions::from_str(&url)
+        let mut setup = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
             .unwrap()
             .create_if_missing(true)
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
             .connect()
             .await
             .unwrap();
-        sqlx::query("CREATE TABLE chunks (id TEXT PRIMARY KEY)")
-            .execute(&mut setup)
-            .await
-            .unwrap();
-        sqlx::query("INSERT INTO chunks VALUES ('a'), ('b')")
-            .execute(&mut setup)
-            .await
-            .unwrap();
+        for &statement in statements {
+            sqlx::query(statement).execute(&mut setup).await.unwrap();
+        }
         setup.close().await.unwrap();
+        (dir, path)
+    }
+
+    #[tokio::test]
+    async fn chunks_are_counted_and_no_file_is_left_behind() {
+        let (dir, path) = new_store(&[
+            "CREATE TABLE chunks (id TEXT PRIMARY KEY)",
+            "INSERT INTO chunks VALUES ('a'), ('b')",
+        ])
+        .await;
         let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(count_chunks(&path).await, Ok(2));
         let after: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
@@ -368,23 +372,18 @@ mod tests {
 
     #[tokio::test]
     async fn search_ranks_by_distance_then_id_within_a_session() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("vectors.sqlite3");
-        let url = format!("sqlite://{}", path.display());
-        let mut setup = SqliteConnectOptions::from_str(&url)
-            .unwrap()
-            .create_if_missing(true)
-            .connect()
-            .await
-            .unwrap();
-        for statement in [
+        let (dir, path) = new_store(&[
             "CREATE TABLE store_header (singleton INTEGER, metric TEXT, dimension INTEGER)",
             "INSERT INTO store_header VALUES (1, 'cosine', 2)",
             "CREATE TABLE chunks (id TEXT, content TEXT, metadata TEXT, vector BLOB, \
              session_id TEXT)",
-        ] {
-            sqlx::query(statement).execute(&mut setup).await.unwrap();
-        }
+        ])
+        .await;
+        let mut setup = SqliteConnectOptions::from_str(&format!("sqlite://{}", path.display()))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
         let blob = |v: [f32; 2]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
         for (id, vector, session) in [
             ("c", [0.0, 1.0], "s1"),
