@@ -3,6 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sqlx::{PgConnection, SqliteConnection};
+
+use super::StoreError;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -50,5 +54,94 @@ impl Catalog {
 
     pub fn created_by_memscope(&self) -> bool {
         self.meta.get("created_by").map(String::as_str) == Some("memscope")
+    }
+}
+
+/// The one connection a catalog is read over: a probe before the pool's mode is chosen, or one
+/// of the pool's.
+pub enum CatalogConnection<'a> {
+    Sqlite(&'a mut SqliteConnection),
+    Postgres(&'a mut PgConnection),
+}
+
+/// Runs the same queries over either connection: the catalog queries differ by backend, the
+/// marker queries are one text.
+macro_rules! read_catalog {
+    ($conn:expr, $tables_sql:expr, $columns_sql:expr, $failed:expr) => {{
+        let conn = $conn;
+        let tables: Vec<String> = sqlx::query_scalar($tables_sql)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err($failed)?;
+        let columns: Vec<(String, String)> = sqlx::query_as($columns_sql)
+            .fetch_all(&mut *conn)
+            .await
+            .map_err($failed)?;
+        let mut catalog = Catalog {
+            tables: tables.into_iter().collect(),
+            ..Catalog::default()
+        };
+        for (table, column) in columns {
+            catalog.columns.entry(table).or_default().insert(column);
+        }
+        if catalog.has_table("memscope_meta") {
+            let meta: Vec<(String, String)> =
+                sqlx::query_as("SELECT key, value FROM memscope_meta")
+                    .fetch_all(&mut *conn)
+                    .await
+                    .map_err($failed)?;
+            catalog.meta = meta.into_iter().collect();
+        }
+        if catalog.has_table("alembic_version") {
+            catalog.alembic_revision =
+                sqlx::query_scalar("SELECT version_num FROM alembic_version LIMIT 1")
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err($failed)?;
+        }
+        Ok(catalog)
+    }};
+}
+
+impl CatalogConnection<'_> {
+    /// The tables of the database (PostgreSQL: of the current schema), the columns of the
+    /// tables whose shape differs between sources, memscope's meta rows and Alembic's revision.
+    pub async fn read(self, url: &str) -> Result<Catalog, StoreError> {
+        let failed = |source| StoreError::Query {
+            url: url.to_owned(),
+            source,
+        };
+        let profiled = PROFILED_TABLES
+            .iter()
+            .map(|table| format!("'{table}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match self {
+            CatalogConnection::Sqlite(conn) => read_catalog!(
+                conn,
+                "SELECT name FROM sqlite_master WHERE type = 'table'",
+                sqlx::AssertSqlSafe(format!(
+                    "SELECT t.name, c.name FROM sqlite_master t, pragma_table_info(t.name) c \
+                     WHERE t.type = 'table' AND t.name IN ({profiled})"
+                )),
+                failed
+            ),
+            // The system catalogs rather than information_schema, whose views cost 3-10 ms a
+            // query: most of the time a command took to open a PostgreSQL database.
+            CatalogConnection::Postgres(conn) => read_catalog!(
+                conn,
+                "SELECT relname::text FROM pg_class \
+                 WHERE relnamespace = current_schema()::regnamespace \
+                 AND relkind IN ('r', 'p', 'v', 'm', 'f')",
+                sqlx::AssertSqlSafe(format!(
+                    "SELECT c.relname::text, a.attname::text FROM pg_attribute a \
+                     JOIN pg_class c ON c.oid = a.attrelid \
+                     WHERE c.relnamespace = current_schema()::regnamespace \
+                     AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname IN ({profiled}) \
+                     AND a.attnum > 0 AND NOT a.attisdropped"
+                )),
+                failed
+            ),
+        }
     }
 }

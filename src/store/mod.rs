@@ -22,12 +22,13 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions, Connection};
 
+use catalog::CatalogConnection;
 use profile::{Catalog, Dialect};
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
@@ -137,8 +138,7 @@ impl Store {
     /// this binary. A database memscope did not create opens read-only under [`Access::Auto`].
     pub async fn open(url: &str, access: Access) -> Result<Store, StoreError> {
         let redacted = redact_url(url);
-        let probe = connect(url, &redacted, Mode::ReadOnly).await?;
-        let catalog = probe.catalog(&redacted).await?;
+        let catalog = probe(url, &redacted).await?;
         let version = catalog.schema_version(&redacted)?;
         if let Some(found) = version.filter(|&v| v > SCHEMA_VERSION) {
             return Err(StoreError::SchemaTooNew {
@@ -153,25 +153,23 @@ impl Store {
             Access::ReadOnly => true,
         };
         let outdated = version.filter(|&v| v < SCHEMA_VERSION);
-        if read_only {
-            if let Some(found) = outdated {
-                return Err(StoreError::SchemaOutdated {
-                    url: redacted,
-                    found,
-                    supported: SCHEMA_VERSION,
-                });
-            }
-            return Store::assemble(probe, redacted, read_only, catalog);
+        if read_only && let Some(found) = outdated {
+            return Err(StoreError::SchemaOutdated {
+                url: redacted,
+                found,
+                supported: SCHEMA_VERSION,
+            });
         }
-        probe.close().await;
-        let write_mode = if catalog.created_by_memscope() {
+        let mode = if read_only {
+            Mode::ReadOnly
+        } else if catalog.created_by_memscope() {
             Mode::ReadWrite
         } else {
             Mode::ReadWriteForeign
         };
-        let pool = connect(url, &redacted, write_mode).await?;
+        let pool = connect(url, &redacted, mode).await?;
         let mut store = Store::assemble(pool, redacted, read_only, catalog)?;
-        if outdated.is_some() {
+        if !read_only && outdated.is_some() {
             store.migrate().await?;
         }
         Ok(store)
@@ -367,68 +365,130 @@ fn sqlite_cache_kib(mode: Mode) -> &'static str {
     }
 }
 
-async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreError> {
-    let bad_url = || StoreError::BadUrl {
-        url: redacted.to_owned(),
-    };
+/// Reads what the database holds over one direct read-only connection, closed afterwards: the
+/// pool is opened once its mode is known. On PostgreSQL the direct connection also reports an
+/// unreachable server at once, where a pool retries until its acquire timeout.
+async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreError> {
     let unreachable = |source| StoreError::Unreachable {
         url: redacted.to_owned(),
         source,
     };
-    match Backend::of_url(url).ok_or_else(bad_url)? {
+    match Backend::of_url(url).ok_or_else(|| bad_url(redacted))? {
         Backend::Sqlite => {
-            let mut options = SqliteConnectOptions::from_str(url).map_err(|_| bad_url())?;
-            error::check_sqlite_file(redacted, options.get_filename(), mode == Mode::Create)?;
-            options = options
-                .foreign_keys(true)
-                .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                // Negative: KiB, per connection, grown on demand and never given back.
-                .pragma("cache_size", sqlite_cache_kib(mode));
-            options = match mode {
-                // The journal mode is a property of the file: leave it as its owner set it
-                // (changing it is a write, too).
-                Mode::ReadOnly => read_only_sqlite(options, url),
-                Mode::ReadWriteForeign => options,
-                Mode::ReadWrite | Mode::Create => options
-                    .journal_mode(SqliteJournalMode::Wal)
-                    .synchronous(SqliteSynchronous::Normal)
-                    .create_if_missing(mode == Mode::Create),
-            };
-            if let Some(pages) = std::env::var(SQLITE_MAX_PAGES_ENV)
-                .ok()
-                .filter(|_| mode != Mode::ReadOnly)
-            {
-                options = options.pragma("max_page_count", pages);
-            }
-            SqlitePoolOptions::new()
-                .max_connections(SQLITE_POOL_SIZE)
-                .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_with(options)
+            let mut conn = sqlite_options(url, redacted, Mode::ReadOnly)?
+                .connect()
                 .await
-                .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite(DifySchema::FULL)))
-                .map_err(unreachable)
+                .map_err(unreachable)?;
+            let catalog = CatalogConnection::Sqlite(&mut conn).read(redacted).await;
+            conn.close().await.map_err(unreachable)?;
+            catalog
         }
         Backend::Postgres => {
-            let mut options = PgConnectOptions::from_str(url).map_err(|_| bad_url())?;
-            if mode == Mode::ReadOnly {
-                options = options.options([("default_transaction_read_only", "on")]);
+            let mut conn = connect_postgres_directly(url, redacted, Mode::ReadOnly).await?;
+            let catalog = CatalogConnection::Postgres(&mut conn).read(redacted).await;
+            conn.close().await.map_err(unreachable)?;
+            catalog
+        }
+    }
+}
+
+fn bad_url(redacted: &str) -> StoreError {
+    StoreError::BadUrl {
+        url: redacted.to_owned(),
+    }
+}
+
+fn sqlite_options(
+    url: &str,
+    redacted: &str,
+    mode: Mode,
+) -> Result<SqliteConnectOptions, StoreError> {
+    let mut options = SqliteConnectOptions::from_str(url).map_err(|_| bad_url(redacted))?;
+    error::check_sqlite_file(redacted, options.get_filename(), mode == Mode::Create)?;
+    options = options
+        .foreign_keys(true)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT)
+        // Negative: KiB, per connection, grown on demand and never given back.
+        .pragma("cache_size", sqlite_cache_kib(mode));
+    options = match mode {
+        // The journal mode is a property of the file: leave it as its owner set it
+        // (changing it is a write, too).
+        Mode::ReadOnly => read_only_sqlite(options, url),
+        Mode::ReadWriteForeign => options,
+        Mode::ReadWrite | Mode::Create => options
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .create_if_missing(mode == Mode::Create),
+    };
+    if let Some(pages) = std::env::var(SQLITE_MAX_PAGES_ENV)
+        .ok()
+        .filter(|_| mode != Mode::ReadOnly)
+    {
+        options = options.pragma("max_page_count", pages);
+    }
+    Ok(options)
+}
+
+fn postgres_options(url: &str, redacted: &str, mode: Mode) -> Result<PgConnectOptions, StoreError> {
+    let options = PgConnectOptions::from_str(url).map_err(|_| bad_url(redacted))?;
+    Ok(if mode == Mode::ReadOnly {
+        options.options([("default_transaction_read_only", "on")])
+    } else {
+        options
+    })
+}
+
+/// One connection, outside any pool, that fails at once on an unreachable server.
+async fn connect_postgres_directly(
+    url: &str,
+    redacted: &str,
+    mode: Mode,
+) -> Result<PgConnection, StoreError> {
+    let unreachable = |source| StoreError::Unreachable {
+        url: redacted.to_owned(),
+        source,
+    };
+    tokio::time::timeout(
+        ACQUIRE_TIMEOUT,
+        postgres_options(url, redacted, mode)?.connect(),
+    )
+    .await
+    .map_err(|_| {
+        unreachable(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {} s", ACQUIRE_TIMEOUT.as_secs()),
+        )))
+    })?
+    .map_err(unreachable)
+}
+
+/// The pool, in its final mode.
+async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbPool, StoreError> {
+    let unreachable = |source| StoreError::Unreachable {
+        url: redacted.to_owned(),
+        source,
+    };
+    match Backend::of_url(url).ok_or_else(|| bad_url(redacted))? {
+        Backend::Sqlite => SqlitePoolOptions::new()
+            .max_connections(SQLITE_POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(sqlite_options(url, redacted, mode)?)
+            .await
+            .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite(DifySchema::FULL)))
+            .map_err(unreachable),
+        Backend::Postgres => {
+            if mode == Mode::Create {
+                // Nothing has probed the server yet (opening probes it to read the catalog).
+                connect_postgres_directly(url, redacted, mode)
+                    .await?
+                    .close()
+                    .await
+                    .map_err(unreachable)?;
             }
-            // The pool retries a refused connection until its acquire timeout; one direct
-            // connection reports an unreachable server at once.
-            let probe = tokio::time::timeout(ACQUIRE_TIMEOUT, options.connect())
-                .await
-                .map_err(|_| {
-                    unreachable(sqlx::Error::Io(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        format!("no answer within {} s", ACQUIRE_TIMEOUT.as_secs()),
-                    )))
-                })?
-                .map_err(unreachable)?;
-            probe.close().await.map_err(unreachable)?;
             PgPoolOptions::new()
                 .max_connections(POSTGRES_POOL_SIZE)
                 .acquire_timeout(ACQUIRE_TIMEOUT)
-                .connect_with(options)
+                .connect_with(postgres_options(url, redacted, mode)?)
                 .await
                 .map(|pool| DbPool::Postgres(pool, Dialect::Postgres(DifySchema::FULL)))
                 .map_err(unreachable)
@@ -482,78 +542,22 @@ impl DbPool {
         }
     }
 
-    /// The tables of the database (PostgreSQL: of the current schema), the columns of the
-    /// tables whose shape differs between sources, memscope's meta rows and Alembic's revision.
+    /// What the database holds, read over one of the pool's connections.
     async fn catalog(&self, url: &str) -> Result<Catalog, StoreError> {
         let failed = |source| StoreError::Query {
             url: url.to_owned(),
             source,
         };
-        // The catalogs differ by backend; everything else is one query text.
-        let tables: Vec<String> = match self {
+        match self {
             DbPool::Sqlite(pool, _) => {
-                sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table'")
-                    .fetch_all(pool)
-                    .await
+                let mut conn = pool.acquire().await.map_err(failed)?;
+                CatalogConnection::Sqlite(&mut conn).read(url).await
             }
             DbPool::Postgres(pool, _) => {
-                sqlx::query_scalar(
-                    "SELECT table_name::text FROM information_schema.tables \
-                     WHERE table_schema = current_schema()",
-                )
-                .fetch_all(pool)
-                .await
+                let mut conn = pool.acquire().await.map_err(failed)?;
+                CatalogConnection::Postgres(&mut conn).read(url).await
             }
         }
-        .map_err(failed)?;
-        let mut catalog = Catalog {
-            tables: tables.into_iter().collect(),
-            ..Catalog::default()
-        };
-        if catalog.has_table("memscope_meta") {
-            let meta: Vec<(String, String)> = on_pool!(*self, |pool| sqlx::query_as(
-                "SELECT key, value FROM memscope_meta"
-            )
-            .fetch_all(pool)
-            .await)
-            .map_err(failed)?;
-            catalog.meta = meta.into_iter().collect();
-        }
-        if catalog.has_table("alembic_version") {
-            catalog.alembic_revision = on_pool!(*self, |pool| sqlx::query_scalar(
-                "SELECT version_num FROM alembic_version LIMIT 1"
-            )
-            .fetch_optional(pool)
-            .await)
-            .map_err(failed)?;
-        }
-        for &table in profile::PROFILED_TABLES {
-            if !catalog.has_table(table) {
-                continue;
-            }
-            let columns: Vec<String> = match self {
-                DbPool::Sqlite(pool, _) => {
-                    sqlx::query_scalar("SELECT name FROM pragma_table_info($1)")
-                        .bind(table)
-                        .fetch_all(pool)
-                        .await
-                }
-                DbPool::Postgres(pool, _) => {
-                    sqlx::query_scalar(
-                        "SELECT column_name::text FROM information_schema.columns \
-                         WHERE table_schema = current_schema() AND table_name = $1",
-                    )
-                    .bind(table)
-                    .fetch_all(pool)
-                    .await
-                }
-            }
-            .map_err(failed)?;
-            catalog
-                .columns
-                .insert(table.to_owned(), columns.into_iter().collect());
-        }
-        Ok(catalog)
     }
 }
 
