@@ -36,16 +36,9 @@ fn zero_counter_is_requested_and_keeps_everything() {
     let (_, _, settings) = budget_effect(&effects);
     assert_eq!(settings.counter.kind(), CounterKind::Raw);
     let effects = update(&mut state, key('c'));
-    let (generation, rows, settings) = budget_effect(&effects);
+    let (_, _, settings) = budget_effect(&effects);
     assert_eq!(settings.counter.kind(), CounterKind::Zero);
-    let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
-    update(
-        &mut state,
-        Event::Job(JobEvent::Budget {
-            generation,
-            result: Ok(Box::new(view)),
-        }),
-    );
+    deliver_budget(&mut state, &effects);
     update(&mut state, Event::Action(Action::BudgetDown));
     let view = conversation(&state).budget.clone().unwrap();
     assert!(view.zero_counter_trap());

@@ -197,16 +197,21 @@ pub(super) fn opened_with_budget() -> AppState {
             result: Ok(loaded()),
         }),
     );
-    let (generation, rows, settings) = budget_effect(&effects);
+    deliver_budget(&mut state, &effects);
+    state
+}
+
+/// Computes the budget requested among `effects` and delivers it.
+pub(super) fn deliver_budget(state: &mut AppState, effects: &[Effect]) {
+    let (generation, rows, settings) = budget_effect(effects);
     let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
     update(
-        &mut state,
+        state,
         Event::Job(JobEvent::Budget {
             generation,
             result: Ok(Box::new(view)),
         }),
     );
-    state
 }
 
 /// A chatflow thread of one turn for the nodes pane.
