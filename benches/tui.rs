@@ -4,12 +4,14 @@
 //! 1,000 turns: computing a node's context (warm cache) and its timeline, as their jobs do, and
 //! drawing the pane with the timeline's sparkline.
 
+#[path = "../tests/tui_support/mod.rs"]
+mod tui_support;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::budget::BudgetView;
 use memscope::inspect::conversation::LoadedConversation;
 use memscope::inspect::nodes::{
     CHATFLOW_MODE, ExecutionDocs, FullColumn, MemoryFileRead, NodeContextView, NodeSources,
@@ -26,6 +28,7 @@ use memscope::tui::ui;
 use memscope::tui::update::{Effect, Event, JobEvent, LoadedNodes, start, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use tui_support::run_budgets;
 
 const MESSAGES: u32 = 10_000;
 
@@ -80,34 +83,11 @@ fn conversation() -> Arc<Loaded> {
     }))
 }
 
-fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
-    for effect in effects {
-        if let Effect::ComputeBudget {
-            generation,
-            loaded,
-            leaf,
-            mode,
-            window,
-            settings,
-        } = effect
-        {
-            let rows = loaded.budget_rows(leaf, mode, window);
-            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
-            let result = Ok(Box::new(view));
-            update(state, Event::Job(JobEvent::Budget { generation, result }));
-        }
-    }
-}
-
 fn opened_state(cache: &mut CountCache) -> AppState {
     let settings = Settings {
-        models: vec!["gpt-4o".to_owned()],
-        model_index: 0,
         counter: CounterKind::OpenAi,
         encoding: None,
-        budget: 2000,
-        message_limit: 0,
-        app_window: true,
+        ..tui_support::settings()
     };
     preload(settings.counter().encoding());
     let mut state = AppState::new(

@@ -6,13 +6,15 @@
 //! `cargo bench --bench tui_big -- --measurement-time 5` (MEMSCOPE_BENCH_DIR=DIR keeps the
 //! database as DIR/tui_big.db)
 
+#[path = "../tests/tui_support/mod.rs"]
+mod tui_support;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::budget::BudgetView;
 use memscope::inspect::conversation::load_conversation;
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
@@ -26,6 +28,7 @@ use memscope::tui::ui;
 use memscope::tui::update::{Effect, Event, JobEvent, start, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use tui_support::run_budgets;
 
 const MESSAGES: usize = 50_000;
 const REGENERATIONS: usize = 2_415;
@@ -109,15 +112,12 @@ fn conversation() -> Batch {
     batch
 }
 
+/// OpenAI's counting (the model's encoding), with the tests' budget.
 fn settings() -> Settings {
     Settings {
-        models: vec!["gpt-4o".to_owned()],
-        model_index: 0,
         counter: CounterKind::OpenAi,
         encoding: None,
-        budget: 2000,
-        message_limit: 0,
-        app_window: true,
+        ..tui_support::settings()
     }
 }
 
@@ -153,26 +153,6 @@ fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
         panic!("Enter opens the conversation");
     };
     (state, generation)
-}
-
-/// What the budget job computes for the effects of a key, delivered back to the core.
-fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
-    for effect in effects {
-        if let Effect::ComputeBudget {
-            generation,
-            loaded,
-            leaf,
-            mode,
-            window,
-            settings,
-        } = effect
-        {
-            let rows = loaded.budget_rows(leaf, mode, window);
-            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
-            let result = Ok(Box::new(view));
-            update(state, Event::Job(JobEvent::Budget { generation, result }));
-        }
-    }
 }
 
 fn key(c: char) -> Event {

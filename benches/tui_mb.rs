@@ -3,18 +3,20 @@
 //! cell), the jobs popup over 20 job-table rows merged with 20 running jobs of this process, and
 //! one progress report applied by `update()` with those jobs tracked.
 
+#[path = "../tests/tui_support/mod.rs"]
+mod tui_support;
+
 use std::hint::black_box;
 
 use chrono::{DateTime, TimeZone, Utc};
 use criterion::{Criterion, criterion_group, criterion_main};
 use memscope::inspect::memory_bases::{BaseStatus, SessionStatus};
 use memscope::memory::memory_base::Mismatch;
-use memscope::memory::tokens::{CounterKind, Encoding};
 use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
 use memscope::sync::{JobProgress, Stage};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::memory_bases::{Focus, TrackedJob};
-use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen, Settings};
+use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
 use memscope::tui::update::{Event, JobEvent, MbEvent, update};
@@ -93,18 +95,9 @@ fn progress(n: usize, done: u64) -> JobProgress {
 }
 
 fn state() -> AppState {
-    let settings = Settings {
-        models: vec!["gpt-4o".to_owned()],
-        model_index: 0,
-        counter: CounterKind::Raw,
-        encoding: Some(Encoding::Cl100kBase),
-        budget: 2000,
-        message_limit: 0,
-        app_window: true,
-    };
     let mut state = AppState::new(
         Keymap::default_keys(),
-        settings,
+        tui_support::settings(),
         "sqlite:///bench.db".to_owned(),
         false,
     );

@@ -5,13 +5,12 @@
 #[macro_use]
 mod tui_support;
 
-use tui_support::{key, render, screen_text};
+use tui_support::{key, render, run_budgets, screen_text};
 
 use std::sync::Arc;
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::budget::BudgetView;
 use memscope::inspect::conversation::LoadedConversation;
 use memscope::inspect::nodes::{
     ContextSource, ExecutionDocs, FullColumn, LatestContext, MemoryFileRead, NodeContextView,
@@ -174,33 +173,6 @@ fn open(state: &mut AppState) -> u64 {
     }
 }
 
-/// Runs every budget request the effects contain, as the job runner would.
-fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
-    let mut cache = CountCache::new(1000);
-    for effect in effects {
-        if let Effect::ComputeBudget {
-            generation,
-            loaded,
-            leaf,
-            mode,
-            window,
-            settings,
-        } = effect
-        {
-            let rows = loaded.budget_rows(leaf, mode, window);
-            let view =
-                BudgetView::compute(&rows, &loaded.conversation.files, &settings, &mut cache);
-            deliver(
-                state,
-                JobEvent::Budget {
-                    generation,
-                    result: Ok(Box::new(view)),
-                },
-            );
-        }
-    }
-}
-
 fn conversation_loaded(state: &mut AppState, rows: Vec<StoredMessage>) {
     list_loaded(state);
     let generation = open(state);
@@ -211,7 +183,7 @@ fn conversation_loaded(state: &mut AppState, rows: Vec<StoredMessage>) {
             result: Ok(refund_conversation(rows)),
         },
     );
-    run_budgets(state, effects);
+    run_budgets(state, effects, &mut CountCache::new(1000));
 }
 
 #[test]
@@ -416,7 +388,7 @@ fn conversation_divergence_on_a_regenerated_branch() {
     conversation_loaded(&mut state, refund_rows());
     // The regeneration (the last visible line) is not on Dify's thread.
     let effects = key(&mut state, 'G');
-    run_budgets(&mut state, effects);
+    run_budgets(&mut state, effects, &mut CountCache::new(1000));
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("⚑"), "{text}");
     snapshot!("conversation_divergence", &state);
@@ -428,7 +400,7 @@ fn conversation_tree_mode_and_zero_counter() {
     conversation_loaded(&mut state, refund_rows());
     let mut effects = key(&mut state, 't');
     effects.extend(key(&mut state, 'c'));
-    run_budgets(&mut state, effects);
+    run_budgets(&mut state, effects, &mut CountCache::new(1000));
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("NOTHING is pruned"), "{text}");
     snapshot!("conversation_tree_zero_counter", &state);

@@ -4,12 +4,14 @@
 
 mod chat_memories;
 mod memory_bases;
+mod slot;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
+use self::slot::{SLOTS, Slot, report};
 use super::state::{Loaded, NodeRow};
 use super::update::{Effect, JobEvent, LoadedNodes};
 use crate::inspect::InspectError;
@@ -27,25 +29,6 @@ use crate::storage::ObjectStore;
 use crate::store::Store;
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    List,
-    ThreadTokens,
-    Conversation,
-    Budget,
-    Poll,
-    Nodes,
-    NodeContext,
-    Timeline,
-    MemoryList,
-    MemoryTokens,
-    MemoryPage,
-    TrimSource,
-    Summary,
-}
-
-const SLOTS: usize = 13;
 
 /// Runs effects against a store, sharing one token count cache between jobs.
 pub struct JobRunner {
@@ -370,11 +353,4 @@ async fn count_threads(
     if let Ok(tokens) = counted {
         let _ = events.send(JobEvent::ThreadTokens { generation, tokens });
     }
-}
-
-/// Logs a job failure and turns it into the text the screen shows.
-fn report(error: impl std::fmt::Display) -> String {
-    let text = error.to_string();
-    tracing::warn!(error = %text, "background job failed");
-    text
 }

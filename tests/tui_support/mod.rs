@@ -1,17 +1,19 @@
 //! What the TUI screen tests share: settings with a fixed counter, keys sent through `update`,
 //! drawing into a TestBackend, and snapshots at the two sizes every screen is checked at.
 //!
-//! Use it from a test file with `#[macro_use] mod tui_support;`.
+//! Use it from a test file with `#[macro_use] mod tui_support;`, and from a bench with
+//! `#[path = "../tests/tui_support/mod.rs"] mod tui_support;`.
 
 // Each test binary uses a different part of it.
 #![allow(dead_code)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::memory::tokens::{CounterKind, Encoding};
+use memscope::inspect::budget::BudgetView;
+use memscope::memory::tokens::{CountCache, CounterKind, Encoding};
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
-use memscope::tui::update::{Effect, Event, update};
+use memscope::tui::update::{Effect, Event, JobEvent, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -76,4 +78,24 @@ macro_rules! snapshot {
 pub fn hint_bar(state: &AppState, width: u16, height: u16) -> String {
     let text = screen_text(state, width, height);
     text.lines().last().unwrap_or_default().to_owned()
+}
+
+/// Runs every budget request among `effects` as the job runner would, and delivers the results.
+pub fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
+    for effect in effects {
+        if let Effect::ComputeBudget {
+            generation,
+            loaded,
+            leaf,
+            mode,
+            window,
+            settings,
+        } = effect
+        {
+            let rows = loaded.budget_rows(leaf, mode, window);
+            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
+            let result = Ok(Box::new(view));
+            update(state, Event::Job(JobEvent::Budget { generation, result }));
+        }
+    }
 }

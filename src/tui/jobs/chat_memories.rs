@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
-use super::{Slot, report};
+use super::slot::{Slot, report};
 use crate::inspect::trim::{
     NewMessage, TrimCounter, TrimInspectError, add_message, apply_policy, delete_messages,
     load_memory, messages_to_delete, row_message,

@@ -374,5 +374,5 @@ async fn sync(
 
 /// Logs a job failure and turns it into the text the screen shows.
 fn report(error: impl std::fmt::Display) -> String {
-    super::report(error)
+    super::slot::report(error)
 }

@@ -8,8 +8,8 @@ use crate::memory::trim::{ChatMemoryPolicy, LimitType, PolicyStrategy, TrimMode}
 use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use crate::store::{ChatMemorySummary, DeleteScope};
 
-use super::LoadStatus;
 use super::form::Form;
+use super::load::LoadStatus;
 
 /// Messages per page of an open memory: seed 004's "get memory data" with limit and offset.
 pub const MESSAGE_PAGE: i64 = 50;

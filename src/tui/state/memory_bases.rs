@@ -3,7 +3,7 @@
 use super::form::{Field, FieldValue, Form};
 use chrono::{DateTime, Utc};
 
-use super::LoadStatus;
+use super::load::LoadStatus;
 use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest, SessionStatus};
 use crate::kb::store::SearchHit;
 use crate::memory::memory_base::ThresholdUnit;

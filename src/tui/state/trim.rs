@@ -8,8 +8,8 @@ use crate::inspect::trim::TrimSession;
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{ChatMemoryPolicy, LimitType, PolicyStrategy, TrimMode, TrimPlan};
 
-use super::LoadStatus;
 use super::form::{Field, FieldValue, Form};
+use super::load::LoadStatus;
 
 /// The history a preview is about. Only chat memories are stored lists that a trim changes.
 #[derive(Debug, Clone, PartialEq, Eq)]

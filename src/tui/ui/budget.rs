@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::{one_line, placeholder, short_id};
+use super::common::{one_line, placeholder, short_id};
 use crate::cli::output::thousands;
 use crate::inspect::budget::BudgetView;
 use crate::inspect::noun;

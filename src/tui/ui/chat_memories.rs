@@ -3,9 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Row};
+use ratatui::widgets::Row;
 
-use super::{Component, placeholder, selectable_table, short_id};
+use super::common::{Component, framed, placeholder, selectable_table, short_id};
 use crate::cli::output::thousands;
 use crate::inspect::trim::row_message;
 use crate::tui::state::chat_memories::{
@@ -24,17 +24,6 @@ impl Component for ChatMemoriesView {
             None => draw_list(memories, theme, frame, area),
         }
     }
-}
-
-fn framed(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.dim)
-        .title_style(theme.title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    inner
 }
 
 /// Draws the loading, error or empty state of a list of `what.0` (`what.1` when empty);
@@ -62,7 +51,7 @@ fn drew_state(
 
 fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let title = format!(" Chat memories · {} ", memories.rows.len());
-    let inner = framed(title, theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     let empty = "No chat memories in this database. `memscope chat-memory add` creates one.";
     let what = ("chat memories", empty);
     if drew_state(
@@ -128,7 +117,7 @@ fn draw_memory(
     };
     let last = open.offset + open.rows.len() as i64;
     let title = format!(" {label} · messages {first}–{last} of {total} · page of {MESSAGE_PAGE} ");
-    let inner = framed(title, theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     let [about, list] = Layout::vertical([Constraint::Length(2), Constraint::Min(1)]).areas(inner);
     if let Some(memory) = &open.memory {
         let lines = vec![

@@ -6,7 +6,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::{Component, budget, nodes, one_line, placeholder, short_id};
+use super::common::{Component, framed, one_line, pane_block, placeholder, short_id};
+use super::{budget, nodes};
 use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::tui::state::tree_view::Mark;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
@@ -74,13 +75,7 @@ fn draw_tree(
         loaded.tree.len(),
         conversation.mode.describe()
     );
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.dim)
-        .title_style(theme.title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let inner = framed(&title, theme, frame, area);
     if loaded.tree.is_empty() {
         frame.render_widget(
             placeholder("This conversation has no messages.", theme.dim),
@@ -157,11 +152,7 @@ fn draw_detail(
     frame: &mut Frame,
     area: Rect,
 ) {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(" Message ")
-        .border_style(theme.dim)
-        .title_style(theme.title);
+    let block = pane_block(" Message ", theme);
     if loaded.tree.is_empty() {
         frame.render_widget(
             placeholder("Nothing selected.", theme.dim).block(block),

@@ -3,9 +3,9 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Row};
+use ratatui::widgets::Row;
 
-use super::{Component, placeholder, selectable_table, short_id};
+use super::common::{Component, framed, placeholder, selectable_table, short_id};
 use crate::cli::output::thousands;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -33,13 +33,7 @@ impl Component for ConversationList {
             " Conversations{filter}{deleted} · page {}{going} ",
             list.page_number()
         );
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(title)
-            .border_style(theme.dim)
-            .title_style(theme.title);
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
+        let inner = framed(&title, theme, frame, area);
         match &list.status {
             LoadStatus::Loading if list.rows.is_empty() => {
                 let text = if list.filter.is_empty() {

@@ -5,8 +5,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, LineGauge};
 
+use super::common::{one_line, placeholder, short_id};
 use super::rows::{RowCells, layout_rows};
-use super::{one_line, placeholder, short_id};
 use crate::inspect::thousands;
 use crate::sync::Stage;
 use crate::tui::keymap::KeyContext;

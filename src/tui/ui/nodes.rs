@@ -4,10 +4,10 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Sparkline, SparklineBar};
+use ratatui::widgets::{Paragraph, Sparkline, SparklineBar};
 
 use super::budget::{self, BudgetOf, Panel};
-use super::{one_line, placeholder, short_id};
+use super::common::{framed, one_line, pane_block, placeholder, short_id};
 use crate::inspect::nodes::{ContextSource, NodeContextView, Timeline, TimelineTurn};
 use crate::tui::state::{AppState, LoadStatus, NodeRow, NodesState};
 use crate::tui::theme::Theme;
@@ -24,7 +24,7 @@ pub fn draw(state: &AppState, nodes: &NodesState, theme: &Theme, frame: &mut Fra
         Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(area);
     draw_list(nodes, theme, frame, left);
     let Some(node) = nodes.selected_node() else {
-        frame.render_widget(block(" Node context ", theme), right);
+        frame.render_widget(pane_block(" Node context ", theme), right);
         return;
     };
     let header = header_lines(nodes, theme);
@@ -36,9 +36,7 @@ pub fn draw(state: &AppState, nodes: &NodesState, theme: &Theme, frame: &mut Fra
     ])
     .areas(right);
     let title = format!(" {} · {} ", node.title, nodes.source.describe());
-    let header_block = block(&title, theme);
-    let inner = header_block.inner(header_area);
-    frame.render_widget(header_block, header_area);
+    let inner = framed(&title, theme, frame, header_area);
     frame.render_widget(Paragraph::new(header), inner);
     let panel = Panel {
         view: nodes.context.as_ref().map(|view| &view.budget),
@@ -49,23 +47,13 @@ pub fn draw(state: &AppState, nodes: &NodesState, theme: &Theme, frame: &mut Fra
     draw_timeline(nodes, theme, frame, timeline_area);
 }
 
-fn block<'a>(title: &str, theme: &Theme) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .title(title.to_owned())
-        .border_style(theme.dim)
-        .title_style(theme.title)
-}
-
 fn draw_list(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let turns = nodes.thread.as_ref().map_or(0, |t| t.turns.len());
     let leaf = nodes.leaf.as_deref().map_or("newest".to_owned(), |leaf| {
         format!("leaf {}", short_id(leaf))
     });
     let title = format!(" Nodes · {leaf} · {turns} turns ");
-    let list_block = block(&title, theme);
-    let inner = list_block.inner(area);
-    frame.render_widget(list_block, area);
+    let inner = framed(&title, theme, frame, area);
     let message = match (&nodes.status, nodes.empty()) {
         (LoadStatus::Failed(error), _) => {
             Some((format!("Could not load the nodes: {error}"), theme.error))
@@ -196,9 +184,7 @@ fn context_lines<'a>(view: &NodeContextView, theme: &Theme) -> Vec<Line<'a>> {
 
 fn draw_timeline(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(timeline) = &nodes.timeline else {
-        let timeline_block = block(" Timeline ", theme);
-        let inner = timeline_block.inner(area);
-        frame.render_widget(timeline_block, area);
+        let inner = framed(" Timeline ", theme, frame, area);
         let text = match &nodes.timeline_status {
             LoadStatus::Failed(error) => {
                 (format!("Could not load the timeline: {error}"), theme.error)
@@ -213,9 +199,7 @@ fn draw_timeline(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rec
         " Timeline · {} turns · {disagreements} file/output disagreements ",
         timeline.turns.len()
     );
-    let timeline_block = block(&title, theme);
-    let inner = timeline_block.inner(area);
-    frame.render_widget(timeline_block, area);
+    let inner = framed(&title, theme, frame, area);
     let [spark_area, turns_area] =
         Layout::vertical([Constraint::Length(SPARKLINE_HEIGHT), Constraint::Min(0)]).areas(inner);
     frame.render_widget(sparkline(timeline, spark_area.width, theme), spark_area);

@@ -7,7 +7,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{context_hints, one_line, placeholder, popup};
+use super::common::{context_hints, one_line, placeholder, popup};
 use crate::cli::output::thousands;
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};

@@ -1,0 +1,148 @@
+//! An open conversation: the loaded message tree, its layout, the selection and its thread,
+//! and the demo of Dify's extraction.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
+
+use super::load::LoadStatus;
+use super::nodes::NodesState;
+use super::tree_view::{ThreadMarks, TreeLines};
+use crate::inspect::budget::BudgetView;
+use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadNodes};
+use crate::memory::model::StoredMessage;
+use crate::memory::thread::ExtractionTrace;
+use crate::memory::tree::{MessageTree, NodeIndex};
+
+/// A loaded conversation with its tree, shared with background jobs.
+#[derive(Debug)]
+pub struct Loaded {
+    pub conversation: LoadedConversation,
+    pub tree: MessageTree,
+    /// The tree's lines with nothing collapsed: built with the tree, off the UI thread.
+    pub expanded_lines: Arc<TreeLines>,
+}
+
+impl Loaded {
+    pub fn new(conversation: LoadedConversation) -> Loaded {
+        let tree = conversation.tree();
+        let expanded_lines = Arc::new(TreeLines::build(&tree, |_| false));
+        Loaded {
+            conversation,
+            tree,
+            expanded_lines,
+        }
+    }
+
+    pub fn message(&self, node: NodeIndex) -> &StoredMessage {
+        &self.conversation.rows[self.tree.row(node)]
+    }
+
+    /// The rows memory would load if `leaf` were the newest message: in Dify's modes, the
+    /// rows up to it, newest first, at most `window`; in tree mode, the tree path alone.
+    pub fn budget_rows(
+        &self,
+        leaf: NodeIndex,
+        mode: ThreadMode,
+        window: usize,
+    ) -> Vec<StoredMessage> {
+        match mode {
+            ThreadMode::Tree => self.conversation.path_newest_first(&self.tree, leaf),
+            ThreadMode::Dify | ThreadMode::Fixed => self.conversation.rows[..=self.tree.row(leaf)]
+                .iter()
+                .rev()
+                .take(window)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// The extraction demo: Dify's walk replayed one examined row at a time.
+#[derive(Debug, Clone)]
+pub struct DemoState {
+    pub trace: ExtractionTrace,
+    /// Steps shown so far (1 = the first row examined).
+    pub shown: usize,
+}
+
+impl DemoState {
+    pub fn current(&self) -> Option<&crate::memory::thread::ExtractionStep> {
+        self.trace.steps.get(self.shown.checked_sub(1)?)
+    }
+
+    /// Ids kept so far.
+    pub fn thread_so_far(&self) -> impl Iterator<Item = &str> {
+        self.trace.steps[..self.shown]
+            .iter()
+            .filter(|s| s.decision != crate::memory::thread::StepDecision::Skipped)
+            .map(|s| s.id.as_str())
+    }
+}
+
+/// The open conversation.
+#[derive(Debug, Clone)]
+pub struct ConversationState {
+    pub id: String,
+    pub status: LoadStatus,
+    pub loaded: Option<Arc<Loaded>>,
+    pub generation: u64,
+    pub selected: NodeIndex,
+    /// Position of the selection among the visible tree lines.
+    pub cursor: usize,
+    pub collapsed: FxHashSet<NodeIndex>,
+    /// The visible tree lines under `collapsed`, rebuilt only when it changes.
+    pub lines: Arc<TreeLines>,
+    pub mode: ThreadMode,
+    pub thread: Option<ThreadNodes>,
+    /// Each node's mark: on the thread, or on one side of the divergence.
+    pub marks: ThreadMarks,
+    pub budget: Option<BudgetView>,
+    pub budget_status: LoadStatus,
+    pub budget_generation: u64,
+    pub demo: Option<DemoState>,
+    /// The newest row when last loaded: polling compares against it.
+    pub newest_id: Option<String>,
+    /// Open when the nodes pane is shown instead of the tree.
+    pub nodes: Option<NodesState>,
+}
+
+impl ConversationState {
+    pub fn new(id: String, generation: u64, mode: ThreadMode) -> ConversationState {
+        ConversationState {
+            id,
+            status: LoadStatus::Loading,
+            loaded: None,
+            generation,
+            selected: 0,
+            cursor: 0,
+            collapsed: FxHashSet::default(),
+            lines: Arc::default(),
+            mode,
+            thread: None,
+            marks: ThreadMarks::default(),
+            budget: None,
+            budget_status: LoadStatus::Loading,
+            budget_generation: 0,
+            demo: None,
+            newest_id: None,
+            nodes: None,
+        }
+    }
+
+    pub fn is_collapsed(&self, node: NodeIndex) -> bool {
+        self.collapsed.contains(&node)
+    }
+
+    /// Rebuilds the visible lines after `collapsed` changed (nothing collapsed: the loaded
+    /// tree's own lines, shared).
+    pub fn relayout(&mut self, loaded: &Loaded) {
+        self.lines = if self.collapsed.is_empty() {
+            loaded.expanded_lines.clone()
+        } else {
+            Arc::new(TreeLines::build(&loaded.tree, |n| {
+                self.collapsed.contains(&n)
+            }))
+        };
+    }
+}

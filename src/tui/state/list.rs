@@ -1,0 +1,107 @@
+//! The conversations list: the shown page, its keyset cursor and the pages around it.
+
+use super::load::LoadStatus;
+use crate::store::{ConversationCursor, ConversationSummary};
+
+/// Conversations per list page: a keyset page, so every page costs the same.
+pub const PAGE_SIZE: i64 = 50;
+
+/// The conversation list: one keyset page at a time.
+#[derive(Debug, Clone, Default)]
+pub struct ListState {
+    pub status: LoadStatus,
+    pub rows: Vec<ConversationSummary>,
+    pub selected: usize,
+    /// The applied `/` filter.
+    pub filter: String,
+    /// Conversations deleted in Dify are listed (marked), as `x` toggles; hidden by default.
+    pub include_deleted: bool,
+    /// Cursors of the pages before the shown one, and the shown page's own: they describe
+    /// `rows`, so the page number always matches what is on screen.
+    pub previous_pages: Vec<Option<ConversationCursor>>,
+    pub page_after: Option<ConversationCursor>,
+    /// The page being loaded, which becomes the shown one when its rows arrive.
+    pub loading_page: Option<PagePosition>,
+    /// Page steps (`]` +1, `[` -1) pressed while a page loads: each is taken from the page that
+    /// actually loaded, never from rows still on screen.
+    pub queued_steps: i64,
+    pub generation: u64,
+    /// Tokens of each listed conversation's latest thread, filled in by a background job.
+    pub thread_tokens: rustc_hash::FxHashMap<String, u64>,
+    pub tokens_generation: u64,
+    /// Rows a search that scans has found so far, shown while it runs (a scan reports each
+    /// row as it finds it); emptied when the page arrives.
+    pub found_so_far: Vec<ConversationSummary>,
+}
+
+/// Where a list page starts: the cursors of the pages before it and its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PagePosition {
+    pub previous_pages: Vec<Option<ConversationCursor>>,
+    pub after: Option<ConversationCursor>,
+}
+
+impl PagePosition {
+    pub fn number(&self) -> usize {
+        self.previous_pages.len() + 1
+    }
+}
+
+impl ListState {
+    pub fn has_next_page(&self) -> bool {
+        self.rows.len() as i64 >= PAGE_SIZE
+    }
+
+    /// The number of the page whose rows are shown.
+    pub fn page_number(&self) -> usize {
+        self.previous_pages.len() + 1
+    }
+
+    /// The page the keys pressed so far lead to, while it loads: `None` when the shown page is
+    /// the last one asked for.
+    pub fn target_page(&self) -> Option<usize> {
+        let loading = self.loading_page.as_ref()?;
+        let target = loading.number() as i64 + self.queued_steps;
+        Some(target.max(1) as usize)
+    }
+
+    /// The cursor the next list load starts after: the loading page's, else the shown one's.
+    pub fn requested_after(&self) -> Option<ConversationCursor> {
+        match &self.loading_page {
+            Some(page) => page.after.clone(),
+            None => self.page_after.clone(),
+        }
+    }
+
+    /// The position `step` pages (+1 or -1) from the shown page, if there is such a page.
+    pub fn step_from_shown(&self, step: i64) -> Option<PagePosition> {
+        if step > 0 {
+            if !self.has_next_page() {
+                return None;
+            }
+            let mut previous_pages = self.previous_pages.clone();
+            previous_pages.push(self.page_after.clone());
+            let after = self.rows.last().map(ConversationSummary::cursor);
+            Some(PagePosition {
+                previous_pages,
+                after,
+            })
+        } else {
+            let mut previous_pages = self.previous_pages.clone();
+            let after = previous_pages.pop()?;
+            Some(PagePosition {
+                previous_pages,
+                after,
+            })
+        }
+    }
+
+    /// Back to the first page (a new filter, or the filter cleared).
+    pub fn reset_pages(&mut self) {
+        self.previous_pages.clear();
+        self.page_after = None;
+        self.loading_page = None;
+        self.queued_steps = 0;
+        self.selected = 0;
+    }
+}

@@ -1,0 +1,115 @@
+//! What is in front: the screen, its tab, and the popup or prompt over it.
+
+use super::chat_memories::{Confirm, MemoryForm};
+use crate::store::Part;
+
+/// Which screen is in front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    Conversations,
+    Conversation,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Screen {
+    pub fn tab(self) -> Tab {
+        match self {
+            Screen::Conversations | Screen::Conversation => Tab::Conversations,
+            Screen::ChatMemories => Tab::ChatMemories,
+            Screen::MemoryBases => Tab::MemoryBases,
+        }
+    }
+}
+
+/// The top-level tabs: one per kind of memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tab {
+    Conversations,
+    ChatMemories,
+    MemoryBases,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 3] = [Tab::Conversations, Tab::ChatMemories, Tab::MemoryBases];
+
+    /// The part of a database the tab shows.
+    pub fn part(self) -> Part {
+        match self {
+            Tab::Conversations => Part::Conversations,
+            Tab::ChatMemories => Part::ChatMemories,
+            Tab::MemoryBases => Part::MemoryBases,
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Conversations => "Conversations",
+            Tab::ChatMemories => "Chat memories",
+            Tab::MemoryBases => "Memory bases",
+        }
+    }
+
+    /// The tab `step` places after this one, wrapping around.
+    pub fn cycled(self, step: isize) -> Tab {
+        let at = Tab::ALL.iter().position(|t| *t == self).unwrap_or(0) as isize;
+        let len = Tab::ALL.len() as isize;
+        Tab::ALL[(at + step).rem_euclid(len) as usize]
+    }
+}
+
+/// A text being typed at the bottom of the screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prompt {
+    Filter(String),
+    Command(String),
+}
+
+/// A popup or prompt over the screen.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Overlay {
+    #[default]
+    None,
+    Help,
+    Prompt(Prompt),
+    /// The sync jobs popup.
+    Jobs,
+    /// The trim preview ([`AppState::trim`]).
+    Trim,
+    /// A write waiting for yes or no.
+    Confirm(Confirm),
+    /// A chat memory form (add, delete).
+    Form(MemoryForm),
+    /// A value shown whole: a message, the warnings.
+    Detail(Detail),
+}
+
+/// A popup showing a text whole, wrapped and scrolled: what a cell or a line had to cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Detail {
+    pub title: String,
+    pub text: String,
+    /// Lines scrolled (the popup clamps it to its height).
+    pub scroll: usize,
+    /// The popup it was opened over (the jobs list), back in front when it closes.
+    pub under: Box<Overlay>,
+}
+
+impl Detail {
+    pub fn new(title: String, text: String) -> Detail {
+        Detail {
+            title,
+            text,
+            scroll: 0,
+            under: Box::default(),
+        }
+    }
+
+    /// The same detail, opened over `under`.
+    pub fn over(self, under: Overlay) -> Detail {
+        Detail {
+            under: Box::new(under),
+            ..self
+        }
+    }
+}

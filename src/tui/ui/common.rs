@@ -1,0 +1,138 @@
+//! What the screens' components share: the [`Component`] trait, the selectable table, popups
+//! and the confirmation, and the cutting of text to a cell.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
+
+use crate::tui::keymap::KeyContext;
+use crate::tui::state::AppState;
+use crate::tui::theme::Theme;
+
+/// A screen: draws itself.
+pub trait Component {
+    fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect);
+}
+
+/// A list's table: the header, the rows, the selected row highlighted and kept in view.
+pub(crate) fn selectable_table<'a>(
+    header: Row<'a>,
+    rows: impl IntoIterator<Item = (Vec<Span<'a>>, Style)>,
+    widths: &[Constraint],
+    selected: usize,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    // The table's own column layout (one column of spacing, the "> " mark reserved): each
+    // value longer than its column ends in …, so a cut is always visible (`i` shows it whole).
+    let columns = Layout::horizontal(widths.iter().copied())
+        .spacing(1)
+        .split(Rect::new(0, 0, area.width.saturating_sub(2), 1));
+    let rows = rows.into_iter().map(|(cells, style)| {
+        let cells = cells.into_iter().zip(columns.iter()).map(|(span, column)| {
+            let text = one_line(&span.content, usize::from(column.width));
+            Cell::from(Span::styled(text, span.style))
+        });
+        Row::new(cells).style(style)
+    });
+    let table = Table::new(rows, widths.iter().copied())
+        .header(header)
+        .row_highlight_style(theme.selected)
+        .highlight_symbol("> ");
+    let mut table_state = TableState::default().with_selected(Some(selected));
+    frame.render_stateful_widget(table, area, &mut table_state);
+}
+
+/// A bordered, titled popup over `area` (cleared first); returns the area inside the border.
+pub(crate) fn popup(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(theme.title)
+        .title_style(theme.title);
+    let inner = block.inner(area);
+    frame.render_widget(Clear, area);
+    frame.render_widget(block, area);
+    inner
+}
+
+/// The keys of `context` on one line, as the hint bar names them: popups show their own keys.
+pub(crate) fn context_hints(state: &AppState, context: KeyContext, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (keys, desc) in state.keymap.grouped(context) {
+        spans.push(Span::styled(format!("{keys} "), theme.title));
+        spans.push(Span::styled(format!("{desc}  "), theme.dim));
+    }
+    Line::from(spans)
+}
+
+/// The confirmation every write asks for: the question and the confirm keys.
+pub(crate) fn confirm_popup(
+    state: &AppState,
+    question: &str,
+    theme: &Theme,
+    frame: &mut Frame,
+    body: Rect,
+) {
+    let area = body.centered(Constraint::Percentage(70), Constraint::Length(8));
+    let inner = popup(" Confirm ".to_owned(), theme, frame, area);
+    let [question_area, keys] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(inner);
+    frame.render_widget(
+        Paragraph::new(question.to_owned())
+            .style(theme.text)
+            .wrap(Wrap { trim: true }),
+        question_area,
+    );
+    frame.render_widget(context_hints(state, KeyContext::Confirm, theme), keys);
+}
+
+/// The first block of a UUID: enough to tell rows apart on screen.
+pub(crate) fn short_id(id: &str) -> &str {
+    id.split('-').next().unwrap_or(id)
+}
+
+/// A one-line placeholder for loading, empty and error states.
+pub(crate) fn placeholder<'a>(
+    text: impl Into<String>,
+    style: ratatui::style::Style,
+) -> Paragraph<'a> {
+    Paragraph::new(text.into())
+        .style(style)
+        .wrap(Default::default())
+}
+
+/// `text` on one line, cut to `width` characters with an ellipsis.
+pub(crate) fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// A pane of a screen: a dim border under its title.
+pub(crate) fn pane_block<'a>(title: &str, theme: &Theme) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .title(title.to_owned())
+        .border_style(theme.dim)
+        .title_style(theme.title)
+}
+
+/// Draws a pane's border over `area`; returns the area inside it.
+pub(crate) fn framed(title: &str, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
+    let block = pane_block(title, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    inner
+}

@@ -1,0 +1,70 @@
+//! Tests of the budget: its cut line and its jobs.
+
+use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
+use crate::tui::action::Action;
+use crate::tui::state::BUDGET_STEP;
+use crate::tui::update::test_support::*;
+use crate::tui::update::{Event, JobEvent, update};
+
+#[test]
+fn budget_keys_move_the_cut_line_without_a_job() {
+    let mut state = opened_with_budget();
+    let before = conversation(&state).budget.clone().unwrap();
+    assert_eq!(before.dropped(), 0);
+    update(&mut state, Event::Action(Action::BudgetDown));
+    for _ in 0..10 {
+        assert!(update(&mut state, key('-')).is_empty());
+    }
+    let after = conversation(&state).budget.clone().unwrap();
+    assert_eq!(after.max_tokens, 0);
+    assert_eq!(state.settings.budget, 0, "the budget never goes negative");
+    assert_eq!(after.dropped(), after.counts.len() - 1);
+    update(&mut state, key('+'));
+    assert_eq!(
+        conversation(&state).budget.as_ref().unwrap().max_tokens,
+        BUDGET_STEP
+    );
+}
+
+#[test]
+fn zero_counter_is_requested_and_keeps_everything() {
+    let mut state = opened();
+    state.settings.counter = CounterKind::Plugin;
+    let effects = update(&mut state, key('c'));
+    assert_eq!(state.settings.counter, CounterKind::Raw);
+    let (_, _, settings) = budget_effect(&effects);
+    assert_eq!(settings.counter.kind(), CounterKind::Raw);
+    let effects = update(&mut state, key('c'));
+    let (_, _, settings) = budget_effect(&effects);
+    assert_eq!(settings.counter.kind(), CounterKind::Zero);
+    deliver_budget(&mut state, &effects);
+    update(&mut state, Event::Action(Action::BudgetDown));
+    let view = conversation(&state).budget.clone().unwrap();
+    assert!(view.zero_counter_trap());
+    assert_eq!(view.dropped(), 0);
+}
+
+#[test]
+fn stale_budgets_are_dropped() {
+    let mut state = opened();
+    let first = budget_effect(&update(&mut state, key('j'))).0;
+    update(&mut state, key('k'));
+    let counter = TokenCounter::with_encoding(CounterKind::Raw, Encoding::Cl100kBase);
+    let settings = BudgetSettings {
+        counter,
+        max_tokens: 10,
+        model: "gpt-4o".to_owned(),
+        options: Default::default(),
+    };
+    let view = BudgetView::compute(&[], &[], &settings, &mut CountCache::new(10));
+    update(
+        &mut state,
+        Event::Job(JobEvent::Budget {
+            generation: first,
+            result: Ok(Box::new(view)),
+        }),
+    );
+    assert!(conversation(&state).budget.is_none());
+    assert!(conversation(&state).budget_status.is_loading());
+}

@@ -1,0 +1,109 @@
+//! Tests of the detail popups of each screen's rows.
+
+use chrono::{DateTime, Utc};
+use crossterm::event::KeyCode;
+
+use super::*;
+use crate::store::memory_bases::{JobInfo, MemoryBaseSessionInfo};
+use crate::tui::update::test_support::{code, key, list_loaded, state};
+use crate::tui::update::{start, update};
+
+fn detail(state: &AppState) -> &Detail {
+    match &state.overlay {
+        Overlay::Detail(detail) => detail,
+        other => panic!("expected a detail popup, got {other:?}"),
+    }
+}
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap()
+}
+
+#[test]
+fn i_shows_the_selected_conversation_whole_and_esc_closes_it() {
+    let mut state = state();
+    start(&mut state);
+    let long = "9b691c25-0000-4000-8000-00000000abcd";
+    list_loaded(&mut state, &["x", long]);
+    update(&mut state, key('j'));
+    update(&mut state, key('i'));
+    let text = &detail(&state).text;
+    assert!(text.contains(long), "{text}");
+    assert!(text.contains(&format!("conversation {long}")), "{text}");
+    // The popup owns the keyboard: q does not quit behind it.
+    update(&mut state, key('q'));
+    assert!(!state.quit);
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.overlay, Overlay::None);
+}
+
+#[test]
+fn i_in_a_conversation_shows_the_selected_message_whole() {
+    let mut state = state();
+    let loaded = crate::tui::update::test_support::loaded();
+    let mut conversation = crate::tui::state::ConversationState::new(
+        "c1".to_owned(),
+        0,
+        crate::inspect::conversation::ThreadMode::Dify,
+    );
+    conversation.loaded = Some(loaded);
+    state.conversation = Some(conversation);
+    state.screen = Screen::Conversation;
+    update(&mut state, key('i'));
+    let text = &detail(&state).text;
+    assert!(text.contains("Query:\nquestion a"), "{text}");
+    assert!(text.contains("Answer:\nanswer a"), "{text}");
+}
+
+#[test]
+fn enter_on_a_failed_job_shows_its_reason_and_esc_goes_back_to_the_jobs() {
+    let mut state = state();
+    let reason = "the embedding endpoint refused the request: 401 Unauthorized \
+                  (check [memory_bases] api_key_env)";
+    state.jobs.table = vec![JobInfo {
+        job_id: "0a1b2c3d-job".to_owned(),
+        status: "failed".to_owned(),
+        job_type: "ingestion".to_owned(),
+        asset_id: None,
+        dedupe_key: Some("ingestion:base:session-7:1".to_owned()),
+        created_timestamp: at(0),
+        finished_timestamp: Some(at(3)),
+        ended_reason: Some(reason.to_owned()),
+    }];
+    state.overlay = Overlay::Jobs;
+    update(&mut state, code(KeyCode::Enter));
+    let text = &detail(&state).text;
+    assert!(text.contains(reason), "{text}");
+    assert!(text.contains("session-7"), "{text}");
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.overlay, Overlay::Jobs);
+}
+
+#[test]
+fn enter_in_the_sessions_shows_what_the_threshold_counts_and_what_a_sync_reads() {
+    let mut state = state();
+    state.screen = Screen::MemoryBases;
+    state.memory_bases.focus = Focus::Sessions;
+    state.memory_bases.sessions = vec![SessionStatus {
+        session: MemoryBaseSessionInfo {
+            id: "s".to_owned(),
+            memory_base_id: "b".to_owned(),
+            session_id: "research-ada-0001".to_owned(),
+            cursor_id: None,
+            total_processed: 1_500,
+            last_sync_at: None,
+            pending_runs: 13,
+            ingestion_records: 0,
+        },
+        pending: 13,
+        pending_messages: 26,
+        threshold: 20,
+        unit: "messages",
+        due: false,
+    }];
+    update(&mut state, code(KeyCode::Enter));
+    let text = &detail(&state).text;
+    assert!(text.contains("13/20 bot replies"), "{text}");
+    assert!(text.contains("26 messages (a sync reads"), "{text}");
+    assert!(text.contains("1,500 messages"), "{text}");
+}

@@ -1,0 +1,256 @@
+//! The conversations list: its pages along the keyset cursor, its filter and search, and the
+//! token counts of the shown page's threads.
+
+use rustc_hash::FxHashSet;
+
+use super::conversation::open_conversation;
+use super::effect::Effect;
+use super::selection::moved;
+use crate::store::{ConversationFilter, ConversationSummary};
+use crate::tui::action::Action;
+use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt};
+
+/// Filters the list by `text` from its first page, unless that filter is the one shown. The
+/// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
+pub(super) fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<Effect>) {
+    let filter = text.trim().to_owned();
+    if filter == state.list.filter {
+        return;
+    }
+    state.list.filter = filter;
+    state.list.reset_pages();
+    state.list.rows.clear();
+    effects.push(reload_list(state, true));
+}
+
+pub(super) fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
+    let generation = state.generation();
+    state.list.generation = generation;
+    state.list.found_so_far.clear();
+    if show_loading {
+        state.list.status = LoadStatus::Loading;
+    }
+    Effect::LoadList {
+        generation,
+        filter: ConversationFilter {
+            app_id: None,
+            search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
+            limit: PAGE_SIZE,
+            after: state.list.requested_after(),
+            include_deleted: state.list.include_deleted,
+        },
+    }
+}
+
+/// `]` (+1) or `[` (-1). While a page loads the step waits for it: the next cursor comes from
+/// the rows that page brings, not from the rows still on screen.
+fn step_page(state: &mut AppState, step: i64, effects: &mut Vec<Effect>) {
+    let list = &mut state.list;
+    if list.loading_page.is_some() {
+        list.queued_steps += step;
+        return;
+    }
+    if let Some(page) = list.step_from_shown(step) {
+        list.loading_page = Some(page);
+        list.selected = 0;
+        effects.push(reload_list(state, true));
+    }
+}
+
+/// The loaded page becomes the shown one; a step queued meanwhile starts from it.
+fn page_arrived(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
+    let list = &mut state.list;
+    if let Some(page) = list.loading_page.take() {
+        list.previous_pages = page.previous_pages;
+        list.page_after = page.after;
+        list.selected = 0;
+    }
+    let step = list.queued_steps.signum();
+    if step == 0 {
+        return false;
+    }
+    list.queued_steps -= step;
+    match list.step_from_shown(step) {
+        Some(page) => {
+            list.loading_page = Some(page);
+            effects.push(reload_list(state, true));
+            true
+        }
+        None => {
+            // The first or last page: the rest of the burst has nowhere to go.
+            list.queued_steps = 0;
+            false
+        }
+    }
+}
+
+pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let list = &mut state.list;
+    if let Some(selected) = moved(list.selected, list.rows.len(), action) {
+        list.selected = selected;
+        return;
+    }
+    match action {
+        Action::Open => {
+            if let Some(row) = list.rows.get(list.selected) {
+                let id = row.id.clone();
+                open_conversation(state, id, effects);
+            }
+        }
+        Action::Filter => {
+            state.overlay = Overlay::Prompt(Prompt::Filter(list.filter.clone()));
+        }
+        Action::NextPage => step_page(state, 1, effects),
+        Action::PrevPage => step_page(state, -1, effects),
+        Action::ToggleDeleted => {
+            list.include_deleted = !list.include_deleted;
+            list.reset_pages();
+            list.selected = 0;
+            state.message = Some(
+                if list.include_deleted {
+                    "deleted conversations shown, marked ✗ (Dify hides them)"
+                } else {
+                    "deleted conversations hidden, as in Dify"
+                }
+                .to_owned(),
+            );
+            effects.push(reload_list(state, true));
+        }
+        Action::Refresh => effects.push(reload_list(state, true)),
+        Action::Back if searching_first_page(list) => stop_search(state, effects),
+        Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
+        _ => {}
+    }
+}
+
+/// Whether a search's first page is loading: what Esc stops (a later page's load is left to
+/// finish, since the page it replaces is still on screen).
+fn searching_first_page(list: &ListState) -> bool {
+    list.status.is_loading() && !list.filter.is_empty() && list.loading_page.is_none()
+}
+
+/// Stops the running search; what it found so far becomes the page, and the filter stays.
+fn stop_search(state: &mut AppState, effects: &mut Vec<Effect>) {
+    effects.push(Effect::StopList);
+    // Anything the stopped job still sends is dropped.
+    state.list.generation = state.generation();
+    let list = &mut state.list;
+    list.rows = std::mem::take(&mut list.found_so_far);
+    list.selected = 0;
+    list.status = LoadStatus::Loaded;
+    state.message = Some(format!(
+        "search stopped: {} found before it stopped (r searches again, esc clears the filter)",
+        list.rows.len()
+    ));
+}
+
+/// Token counts kept for conversations no longer listed: a few pages' worth, so paging back
+/// shows them at once, while paging through a million conversations keeps the map bounded.
+pub const KEPT_THREAD_COUNTS: usize = 8 * PAGE_SIZE as usize;
+
+/// Drops the counts of conversations off the shown page once more than
+/// [`KEPT_THREAD_COUNTS`] are held; coming back to them recounts from the count cache.
+fn forget_unlisted_counts(list: &mut ListState) {
+    if list.thread_tokens.len() <= KEPT_THREAD_COUNTS {
+        return;
+    }
+    let listed: FxHashSet<&str> = list.rows.iter().map(|r| r.id.as_str()).collect();
+    list.thread_tokens
+        .retain(|id, _| listed.contains(id.as_str()));
+}
+
+/// One row a scanning search found, before its page is complete.
+pub(super) fn found(state: &mut AppState, generation: u64, row: ConversationSummary) -> bool {
+    let list = &mut state.list;
+    if generation != list.generation || !list.status.is_loading() {
+        return false;
+    }
+    list.found_so_far.push(row);
+    true
+}
+
+/// A page arrived, or failed.
+pub(super) fn listed(
+    state: &mut AppState,
+    generation: u64,
+    result: Result<Vec<ConversationSummary>, String>,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    if generation != state.list.generation {
+        return false;
+    }
+    state.list.found_so_far.clear();
+    match result {
+        Ok(rows) => {
+            let paged = state.list.loading_page.is_some();
+            if paged {
+                state.list.selected = 0;
+            }
+            let selected_id = state
+                .list
+                .rows
+                .get(state.list.selected)
+                .map(|r| r.id.clone());
+            state.list.selected = selected_id
+                .and_then(|id| rows.iter().position(|r| r.id == id))
+                .unwrap_or(state.list.selected)
+                .min(rows.len().saturating_sub(1));
+            // Count only what is new or changed: polls reload the page every few
+            // seconds and must not recount it.
+            let unchanged: FxHashSet<(&str, i64)> = state
+                .list
+                .rows
+                .iter()
+                .map(|r| (r.id.as_str(), r.message_count))
+                .collect();
+            let to_count: Vec<String> = rows
+                .iter()
+                .filter(|r| {
+                    !state.list.thread_tokens.contains_key(&r.id)
+                        || !unchanged.contains(&(r.id.as_str(), r.message_count))
+                })
+                .map(|r| r.id.clone())
+                .collect();
+            state.list.rows = rows;
+            state.list.status = LoadStatus::Loaded;
+            forget_unlisted_counts(&mut state.list);
+            if paged && page_arrived(state, effects) {
+                // Passed through on the way to a later page: nothing to count.
+                return true;
+            }
+            if !to_count.is_empty() {
+                let tokens_generation = state.generation();
+                state.list.tokens_generation = tokens_generation;
+                effects.push(Effect::CountThreads {
+                    generation: tokens_generation,
+                    ids: to_count,
+                    settings: state.settings.budget_settings(),
+                    message_limit: state.settings.message_limit,
+                });
+            }
+        }
+        Err(error) => {
+            // The shown page stays what it was; the burst stops.
+            state.list.loading_page = None;
+            state.list.queued_steps = 0;
+            state.list.status = LoadStatus::Failed(error);
+        }
+    }
+    true
+}
+
+pub(super) fn thread_tokens(
+    state: &mut AppState,
+    generation: u64,
+    tokens: Vec<(String, u64)>,
+) -> bool {
+    if generation != state.list.tokens_generation {
+        return false;
+    }
+    state.list.thread_tokens.extend(tokens);
+    true
+}
+
+#[cfg(test)]
+#[path = "list_tests.rs"]
+mod tests;

@@ -1,0 +1,86 @@
+//! The prompt line: the list's filter, typed as it applies, and `:` commands.
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::budget::set_budget;
+use super::conversation::open_conversation;
+use super::effect::Effect;
+use super::list::filter_list;
+use super::settings;
+use crate::tui::state::{AppState, Overlay, Prompt, Tab, parse_budget};
+
+/// A key while the prompt is open: typing, backspace, enter submits and esc closes it.
+pub(super) fn prompt_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    let Overlay::Prompt(prompt) = &mut state.overlay else {
+        return false;
+    };
+    let filtering = matches!(prompt, Prompt::Filter(_));
+    let text = match prompt {
+        Prompt::Filter(text) | Prompt::Command(text) => text,
+    };
+    match key.code {
+        // Esc drops a filter typed so far (it applied as it was typed).
+        KeyCode::Esc if filtering => {
+            state.overlay = Overlay::None;
+            if !state.list.filter.is_empty() {
+                filter_list(state, String::new(), effects);
+            }
+        }
+        KeyCode::Esc => state.overlay = Overlay::None,
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Enter => {
+            let prompt = prompt.clone();
+            state.overlay = Overlay::None;
+            submit_prompt(state, prompt, effects);
+            return true;
+        }
+        KeyCode::Char(c) => text.push(c),
+        _ => return false,
+    }
+    // The list filters as the text is typed.
+    if let Overlay::Prompt(Prompt::Filter(text)) = &state.overlay {
+        let text = text.clone();
+        filter_list(state, text, effects);
+    }
+    true
+}
+
+fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>) {
+    match prompt {
+        Prompt::Filter(text) => filter_list(state, text, effects),
+        Prompt::Command(text) => run_command(state, &text, effects),
+    }
+}
+
+fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
+    let mut words = text.split_whitespace();
+    let (Some(command), argument) = (words.next(), words.next()) else {
+        return;
+    };
+    match (command, argument) {
+        ("q" | "quit", _) => state.quit = true,
+        ("conv", Some(_)) if state.tab_missing(Tab::Conversations).is_some() => {
+            state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
+        }
+        ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
+        ("budget", Some(n)) => match parse_budget(n) {
+            Ok(budget) => set_budget(state, budget),
+            Err(e) => state.message = Some(e),
+        },
+        ("model", Some(name)) => settings::set_model(state, name, effects),
+        ("counter", Some(name)) => settings::set_counter(state, name, effects),
+        ("encoding", Some(name)) => settings::set_encoding(state, name, effects),
+        _ => {
+            state.message = Some(format!(
+                "unknown command :{text} (:conv ID, :budget N, :model NAME, :counter NAME, \
+                 :encoding NAME, :q)"
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "prompt_tests.rs"]
+mod tests;

@@ -1,0 +1,336 @@
+//! Fixtures of the core's tests: a state, a conversation and its nodes, a chat memory, and
+//! keys to press.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::chat_memory_jobs::MemoryJob;
+use super::effect::{Effect, Event, JobEvent, LoadedNodes};
+use super::{start, update};
+use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::inspect::conversation::LoadedConversation;
+use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread};
+use crate::memory::model::StoredMessage;
+use crate::memory::tokens::{CountCache, CounterKind, Encoding};
+use crate::store::{ChatMemorySummary, ConversationInfo, ConversationSummary};
+use crate::tui::action::Action;
+use crate::tui::keymap::Keymap;
+use crate::tui::state::{
+    AppState, ConversationState, LoadStatus, Loaded, NodeRow, Screen, Settings,
+};
+
+pub(super) fn settings() -> Settings {
+    Settings {
+        models: vec!["gpt-4o".to_owned(), "gpt-4".to_owned()],
+        model_index: 0,
+        counter: CounterKind::Raw,
+        encoding: Some(Encoding::Cl100kBase),
+        budget: 2000,
+        message_limit: 0,
+        app_window: true,
+    }
+}
+
+pub(super) fn state() -> AppState {
+    AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite://test.db".to_owned(),
+        false,
+    )
+}
+
+pub(super) fn time(seconds: i64) -> chrono::NaiveDateTime {
+    chrono::DateTime::from_timestamp(1_700_000_000 + seconds, 0)
+        .unwrap()
+        .naive_utc()
+}
+
+pub(super) fn message(id: &str, parent: Option<&str>, at: i64) -> StoredMessage {
+    let (query, answer) = (format!("question {id}"), format!("answer {id}"));
+    StoredMessage::turn(id, "c1", parent, query, answer, time(at))
+}
+
+pub(super) fn summary(id: &str) -> ConversationSummary {
+    ConversationSummary {
+        id: id.to_owned(),
+        name: format!("conversation {id}"),
+        app_id: "app".to_owned(),
+        app_name: Some("app".to_owned()),
+        app_mode: Some("chat".to_owned()),
+        mode: "chat".to_owned(),
+        message_count: 3,
+        last_activity: time(0),
+        updated_at: time(0),
+        is_deleted: false,
+    }
+}
+
+/// a → b, a → b2 (regeneration of b), b → c.
+pub(super) fn loaded() -> Arc<Loaded> {
+    let rows = vec![
+        message("a", None, 0),
+        message("b", Some("a"), 10),
+        message("b2", Some("a"), 20),
+        message("c", Some("b"), 30),
+    ];
+    let info = ConversationInfo {
+        id: "c1".to_owned(),
+        name: "first".to_owned(),
+        mode: "chat".to_owned(),
+        status: "normal".to_owned(),
+        from_source: "api".to_owned(),
+        dialogue_count: 4,
+        app_id: "app".to_owned(),
+        app_name: Some("app".to_owned()),
+        app_mode: Some("chat".to_owned()),
+        memory_window: None,
+        created_at: time(0),
+        updated_at: time(30),
+        is_deleted: false,
+        answered_rows_only: false,
+    };
+    Arc::new(Loaded::new(LoadedConversation {
+        info,
+        rows,
+        files: Vec::new(),
+    }))
+}
+
+pub(super) fn key(c: char) -> Event {
+    Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+pub(super) fn code(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub(super) fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
+    let generation = state.list.generation;
+    let rows = ids.iter().map(|id| summary(id)).collect();
+    update(
+        state,
+        Event::Job(JobEvent::List {
+            generation,
+            result: Ok(rows),
+        }),
+    )
+}
+
+/// Opens the fixture conversation and delivers its load.
+pub(super) fn opened() -> AppState {
+    let mut state = state();
+    start(&mut state);
+    list_loaded(&mut state, &["c1"]);
+    let effects = update(&mut state, code(KeyCode::Enter));
+    let generation = match &effects[..] {
+        [Effect::LoadConversation { generation, id }] if id == "c1" => *generation,
+        other => panic!("expected a conversation load, got {other:?}"),
+    };
+    update(
+        &mut state,
+        Event::Job(JobEvent::Conversation {
+            generation,
+            result: Ok(loaded()),
+        }),
+    );
+    state
+}
+
+pub(super) fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, BudgetSettings) {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::ComputeBudget {
+                generation,
+                loaded,
+                leaf,
+                mode,
+                window,
+                settings,
+            } => Some((
+                *generation,
+                loaded.budget_rows(*leaf, *mode, *window),
+                settings.clone(),
+            )),
+            _ => None,
+        })
+        .expect("a budget request")
+}
+
+pub(super) fn conversation(state: &AppState) -> &ConversationState {
+    state.conversation.as_ref().unwrap()
+}
+
+/// Ids of the nodes the tree pane marks as on the thread.
+pub(super) fn thread_ids(state: &AppState) -> Vec<String> {
+    let c = conversation(state);
+    let loaded = c.loaded.as_ref().unwrap();
+    (0..loaded.tree.len())
+        .filter(|&node| c.marks.on_thread(node))
+        .map(|node| loaded.tree.id(node).to_owned())
+        .collect()
+}
+
+pub(super) fn on_thread(state: &AppState, id: &str) -> bool {
+    thread_ids(state).iter().any(|t| t == id)
+}
+
+pub(super) fn selected_id(state: &AppState) -> String {
+    let c = conversation(state);
+    c.loaded.as_ref().unwrap().tree.id(c.selected).to_owned()
+}
+
+/// The fixture conversation, reloaded, with its budget counted and delivered.
+pub(super) fn opened_with_budget() -> AppState {
+    let mut state = opened();
+    let effects = update(&mut state, Event::Action(Action::Refresh));
+    let generation = match &effects[..] {
+        [Effect::LoadConversation { generation, .. }] => *generation,
+        other => panic!("{other:?}"),
+    };
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::Conversation {
+            generation,
+            result: Ok(loaded()),
+        }),
+    );
+    deliver_budget(&mut state, &effects);
+    state
+}
+
+/// Computes the budget requested among `effects` and delivers it.
+pub(super) fn deliver_budget(state: &mut AppState, effects: &[Effect]) {
+    let (generation, rows, settings) = budget_effect(effects);
+    let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
+    update(
+        state,
+        Event::Job(JobEvent::Budget {
+            generation,
+            result: Ok(Box::new(view)),
+        }),
+    );
+}
+
+/// A chatflow thread of one turn for the nodes pane.
+pub(super) fn node_thread() -> Arc<NodeThread> {
+    let info = loaded().conversation.info.clone();
+    Arc::new(NodeThread {
+        info: ConversationInfo {
+            app_mode: Some(crate::inspect::nodes::CHATFLOW_MODE.to_owned()),
+            ..info
+        },
+        leaf: None,
+        turns: vec![crate::memory::node_context::ThreadTurn {
+            message_id: "c".to_owned(),
+            workflow_run_id: "run-c".to_owned(),
+        }],
+        dangling: Vec::new(),
+    })
+}
+
+pub(super) fn node_row(node_id: &str) -> NodeRow {
+    NodeRow {
+        summary: crate::inspect::nodes::NodeSummary {
+            node_id: node_id.to_owned(),
+            node_type: "llm".to_owned(),
+            title: node_id.to_uppercase(),
+            executions: 1,
+            on_thread: 1,
+            latest_run: Some("run-c".to_owned()),
+        },
+        latest: None,
+    }
+}
+
+pub(super) fn nodes_generation(effects: &[Effect]) -> u64 {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::LoadNodes { generation, .. } => Some(*generation),
+            _ => None,
+        })
+        .expect("a nodes load")
+}
+
+/// The fixture conversation with its nodes pane open and loaded (nodes `llm1`, `llm2`).
+pub(super) fn nodes_open() -> (AppState, Vec<Effect>) {
+    let mut state = opened();
+    let generation = nodes_generation(&update(&mut state, key('o')));
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::Nodes {
+            generation,
+            result: Ok(LoadedNodes {
+                thread: node_thread(),
+                rows: vec![node_row("llm1"), node_row("llm2")],
+            }),
+        }),
+    );
+    (state, effects)
+}
+
+pub(super) fn context_request(effects: &[Effect]) -> (u64, String, ContextSource) {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::LoadNodeContext {
+                generation,
+                node_id,
+                source,
+                ..
+            } => Some((*generation, node_id.clone(), *source)),
+            _ => None,
+        })
+        .expect("a node context load")
+}
+
+pub(super) fn empty_context(source: ContextSource) -> Box<NodeContextView> {
+    let sources = crate::inspect::nodes::NodeSources {
+        node_id: "llm1".to_owned(),
+        memory_file: crate::inspect::nodes::MemoryFileRead::Missing {
+            path: "llm1.json".to_owned(),
+        },
+        last_run: Vec::new(),
+    };
+    let context = crate::inspect::nodes::node_context(&node_thread(), &sources, source);
+    let settings = settings().budget_settings();
+    Box::new(NodeContextView::compute(
+        context,
+        &settings,
+        &mut CountCache::new(10),
+    ))
+}
+
+pub(super) fn memory_row(policy: &str, messages: i64) -> ChatMemorySummary {
+    ChatMemorySummary {
+        id: "00000000-0000-4000-8000-000000000001".to_owned(),
+        memory_node_id: "node-1".to_owned(),
+        chat_id: "chat-1".to_owned(),
+        label: "Support".to_owned(),
+        policy: policy.to_owned(),
+        created_at: chrono::NaiveDateTime::default(),
+        updated_at: chrono::NaiveDateTime::default(),
+        message_count: messages,
+    }
+}
+
+/// The chat memories tab with one memory listed.
+pub(super) fn memories(policy: &str, messages: i64) -> AppState {
+    let mut state = state();
+    // The conversations tab is not loading: busy() speaks for this tab alone.
+    state.list.status = LoadStatus::Loaded;
+    update(&mut state, key('2'));
+    assert_eq!(state.screen, Screen::ChatMemories);
+    let generation = state.chat_memories.generation;
+    update(
+        &mut state,
+        Event::Job(JobEvent::ChatMemory(MemoryJob::List {
+            generation,
+            result: Ok(vec![memory_row(policy, messages)]),
+        })),
+    );
+    state
+}
