@@ -13,7 +13,7 @@ use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
 use crate::storage::ObjectStore;
-use crate::store::{BadRow, Store};
+use crate::store::{BadRow, CancelFlag, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -88,6 +88,30 @@ impl Finding {
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
             Finding::MissingMessageFile { .. } => "missing_message_file",
+        }
+    }
+
+    /// The conversation the finding is about, when it is about one.
+    pub fn conversation_id(&self) -> Option<&str> {
+        match self {
+            Finding::ThreadDivergence {
+                conversation_id, ..
+            }
+            | Finding::OverBudget {
+                conversation_id, ..
+            }
+            | Finding::TreeAnomaly {
+                conversation_id, ..
+            }
+            | Finding::DanglingWorkflowRun {
+                conversation_id, ..
+            } => Some(conversation_id),
+            Finding::MissingMessageFile {
+                conversation_id, ..
+            } => conversation_id.as_deref(),
+            Finding::UnreadableRow { .. }
+            | Finding::UnreadableJson { .. }
+            | Finding::NodeContext { .. } => None,
         }
     }
 
@@ -239,8 +263,31 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
 pub async fn run_with_progress(
     store: &Store,
     settings: &DoctorSettings,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<DoctorReport, InspectError> {
+    let never = CancelFlag::default();
+    let report = run_until(store, settings, &never, progress).await?;
+    Ok(report.unwrap_or_default())
+}
+
+/// How many messages a scan reads, for a progress gauge: a count, so rows written since may
+/// take a scan past it.
+pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
+    let counts = store.table_counts().await?;
+    Ok(counts
+        .iter()
+        .find(|count| count.table == "messages")
+        .map_or(0, |count| count.rows.max(0) as u64))
+}
+
+/// [`run_with_progress`] until `stop` is cancelled, which ends the scan of the messages at its
+/// next row and gives `None` (nothing after the scan runs).
+pub async fn run_until(
+    store: &Store,
+    settings: &DoctorSettings,
+    stop: &CancelFlag,
+    mut progress: impl FnMut(u64),
+) -> Result<Option<DoctorReport>, InspectError> {
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);
@@ -253,7 +300,8 @@ pub async fn run_with_progress(
     // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
     let unreadable_rows = std::sync::atomic::AtomicU64::new(0);
     store
-        .for_each_conversation(
+        .for_each_conversation_until(
+            stop,
             |rows| {
                 conversations += 1;
                 messages += rows.len();
@@ -273,6 +321,9 @@ pub async fn run_with_progress(
             },
         )
         .await?;
+    if stop.is_cancelled() {
+        return Ok(None);
+    }
     report.conversations = conversations;
     report.messages = messages;
     report.deleted_skipped = store.deleted_conversation_count().await?;
@@ -316,7 +367,7 @@ pub async fn run_with_progress(
     }
     report.findings.extend(node_findings);
     report.findings.extend(file_findings);
-    Ok(report)
+    Ok(Some(report))
 }
 
 /// The problems in one LLM execution's context and prompts. An unparsable row column is
