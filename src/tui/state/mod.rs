@@ -23,12 +23,14 @@ use crate::store::{ConversationCursor, ConversationSummary};
 use super::keymap::{KeyContext, Keymap};
 
 pub mod chat_memories;
+pub mod doctor;
 pub mod form;
 pub mod memory_bases;
 pub mod tree_view;
 pub mod trim;
 
 use chat_memories::{ChatMemoriesState, Confirm, MemoryForm};
+use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use tree_view::{ThreadMarks, TreeLines};
 use trim::{SummarizerInfo, TrimState};
@@ -546,12 +548,14 @@ pub enum Screen {
     Conversation,
     ChatMemories,
     MemoryBases,
+    /// The doctor's scan of the whole database, opened from the conversation list.
+    Doctor,
 }
 
 impl Screen {
     pub fn tab(self) -> Tab {
         match self {
-            Screen::Conversations | Screen::Conversation => Tab::Conversations,
+            Screen::Conversations | Screen::Conversation | Screen::Doctor => Tab::Conversations,
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }
@@ -688,6 +692,8 @@ pub struct AppState {
     /// Tabs whose part this database does not hold, with the reason shown in their place.
     pub missing_tabs: Vec<(Tab, String)>,
     pub budget_panel: BudgetPanelState,
+    /// The doctor view's scan, from its start until the view is closed.
+    pub doctor: Option<DoctorState>,
 }
 
 impl AppState {
@@ -717,6 +723,7 @@ impl AppState {
             summarizer: SummarizerInfo::default(),
             missing_tabs: Vec::new(),
             budget_panel: BudgetPanelState::default(),
+            doctor: None,
         }
     }
 
@@ -758,6 +765,7 @@ impl AppState {
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,
             Screen::MemoryBases => KeyContext::MemoryBases,
+            Screen::Doctor => KeyContext::Doctor,
         }
     }
 

@@ -17,6 +17,7 @@ use crate::store::{ConversationFilter, ConversationSummary};
 pub mod chat_memories;
 mod chat_memory_jobs;
 mod details;
+pub mod doctor;
 pub(crate) mod memory_bases;
 pub mod trim;
 
@@ -99,6 +100,8 @@ pub enum Effect {
     MemoryBases(MbEffect),
     /// The chat memories tab and the trim preview.
     ChatMemory(chat_memories::MemoryEffect),
+    /// The doctor view's scan.
+    Doctor(doctor::DoctorEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -150,6 +153,7 @@ pub enum JobEvent {
     },
     MemoryBases(MbEvent),
     ChatMemory(chat_memories::MemoryJob),
+    Doctor(doctor::DoctorEvent),
 }
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -335,9 +339,19 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Screen::Conversation => conversation_action(state, action, effects),
             Screen::ChatMemories => chat_memories::action(state, action, effects),
             Screen::MemoryBases => memory_bases::action(state, action, effects),
+            Screen::Doctor => doctor_action(state, action, effects),
         },
     }
     true
+}
+
+/// The doctor view's keys, its scan's effects wrapped for the runner.
+fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let mut asked = Vec::new();
+    if let Some(id) = doctor::action(state, action, &mut asked) {
+        open_conversation(state, id, effects);
+    }
+    effects.extend(asked.into_iter().map(Effect::Doctor));
 }
 
 /// The moving keys over a scrolled text (help, a detail popup); the popup clamps the scroll to
@@ -388,7 +402,9 @@ fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>) {
         state.conversations_screen = state.screen;
     }
     state.screen = match tab {
-        Tab::Conversations if state.conversation.is_some() => state.conversations_screen,
+        Tab::Conversations if state.conversation.is_some() || state.doctor.is_some() => {
+            state.conversations_screen
+        }
         Tab::Conversations => Screen::Conversations,
         Tab::ChatMemories => Screen::ChatMemories,
         Tab::MemoryBases => Screen::MemoryBases,
@@ -435,6 +451,10 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
         ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
+        ("doctor", _) if state.tab_missing(Tab::Conversations).is_some() => {
+            state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
+        }
+        ("doctor", _) => effects.extend(doctor::open(state).map(Effect::Doctor)),
         ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => set_budget(state, budget),
             Err(e) => state.message = Some(e),
@@ -466,8 +486,8 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         },
         _ => {
             state.message = Some(format!(
-                "unknown command :{text} (:conv ID, :budget N, :model NAME, :counter NAME, \
-                 :encoding NAME, :q)"
+                "unknown command :{text} (:conv ID, :doctor, :budget N, :model NAME, \
+                 :counter NAME, :encoding NAME, :q)"
             ))
         }
     }
@@ -570,6 +590,7 @@ fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) 
             effects.push(reload_list(state, true));
         }
         Action::Refresh => effects.push(reload_list(state, true)),
+        Action::Doctor => effects.extend(doctor::open(state).map(Effect::Doctor)),
         Action::Back if searching_first_page(list) => stop_search(state, effects),
         Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}
@@ -632,6 +653,9 @@ fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<E
         (Action::Back, _) => {
             if conversation.demo.take().is_some() {
                 refresh_thread(state, effects);
+            } else if state.doctor.is_some() {
+                // Opened from a doctor finding: back to the findings.
+                state.screen = Screen::Doctor;
             } else {
                 state.screen = Screen::Conversations;
             }
@@ -1215,6 +1239,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         }
         JobEvent::MemoryBases(event) => return memory_bases::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => return chat_memories::on_job(state, job, effects),
+        JobEvent::Doctor(event) => return doctor::on_job(state, event),
     }
     true
 }
@@ -1249,7 +1274,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                     effects.push(Effect::PollNewest { id: c.id.clone() });
                 }
             }
-            Screen::Conversations => {}
+            Screen::Conversations | Screen::Doctor => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
