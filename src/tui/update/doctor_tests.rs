@@ -4,7 +4,7 @@ use crossterm::event::KeyCode;
 use super::*;
 use crate::inspect::doctor::DoctorReport;
 use crate::tui::keymap::KeyContext;
-use crate::tui::state::Overlay;
+use crate::tui::state::{Overlay, Tab};
 use crate::tui::update::tests::{code, key, list_loaded, state};
 use crate::tui::update::{Effect, Event, JobEvent, update};
 
@@ -303,4 +303,21 @@ fn a_failed_scan_says_why() {
         state.jobs.doctor.as_ref().unwrap().error.as_deref(),
         Some("database is locked")
     );
+}
+
+#[test]
+fn a_database_without_conversations_says_so_instead_of_scanning() {
+    // A Langflow database: its messages are memory-base sessions, not conversations, which
+    // `memscope doctor` refuses the same way.
+    let mut state = state();
+    let why = "This is a Langflow database (schema mb01): it has no conversations.";
+    state.missing_tabs = vec![(Tab::Conversations, why.to_owned())];
+    update(&mut state, key(':'));
+    for c in "doctor".chars() {
+        update(&mut state, key(c));
+    }
+    let effects = update(&mut state, code(KeyCode::Enter));
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(state.doctor.is_none());
+    assert_eq!(state.message.as_deref(), Some(why));
 }
