@@ -12,6 +12,7 @@ use memscope::config::{self, Dirs, Overrides};
 use memscope::store::rows::Batch;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
+use memscope::tui::state::doctor::ScanStatus;
 use memscope::tui::state::{LoadStatus, Overlay, POLL_EVERY_TICKS, Screen};
 use memscope::tui::theme::Theme;
 use memscope::tui::update::Event;
@@ -529,4 +530,47 @@ async fn the_command_line_opens_a_conversation_by_its_short_id() {
     );
     settle(&mut app, |a| !a.state.busy()).await;
     assert!(!screen(&mut app).contains("working"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_doctor_view_scans_opens_a_finding_and_cancels() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = app(root.path()).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+
+    press(&mut app, KeyCode::Char('D'));
+    assert_eq!(app.state.screen, Screen::Doctor);
+    let done = |a: &App| a.state.doctor.as_ref().is_some_and(|d| !d.is_running());
+    settle(&mut app, done).await;
+    let doctor = app.state.doctor.as_ref().unwrap();
+    assert_eq!(doctor.status, ScanStatus::Finished);
+    assert!(doctor.scanned > 0 && doctor.total.is_some());
+    // The demo's stories hold problems for doctor to find, most about a conversation.
+    let (index, conversation) = doctor
+        .findings
+        .iter()
+        .enumerate()
+        .find_map(|(i, f)| Some((i, f.conversation_id()?.to_owned())))
+        .expect("a finding about a conversation");
+    let text = screen(&mut app);
+    assert!(text.contains("Scanned "), "{text}");
+    for _ in 0..index {
+        press(&mut app, KeyCode::Down);
+    }
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.state.screen, Screen::Conversation);
+    assert_eq!(app.state.conversation.as_ref().unwrap().id, conversation);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.state.screen, Screen::Doctor);
+
+    // r scans again; esc stops that scan at once and says where.
+    press(&mut app, KeyCode::Char('r'));
+    assert!(app.state.doctor.as_ref().unwrap().is_running());
+    press(&mut app, KeyCode::Esc);
+    let doctor = app.state.doctor.as_ref().unwrap();
+    assert_eq!(doctor.status, ScanStatus::Cancelled);
+    assert!(screen(&mut app).contains("Scan cancelled after"));
+    press(&mut app, KeyCode::Char('q'));
+    assert_eq!(app.state.screen, Screen::Conversations);
+    assert!(!app.state.quit && app.state.doctor.is_none());
 }

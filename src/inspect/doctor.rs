@@ -13,7 +13,7 @@ use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
 use crate::storage::ObjectStore;
-use crate::store::{BadRow, Store};
+use crate::store::{BadRow, CancelFlag, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -88,6 +88,30 @@ impl Finding {
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
             Finding::MissingMessageFile { .. } => "missing_message_file",
+        }
+    }
+
+    /// The conversation the finding is about, when it is about one.
+    pub fn conversation_id(&self) -> Option<&str> {
+        match self {
+            Finding::ThreadDivergence {
+                conversation_id, ..
+            }
+            | Finding::OverBudget {
+                conversation_id, ..
+            }
+            | Finding::TreeAnomaly {
+                conversation_id, ..
+            }
+            | Finding::DanglingWorkflowRun {
+                conversation_id, ..
+            } => Some(conversation_id),
+            Finding::MissingMessageFile {
+                conversation_id, ..
+            } => conversation_id.as_deref(),
+            Finding::UnreadableRow { .. }
+            | Finding::UnreadableJson { .. }
+            | Finding::NodeContext { .. } => None,
         }
     }
 
@@ -239,8 +263,31 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
 pub async fn run_with_progress(
     store: &Store,
     settings: &DoctorSettings,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<DoctorReport, InspectError> {
+    let never = CancelFlag::default();
+    let report = run_until(store, settings, &never, progress).await?;
+    Ok(report.unwrap_or_default())
+}
+
+/// How many messages a scan reads, for a progress gauge: a count, so rows written since may
+/// take a scan past it.
+pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
+    let counts = store.table_counts().await?;
+    Ok(counts
+        .iter()
+        .find(|count| count.table == "messages")
+        .map_or(0, |count| count.rows.max(0) as u64))
+}
+
+/// [`run_with_progress`] until `stop` is cancelled, which ends the scan of the messages at its
+/// next row and gives `None` (nothing after the scan runs).
+pub async fn run_until(
+    store: &Store,
+    settings: &DoctorSettings,
+    stop: &CancelFlag,
+    mut progress: impl FnMut(u64),
+) -> Result<Option<DoctorReport>, InspectError> {
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);
@@ -253,7 +300,8 @@ pub async fn run_with_progress(
     // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
     let unreadable_rows = std::sync::atomic::AtomicU64::new(0);
     store
-        .for_each_conversation(
+        .for_each_conversation_until(
+            stop,
             |rows| {
                 conversations += 1;
                 messages += rows.len();
@@ -273,6 +321,9 @@ pub async fn run_with_progress(
             },
         )
         .await?;
+    if stop.is_cancelled() {
+        return Ok(None);
+    }
     report.conversations = conversations;
     report.messages = messages;
     report.deleted_skipped = store.deleted_conversation_count().await?;
@@ -316,7 +367,7 @@ pub async fn run_with_progress(
     }
     report.findings.extend(node_findings);
     report.findings.extend(file_findings);
-    Ok(report)
+    Ok(Some(report))
 }
 
 /// The problems in one LLM execution's context and prompts. An unparsable row column is
@@ -477,82 +528,5 @@ fn is_memory_file_key(key: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::memory::tokens::CounterKind;
-    use chrono::NaiveDate;
-
-    fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {
-        let at = NaiveDate::from_ymd_opt(2026, 1, 1)
-            .unwrap()
-            .and_hms_opt(0, 0, second);
-        StoredMessage::turn(
-            id,
-            "c",
-            parent,
-            format!("question {id}"),
-            format!("answer {id}"),
-            at.unwrap(),
-        )
-    }
-
-    fn settings(budget: i64) -> DoctorSettings {
-        DoctorSettings {
-            counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
-            budget,
-            storage: None,
-        }
-    }
-
-    #[test]
-    fn a_healthy_conversation_has_no_findings() {
-        let rows = [
-            row("a", None, 1),
-            row("b", Some("a"), 2),
-            row("c", Some("b"), 3),
-        ];
-        assert!(
-            check_conversation(&rows, false, &settings(2000), &mut CountCache::default())
-                .is_empty()
-        );
-    }
-
-    #[test]
-    fn issue_39031_is_found() {
-        // Oldest first: A, B←A, X (an unrelated regeneration root), C←B. Newest first the walk
-        // meets X between C and B and stops there.
-        let rows = [
-            row("a", None, 1),
-            row("b", Some("a"), 2),
-            row("x", None, 3),
-            row("c", Some("b"), 4),
-        ];
-        let findings =
-            check_conversation(&rows, false, &settings(2000), &mut CountCache::default());
-        assert_eq!(findings.len(), 1, "{findings:?}");
-        assert!(matches!(
-            &findings[0],
-            Finding::ThreadDivergence {
-                comparison: ThreadComparison::StoppedAtUnrelatedRoot { .. },
-                ..
-            }
-        ));
-        assert!(findings[0].describe().contains("unrelated root"));
-    }
-
-    #[test]
-    fn cycles_and_budgets_are_found() {
-        let rows = [row("a", Some("b"), 1), row("b", Some("a"), 2)];
-        let findings = check_conversation(&rows, false, &settings(5), &mut CountCache::default());
-        let kinds: Vec<_> = findings.iter().map(Finding::kind).collect();
-        assert!(kinds.contains(&"tree_anomaly"), "{kinds:?}");
-        assert!(kinds.contains(&"over_budget"), "{kinds:?}");
-    }
-
-    #[test]
-    fn empty_conversations_have_nothing_to_check() {
-        assert!(
-            check_conversation(&[], false, &settings(0), &mut CountCache::default()).is_empty()
-        );
-    }
-}
+#[path = "doctor_tests.rs"]
+mod tests;

@@ -4,6 +4,7 @@
 //! (see [`sql`]), and each method body is written once and compiled for both pools by
 //! [`on_pool!`].
 
+mod cancel;
 mod casts;
 mod catalog;
 pub mod rows;
@@ -13,6 +14,7 @@ mod error;
 pub mod profile;
 mod sql;
 
+pub use cancel::CancelFlag;
 pub use catalog::Backend;
 pub use error::{StoreError, redact_url};
 pub use profile::{DifySchema, Part, Profile, Source, dashed_id};

@@ -9,7 +9,7 @@ use futures_util::TryStreamExt;
 use sqlx::FromRow;
 
 use super::sql::dialect_text;
-use super::{DbPool, Store, StoreError, sqlite_scan};
+use super::{CancelFlag, DbPool, Store, StoreError, sqlite_scan};
 use crate::memory::model::{MessageFile, StoredMessage};
 
 /// The columns of a [`StoredMessage`], uuid columns read as text (a literal so `concat!` can
@@ -581,6 +581,19 @@ impl Store {
     /// come out exactly as [`Store::for_each_conversation_via_sqlx`] gives them.
     pub async fn for_each_conversation(
         &self,
+        visit: impl FnMut(Vec<StoredMessage>),
+        bad_row: impl FnMut(BadRow),
+    ) -> Result<(), StoreError> {
+        self.for_each_conversation_until(&CancelFlag::default(), visit, bad_row)
+            .await
+    }
+
+    /// [`Store::for_each_conversation`] until `stop` is cancelled: from then on no conversation
+    /// is handed over and the scan ends at its next row (on SQLite, the scan thread has stopped
+    /// when this returns). Returns `Ok` either way; `stop` says which it was.
+    pub async fn for_each_conversation_until(
+        &self,
+        stop: &CancelFlag,
         mut visit: impl FnMut(Vec<StoredMessage>),
         mut bad_row: impl FnMut(BadRow),
     ) -> Result<(), StoreError> {
@@ -592,16 +605,22 @@ impl Store {
             let decode = |raw: &sqlx::sqlite::SqliteRow| {
                 sqlite_scan::decode_row::<MessageRecord>(raw, "messages")
             };
-            match sqlite_scan::for_each_conversation(pool, sql, decode, &mut visit, &mut bad_row)
-                .await
-            {
+            let scan = sqlite_scan::for_each_conversation(
+                pool,
+                sql,
+                decode,
+                stop,
+                &mut visit,
+                &mut bad_row,
+            );
+            match scan.await {
                 Ok(()) => return Ok(()),
                 // A table without `rowid`: the row-by-row scan reads it.
                 Err(sqlite_scan::Unavailable::Prepare) => {}
                 Err(sqlite_scan::Unavailable::Sqlx(error)) => return Err(self.query_failed(error)),
             }
         }
-        self.for_each_conversation_via_sqlx(visit, bad_row).await
+        self.conversations_via_sqlx(stop, visit, bad_row).await
     }
 
     /// [`Store::for_each_conversation`] through sqlx's row stream on every backend: what
@@ -609,6 +628,16 @@ impl Store {
     /// and the reference the SQLite scan is tested against.
     pub async fn for_each_conversation_via_sqlx(
         &self,
+        visit: impl FnMut(Vec<StoredMessage>),
+        bad_row: impl FnMut(BadRow),
+    ) -> Result<(), StoreError> {
+        self.conversations_via_sqlx(&CancelFlag::default(), visit, bad_row)
+            .await
+    }
+
+    async fn conversations_via_sqlx(
+        &self,
+        stop: &CancelFlag,
         mut visit: impl FnMut(Vec<StoredMessage>),
         bad_row: impl FnMut(BadRow),
     ) -> Result<(), StoreError> {
@@ -622,9 +651,9 @@ impl Store {
             }
             current.push(record.into());
         };
-        self.scan_rows(EVERY_MESSAGE_SQL, "messages", &mut on_record, bad_row)
+        self.scan_rows_until(stop, EVERY_MESSAGE_SQL, "messages", &mut on_record, bad_row)
             .await?;
-        if !current.is_empty() {
+        if !current.is_empty() && !stop.is_cancelled() {
             visit(current);
         }
         Ok(())
@@ -633,22 +662,33 @@ impl Store {
     /// Streams the rows of `postgres_sql` decoded as `R`, one at a time. A row that does not
     /// decode goes to `bad_row` with its id (the `id` column) and the scan goes on: one bad row
     /// never hides the rest of a table. `table` names the rows in reports.
-    pub(super) async fn scan_rows<R>(
+    pub(super) async fn scan_rows<R: ScannedRow>(
         &self,
+        postgres_sql: &'static str,
+        table: &'static str,
+        row: impl FnMut(R),
+        bad_row: impl FnMut(BadRow),
+    ) -> Result<(), StoreError> {
+        let never = CancelFlag::default();
+        self.scan_rows_until(&never, postgres_sql, table, row, bad_row)
+            .await
+    }
+
+    /// [`Store::scan_rows`] until `stop` is cancelled: the stream is dropped at the next row.
+    async fn scan_rows_until<R: ScannedRow>(
+        &self,
+        stop: &CancelFlag,
         postgres_sql: &'static str,
         table: &'static str,
         mut row: impl FnMut(R),
         mut bad_row: impl FnMut(BadRow),
-    ) -> Result<(), StoreError>
-    where
-        R: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
-            + for<'r> FromRow<'r, sqlx::postgres::PgRow>
-            + Send
-            + Unpin,
-    {
+    ) -> Result<(), StoreError> {
         on_pool!(self.pool, postgres_sql, |pool, sql| {
             let mut rows = sqlx::query(sql).fetch(pool);
             while let Some(raw) = rows.try_next().await.map_err(|e| self.query_failed(e))? {
+                if stop.is_cancelled() {
+                    break;
+                }
                 match R::from_row(&raw) {
                     Ok(record) => row(record),
                     Err(error) => bad_row(BadRow {
@@ -718,6 +758,23 @@ impl Store {
         }
         Ok(counts)
     }
+}
+
+/// A row type [`Store::scan_rows`] decodes from either pool.
+pub(super) trait ScannedRow:
+    for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
+    + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+    + Send
+    + Unpin
+{
+}
+
+impl<R> ScannedRow for R where
+    R: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
+        + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+        + Send
+        + Unpin
+{
 }
 
 /// The `id` column of a row that did not decode, as far as it reads.

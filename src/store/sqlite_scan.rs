@@ -10,6 +10,10 @@
 //! is UTF-8, integers, `YYYY-MM-DD HH:MM:SS[.f]` timestamps) and reads any other row again
 //! through sqlx, on the same connection, so a row sqlx cannot read is reported with sqlx's own
 //! error and an unusual but readable value gets sqlx's own interpretation.
+//!
+//! A cancelled scan stops on both sides: the thread checks the flag before each step, and the
+//! caller hands no further conversation over and drops the channel (a thread blocked on a full
+//! channel then wakes up and ends).
 
 use std::borrow::Cow;
 use std::ffi::{CStr, c_int};
@@ -22,7 +26,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Sqlite, SqlitePool};
 use tokio::sync::mpsc;
 
-use super::BadRow;
+use super::{BadRow, CancelFlag};
 use crate::memory::model::StoredMessage;
 
 /// Rows per hand-over: large enough that the threads rarely wait on each other, small enough
@@ -55,10 +59,13 @@ pub(super) enum Unavailable {
 
 /// Scans every message in `sql.scan` order, calling `visit` once per conversation (oldest
 /// first) and `bad_row` for each row sqlx cannot read. `decode` is sqlx's decoding of one row.
+/// Once `stop` is cancelled nothing more is handed over, and the scan thread has ended when
+/// this returns.
 pub(super) async fn for_each_conversation<R, V, B>(
     pool: &SqlitePool,
     sql: ScanSql,
     decode: fn(&SqliteRow) -> Result<R, BadRow>,
+    stop: &CancelFlag,
     visit: &mut V,
     bad_row: &mut B,
 ) -> Result<(), Unavailable>
@@ -71,15 +78,25 @@ where
     let connection = pool.acquire().await.map_err(Unavailable::Sqlx)?;
     let (sender, mut receiver) = mpsc::channel(CHUNKS_IN_FLIGHT);
     let runtime = tokio::runtime::Handle::current();
+    let thread_stop = stop.clone();
     let scan = tokio::task::spawn_blocking(move || {
-        scan_blocking(connection, &runtime, &sql, decode, &sender)
+        scan_blocking(connection, &runtime, &sql, decode, &thread_stop, &sender)
     });
-    while let Some(event) = receiver.recv().await {
+    'receive: while let Some(event) = receiver.recv().await {
         match event {
-            Event::Conversations(conversations) => conversations.into_iter().for_each(&mut *visit),
+            Event::Conversations(conversations) => {
+                for conversation in conversations {
+                    if stop.is_cancelled() {
+                        break 'receive;
+                    }
+                    visit(conversation);
+                }
+            }
             Event::Unreadable(bad) => bad_row(bad),
         }
     }
+    // The thread ends at its next step (cancelled) or hand-over (nobody receives).
+    drop(receiver);
     match scan.await {
         Ok(Ok(())) => Ok(()),
         // Nothing was handed over yet: preparing is the scan's first step.
@@ -134,6 +151,7 @@ fn scan_blocking<R>(
     runtime: &tokio::runtime::Handle,
     sql: &ScanSql,
     decode: fn(&SqliteRow) -> Result<R, BadRow>,
+    stop: &CancelFlag,
     sender: &mpsc::Sender<Event>,
 ) -> Result<(), ScanFailure>
 where
@@ -146,6 +164,9 @@ where
     let statement = prepare(db, &sql.scan).ok_or(ScanFailure::Prepare)?;
     let mut batch = Batcher::new(sender);
     loop {
+        if stop.is_cancelled() {
+            return Ok(());
+        }
         // SAFETY: the statement belongs to `db`, which this thread has locked.
         let code = unsafe { ffi::sqlite3_step(statement.0.as_ptr()) };
         match code {

@@ -17,11 +17,10 @@ mod ingest;
 mod langflow;
 pub mod watch;
 
+pub use crate::store::CancelFlag;
 pub use config::{MbOverrides, MbSettings, syncer_from_config};
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -109,20 +108,6 @@ impl From<KbError> for SyncError {
 pub enum Trigger {
     Manual,
     Automatic,
-}
-
-/// Stops an in-process job at its next check (between batches).
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::SeqCst);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
-    }
 }
 
 /// Where a job is, for progress gauges.

@@ -65,11 +65,12 @@ pub enum Action {
     FocusBudget,
     ShowWarnings,
     Details,
+    Doctor,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 58] = [
+    pub const ALL: [Action; 59] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -128,6 +129,7 @@ impl Action {
         Action::FocusBudget,
         Action::ShowWarnings,
         Action::Details,
+        Action::Doctor,
     ];
 
     /// Whether a global binding of this action still applies inside a popup: moving, closing
@@ -207,6 +209,7 @@ impl Action {
             Action::FocusBudget => "budget rows: scroll / leave",
             Action::ShowWarnings => "warnings and the last message, whole",
             Action::Details => "the selected row whole",
+            Action::Doctor => "doctor: scan the database for problems",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! drops any result whose generation is not the latest, so the latest request wins.
 
 mod chat_memories;
+mod doctor;
 mod memory_bases;
 mod slot;
 
@@ -39,6 +40,7 @@ pub struct JobRunner {
     events: UnboundedSender<JobEvent>,
     running: [Option<JoinHandle<()>>; SLOTS],
     memory_bases: memory_bases::MbRunner,
+    doctor: doctor::DoctorRunner,
     /// Writes trim summaries (`[summarizer]` of the config).
     summarizer: Arc<Summarizer>,
 }
@@ -53,6 +55,7 @@ impl JobRunner {
         let store = Arc::new(store);
         JobRunner {
             memory_bases: memory_bases::MbRunner::new(store.clone(), syncers, events.clone()),
+            doctor: doctor::DoctorRunner::new(store.clone(), storage.clone(), events.clone()),
             store,
             storage,
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
@@ -79,6 +82,7 @@ impl JobRunner {
     /// Stops the watcher and running syncs, giving them a moment to roll back.
     pub async fn shutdown(&mut self) {
         self.memory_bases.shutdown().await;
+        self.doctor.cancel();
         for task in self.running.iter_mut().filter_map(Option::take) {
             task.abort();
         }
@@ -87,6 +91,7 @@ impl JobRunner {
     pub fn run(&mut self, effect: Effect) {
         let effect = match effect {
             Effect::MemoryBases(effect) => return self.memory_bases.run(effect),
+            Effect::Doctor(effect) => return self.doctor.run(effect),
             effect => effect,
         };
         let store = self.store.clone();
@@ -267,7 +272,9 @@ impl JobRunner {
                     let _ = events.send(JobEvent::Timeline { generation, result });
                 }),
             ),
-            Effect::MemoryBases(_) => unreachable!("run by the memory-base runner above"),
+            Effect::MemoryBases(_) | Effect::Doctor(_) => {
+                unreachable!("run by their own runners above")
+            }
         };
         if let Some(previous) = self.running[slot as usize].replace(task) {
             previous.abort();

@@ -36,6 +36,8 @@ pub enum KeyContext {
     Help,
     /// A value shown whole (enter on a message, ! for the warnings).
     Detail,
+    /// The doctor view: its scan, then its findings.
+    Doctor,
 }
 
 impl KeyContext {
@@ -53,6 +55,7 @@ impl KeyContext {
             KeyContext::Form => "Form",
             KeyContext::Help => "Help",
             KeyContext::Detail => "Detail popup",
+            KeyContext::Doctor => "Doctor",
         }
     }
 
@@ -333,14 +336,14 @@ impl Keymap {
     fn grouped_where(
         &self,
         context: KeyContext,
-        keep: impl Fn(Action) -> bool,
+        keep: impl Fn(&Binding) -> bool,
     ) -> Vec<(String, &str)> {
         let mut groups: Vec<(String, &str)> = Vec::new();
         let mut last_action = None;
         for binding in self
             .bindings
             .iter()
-            .filter(|b| b.context == context && keep(b.action))
+            .filter(|b| b.context == context && keep(b))
         {
             if last_action == Some(binding.action) {
                 if let Some((keys, _)) = groups.last_mut() {
@@ -382,10 +385,16 @@ impl Keymap {
             .filter(|b| b.context == context)
             .map(|b| b.action)
             .collect();
-        // One key each, the shortest: the bar is for reminders, the help for every key.
+        // One key each, the shortest, never one the context binds to something else: the bar
+        // is for reminders, the help for every key.
+        let shadowed = |key: KeyChord| {
+            self.bindings
+                .iter()
+                .any(|b| b.context == context && b.key == key)
+        };
         let globals = self
-            .grouped_where(KeyContext::Global, |action| {
-                wanted(action) && !own.contains(&action)
+            .grouped_where(KeyContext::Global, |binding| {
+                wanted(binding.action) && !own.contains(&binding.action) && !shadowed(binding.key)
             })
             .into_iter()
             .map(|(keys, desc)| {

@@ -83,12 +83,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         storage: Some(context.storage()?),
     };
     let report = if std::io::stderr().is_terminal() {
-        let total = store
-            .table_counts()
-            .await?
-            .iter()
-            .find(|count| count.table == "messages")
-            .map_or(0, |count| count.rows.max(0) as u64);
+        let total = crate::inspect::doctor::messages_to_scan(&store).await?;
         let mut bar = ProgressLine::new(total);
         let report =
             crate::inspect::doctor::run_with_progress(&store, &settings, |n| bar.show(n)).await;

@@ -320,6 +320,8 @@ pub struct JobsState {
     /// The clock of the last report: elapsed times are measured against it.
     pub now: Option<DateTime<Utc>>,
     pub generation: u64,
+    /// The doctor's latest scan, listed with the sync jobs.
+    pub doctor: Option<JobLine>,
 }
 
 impl JobsState {
@@ -367,6 +369,7 @@ impl JobsState {
                 tracked: Some(job.clone()),
             });
         }
+        lines.extend(self.doctor.clone());
         lines.sort_by(|a, b| {
             b.is_running()
                 .cmp(&a.is_running())

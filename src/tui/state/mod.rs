@@ -8,6 +8,7 @@ use super::keymap::{KeyContext, Keymap};
 
 mod budget;
 pub mod chat_memories;
+pub mod doctor;
 mod conversation;
 pub mod form;
 mod list;
@@ -29,6 +30,7 @@ pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::inspect::budget::BudgetView;
 use chat_memories::ChatMemoriesState;
+use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use trim::{SummarizerInfo, TrimState};
 
@@ -73,6 +75,8 @@ pub struct AppState {
     /// Tabs whose part this database does not hold, with the reason shown in their place.
     pub missing_tabs: Vec<(Tab, String)>,
     pub budget_panel: BudgetPanelState,
+    /// The doctor view's scan, from its start until the view is closed.
+    pub doctor: Option<DoctorState>,
 }
 
 impl AppState {
@@ -102,6 +106,7 @@ impl AppState {
             summarizer: SummarizerInfo::default(),
             missing_tabs: Vec::new(),
             budget_panel: BudgetPanelState::default(),
+            doctor: None,
         }
     }
 
@@ -143,6 +148,7 @@ impl AppState {
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,
             Screen::MemoryBases => KeyContext::MemoryBases,
+            Screen::Doctor => KeyContext::Doctor,
         }
     }
 

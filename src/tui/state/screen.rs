@@ -10,12 +10,14 @@ pub enum Screen {
     Conversation,
     ChatMemories,
     MemoryBases,
+    /// The doctor's scan of the whole database, opened from the conversation list.
+    Doctor,
 }
 
 impl Screen {
     pub fn tab(self) -> Tab {
         match self {
-            Screen::Conversations | Screen::Conversation => Tab::Conversations,
+            Screen::Conversations | Screen::Conversation | Screen::Doctor => Tab::Conversations,
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }

@@ -6,6 +6,7 @@ mod chat_memories;
 mod common;
 mod conversation;
 mod conversations;
+mod doctor;
 mod jobs;
 mod memory_bases;
 mod nodes;
@@ -35,6 +36,7 @@ fn component(screen: Screen) -> &'static dyn Component {
         Screen::Conversation => &conversation::ConversationView,
         Screen::ChatMemories => &chat_memories::ChatMemoriesView,
         Screen::MemoryBases => &memory_bases::MemoryBasesView,
+        Screen::Doctor => &doctor::DoctorView,
     }
 }
 
@@ -121,9 +123,13 @@ fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Line::from(spans), area);
 }
 
-/// Where the conversations tab is below its list: conversation, message, demo, nodes, node.
+/// Where the conversations tab is below its list: the doctor view, or conversation, message,
+/// demo, nodes, node.
 fn breadcrumbs(state: &AppState) -> Vec<String> {
     let mut crumbs = Vec::new();
+    if state.screen == Screen::Doctor {
+        crumbs.push("doctor".to_owned());
+    }
     let Some(conversation) = state
         .conversation
         .as_ref()
@@ -263,6 +269,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     contexts.extend(
         [
             KeyContext::Conversations,
+            KeyContext::Doctor,
             KeyContext::Conversation,
             KeyContext::Nodes,
             KeyContext::ChatMemories,
@@ -298,6 +305,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     entries.push((String::new(), "Commands".to_owned()));
     for command in [
         ":conv ID",
+        ":doctor",
         ":budget N",
         ":model NAME",
         ":counter NAME",

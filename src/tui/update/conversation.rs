@@ -51,6 +51,9 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
         (Action::Back, _) => {
             if conversation.demo.take().is_some() {
                 refresh_thread(state, effects);
+            } else if state.doctor.is_some() {
+                // Opened from a doctor finding: back to the findings.
+                state.screen = Screen::Doctor;
             } else {
                 state.screen = Screen::Conversations;
             }

@@ -58,6 +58,11 @@ fn selected(state: &AppState) -> Option<Detail> {
                     .map(|row| chat_memory(row, memories.tokens.get(&row.id).copied())),
             }
         }
+        Screen::Doctor => state
+            .doctor
+            .as_ref()?
+            .selected_finding()
+            .map(super::doctor::finding_detail),
         Screen::MemoryBases => {
             let tab = &state.memory_bases;
             match tab.focus {

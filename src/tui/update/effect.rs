@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crossterm::event::KeyEvent;
 
 use super::chat_memory_jobs::{MemoryEffect, MemoryJob};
+use super::doctor::{DoctorEffect, DoctorEvent};
 use super::memory_base_jobs::{MbEffect, MbEvent};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
@@ -83,6 +84,8 @@ pub enum Effect {
     MemoryBases(MbEffect),
     /// The chat memories tab and the trim preview.
     ChatMemory(MemoryEffect),
+    /// The doctor view's scan.
+    Doctor(DoctorEffect),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -134,4 +137,5 @@ pub enum JobEvent {
     },
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
+    Doctor(DoctorEvent),
 }

@@ -117,6 +117,7 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
             effects.push(reload_list(state, true));
         }
         Action::Refresh => effects.push(reload_list(state, true)),
+        Action::Doctor => effects.extend(super::doctor::open(state).map(Effect::Doctor)),
         Action::Back if searching_first_page(list) => stop_search(state, effects),
         Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}

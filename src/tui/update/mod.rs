@@ -11,6 +11,7 @@ pub mod chat_memories;
 mod chat_memory_jobs;
 mod conversation;
 mod details;
+pub mod doctor;
 mod effect;
 mod jobs_popup;
 mod list;
@@ -173,9 +174,19 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Screen::Conversation => conversation::conversation_action(state, action, effects),
             Screen::ChatMemories => chat_memories::action(state, action, effects),
             Screen::MemoryBases => memory_bases::action(state, action, effects),
+            Screen::Doctor => doctor_action(state, action, effects),
         },
     }
     true
+}
+
+/// The doctor view's keys, its scan's effects wrapped for the runner.
+fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let mut asked = Vec::new();
+    if let Some(id) = doctor::action(state, action, &mut asked) {
+        conversation::open_conversation(state, id, effects);
+    }
+    effects.extend(asked.into_iter().map(Effect::Doctor));
 }
 
 /// Hands a job's result to the screen it belongs to. `false` when it was stale.
@@ -204,6 +215,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         }
         JobEvent::MemoryBases(event) => memory_base_results::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => chat_memories::on_job(state, job, effects),
+        JobEvent::Doctor(event) => doctor::on_job(state, event),
     }
 }
 
@@ -216,7 +228,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 effects.push(list::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
-            Screen::Conversations => {}
+            Screen::Conversations | Screen::Doctor => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }

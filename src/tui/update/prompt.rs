@@ -65,6 +65,10 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
         ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
+        ("doctor", _) if state.tab_missing(Tab::Conversations).is_some() => {
+            state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
+        }
+        ("doctor", _) => effects.extend(super::doctor::open(state).map(Effect::Doctor)),
         ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => set_budget(state, budget),
             Err(e) => state.message = Some(e),
@@ -74,8 +78,8 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         ("encoding", Some(name)) => settings::set_encoding(state, name, effects),
         _ => {
             state.message = Some(format!(
-                "unknown command :{text} (:conv ID, :budget N, :model NAME, :counter NAME, \
-                 :encoding NAME, :q)"
+                "unknown command :{text} (:conv ID, :doctor, :budget N, :model NAME, \
+                 :counter NAME, :encoding NAME, :q)"
             ))
         }
     }

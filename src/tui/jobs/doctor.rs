@@ -1,0 +1,201 @@
+//! The doctor's scan on a tokio task: one at a time, reporting how far it is several times a
+//! second, and stopped where it is when cancelled.
+//!
+//! Cancelling takes two steps, because the scan of the messages runs where an abort cannot
+//! reach: on SQLite it steps SQLite's C API on a blocking thread. The flag stops that thread
+//! before its next row (and the sqlx stream of PostgreSQL at its next row); aborting the task
+//! stops whichever phase it is in at its next await (the run and node checks, the storage reads).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
+use crate::storage::ObjectStore;
+use crate::store::{CancelFlag, Store};
+use crate::tui::update::JobEvent;
+use crate::tui::update::doctor::{DoctorEffect, DoctorEvent};
+
+/// How often a running scan reports: often enough for the gauge and the elapsed time to move.
+const REPORT_EVERY: Duration = Duration::from_millis(200);
+
+/// Runs the doctor's effects.
+pub struct DoctorRunner {
+    store: Arc<Store>,
+    /// Where Dify's files are, for the checks that read them.
+    storage: ObjectStore,
+    events: UnboundedSender<JobEvent>,
+    running: Option<(JoinHandle<()>, CancelFlag)>,
+}
+
+impl DoctorRunner {
+    pub fn new(
+        store: Arc<Store>,
+        storage: ObjectStore,
+        events: UnboundedSender<JobEvent>,
+    ) -> DoctorRunner {
+        DoctorRunner {
+            store,
+            storage,
+            events,
+            running: None,
+        }
+    }
+
+    pub fn run(&mut self, effect: DoctorEffect) {
+        self.cancel();
+        let DoctorEffect::Start {
+            generation,
+            counter,
+            budget,
+        } = effect
+        else {
+            return;
+        };
+        let settings = DoctorSettings {
+            counter,
+            budget,
+            storage: Some(self.storage.clone()),
+        };
+        let stop = CancelFlag::default();
+        let task = tokio::spawn(scan(
+            self.store.clone(),
+            settings,
+            stop.clone(),
+            self.events.clone(),
+            generation,
+        ));
+        self.running = Some((task, stop));
+    }
+
+    /// Stops the running scan, if any (see the module's comment).
+    pub fn cancel(&mut self) {
+        if let Some((task, stop)) = self.running.take() {
+            stop.cancel();
+            task.abort();
+        }
+    }
+}
+
+/// Counts the messages, scans, and reports the count read so far every [`REPORT_EVERY`].
+async fn scan(
+    store: Arc<Store>,
+    settings: DoctorSettings,
+    stop: CancelFlag,
+    events: UnboundedSender<JobEvent>,
+    generation: u64,
+) {
+    let send = |event| {
+        let _ = events.send(JobEvent::Doctor(event));
+    };
+    let total = match messages_to_scan(&store).await {
+        Ok(total) => total,
+        Err(error) => {
+            let result = Err(failure(error));
+            send(DoctorEvent::Finished {
+                generation,
+                result,
+                at: Utc::now(),
+            });
+            return;
+        }
+    };
+    send(DoctorEvent::Started {
+        generation,
+        total,
+        at: Utc::now(),
+    });
+    let scanned = AtomicU64::new(0);
+    let run = run_until(&store, &settings, &stop, |n| {
+        scanned.store(n, Ordering::Relaxed);
+    });
+    tokio::pin!(run);
+    let mut report_every = tokio::time::interval(REPORT_EVERY);
+    let result = loop {
+        tokio::select! {
+            result = &mut run => break result,
+            _ = report_every.tick() => send(DoctorEvent::Progress {
+                generation,
+                scanned: scanned.load(Ordering::Relaxed),
+                at: Utc::now(),
+            }),
+        }
+    };
+    let result = match result {
+        Ok(Some(report)) => Ok(Box::new(report)),
+        // Cancelled: the view already says where it stopped.
+        Ok(None) => return,
+        Err(error) => Err(failure(error)),
+    };
+    send(DoctorEvent::Finished {
+        generation,
+        result,
+        at: Utc::now(),
+    });
+}
+
+/// Logs a failed scan and turns it into the text the view shows.
+fn failure(error: impl std::fmt::Display) -> String {
+    let text = error.to_string();
+    tracing::warn!(error = %text, "doctor scan failed");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::demo::{BulkGenerator, BulkPlan};
+    use crate::memory::tokens::{CounterKind, TokenCounter};
+    use crate::storage::StorageBackend;
+
+    #[tokio::test]
+    async fn cancelling_ends_the_job_without_a_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("bulk.db").display());
+        let store = Store::init(&url).await.unwrap();
+        let plan = BulkPlan {
+            conversations: 500,
+            rows_per_conversation: 20,
+            conversations_per_batch: 500,
+        };
+        for batch in BulkGenerator::new(7, "tenant", plan) {
+            store.insert_batch(&batch).await.unwrap();
+        }
+        let storage = ObjectStore::open(&StorageBackend::Fs {
+            root: dir.path().join("storage"),
+        })
+        .unwrap();
+        let (events, mut reports) = mpsc::unbounded_channel();
+        let mut runner = DoctorRunner::new(Arc::new(store), storage, events);
+        runner.run(DoctorEffect::Start {
+            generation: 1,
+            counter: TokenCounter::for_model(CounterKind::Raw, "gpt-4o"),
+            budget: 2_000,
+        });
+        // One runtime thread: the scan runs only while this test waits, so it cannot get
+        // further than its start before the cancel.
+        let started = reports.recv().await;
+        assert!(
+            matches!(
+                started,
+                Some(JobEvent::Doctor(DoctorEvent::Started { total: 10_000, .. }))
+            ),
+            "{started:?}"
+        );
+        runner.cancel();
+        drop(runner);
+        // The job's task is gone (its sender with it) and never reported a result.
+        while let Some(event) = reports.recv().await {
+            assert!(
+                matches!(event, JobEvent::Doctor(DoctorEvent::Progress { .. })),
+                "{event:?}"
+            );
+        }
+    }
+}
