@@ -6,7 +6,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
+use super::error::SyncError;
+use super::job::{CancelFlag, SyncOutcome, Trigger};
+use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
 use crate::store::Source;

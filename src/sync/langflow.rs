@@ -15,9 +15,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{
-    CancelFlag, JobProgress, JobReport, Stage, SyncError, SyncOutcome, Syncer, failed_status,
-};
+use super::error::{Refused, SyncError, failed_status};
+use super::job::{CancelFlag, JobProgress, JobReport, Stage, SyncOutcome};
+use super::syncer::Syncer;
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::langflow_store::LangflowChunk;
 use crate::kb::langflow_vectors::{self, LangflowVectors};
@@ -31,19 +31,6 @@ use crate::store::memory_bases::{
 
 /// Chunks embedded and written per batch.
 const BATCH: usize = 256;
-
-/// Why a Langflow sync did not produce an outcome.
-pub(super) enum Refused {
-    /// The session or its knowledge base is busy, or a job with the same dedupe key exists.
-    Busy,
-    Failed(SyncError),
-}
-
-impl<T: Into<SyncError>> From<T> for Refused {
-    fn from(error: T) -> Self {
-        Refused::Failed(error.into())
-    }
-}
 
 /// A chunk's metadata, in the order Langflow writes its keys.
 #[derive(Serialize)]

@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{CancelFlag, JobProgress, SyncError, SyncOutcome, Syncer, Trigger};
+use super::error::SyncError;
+use super::job::{CancelFlag, JobProgress, SyncOutcome, Trigger};
+use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
 
