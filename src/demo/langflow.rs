@@ -12,6 +12,7 @@ use super::chapter::{Chapter, LANGFLOW_STREAM, Setting, Story};
 use super::files::{FileRoot, WriteFileError};
 use super::ids::{DemoRng, base_time, seconds, utc};
 use super::text::{prose, short_answer, short_query};
+use crate::memory::memory_base::kb_name_stem;
 use crate::store::rows::{
     Batch, FlowRow, IngestionRecordRow, JobRow, LfMessageRow, LfUserRow, MemoryBaseRow,
     MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
@@ -240,24 +241,7 @@ fn track(
 
 /// Langflow's `kb_name`: the sanitised name plus eight hex digits.
 fn kb_name(rng: &mut DemoRng, name: &str) -> String {
-    let sanitised: String = name
-        .trim()
-        .to_lowercase()
-        .split(|c: char| c.is_whitespace() || c == '-')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            part.chars()
-                .filter(|c| c.is_alphanumeric() || *c == '_')
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("_");
-    let sanitised = if sanitised.is_empty() {
-        "memory".to_owned()
-    } else {
-        sanitised
-    };
-    format!("{sanitised}_{}", rng.hex8())
+    format!("{}_{}", kb_name_stem(name), rng.hex8())
 }
 
 fn memory_base(
