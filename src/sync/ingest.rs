@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::error::{Refused, SyncError, failed_status};
 use super::job::{CancelFlag, JobProgress, JobReport, Stage, SyncOutcome};
-use super::syncer::Syncer;
+use super::syncer::{Pending, Syncer};
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::kb::store::{ChunkRecord, VectorStore};
@@ -88,17 +88,11 @@ impl<E: Embedder> Syncer<E> {
         let now = Utc::now();
         // We hold the lock: jobs still marked running for this session died with their process.
         store.fail_abandoned_jobs(&base.id, session_id, now).await?;
-        store
-            .ensure_memory_base_session(&base.id, session_id)
-            .await?;
-        // The live cursor, read under the lock: a sync that finished meanwhile moved it.
-        let session = store
-            .memory_base_session(&base.id, session_id)
-            .await?
-            .ok_or_else(|| SyncError::NotFound(base.id.clone()))?;
-        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
-        let cursor = store.cursor_position(&session, &timeline).await?;
-        let messages: Vec<MessagePosition> = timeline.pending(cursor.as_ref()).cloned().collect();
+        let Pending {
+            session,
+            cursor,
+            messages,
+        } = self.pending(base, session_id).await?;
         let Some(until) = messages.last().cloned() else {
             return Ok(SyncOutcome::NothingPending {
                 session_id: session_id.to_owned(),

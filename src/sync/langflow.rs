@@ -140,16 +140,7 @@ impl<E: Embedder> Syncer<E> {
         store.lf_fail_abandoned_jobs(now, Some(&prefix)).await?;
         self.remove_unsuccessful_chunks(root, &row, session_id)
             .await?;
-        store
-            .ensure_memory_base_session(&base.id, session_id)
-            .await?;
-        let session = store
-            .memory_base_session(&base.id, session_id)
-            .await?
-            .ok_or_else(|| SyncError::NotFound(base.id.clone()))?;
-        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
-        let cursor = store.cursor_position(&session, &timeline).await?;
-        let positions: Vec<MessagePosition> = timeline.pending(cursor.as_ref()).cloned().collect();
+        let positions = self.pending(base, session_id).await?.messages;
         if positions.is_empty() {
             return Ok(SyncOutcome::NothingPending {
                 session_id: session_id.to_owned(),

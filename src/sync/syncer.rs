@@ -15,10 +15,11 @@ use crate::kb::embedder::{AnyEmbedder, Embedder};
 use crate::kb::store::{KbLocation, VectorHome, VectorStore};
 use crate::kb::{self, EmbeddingInfo};
 use crate::memory::memory_base::{
-    KbExpectation, Mismatch, is_safe_kb_name, lock_name, mismatches, threshold_reached,
+    KbExpectation, MessagePosition, Mismatch, is_safe_kb_name, lock_name, mismatches,
+    threshold_reached,
 };
 use crate::store::Store;
-use crate::store::memory_bases::{MemoryBaseInfo, SessionLock};
+use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo, SessionLock};
 
 /// How long a SQLite sync lease lasts without renewal. A killed holder blocks the session for
 /// at most this long.
@@ -45,6 +46,15 @@ impl SyncSettings {
             batch_messages: 2000,
         }
     }
+}
+
+/// A session's pending messages, read while its lock is held.
+pub(super) struct Pending {
+    pub(super) session: MemoryBaseSessionInfo,
+    /// Where the session's cursor is in its timeline.
+    pub(super) cursor: Option<MessagePosition>,
+    /// The messages after the cursor, oldest first.
+    pub(super) messages: Vec<MessagePosition>,
 }
 
 /// Runs syncs of one database with one embedder.
@@ -151,6 +161,31 @@ impl<E: Embedder> Syncer<E> {
             model: self.embedder.model().to_owned(),
             dimension: self.embedder.dimension(),
         }
+    }
+
+    /// The session's messages after its live cursor, read under its lock: a sync that finished
+    /// meanwhile moved the cursor. A session without a row gets one first.
+    pub(super) async fn pending(
+        &self,
+        base: &MemoryBaseInfo,
+        session_id: &str,
+    ) -> Result<Pending, SyncError> {
+        let store = &self.store;
+        store
+            .ensure_memory_base_session(&base.id, session_id)
+            .await?;
+        let session = store
+            .memory_base_session(&base.id, session_id)
+            .await?
+            .ok_or_else(|| SyncError::NotFound(base.id.clone()))?;
+        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
+        let cursor = store.cursor_position(&session, &timeline).await?;
+        let messages = timeline.pending(cursor.as_ref()).cloned().collect();
+        Ok(Pending {
+            session,
+            cursor,
+            messages,
+        })
     }
 
     /// Takes a session's lock, waiting up to `wait` for it.
