@@ -314,7 +314,9 @@ pub async fn jobs<E: Embedder>(
     Ok(jobs)
 }
 
-/// The `top_k` chunks of a base's KB nearest to `query`; none when the KB has no store yet.
+/// The `top_k` chunks of a base's KB nearest to `query`; none when the KB has no store yet. On
+/// a Langflow database, the knowledge base Langflow keeps for the base, with the base's own
+/// model.
 pub async fn search<E: Embedder>(
     syncer: &Syncer<E>,
     base: &MemoryBaseInfo,
@@ -323,7 +325,15 @@ pub async fn search<E: Embedder>(
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
     if syncer.store.profile().source == crate::store::Source::Langflow {
-        return search_langflow(syncer, base, query, session_id, top_k).await;
+        syncer.require_embedder(base)?;
+        let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {
+            return Ok(Vec::new());
+        };
+        let Some(vector) = syncer.embedder.embed(&[query.to_owned()]).await?.pop() else {
+            return Ok(Vec::new());
+        };
+        let root = &syncer.settings.langflow_kb_root;
+        return Ok(crate::kb::langflow::search(root, &row, &vector, top_k, session_id).await?);
     }
     let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());
@@ -337,31 +347,6 @@ pub async fn search<E: Embedder>(
     };
     store.close().await;
     Ok(hits?)
-}
-
-/// Search in the knowledge base Langflow keeps for the base, with the base's own model.
-async fn search_langflow<E: Embedder>(
-    syncer: &Syncer<E>,
-    base: &MemoryBaseInfo,
-    query: &str,
-    session_id: Option<&str>,
-    top_k: usize,
-) -> Result<Vec<SearchHit>, SyncError> {
-    if !syncer.embeds_for(base) {
-        return Err(SyncError::WrongEmbedder {
-            base: base.name.clone(),
-            configured: base.embedding_model.clone(),
-            offered: syncer.embedder.model().to_owned(),
-        });
-    }
-    let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {
-        return Ok(Vec::new());
-    };
-    let Some(vector) = syncer.embedder.embed(&[query.to_owned()]).await?.pop() else {
-        return Ok(Vec::new());
-    };
-    let root = &syncer.settings.langflow_kb_root;
-    Ok(crate::kb::langflow::search(root, &row, &vector, top_k, session_id).await?)
 }
 
 #[cfg(test)]

@@ -181,9 +181,18 @@ impl SessionTimeline {
     }
 }
 
-/// Langflow's `kb_name`: the name lowercased, runs of whitespace and `-` turned into `_`, other
-/// non-word characters dropped (`memory` when nothing is left), then `_` and eight hex digits.
+/// Langflow's `kb_name`: [`kb_name_stem`], then `_` and eight hex digits.
 pub fn kb_name(name: &str, suffix: &uuid::Uuid) -> String {
+    format!(
+        "{}_{}",
+        kb_name_stem(name),
+        &suffix.simple().to_string()[..8]
+    )
+}
+
+/// The name part of Langflow's `kb_name`: the name lowercased, runs of whitespace and `-` turned
+/// into `_`, other non-word characters dropped (`memory` when nothing is left).
+pub fn kb_name_stem(name: &str) -> String {
     let stem: String = name
         .trim()
         .to_lowercase()
@@ -197,8 +206,11 @@ pub fn kb_name(name: &str, suffix: &uuid::Uuid) -> String {
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join("_");
-    let stem = if stem.is_empty() { "memory" } else { &stem };
-    format!("{stem}_{}", &suffix.simple().to_string()[..8])
+    if stem.is_empty() {
+        "memory".to_owned()
+    } else {
+        stem
+    }
 }
 
 /// Whether a `kb_name` is safe as one directory name under the user's folder.

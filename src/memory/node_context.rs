@@ -26,4 +26,6 @@ pub use parsed::{NodeMessage, NodeProblem, ParsedMessages};
 pub use turns::{ThreadTurn, thread_turns};
 
 #[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod tests;

@@ -6,9 +6,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{CancelFlag, SyncError, SyncOutcome, Syncer, Trigger};
+use super::error::SyncError;
+use super::job::{SyncOutcome, Trigger};
+use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
+use crate::store::CancelFlag;
 use crate::store::Source;
 use crate::store::langflow::LangflowCapture;
 use crate::store::rows::{

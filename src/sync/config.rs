@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{SyncError, SyncSettings, Syncer};
+use super::error::SyncError;
+use super::syncer::{SyncSettings, Syncer};
 use crate::config::Resolved;
 use crate::kb::embedder::{AnyEmbedder, HASHING_MODEL, HashingEmbedder};
 use crate::kb::openai::{OpenAiConfig, OpenAiEmbedder};
@@ -184,7 +185,7 @@ mod tests {
         assert_eq!(settings.watch_interval, Duration::from_secs(2));
         assert_eq!(settings.kb_root, resolved.kb_root);
         let sync = settings.sync_settings();
-        assert_eq!(sync.lease, super::super::DEFAULT_LEASE);
+        assert_eq!(sync.lease, crate::sync::syncer::DEFAULT_LEASE);
         assert_eq!(sync.batch_messages, 2000);
     }
 

@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::{
-    CancelFlag, JobProgress, JobReport, Stage, SyncError, SyncOutcome, Syncer, failed_status,
-};
+use super::error::{Refused, SyncError, failed_status};
+use super::job::{JobProgress, JobReport, Stage, SyncOutcome};
+use super::syncer::{Pending, Syncer};
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::kb::store::{ChunkRecord, VectorStore};
@@ -17,22 +17,10 @@ use crate::memory::documents::document_text;
 use crate::memory::memory_base::{
     JobArgs, MessagePosition, ThresholdUnit, canonical_id, chunk_id, dedupe_key,
 };
+use crate::store::CancelFlag;
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, MemoryBaseInfo, PendingMessage, SessionLock, job_status,
 };
-
-/// Why a locked sync did not produce an outcome.
-pub(super) enum Locked {
-    /// A job with the same dedupe key is queued, running or done.
-    Duplicate,
-    Failed(SyncError),
-}
-
-impl<T: Into<SyncError>> From<T> for Locked {
-    fn from(error: T) -> Self {
-        Locked::Failed(error.into())
-    }
-}
 
 /// A message's chunks with Langflow's metadata (without embeddings yet).
 pub fn message_chunks(
@@ -80,7 +68,7 @@ impl<E: Embedder> Syncer<E> {
         mut lock: SessionLock,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
-    ) -> Result<SyncOutcome, Locked> {
+    ) -> Result<SyncOutcome, Refused> {
         let result = self
             .create_and_run(base, session_id, &mut lock, progress, cancel)
             .await;
@@ -96,22 +84,16 @@ impl<E: Embedder> Syncer<E> {
         lock: &mut SessionLock,
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
-    ) -> Result<SyncOutcome, Locked> {
+    ) -> Result<SyncOutcome, Refused> {
         let store = &self.store;
         let now = Utc::now();
         // We hold the lock: jobs still marked running for this session died with their process.
         store.fail_abandoned_jobs(&base.id, session_id, now).await?;
-        store
-            .ensure_memory_base_session(&base.id, session_id)
-            .await?;
-        // The live cursor, read under the lock: a sync that finished meanwhile moved it.
-        let session = store
-            .memory_base_session(&base.id, session_id)
-            .await?
-            .ok_or_else(|| super::SyncError::NotFound(base.id.clone()))?;
-        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
-        let cursor = store.cursor_position(&session, &timeline).await?;
-        let messages: Vec<MessagePosition> = timeline.pending(cursor.as_ref()).cloned().collect();
+        let Pending {
+            session,
+            cursor,
+            messages,
+        } = self.pending(base, session_id).await?;
         let Some(until) = messages.last().cloned() else {
             return Ok(SyncOutcome::NothingPending {
                 session_id: session_id.to_owned(),
@@ -149,7 +131,7 @@ impl<E: Embedder> Syncer<E> {
             .await?;
         if let JobCreation::Duplicate { .. } = created {
             store.forget_job_process(&args.job_id).await?;
-            return Err(Locked::Duplicate);
+            return Err(Refused::Busy);
         }
         let scope = Scope {
             args: &args,
@@ -180,7 +162,7 @@ impl<E: Embedder> Syncer<E> {
                     Counts::default(),
                 );
                 rollback?;
-                Err(Locked::Failed(error))
+                Err(Refused::Failed(error))
             }
         }
     }

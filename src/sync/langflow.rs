@@ -15,15 +15,16 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{
-    CancelFlag, JobProgress, JobReport, Stage, SyncError, SyncOutcome, Syncer, failed_status,
-};
+use super::error::{Refused, SyncError, failed_status};
+use super::job::{JobProgress, JobReport, Stage, SyncOutcome};
+use super::syncer::Syncer;
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::langflow_store::LangflowChunk;
 use crate::kb::langflow_vectors::{self, LangflowVectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
 use crate::memory::memory_base::{MessagePosition, dedupe_key};
+use crate::store::CancelFlag;
 use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, LangflowKbRow, MemoryBaseInfo, PendingMessage, job_status,
@@ -31,19 +32,6 @@ use crate::store::memory_bases::{
 
 /// Chunks embedded and written per batch.
 const BATCH: usize = 256;
-
-/// Why a Langflow sync did not produce an outcome.
-pub(super) enum Refused {
-    /// The session or its knowledge base is busy, or a job with the same dedupe key exists.
-    Busy,
-    Failed(SyncError),
-}
-
-impl<T: Into<SyncError>> From<T> for Refused {
-    fn from(error: T) -> Self {
-        Refused::Failed(error.into())
-    }
-}
 
 /// A chunk's metadata, in the order Langflow writes its keys.
 #[derive(Serialize)]
@@ -153,16 +141,7 @@ impl<E: Embedder> Syncer<E> {
         store.lf_fail_abandoned_jobs(now, Some(&prefix)).await?;
         self.remove_unsuccessful_chunks(root, &row, session_id)
             .await?;
-        store
-            .ensure_memory_base_session(&base.id, session_id)
-            .await?;
-        let session = store
-            .memory_base_session(&base.id, session_id)
-            .await?
-            .ok_or_else(|| SyncError::NotFound(base.id.clone()))?;
-        let timeline = store.session_timeline(&base.flow_id, session_id).await?;
-        let cursor = store.cursor_position(&session, &timeline).await?;
-        let positions: Vec<MessagePosition> = timeline.pending(cursor.as_ref()).cloned().collect();
+        let positions = self.pending(base, session_id).await?.messages;
         if positions.is_empty() {
             return Ok(SyncOutcome::NothingPending {
                 session_id: session_id.to_owned(),

@@ -8,9 +8,12 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::{CancelFlag, JobProgress, SyncError, SyncOutcome, Syncer, Trigger};
+use super::error::SyncError;
+use super::job::{JobProgress, SyncOutcome, Trigger};
+use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
+use crate::store::CancelFlag;
 
 /// What one check did for one session.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use crate::cli::Context;
 use crate::cli::args::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
 use crate::cli::commands::trim::{summarizer_from, trim_counter};
+use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;

@@ -3,8 +3,8 @@
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
-use crate::cli::Context;
 use crate::cli::args::ConversationsArgs;
+use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
 use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
 

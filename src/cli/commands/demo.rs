@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::cli::Context;
 use crate::cli::args::DemoArgs;
+use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table, thousands};
 use crate::demo::DemoSummary;

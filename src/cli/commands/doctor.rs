@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::cli::args::DoctorArgs;
+use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit, thousands};
-use crate::cli::{Context, counter_from};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
 use crate::store::Part;
 

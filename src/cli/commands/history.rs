@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 
+use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::HistoryArgs;
-use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit, table, thousands};
-use crate::cli::{Context, counter_from};
+use crate::cli::context::{Context, counter_from};
+use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
@@ -22,14 +23,8 @@ struct Report {
     rows_loaded: usize,
     /// The newest row, dropped as the current request's placeholder.
     popped: Option<String>,
-    counter: String,
-    model: String,
-    max_tokens: i64,
-    tokens_before: u64,
-    tokens_after: u64,
-    /// What the model receives, by the classic formula when the counter is `zero`.
-    sent_tokens: u64,
-    context_window: Option<u64>,
+    #[serde(flatten)]
+    budget: BudgetFigures,
     fits_context: Option<bool>,
     dropped: usize,
     kept: usize,
@@ -45,7 +40,7 @@ fn render(r: &Report) -> String {
     }
     let mut out = deleted_banner(r.deleted).to_owned();
     out += &format!(
-        "conversation {} \"{}\"\nwindow {} rows ({}), {} loaded{}\ncounter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
+        "conversation {} \"{}\"\nwindow {} rows ({}), {} loaded{}\n{}",
         r.conversation_id,
         r.conversation_name,
         r.window,
@@ -54,19 +49,14 @@ fn render(r: &Report) -> String {
         r.popped
             .as_ref()
             .map_or(String::new(), |id| format!(", placeholder {id} popped")),
-        r.counter,
-        thousands(r.max_tokens),
-        thousands(r.tokens_before),
-        thousands(r.tokens_after),
-        r.dropped,
-        r.dropped + r.kept,
+        r.budget.describe(r.dropped, r.dropped + r.kept),
     );
-    if let (Some(window), Some(fits)) = (r.context_window, r.fits_context) {
+    if let (Some(window), Some(fits)) = (r.budget.context_window, r.fits_context) {
         out.push_str(&format!(
             "sent: {} tokens, {} {}'s context window of {}\n",
-            thousands(r.sent_tokens),
+            thousands(r.budget.sent_tokens),
             if fits { "within" } else { "OVER" },
-            r.model,
+            r.budget.model,
             thousands(window)
         ));
     }
@@ -76,39 +66,6 @@ fn render(r: &Report) -> String {
     out.push('\n');
     out.push_str(&budget_table(&r.messages, r.dropped));
     out
-}
-
-/// Messages with their tokens, the tokens of the history from each one on, and the cut line:
-/// how conversation histories and node contexts are printed alike.
-pub(super) fn budget_table(lines: &[BudgetLine], dropped: usize) -> String {
-    let mut rows = Vec::new();
-    for line in lines {
-        if line.index == dropped && dropped > 0 {
-            rows.push(vec![
-                "──".into(),
-                "── cut line: everything above is pruned ──".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-            ]);
-        }
-        rows.push(vec![
-            line.index.to_string(),
-            format!("{} {}", line.role.as_str(), short_id(&line.source_id)),
-            thousands(line.tokens),
-            thousands(line.tokens_from_here),
-            cell(&line.message.content.text(), 60),
-        ]);
-    }
-    table(&["#", "message", "tokens", "from here", "content"], &rows)
-}
-
-/// A UUID's first 8 characters; any other label whole.
-pub(super) fn short_id(id: &str) -> &str {
-    match uuid::Uuid::parse_str(id) {
-        Ok(_) => &id[..8],
-        Err(_) => id,
-    }
 }
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
@@ -164,13 +121,7 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         window_source: loaded.window_source,
         rows_loaded: loaded.rows_newest_first.len(),
         popped: view.history.popped.clone(),
-        counter: view.counter_description.clone(),
-        model: view.model.clone(),
-        max_tokens: view.max_tokens,
-        tokens_before: view.pruned.tokens_before,
-        tokens_after: view.pruned.tokens_after,
-        sent_tokens: view.sent_tokens,
-        context_window: view.context_window,
+        budget: BudgetFigures::of(&view),
         fits_context: view.fits_context(),
         dropped: view.dropped(),
         kept: view.counts.len() - view.dropped(),

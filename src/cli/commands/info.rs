@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::Context;
+use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table, thousands};
 use crate::config::{StorageSource, UrlSource};
 use crate::storage::dify_env::TakenValue;

@@ -14,8 +14,8 @@ mod watch;
 pub use capture::capture;
 pub use watch::watch;
 
-use crate::cli::Context;
 use crate::cli::args::{MbArgs, MbCommand};
+use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table, thousands};
 use crate::inspect::memory_bases::NewBaseRequest;
 use crate::store::memory_bases::MemoryBaseUpdate;

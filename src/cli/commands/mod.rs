@@ -1,5 +1,6 @@
 //! One module per command.
 
+mod budget;
 pub mod chat_memory;
 pub mod conversations;
 pub mod demo;

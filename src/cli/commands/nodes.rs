@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use super::history::{budget_table, short_id};
+use super::budget::{BudgetFigures, budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
+use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit, table, thousands};
-use crate::cli::{Context, counter_from};
 use crate::inspect::budget::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
@@ -48,8 +48,6 @@ async fn thread(
     )
     .await?)
 }
-
-/// A UUID's first 8 characters; other labels (`context[3]`) whole.
 
 #[derive(Serialize)]
 struct NodeRow {
@@ -178,13 +176,8 @@ struct ContextReport {
     /// Per-item problems: the rest of the context still shows.
     problems: Vec<NodeProblem>,
     missing_runs: Vec<String>,
-    counter: String,
-    model: String,
-    max_tokens: i64,
-    tokens_before: u64,
-    tokens_after: u64,
-    sent_tokens: u64,
-    context_window: Option<u64>,
+    #[serde(flatten)]
+    budget: BudgetFigures,
     dropped: usize,
     warnings: Vec<String>,
     messages: Vec<BudgetLine>,
@@ -223,15 +216,7 @@ fn render_context(r: &ContextReport) -> String {
             r.missing_runs.len()
         ));
     }
-    out.push_str(&format!(
-        "counter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
-        r.counter,
-        thousands(r.max_tokens),
-        thousands(r.tokens_before),
-        thousands(r.tokens_after),
-        r.dropped,
-        r.messages.len()
-    ));
+    out.push_str(&r.budget.describe(r.dropped, r.messages.len()));
     for warning in &r.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
@@ -328,13 +313,7 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
         empty: view.context.empty.clone(),
         problems: view.context.problems.clone(),
         missing_runs: view.context.missing_runs.clone(),
-        counter: budget.counter_description.clone(),
-        model: budget.model.clone(),
-        max_tokens: budget.max_tokens,
-        tokens_before: budget.pruned.tokens_before,
-        tokens_after: budget.pruned.tokens_after,
-        sent_tokens: budget.sent_tokens,
-        context_window: budget.context_window,
+        budget: BudgetFigures::of(budget),
         dropped: budget.dropped(),
         warnings: budget.warnings(),
         messages: budget.lines(),

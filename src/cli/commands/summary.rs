@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::cli::Context;
+use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
 use crate::store::{ConversationFilter, Part};
 

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::cli::Context;
 use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
+use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit};
 use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,

@@ -11,8 +11,8 @@ use serde::de::{Error as _, SeqAccess, Visitor};
 use serde_json::Value;
 
 use crate::cli::args::TokensArgs;
+use crate::cli::context::{Context, counter_from, read_input};
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
-use crate::cli::{Context, counter_from, read_input};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::TokenCounter;

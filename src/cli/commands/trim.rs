@@ -4,8 +4,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::cli::Context;
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
+use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
 use crate::config::SummarizerKindConfig;
 use crate::inspect::conversation::load_window;
@@ -90,6 +90,18 @@ pub fn trim_counter(
     )?))
 }
 
+/// The counter `trim`'s flags ask for, and its description.
+fn flags_counter(context: &Context, args: &TrimArgs) -> CliResult<(TrimCounter, String)> {
+    let counter = trim_counter(
+        context,
+        args.counter.as_deref(),
+        args.model.as_deref(),
+        args.encoding.as_deref(),
+    )?;
+    let description = crate::memory::trim::MessageCounter::describe(&counter);
+    Ok((counter, description))
+}
+
 enum Source {
     Messages {
         label: String,
@@ -119,7 +131,7 @@ impl Source {
 
 async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, Option<Store>)> {
     if let Some(path) = &args.input {
-        let text = crate::cli::read_input(path)?;
+        let text = crate::cli::context::read_input(path)?;
         let messages = crate::memory::wire::parse_messages(&text)?;
         let label = format!("messages from {}", path.display());
         return Ok((Source::Messages { label, messages }, None));
@@ -354,13 +366,7 @@ async fn plan_for(
     args: &TrimArgs,
     source: &Source,
 ) -> CliResult<(Report, Option<ChatMemoryPolicy>)> {
-    let counter = trim_counter(
-        context,
-        args.counter.as_deref(),
-        args.model.as_deref(),
-        args.encoding.as_deref(),
-    )?;
-    let description = crate::memory::trim::MessageCounter::describe(&counter);
+    let (counter, description) = flags_counter(context, args)?;
     let mut cache = CountCache::default();
     let session = TrimSession::new(source.messages(), counter, &mut cache);
     if is_langchain(args) {
@@ -457,13 +463,7 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     };
     confirm(yes, "apply changes the chat memory")?;
     let policy = policy_from(context, args, &source)?;
-    let counter = trim_counter(
-        context,
-        args.counter.as_deref(),
-        args.model.as_deref(),
-        args.encoding.as_deref(),
-    )?;
-    let description = crate::memory::trim::MessageCounter::describe(&counter);
+    let (counter, description) = flags_counter(context, args)?;
     let summarizer = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => summarizer,
         None if policy.summarization.enabled => {

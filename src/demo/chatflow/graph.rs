@@ -20,7 +20,7 @@ pub(super) const RESEARCHER: Node = Node {
     node_type: "llm",
     title: "Research",
 };
-/// Keeps node-scoped memory in the seed's `messages` list file.
+/// Keeps node-scoped memory in a `messages` list file.
 pub(super) const WRITER: Node = Node {
     id: "1733817600002",
     node_type: "llm",

@@ -84,8 +84,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::memory::node_context::fixtures::bytes;
     use crate::memory::node_context::outputs::parse_outputs;
-    use crate::memory::node_context::tests::bytes;
 
     #[test]
     fn turns_are_compared_by_text() {

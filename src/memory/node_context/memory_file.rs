@@ -313,7 +313,8 @@ mod tests {
 
     use super::*;
     use crate::memory::model::{Content, ContentPart, Role};
-    use crate::memory::node_context::tests::{bytes, texts, turn};
+    use crate::memory::node_context::fixtures::{bytes, texts};
+    use crate::memory::node_context::turns::turn;
 
     fn turns_file() -> MemoryFile {
         let file = json!({"version": 1, "turns": {

@@ -71,8 +71,8 @@ mod tests {
 
     use super::*;
     use crate::memory::model::{Content, ContentPart, PromptMessage, Role};
+    use crate::memory::node_context::fixtures::{bytes, texts};
     use crate::memory::node_context::parsed::NodeProblem;
-    use crate::memory::node_context::tests::{bytes, texts};
 
     #[test]
     fn design_b_context_reads_roles_parts_tool_calls_and_blanked_files() {

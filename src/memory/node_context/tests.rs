@@ -1,29 +1,11 @@
-//! Fixtures the parts' tests share, and property tests over every parser: any bytes parse,
-//! and every list item either parses or is reported.
+//! Property tests over every parser: any bytes parse, and every list item either parses or is
+//! reported.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::memory::model::Role;
-
-pub(super) fn turn(message_id: &str, run_id: &str) -> ThreadTurn {
-    ThreadTurn {
-        message_id: message_id.into(),
-        workflow_run_id: run_id.into(),
-    }
-}
-
-pub(super) fn texts(messages: &[NodeMessage]) -> Vec<(Role, String)> {
-    messages
-        .iter()
-        .map(|m| (m.message.role, m.message.content.text().into_owned()))
-        .collect()
-}
-
-pub(super) fn bytes(value: Value) -> Vec<u8> {
-    value.to_string().into_bytes()
-}
+use crate::memory::node_context::turns::turn;
 
 /// Arbitrary JSON up to a few levels deep, biased towards the keys the parsers look at.
 fn arbitrary_json() -> impl Strategy<Value = Value> {

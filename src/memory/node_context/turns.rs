@@ -39,12 +39,20 @@ pub fn thread_turns(
         .collect()
 }
 
+/// The turn of `message_id` that ran `run_id`, for the parsers' tests.
+#[cfg(test)]
+pub(super) fn turn(message_id: &str, run_id: &str) -> ThreadTurn {
+    ThreadTurn {
+        message_id: message_id.into(),
+        workflow_run_id: run_id.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::NaiveDateTime;
 
     use super::*;
-    use crate::memory::node_context::tests::turn;
 
     fn message(id: &str, parent: Option<&str>, run: Option<&str>, answer: &str) -> StoredMessage {
         let mut message =

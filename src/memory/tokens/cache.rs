@@ -189,7 +189,8 @@ fn content_hash(message: &PromptMessage) -> u64 {
 mod tests {
     use super::*;
     use crate::memory::model::Role;
-    use crate::memory::tokens::{CounterKind, Encoding};
+    use crate::memory::tokens::counter::CounterKind;
+    use crate::memory::tokens::encoding_names::Encoding;
 
     fn thread(n: usize) -> Vec<PromptMessage> {
         (0..n)

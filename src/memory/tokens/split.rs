@@ -91,7 +91,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::memory::tokens::Encoding;
+    use crate::memory::tokens::encoding_names::Encoding;
 
     #[test]
     fn cuts_sit_before_spaces_and_after_newlines_between_words() {

@@ -145,21 +145,10 @@ pub fn trim_messages_counted(
     let kept = match options.strategy {
         Strategy::First => {
             let order: Vec<usize> = (0..messages.len()).collect();
-            let search = Search {
-                messages,
-                counts,
-                counter,
-                overhead,
-                order: &order,
-                reversed: false,
-            };
-            search.run(
+            Search::new(messages, counts, counter, &order, false).run(
                 options.max_tokens,
-                options.allow_partial,
-                options.end_on.as_deref(),
-                &options.text_splitter,
+                options,
                 &mut reasons,
-                Reason::EndOn,
             )
         }
         Strategy::Last => last_max_tokens(messages, counts, options, counter, &mut reasons),
@@ -230,22 +219,8 @@ fn last_max_tokens(
         budget = (budget - i64::try_from(system_tokens).unwrap_or(i64::MAX)).max(0);
     }
     let order: Vec<usize> = (start..end).rev().collect();
-    let search = Search {
-        messages,
-        counts,
-        counter,
-        overhead,
-        order: &order,
-        reversed: true,
-    };
-    let mut kept = search.run(
-        budget,
-        options.allow_partial,
-        options.start_on.as_deref(),
-        &options.text_splitter,
-        reasons,
-        Reason::StartOn,
-    );
+    let mut kept =
+        Search::new(messages, counts, counter, &order, true).run(budget, options, reasons);
     kept.reverse();
     if system.is_some() {
         kept.insert(
@@ -270,7 +245,24 @@ struct Search<'a> {
     reversed: bool,
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    fn new(
+        messages: &'a [PromptMessage],
+        counts: &'a [MessageTokens],
+        counter: &'a dyn MessageCounter,
+        order: &'a [usize],
+        reversed: bool,
+    ) -> Search<'a> {
+        Search {
+            messages,
+            counts,
+            counter,
+            overhead: counter.list_overhead(),
+            order,
+            reversed,
+        }
+    }
+
     /// Tokens of the first `taken` messages of the order plus `extra` after them (in search
     /// order), counted in the list's real order.
     fn count(&self, taken: usize, extra: Option<MessageTokens>) -> i128 {
@@ -288,15 +280,14 @@ impl Search<'_> {
         i128::from(total)
     }
 
-    fn run(
-        &self,
-        max_tokens: i64,
-        allow_partial: bool,
-        end_on: Option<&[Role]>,
-        splitter: &TextSplitter,
-        reasons: &mut [Reason],
-        end_reason: Reason,
-    ) -> Vec<Kept> {
+    /// Keeps what fits in `max_tokens`, then drops the kept messages after the last one of
+    /// the types the search ends on: `end_on`, or `start_on` when it runs reversed.
+    fn run(&self, max_tokens: i64, options: &TrimOptions, reasons: &mut [Reason]) -> Vec<Kept> {
+        let (end_on, end_reason) = if self.reversed {
+            (options.start_on.as_deref(), Reason::StartOn)
+        } else {
+            (options.end_on.as_deref(), Reason::EndOn)
+        };
         let n = self.order.len();
         let max = i128::from(max_tokens);
         let whole = |position: usize| Kept {
@@ -314,8 +305,8 @@ impl Search<'_> {
                 .partition_point(|&k| self.count(k, None) <= max);
             let taken = fits.saturating_sub(1);
             kept = (0..taken).map(whole).collect();
-            if allow_partial && taken < n {
-                kept.extend(self.partial(taken, max, splitter));
+            if options.allow_partial && taken < n {
+                kept.extend(self.partial(taken, max, &options.text_splitter));
             }
         }
         if let Some(end_on) = end_on {

@@ -8,8 +8,8 @@ use super::keymap::{KeyContext, Keymap};
 
 mod budget;
 pub mod chat_memories;
-pub mod doctor;
 mod conversation;
+pub mod doctor;
 pub mod form;
 mod list;
 mod load;

@@ -3,8 +3,8 @@
 
 use super::context::{sync_failed, syncer_for};
 use crate::cli::args::CaptureArgs;
+use crate::cli::context::{Context, read_input};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit};
-use crate::cli::{Context, read_input};
 use crate::inspect::memory_bases as view;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::store::Part;

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::cli::Context;
 use crate::cli::args::SyncArgs;
+use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::kb::embedder::HASHING_MODEL;
 use crate::store::memory_bases::MemoryBaseInfo;

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::context::{mb_settings, sync_failed};
-use crate::cli::Context;
 use crate::cli::args::WatchArgs;
+use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, thousands};
 use crate::inspect::syncers;
 use crate::store::{Part, Store};

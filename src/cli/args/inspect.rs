@@ -1,0 +1,144 @@
+//! The arguments of the commands that read: `conversations`, `thread`, `history`, `tokens`,
+//! `doctor`, `nodes` and `node-context`, and the token-counter flags they share.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Args)]
+pub struct ConversationsArgs {
+    /// Only conversations of this app
+    #[arg(long, value_name = "ID")]
+    pub app: Option<String>,
+    /// Match conversation name, id, app name or message text
+    #[arg(long, value_name = "TEXT")]
+    pub search: Option<String>,
+    /// At most this many rows
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
+    pub limit: u32,
+    /// Continue after this cursor (printed as `next` by the previous page)
+    #[arg(long, value_name = "CURSOR")]
+    pub after: Option<String>,
+    /// List conversations deleted in Dify too, marked deleted (Dify hides them)
+    #[arg(long)]
+    pub include_deleted: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ThreadMode {
+    /// Dify's extraction, as Dify runs it (it can stop early at an unrelated root)
+    Dify,
+    /// Dify's extraction with the parent fix: unrelated roots no longer end the thread
+    Fixed,
+    /// The true tree path from the leaf up to its root
+    Tree,
+}
+
+#[derive(Debug, Args)]
+pub struct ThreadArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// The leaf to follow (default: the newest message)
+    #[arg(long, value_name = "MSG")]
+    pub leaf: Option<String>,
+    /// Which thread to mark
+    #[arg(long, value_enum, default_value_t = ThreadMode::Dify)]
+    pub mode: ThreadMode,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct TokenArgs {
+    /// Model: picks the encoding and the formula's constants (default from config)
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Token counter: openai, plugin, raw or zero (default from config)
+    #[arg(long, value_name = "NAME")]
+    pub counter: Option<String>,
+    /// Encoding override: cl100k_base, o200k_base, p50k_base, r50k_base
+    #[arg(long, value_name = "NAME")]
+    pub encoding: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// max_token_limit (default from config: Dify's 2000)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub max_tokens: Option<i64>,
+    /// message_limit, the memory window (default and 0: the app's window, else 500)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub message_limit: Option<i64>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+    /// Render as get_history_prompt_text does
+    #[arg(long)]
+    pub text: bool,
+    /// With --text: the label of user lines
+    #[arg(long, default_value = "Human", requires = "text")]
+    pub human_prefix: String,
+    /// With --text: the label of assistant lines
+    #[arg(long, default_value = "Assistant", requires = "text")]
+    pub ai_prefix: String,
+}
+
+#[derive(Debug, Args)]
+pub struct TokensArgs {
+    /// JSON file: a list of {role, content (string or parts), name?, tool_calls?, tool_call_id?}; - for stdin
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Report histories over this many tokens (default from config)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub budget: Option<i64>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+    /// Show at most this many findings of each kind (all are counted)
+    #[arg(long, default_value_t = 20)]
+    pub max_per_kind: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct NodesArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// The leaf whose thread counts as "on thread" (default: the newest message)
+    #[arg(long, value_name = "MSG")]
+    pub leaf: Option<String>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NodeSource {
+    /// The node memory file in object storage
+    Files,
+    /// The node output context: outputs["context"] of the thread's last run
+    Outputs,
+    /// What the node actually sent: process_data["prompts"], system prompt included
+    Prompts,
+}
+
+#[derive(Debug, Args)]
+pub struct NodeContextArgs {
+    /// Conversation id
+    pub conversation: String,
+    /// Node id (as `nodes` lists it)
+    pub node: String,
+    /// The leaf to see the context at (default: the newest message)
+    #[arg(long, value_name = "MSG")]
+    pub leaf: Option<String>,
+    /// Which source to show
+    #[arg(long, value_enum, default_value_t = NodeSource::Outputs)]
+    pub source: NodeSource,
+    /// max_token_limit (default from config: Dify's 2000)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub max_tokens: Option<i64>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+}

@@ -1,0 +1,131 @@
+//! The command line, as clap parses it: the global flags and the commands here, each command
+//! group's arguments in its own file (`inspect`: conversations, threads, histories, tokens,
+//! doctor and nodes; `chat_memory`; `trim`; `mb`: memory bases, capture and watch).
+
+mod chat_memory;
+mod inspect;
+mod mb;
+mod trim;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use chat_memory::{
+    ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
+};
+pub use inspect::{
+    ConversationsArgs, DoctorArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs, ThreadArgs,
+    ThreadMode, TokenArgs, TokensArgs,
+};
+pub use mb::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
+pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "memscope",
+    version,
+    about = "Inspect and administer the memory of LLM applications",
+    long_about = "Inspect and administer the memory of LLM applications: conversations and their \
+regeneration threads, what Dify's TokenBufferMemory sends to the model, token budgets and more.\n\n\
+With no command, memscope opens the terminal UI on its embedded demo database (created on \
+first run) or the configured one; press ? in it for every key, q to quit. `memscope info` shows \
+the files and paths in use."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// Database URL (sqlite:///path.db or postgres://…); overrides MEMSCOPE_DATABASE_URL and the config
+    #[arg(long, global = true, value_name = "URL")]
+    pub db: Option<String>,
+    /// Config file to use instead of the user's config.toml
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Dify's docker/.env (or an env dump of its API container): database URL and object storage from Dify's own settings
+    #[arg(long, global = true, value_name = "PATH")]
+    pub dify_env: Option<PathBuf>,
+    /// Allow writes to a database memscope did not create (opened read-only otherwise)
+    #[arg(long, global = true)]
+    pub write: bool,
+    /// Print machine-readable JSON instead of text
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the configuration, paths and database in use
+    Info,
+    /// Create an empty memory database (or bring one up to this binary's schema)
+    Init,
+    /// Fill a database with deterministic demo data
+    Demo(DemoArgs),
+    /// List conversations, most recently active first
+    Conversations(ConversationsArgs),
+    /// Show a conversation's message tree with a thread marked
+    Thread(ThreadArgs),
+    /// Show exactly what TokenBufferMemory would send for a conversation
+    History(HistoryArgs),
+    /// Count tokens of a JSON list of chat messages
+    Tokens(TokensArgs),
+    /// Scan a database for memory problems; exits 1 when it finds any
+    Doctor(DoctorArgs),
+    /// Chat memories (the message lists memory nodes store per chat): list, show, add and delete messages
+    #[command(subcommand)]
+    ChatMemory(ChatMemoryCommand),
+    /// Preview trims on any history, apply them to chat memories, undo the last one
+    #[command(subcommand)]
+    Trim(TrimCommand),
+    /// List the nodes that ran in a chatflow conversation, with their latest context size
+    Nodes(NodesArgs),
+    /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
+    NodeContext(NodeContextArgs),
+    /// Memory bases: list, create, sync into their knowledge base, check, regenerate, search
+    Mb(MbArgs),
+    /// Every knowledge base under the KB root, memory bases marked
+    Kbs,
+    /// Record one flow run's messages (a JSON list) and run the memory-base threshold check
+    Capture(CaptureArgs),
+    /// Sync auto-capture memory bases whenever a session reaches its threshold
+    Watch(WatchArgs),
+    /// Print a shell completion script (source it from the shell's startup file)
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff; `memscope man | man -l -` shows it), or write every command's page
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write memscope.1 and one page per command (memscope-mb-sync.1, …) into this directory
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scale {
+    Small,
+    Large,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// How much data: the story only, or the story plus >= 1,000,000 messages
+    #[arg(long, value_enum, default_value_t = Scale::Small)]
+    pub scale: Scale,
+    /// Random seed: the same seed gives the same data
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+}
