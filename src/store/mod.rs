@@ -62,6 +62,7 @@ macro_rules! on_pool {
     }};
 }
 
+mod bad_row;
 mod chat_memory;
 mod insert;
 pub mod job_processes;
@@ -78,9 +79,10 @@ pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use uploads::MessageUpload;
 
+pub use bad_row::BadRow;
 pub use queries::{
-    BadNodeJson, BadRow, ConversationCursor, ConversationFilter, ConversationInfo,
-    ConversationSummary, DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
+    BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
+    DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
 };
 
 /// How [`Store::open`] may use the database.
@@ -331,6 +333,30 @@ impl Store {
             url: self.url.clone(),
             source,
         }
+    }
+
+    /// Runs `statements` (PostgreSQL syntax, in this database's dialect), each with `value` bound
+    /// as `$1`, in one transaction; returns the rows the last one affected.
+    async fn run_in_one_transaction(
+        &self,
+        statements: &[&'static str],
+        value: &str,
+    ) -> Result<u64, StoreError> {
+        on_pool!(self.pool, |pool| async {
+            let mut tx = pool.begin().await?;
+            let mut last = 0;
+            for &statement in statements {
+                last = sqlx::query(self.sql(statement))
+                    .bind(value)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+            }
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>(last)
+        }
+        .await)
+        .map_err(|e| self.query_failed(e))
     }
 }
 

@@ -22,7 +22,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Sqlite, SqlitePool};
 use tokio::sync::mpsc;
 
-use super::BadRow;
+use super::bad_row::BadRow;
 use crate::memory::model::StoredMessage;
 
 /// Rows per hand-over: large enough that the threads rarely wait on each other, small enough
@@ -416,7 +416,7 @@ where
 {
     R::from_row(raw).map_err(|error| BadRow {
         table,
-        id: super::queries::unreadable_row_id(raw),
+        id: super::bad_row::unreadable_row_id(raw),
         error: error.to_string(),
     })
 }
