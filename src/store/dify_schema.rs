@@ -133,7 +133,7 @@ impl DifySchema {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Backend;
+    use crate::store::catalog::Backend;
     use crate::store::profile::{Dialect, Profile};
 
     const DIFY: &[&str] = &[

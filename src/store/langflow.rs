@@ -11,14 +11,16 @@ use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Encode, Postgres, Sqlite, Type};
 
+use super::error::StoreError;
+use super::handle::Store;
 use super::memory_bases::{
     IngestionCommit, JobCreation, MemoryBaseInfo, RECORD_RUN_SQL, TRACK_SESSION_SQL,
 };
 use super::owners::{OWNER_PREFIX, host_name, process_alive};
 pub use super::owners::{job_owner, session_lock_key};
+use super::pool::DbPool;
 use super::profile::Dialect;
 use super::rows::LfMessageRow;
-use super::{DbPool, Store, StoreError};
 
 /// An instant as the database keeps it: Langflow's SQLite `DATETIME` is naive UTC text with
 /// microseconds (`2026-01-05 09:00:01.000000`); elsewhere a `timestamptz` or RFC 3339 text.

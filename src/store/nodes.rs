@@ -8,8 +8,9 @@ use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
 use super::bad_row::BadRow;
+use super::error::StoreError;
+use super::handle::Store;
 use super::queries::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query};
-use super::{Store, StoreError};
 
 /// One execution as the nodes pane lists it: no JSON columns.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::store::error::StoreError;
-use crate::store::{DbPool, Store};
+use crate::store::handle::Store;
+use crate::store::pool::DbPool;
 
 /// What a finished ingestion commits, all in one transaction.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,8 +6,8 @@ use serde::Serialize;
 use sqlx::FromRow;
 
 use crate::memory::memory_base::compare_ids;
-use crate::store::Store;
 use crate::store::error::StoreError;
+use crate::store::handle::Store;
 use crate::store::profile::dashed_id;
 
 /// Job statuses, as Langflow's `JobStatus` spells them.

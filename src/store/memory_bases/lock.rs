@@ -8,9 +8,10 @@ use sqlx::pool::PoolConnection;
 
 use crate::memory::memory_base::advisory_lock_key;
 use crate::store::error::StoreError;
+use crate::store::handle::Store;
 use crate::store::owners;
+use crate::store::pool::DbPool;
 use crate::store::profile::Source;
-use crate::store::{DbPool, Store};
 
 /// Holds the per-(memory base, session) sync lock until released (or the process dies).
 pub struct SessionLock {

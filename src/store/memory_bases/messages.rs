@@ -6,7 +6,8 @@ use sqlx::FromRow;
 
 use crate::memory::memory_base::{MessagePosition, canonical_id};
 use crate::store::error::StoreError;
-use crate::store::{DbPool, Store};
+use crate::store::handle::Store;
+use crate::store::pool::DbPool;
 
 /// A message to ingest.
 #[derive(Debug, Clone, PartialEq)]

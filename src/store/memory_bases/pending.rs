@@ -9,8 +9,8 @@ use crate::memory::instant::parse_instant;
 use crate::memory::memory_base::{
     MessagePosition, SessionTimeline, ThresholdUnit, TimelineEntry, canonical_id, compare_ids,
 };
-use crate::store::Store;
 use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 /// A recorded flow run no ingestion job has taken yet.
 pub(super) struct UnstampedRun {

@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::FromRow;
 
-use crate::store::Store;
 use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 /// One tracked session of a memory base.
 #[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
@@ -32,13 +32,13 @@ const SESSION_COLUMNS_SQL: &str = "SELECT s.id::text AS id, s.memory_base_id::te
      FROM memory_base_session s";
 
 /// Starts tracking a session, unless it is tracked: `$1` a new id, `$2` the base, `$3` the session.
-pub(in crate::store) const TRACK_SESSION_SQL: &str = "INSERT INTO memory_base_session \
+pub(crate) const TRACK_SESSION_SQL: &str = "INSERT INTO memory_base_session \
      (id, memory_base_id, session_id, total_processed) VALUES ($1::uuid, $2::uuid, $3, 0) \
      ON CONFLICT (memory_base_id, session_id) DO NOTHING";
 
 /// Records a completed flow run of a session once: `$1` a new id, `$2` the base, `$3` the
 /// session, `$4` the run's workflow job, `$5` when it was recorded.
-pub(in crate::store) const RECORD_RUN_SQL: &str = "INSERT INTO memory_base_workflow_run \
+pub(crate) const RECORD_RUN_SQL: &str = "INSERT INTO memory_base_workflow_run \
      (id, memory_base_id, session_id, workflow_job_id, recorded_at) \
      VALUES ($1::uuid, $2::uuid, $3, $4::uuid, $5) \
      ON CONFLICT (memory_base_id, session_id, workflow_job_id) DO NOTHING";

@@ -5,7 +5,8 @@ use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
 use super::ids::{IdMatch, canonical_uuid, id_prefix_pattern};
-use crate::store::{Store, StoreError};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 /// A position in the conversation list: the last row of the previous page.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +119,7 @@ impl Store {
 
     /// `text` as a whole id (not checked: the caller's lookup says whether it exists), else the
     /// ids `prefix_sql` finds for the prefix pattern `$1` (at most [`ID_CANDIDATES`] + 1).
-    pub(in crate::store) async fn resolve_id(
+    pub(crate) async fn resolve_id(
         &self,
         text: &str,
         prefix_sql: &'static str,

@@ -5,21 +5,22 @@ use std::collections::HashSet;
 
 use sqlx::FromRow;
 
-use crate::store::{Store, StoreError};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 /// Ids bound per `IN (…)` query. Shorter lists are padded with their first id, so every query
 /// has one text and one prepared statement.
-pub(in crate::store) const IN_LIST_LEN: usize = 256;
+pub(crate) const IN_LIST_LEN: usize = 256;
 
 /// `prefix` followed by `($1::uuid, …, $N::uuid)` and `suffix`, for [`IN_LIST_LEN`] ids.
-pub(in crate::store) fn in_list_query(prefix: &str, suffix: &str) -> String {
+pub(crate) fn in_list_query(prefix: &str, suffix: &str) -> String {
     let placeholders: Vec<String> = (1..=IN_LIST_LEN).map(|n| format!("${n}::uuid")).collect();
     format!("{prefix}({}){suffix}", placeholders.join(", "))
 }
 
 /// Ids as the database stores them (lowercase, hyphenated), dropping what is not a UUID: no row
 /// can have such an id, and PostgreSQL would reject it in a `::uuid` cast.
-pub(in crate::store) fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+pub(crate) fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut seen = HashSet::new();
     ids.into_iter()
         .filter_map(canonical_uuid)
@@ -27,7 +28,7 @@ pub(in crate::store) fn canonical_uuids<'a>(ids: impl IntoIterator<Item = &'a st
         .collect()
 }
 
-pub(in crate::store) fn canonical_uuid(id: &str) -> Option<String> {
+pub(crate) fn canonical_uuid(id: &str) -> Option<String> {
     uuid::Uuid::parse_str(id)
         .ok()
         .map(|u| u.hyphenated().to_string())
@@ -47,7 +48,7 @@ pub const ID_CANDIDATES: usize = 5;
 
 impl IdMatch {
     /// The match for ids found by a prefix query asking for one more than [`ID_CANDIDATES`].
-    pub(in crate::store) fn from_found(mut ids: Vec<String>) -> IdMatch {
+    pub(crate) fn from_found(mut ids: Vec<String>) -> IdMatch {
         match ids.len() {
             0 => IdMatch::Unknown,
             1 => IdMatch::One(ids.remove(0)),
@@ -60,7 +61,7 @@ impl IdMatch {
 }
 
 /// The `LIKE` pattern for the ids starting with `text`, `None` when no UUID can start so.
-pub(in crate::store) fn id_prefix_pattern(text: &str) -> Option<String> {
+pub(crate) fn id_prefix_pattern(text: &str) -> Option<String> {
     let prefix = text.trim().to_ascii_lowercase();
     let uuid_like = !prefix.is_empty()
         && prefix.len() <= 36
@@ -69,7 +70,7 @@ pub(in crate::store) fn id_prefix_pattern(text: &str) -> Option<String> {
 }
 
 /// A `LIKE` pattern matching `text` literally (with `\` as the escape character).
-pub(in crate::store) fn like_escape(text: &str) -> String {
+pub(crate) fn like_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -82,7 +83,7 @@ pub(in crate::store) fn like_escape(text: &str) -> String {
 
 /// `ids` (at most [`IN_LIST_LEN`]) padded to [`IN_LIST_LEN`] values by repeating the first: a
 /// repeated value does not change an `IN` list's result.
-pub(in crate::store) fn padded(ids: &[String]) -> impl Iterator<Item = &String> {
+pub(crate) fn padded(ids: &[String]) -> impl Iterator<Item = &String> {
     ids.iter()
         .chain(ids.first().into_iter().cycle())
         .take(IN_LIST_LEN)
@@ -92,7 +93,7 @@ impl Store {
     /// The rows of `sql`, an [`in_list_query`] text, for every id of `ids`: one query per
     /// [`IN_LIST_LEN`] ids, the last list [`padded`], with `then` bound after the ids when given.
     /// Rows come in the order of the queries, each query's in its own order.
-    pub(in crate::store) async fn rows_for_ids<R>(
+    pub(crate) async fn rows_for_ids<R>(
         &self,
         sql: &'static str,
         ids: &[String],

@@ -9,7 +9,8 @@ use sqlx::FromRow;
 use super::columns::MessageRecord;
 use super::ids::{canonical_uuid, canonical_uuids, in_list_query};
 use crate::memory::model::{MessageFile, StoredMessage};
-use crate::store::{Store, StoreError};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 static MESSAGE_FILES_SQL: LazyLock<String> = LazyLock::new(|| {
     in_list_query(
@@ -63,7 +64,7 @@ impl From<MessageFileRecord> for MessageFile {
 impl Store {
     /// Dify's history query: the newest `limit` messages of a conversation, newest first;
     /// before regeneration threads only answered ones, as Dify's query then filtered
-    /// ([`crate::store::DifySchema::memory_skips_unanswered`]).
+    /// ([`DifySchema::memory_skips_unanswered`](crate::store::profile::DifySchema::memory_skips_unanswered)).
     /// Deliberate deviation: `id DESC` breaks ties between messages of the same second, where
     /// Dify's order is undefined, so the result is deterministic.
     pub async fn history_messages(

@@ -8,9 +8,11 @@ use sqlx::FromRow;
 use super::columns::MessageRecord;
 use crate::memory::model::StoredMessage;
 use crate::store::bad_row::{BadRow, unreadable_row_id};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
+use crate::store::pool::DbPool;
 use crate::store::sql::dialect_text;
 use crate::store::sqlite_scan;
-use crate::store::{DbPool, Store, StoreError};
 
 /// A message whose `workflow_run_id` names a run that does not exist.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -177,7 +179,7 @@ impl Store {
     /// Streams the rows of `postgres_sql` decoded as `R`, one at a time. A row that does not
     /// decode goes to `bad_row` with its id (the `id` column) and the scan goes on: one bad row
     /// never hides the rest of a table. `table` names the rows in reports.
-    pub(in crate::store) async fn scan_rows<R>(
+    pub(crate) async fn scan_rows<R>(
         &self,
         postgres_sql: &'static str,
         table: &'static str,

@@ -10,7 +10,8 @@ use super::columns::MessageRecord;
 use super::conversations::ConversationInfo;
 use super::ids::{IN_LIST_LEN, canonical_uuids, in_list_query, padded};
 use crate::memory::model::StoredMessage;
-use crate::store::{Store, StoreError};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 static CONVERSATION_INFOS_SQL: LazyLock<String> = LazyLock::new(|| {
     in_list_query(
