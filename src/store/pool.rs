@@ -14,7 +14,7 @@ use sqlx::{ConnectOptions, Connection};
 
 use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
-use super::profile::{self, Catalog, Dialect, DifySchema};
+use super::profile::{Catalog, Dialect, DifySchema};
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 
