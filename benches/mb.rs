@@ -10,8 +10,8 @@ use memscope::kb::embedder::HashingEmbedder;
 use memscope::kb::store::{ChunkRecord, KbLocation, VectorStore};
 use memscope::memory::memory_base::{MessagePosition, ThresholdUnit};
 use memscope::store::Store;
-use memscope::store::memory_bases::{MemoryBaseInfo, NewMemoryBase};
-use memscope::store::rows::{Batch, FlowRow, LfMessageRow, LfUserRow};
+use memscope::store::memory_bases::MemoryBaseInfo;
+use memscope::store::rows::{Batch, FlowRow, LfMessageRow, LfUserRow, MemoryBaseRow};
 use memscope::sync::{CancelFlag, SyncSettings, Syncer, Trigger};
 
 const INGESTED: usize = 100_000;
@@ -88,13 +88,13 @@ async fn database(dir: &std::path::Path, count: usize, sessions: usize) -> (Stor
         store.insert_batch(&batch).await.unwrap();
     }
     store
-        .create_memory_base(&NewMemoryBase {
+        .create_memory_base(&MemoryBaseRow {
             id: uuid(3),
             name: "bench".into(),
             flow_id: uuid(2),
             user_id: uuid(1),
             threshold: 50,
-            unit: ThresholdUnit::Messages,
+            threshold_unit: ThresholdUnit::Messages.as_str().to_owned(),
             auto_capture: true,
             embedding_provider: "memscope".into(),
             embedding_model: "hashing-lexical".into(),

@@ -9,7 +9,8 @@ use chrono::Utc;
 use crate::kb::embedder::Embedder;
 use crate::kb::store::{SearchHit, VectorStore};
 use crate::memory::memory_base::{Mismatch, ThresholdUnit, kb_name, threshold_reached};
-use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo, NewMemoryBase};
+use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
+use crate::store::rows::MemoryBaseRow;
 use crate::store::{Store, StoreError};
 use crate::sync::{MbSettings, SyncError, Syncer};
 
@@ -224,13 +225,13 @@ pub async fn create_base(
     let checked = check_new_base(store, settings, request).await?;
     let id = uuid::Uuid::new_v4().to_string();
     store
-        .create_memory_base(&NewMemoryBase {
+        .create_memory_base(&MemoryBaseRow {
             id: id.clone(),
             name: request.name.clone(),
             flow_id: checked.flow_id,
             user_id: checked.user_id,
             threshold: request.threshold,
-            unit: request.unit,
+            threshold_unit: request.unit.as_str().to_owned(),
             auto_capture: request.auto_capture,
             embedding_provider: checked.embedding_provider,
             embedding_model: checked.embedding_model,

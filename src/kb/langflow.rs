@@ -11,24 +11,11 @@ use std::str::FromStr;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection};
 
+use super::langflow_layout::{POSTGRES_BACKEND, SQLITE_BACKEND, hit, vectors_path};
 use super::langflow_pgvector;
 use super::rows::{SearchHit, VectorStoreError};
 use crate::memory::memory_base::LangflowKb;
 use crate::store::memory_bases::LangflowKbRow;
-
-/// Langflow's default knowledge-base backend.
-pub const SQLITE_BACKEND: &str = "sqlite";
-/// Langflow's pgvector knowledge-base backend.
-pub const POSTGRES_BACKEND: &str = "postgres";
-
-/// Where Langflow's sqlite backend keeps a knowledge base's vectors.
-pub fn vectors_path(root: &Path, row: &LangflowKbRow) -> PathBuf {
-    root.join(SQLITE_BACKEND)
-        .join(&row.user_id)
-        .join(&row.id)
-        .join(row.storage_generation.to_string())
-        .join("vectors.sqlite3")
-}
 
 /// The base's knowledge base as Langflow keeps it: its row, its store and its chunk count.
 pub async fn observe(root: &Path, row: Option<&LangflowKbRow>) -> LangflowKb {
@@ -217,21 +204,6 @@ async fn search_sqlite(
     });
     hits.truncate(top_k);
     Ok(hits)
-}
-
-/// A result with the message and session its metadata names.
-pub(super) fn hit(chunk_id: String, content: String, metadata: &str, distance: f64) -> SearchHit {
-    let metadata: serde_json::Value =
-        serde_json::from_str(metadata).unwrap_or(serde_json::Value::Null);
-    let field = |key: &str| metadata[key].as_str().unwrap_or_default().to_owned();
-    SearchHit {
-        message_id: field("message_id"),
-        session_id: field("session_id"),
-        chunk_id,
-        content,
-        metadata,
-        distance,
-    }
 }
 
 /// The distance metrics of Langflow's sqlite backend, with the score it reports for each.

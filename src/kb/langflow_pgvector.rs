@@ -165,7 +165,7 @@ pub async fn search(
         .map_err(unreadable)?
         .into_iter()
         .map(|(id, document, metadata, distance)| {
-            super::langflow::hit(id, document.unwrap_or_default(), &metadata, distance)
+            super::langflow_layout::hit(id, document.unwrap_or_default(), &metadata, distance)
         })
         .collect())
 }
@@ -300,17 +300,9 @@ impl LangflowPgStore {
 
     /// Writes chunks in one transaction, as Langflow's `_upsert_rows`: a known id is replaced.
     pub async fn upsert(&mut self, chunks: &[LangflowChunk]) -> Result<(), VectorStoreError> {
-        let Some(first) = chunks.first() else {
+        let Some(dimension) = LangflowChunk::dimension_of(chunks, || describe(&self.table))? else {
             return Ok(());
         };
-        let dimension = first.vector.len();
-        if let Some(odd) = chunks.iter().find(|c| c.vector.len() != dimension) {
-            return Err(VectorStoreError::Dimension {
-                store: describe(&self.table),
-                found: odd.vector.len(),
-                expected: dimension,
-            });
-        }
         self.ensure_table(dimension).await?;
         let insert = self.sql(
             "INSERT INTO \"{table}\" (id, embedding, document, cmetadata) \

@@ -14,7 +14,7 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection};
 
-use super::langflow::vectors_path;
+use super::langflow_layout::vectors_path;
 use super::store::VectorStoreError;
 use crate::store::memory_bases::LangflowKbRow;
 
@@ -103,6 +103,28 @@ pub struct LangflowChunk {
     pub job_id: String,
     pub session_id: String,
     pub vector: Vec<f32>,
+}
+
+impl LangflowChunk {
+    /// The dimension every one of `chunks` has, `None` when there are none; a chunk of another
+    /// dimension than the first is an error naming the store (`store`).
+    pub fn dimension_of(
+        chunks: &[LangflowChunk],
+        store: impl FnOnce() -> String,
+    ) -> Result<Option<usize>, VectorStoreError> {
+        let Some(first) = chunks.first() else {
+            return Ok(None);
+        };
+        let dimension = first.vector.len();
+        if let Some(odd) = chunks.iter().find(|c| c.vector.len() != dimension) {
+            return Err(VectorStoreError::Dimension {
+                store: store(),
+                found: odd.vector.len(),
+                expected: dimension,
+            });
+        }
+        Ok(Some(dimension))
+    }
 }
 
 /// What the store holds, for the knowledge-base row's cached figures.
@@ -204,17 +226,11 @@ impl LangflowStore {
     /// Writes chunks in one transaction, as Langflow's `_upsert` does: the header's dimension
     /// set by the first write and checked by every later one, a chunk with a known id replaced.
     pub async fn upsert(&mut self, chunks: &[LangflowChunk]) -> Result<(), VectorStoreError> {
-        let Some(first) = chunks.first() else {
+        let Some(dimension) =
+            LangflowChunk::dimension_of(chunks, || self.path.display().to_string())?
+        else {
             return Ok(());
         };
-        let dimension = first.vector.len();
-        if let Some(odd) = chunks.iter().find(|c| c.vector.len() != dimension) {
-            return Err(VectorStoreError::Dimension {
-                store: self.path.display().to_string(),
-                found: odd.vector.len(),
-                expected: dimension,
-            });
-        }
         let result = async {
             let mut tx = self.connection.begin_with("BEGIN IMMEDIATE").await?;
             let stored: Option<i64> =

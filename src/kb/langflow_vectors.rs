@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use sqlx::postgres::PgConnection;
 use sqlx::{ConnectOptions, Connection};
 
-use super::langflow::{POSTGRES_BACKEND, SQLITE_BACKEND};
+use super::langflow_layout::{POSTGRES_BACKEND, SQLITE_BACKEND};
 use super::langflow_pgvector::LangflowPgStore;
 use super::langflow_store::{
     KbFileLock, LangflowChunk, LangflowStore, StoreFigures, lock_in, lock_kb,

@@ -3,6 +3,7 @@
 
 pub mod embedder;
 pub mod langflow;
+pub mod langflow_layout;
 pub mod langflow_pgvector;
 pub mod langflow_store;
 pub mod langflow_vectors;

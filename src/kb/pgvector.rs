@@ -5,7 +5,7 @@
 //! the schema the extension was installed in, so a `search_path` without it still works.
 //! Search is an exact scan of the KB's rows.
 
-use sqlx::{AssertSqlSafe, PgPool, Row};
+use sqlx::{AssertSqlSafe, PgPool};
 
 use super::rows::{ChunkRecord, Column, HitRow, SearchHit, StoreStats, VectorStoreError};
 
@@ -272,20 +272,15 @@ impl PgVectors {
     }
 
     pub async fn stats(&self) -> Result<StoreStats, VectorStoreError> {
-        let row = sqlx::query(
+        sqlx::query_as::<_, (i64, i64, i64, i64)>(
             "SELECT count(*), count(DISTINCT message_id), coalesce(sum(words), 0)::bigint, \
              coalesce(sum(characters), 0)::bigint FROM memscope_kb_chunk WHERE kb = $1",
         )
         .bind(&self.kb)
         .fetch_one(&self.pool)
         .await
-        .map_err(|e| self.failed(e))?;
-        Ok(StoreStats {
-            chunks: row.get(0),
-            messages: row.get(1),
-            words: row.get(2),
-            characters: row.get(3),
-        })
+        .map(StoreStats::from)
+        .map_err(|e| self.failed(e))
     }
 
     pub async fn chunks_per_message(&self) -> Result<Vec<(String, i64)>, VectorStoreError> {

@@ -106,6 +106,18 @@ pub struct StoreStats {
     pub characters: i64,
 }
 
+impl From<(i64, i64, i64, i64)> for StoreStats {
+    /// A stats query's row: chunks, distinct messages, words and characters, in that order.
+    fn from((chunks, messages, words, characters): (i64, i64, i64, i64)) -> StoreStats {
+        StoreStats {
+            chunks,
+            messages,
+            words,
+            characters,
+        }
+    }
+}
+
 /// The chunk columns a delete can select by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Column {

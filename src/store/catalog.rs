@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sqlx::{PgConnection, SqliteConnection};
 
-use super::StoreError;
+use super::error::StoreError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -10,10 +10,13 @@ use std::sync::LazyLock;
 use chrono::{NaiveDateTime, Utc};
 use sqlx::{AssertSqlSafe, FromRow};
 
+use super::catalog::Backend;
+use super::error::StoreError;
+use super::handle::Store;
 use super::insert::{CHAT_MEMORY_MESSAGES, insert_postgres, insert_sqlite};
+use super::pool::DbPool;
 use super::queries::IdMatch;
 use super::rows::{ChatMemoryMessageRow, ChatMemoryRow};
-use super::{Backend, DbPool, Store, StoreError};
 
 /// One chat memory with its message count.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]

@@ -6,8 +6,10 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use sqlx::{AssertSqlSafe, Postgres, Sqlite, Transaction};
 
+use super::error::StoreError;
+use super::handle::Store;
+use super::pool::DbPool;
 use super::rows::*;
-use super::{Store, StoreError};
 
 /// How to read one column's value from a row. The variant fixes the bound type.
 pub(super) enum Column<R> {
@@ -161,14 +163,14 @@ impl Store {
         let failed = |e| self.query_failed(e);
         // Dropping the transaction on error rolls the whole batch back.
         match &self.pool {
-            super::DbPool::Sqlite(pool, _) => {
+            DbPool::Sqlite(pool, _) => {
                 let mut tx = pool.begin().await.map_err(failed)?;
                 async { insert_all!(insert_sqlite, &mut tx, batch) }
                     .await
                     .map_err(failed)?;
                 tx.commit().await.map_err(failed)
             }
-            super::DbPool::Postgres(pool, _) => {
+            DbPool::Postgres(pool, _) => {
                 let mut tx = pool.begin().await.map_err(failed)?;
                 async { insert_all!(insert_postgres, &mut tx, batch) }
                     .await

@@ -6,9 +6,13 @@
 
 use chrono::{DateTime, Utc};
 
+use super::catalog::Backend;
+use super::error::StoreError;
+use super::handle::Store;
 use super::memory_bases::SessionLock;
 pub use super::owners::{host_name, process_alive};
-use super::{DbPool, Store, StoreError};
+use super::pool::DbPool;
+use super::profile::Source;
 use crate::memory::memory_base::advisory_lock_key;
 
 /// The reason kept for a job whose process stopped without ending it.
@@ -81,7 +85,7 @@ impl Store {
         &self,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
-        if self.profile.source == super::Source::Langflow {
+        if self.profile.source == Source::Langflow {
             // Langflow's own record of liveness: the job's heartbeat.
             return self.lf_fail_abandoned_jobs(now, None).await;
         }
@@ -118,8 +122,8 @@ impl Store {
             let mut tx = pool.begin().await?;
             for job_id in &gone {
                 let ended = sqlx::query(match self.backend() {
-                    super::Backend::Sqlite => super::sql::sqlite_text(FAIL_JOB_SQL),
-                    super::Backend::Postgres => FAIL_JOB_SQL,
+                    Backend::Sqlite => super::sql::sqlite_text(FAIL_JOB_SQL),
+                    Backend::Postgres => FAIL_JOB_SQL,
                 })
                 .bind(job_id)
                 .bind(now)
@@ -128,8 +132,8 @@ impl Store {
                 .rows_affected();
                 if ended == 1 {
                     sqlx::query(match self.backend() {
-                        super::Backend::Sqlite => super::sql::sqlite_text(KEEP_REASON_SQL),
-                        super::Backend::Postgres => KEEP_REASON_SQL,
+                        Backend::Sqlite => super::sql::sqlite_text(KEEP_REASON_SQL),
+                        Backend::Postgres => KEEP_REASON_SQL,
                     })
                     .bind(job_id)
                     .bind(ABANDONED)

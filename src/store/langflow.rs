@@ -11,12 +11,16 @@ use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Encode, Postgres, Sqlite, Type};
 
-use super::memory_bases::{IngestionCommit, JobCreation, MemoryBaseInfo};
+use super::error::StoreError;
+use super::handle::Store;
+use super::memory_bases::{
+    IngestionCommit, JobCreation, MemoryBaseInfo, RECORD_RUN_SQL, TRACK_SESSION_SQL,
+};
 use super::owners::{OWNER_PREFIX, host_name, process_alive};
 pub use super::owners::{job_owner, session_lock_key};
+use super::pool::DbPool;
 use super::profile::Dialect;
 use super::rows::LfMessageRow;
-use super::{DbPool, Store, StoreError};
 
 /// An instant as the database keeps it: Langflow's SQLite `DATETIME` is naive UTC text with
 /// microseconds (`2026-01-05 09:00:01.000000`); elsewhere a `timestamptz` or RFC 3339 text.
@@ -480,18 +484,9 @@ impl Store {
             "DELETE FROM message_ingestion_record WHERE memory_base_id = $1::uuid",
             "DELETE FROM memory_base_preprocessing_output WHERE memory_base_id = $1::uuid",
         ];
-        on_pool!(self.pool, |pool| async {
-            let mut tx = pool.begin().await?;
-            for statement in STATEMENTS {
-                sqlx::query(self.sql(statement))
-                    .bind(memory_base_id)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            tx.commit().await
-        }
-        .await)
-        .map_err(|e| self.query_failed(e))
+        self.run_in_one_transaction(&STATEMENTS, memory_base_id)
+            .await
+            .map(|_| ())
     }
 
     /// Records one captured flow run as Langflow's run endpoint and its memory-base hook do, in
@@ -510,15 +505,8 @@ impl Store {
              is_output) VALUES ($1::uuid, $2, $3, $4, $5, $6, $7::json, $8, $9, $10::json, $11, \
              $12::json, $13::uuid, $14::uuid, $15::uuid, $16)",
         );
-        let session = self.sql(
-            "INSERT INTO memory_base_session (id, memory_base_id, session_id, total_processed) \
-             VALUES ($1::uuid, $2::uuid, $3, 0) ON CONFLICT (memory_base_id, session_id) DO NOTHING",
-        );
-        let run = self.sql(
-            "INSERT INTO memory_base_workflow_run (id, memory_base_id, session_id, \
-             workflow_job_id, recorded_at) VALUES ($1::uuid, $2::uuid, $3, $4::uuid, $5) \
-             ON CONFLICT (memory_base_id, session_id, workflow_job_id) DO NOTHING",
-        );
+        let session = self.sql(TRACK_SESSION_SQL);
+        let run = self.sql(RECORD_RUN_SQL);
         let started = self.stored_time(capture.started);
         let finished = self.stored_time(capture.finished);
         on_pool!(self.pool, |pool| async {
@@ -589,36 +577,5 @@ pub struct LangflowCapture<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_session_lock_key_is_langflows() {
-        // Python: int(hashlib.sha256(b"m:s").hexdigest()[:16], 16) % (2**63 - 1)
-        assert_eq!(session_lock_key("m:s"), 998_997_573_268_126_682);
-    }
-
-    #[test]
-    fn langflows_sqlite_instants_are_naive_with_microseconds() {
-        let at = DateTime::parse_from_rfc3339("2026-01-05T09:00:01.5Z")
-            .unwrap()
-            .with_timezone(&Utc);
-        assert_eq!(StoredTime::naive_text(at), "2026-01-05 09:00:01.500000");
-    }
-
-    #[test]
-    fn stale_or_dead_jobs_are_abandoned_and_fresh_ones_of_others_are_not() {
-        let now = Utc::now();
-        let fresh = heartbeat_metadata("jobs:1:ab", now);
-        let stale = heartbeat_metadata("jobs:1:ab", now - chrono::Duration::seconds(90));
-        assert!(!abandoned(Some(&fresh), now, true));
-        assert!(abandoned(Some(&stale), now, true));
-        // Another owner's job is only judged within the locked session.
-        assert!(!abandoned(Some(&stale), now, false));
-        assert!(abandoned(None, now, true));
-        let ours_stale = heartbeat_metadata(&job_owner(), now - chrono::Duration::seconds(90));
-        assert!(abandoned(Some(&ours_stale), now, false));
-        let ours_fresh = heartbeat_metadata(&job_owner(), now);
-        assert!(!abandoned(Some(&ours_fresh), now, false));
-    }
-}
+#[path = "langflow_tests.rs"]
+mod tests;

@@ -7,8 +7,10 @@
 use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
-use super::queries::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query, padded};
-use super::{Store, StoreError};
+use super::bad_row::BadRow;
+use super::error::StoreError;
+use super::handle::Store;
+use super::queries::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query};
 
 /// One execution as the nodes pane lists it: no JSON columns.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
@@ -147,19 +149,9 @@ impl Store {
         run_ids: &[String],
     ) -> Result<Vec<NodeExecutionBrief>, StoreError> {
         let ids = canonical_uuids(run_ids.iter().map(String::as_str));
-        let mut briefs = Vec::new();
-        for chunk in ids.chunks(IN_LIST_LEN) {
-            let rows: Vec<NodeExecutionBrief> =
-                on_pool!(self.pool, RUN_EXECUTION_BRIEFS_SQL.as_str(), |pool, sql| {
-                    let mut query = sqlx::query_as(sql);
-                    for id in padded(chunk) {
-                        query = query.bind(id);
-                    }
-                    query.fetch_all(pool).await
-                })
-                .map_err(|e| self.query_failed(e))?;
-            briefs.extend(rows);
-        }
+        let mut briefs: Vec<NodeExecutionBrief> = self
+            .rows_for_ids(RUN_EXECUTION_BRIEFS_SQL.as_str(), &ids, None)
+            .await?;
         briefs.sort_by(|a, b| (a.created_at, a.index, &a.id).cmp(&(b.created_at, b.index, &b.id)));
         Ok(briefs)
     }
@@ -192,19 +184,11 @@ impl Store {
         node_id: &str,
     ) -> Result<Vec<NodeExecutionRecord>, StoreError> {
         let ids = canonical_uuids(run_ids.iter().map(String::as_str));
-        let mut records = Vec::new();
-        for chunk in ids.chunks(IN_LIST_LEN) {
-            let rows: Vec<ExecutionRow> =
-                on_pool!(self.pool, RUNS_NODE_EXECUTIONS_SQL.as_str(), |pool, sql| {
-                    let mut query = sqlx::query_as(sql);
-                    for id in padded(chunk) {
-                        query = query.bind(id);
-                    }
-                    query.bind(node_id).fetch_all(pool).await
-                })
-                .map_err(|e| self.query_failed(e))?;
-            records.extend(rows.into_iter().map(NodeExecutionRecord::from));
-        }
+        let rows: Vec<ExecutionRow> = self
+            .rows_for_ids(RUNS_NODE_EXECUTIONS_SQL.as_str(), &ids, Some(node_id))
+            .await?;
+        let mut records: Vec<NodeExecutionRecord> =
+            rows.into_iter().map(NodeExecutionRecord::from).collect();
         records.sort_by(|a, b| (a.created_at, a.index, &a.id).cmp(&(b.created_at, b.index, &b.id)));
         Ok(records)
     }
@@ -214,7 +198,7 @@ impl Store {
     pub async fn for_each_llm_execution(
         &self,
         mut visit: impl FnMut(NodeExecutionRecord),
-        bad_row: impl FnMut(super::queries::BadRow),
+        bad_row: impl FnMut(BadRow),
     ) -> Result<(), StoreError> {
         self.scan_rows(
             LLM_EXECUTIONS_SQL,

@@ -290,7 +290,7 @@ pub fn dashed_id(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Backend;
+    use crate::store::catalog::Backend;
 
     fn catalog(tables: &[&str], meta: &[(&str, &str)]) -> Catalog {
         Catalog {

@@ -22,8 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures_util::TryStreamExt;
 use serde::Serialize;
 
+use super::error::StoreError;
+use super::handle::Store;
+use super::pool::DbPool;
 use super::queries::{ConversationFilter, ConversationSummary, canonical_uuid, like_escape};
-use super::{DbPool, Store, StoreError};
 
 /// The `memscope_meta` key the search migration writes: which index message text has.
 const META_KEY: &str = "message_search";

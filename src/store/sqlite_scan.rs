@@ -26,7 +26,8 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Sqlite, SqlitePool};
 use tokio::sync::mpsc;
 
-use super::{BadRow, CancelFlag};
+use super::bad_row::BadRow;
+use super::cancel::CancelFlag;
 use crate::memory::model::StoredMessage;
 
 /// Rows per hand-over: large enough that the threads rarely wait on each other, small enough
@@ -437,7 +438,7 @@ where
 {
     R::from_row(raw).map_err(|error| BadRow {
         table,
-        id: super::queries::unreadable_row_id(raw),
+        id: super::bad_row::unreadable_row_id(raw),
         error: error.to_string(),
     })
 }

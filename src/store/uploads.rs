@@ -3,7 +3,8 @@
 
 use sqlx::FromRow;
 
-use super::{Store, StoreError};
+use super::error::StoreError;
+use super::handle::Store;
 
 /// A message's file uploaded to Dify's storage.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]

@@ -5,8 +5,8 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use memscope::memory::memory_base::ThresholdUnit;
 use memscope::store::Store;
-use memscope::store::memory_bases::{MemoryBaseInfo, NewMemoryBase};
-use memscope::store::rows::{Batch, FlowRow, JobRow, LfMessageRow, LfUserRow};
+use memscope::store::memory_bases::MemoryBaseInfo;
+use memscope::store::rows::{Batch, FlowRow, JobRow, LfMessageRow, LfUserRow, MemoryBaseRow};
 
 pub const USERNAME: &str = "ada";
 
@@ -42,13 +42,13 @@ pub async fn base(store: &Store, threshold: i64, unit: ThresholdUnit) -> MemoryB
     store.insert_batch(&batch).await.expect("user and flow");
     let base_id = uuid::Uuid::new_v4().to_string();
     store
-        .create_memory_base(&NewMemoryBase {
+        .create_memory_base(&MemoryBaseRow {
             id: base_id.clone(),
             name: "Support memory".into(),
             flow_id: id(FLOW),
             user_id: id(USER),
             threshold,
-            unit,
+            threshold_unit: unit.as_str().to_owned(),
             auto_capture: true,
             embedding_provider: "memscope".into(),
             embedding_model: "hashing-lexical".into(),

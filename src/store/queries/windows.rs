@@ -6,9 +6,12 @@ use std::sync::LazyLock;
 
 use rustc_hash::FxHashMap;
 
-use super::{ConversationInfo, IN_LIST_LEN, MessageRecord, canonical_uuids, in_list_query, padded};
+use super::columns::MessageRecord;
+use super::conversations::ConversationInfo;
+use super::ids::{IN_LIST_LEN, canonical_uuids, in_list_query, padded};
 use crate::memory::model::StoredMessage;
-use crate::store::{Store, StoreError};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
 
 static CONVERSATION_INFOS_SQL: LazyLock<String> = LazyLock::new(|| {
     in_list_query(
@@ -66,19 +69,7 @@ impl Store {
         } else {
             &CONVERSATION_INFOS_WITHOUT_WINDOW_SQL
         };
-        let mut infos = Vec::with_capacity(ids.len());
-        for chunk in ids.chunks(IN_LIST_LEN) {
-            let found: Vec<ConversationInfo> = on_pool!(self.pool, query.as_str(), |pool, sql| {
-                let mut query = sqlx::query_as(sql);
-                for id in padded(chunk) {
-                    query = query.bind(id);
-                }
-                query.fetch_all(pool).await
-            })
-            .map_err(|e| self.query_failed(e))?;
-            infos.extend(found);
-        }
-        Ok(infos)
+        self.rows_for_ids(query.as_str(), &ids, None).await
     }
 
     /// [`Store::history_messages`] of each of `conversation_ids` at once: the newest `limit`

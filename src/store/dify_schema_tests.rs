@@ -1,0 +1,95 @@
+use super::*;
+use crate::store::catalog::Backend;
+use crate::store::profile::{Dialect, Profile};
+
+const DIFY: &[&str] = &[
+    "apps",
+    "conversations",
+    "messages",
+    "workflow_runs",
+    "workflow_node_executions",
+];
+
+fn dify_catalog(messages: &[&str], conversations: &[&str], extra: &[&str]) -> Catalog {
+    let mut catalog = Catalog {
+        tables: [DIFY, extra]
+            .concat()
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
+        ..Catalog::default()
+    };
+    for (table, columns) in [("messages", messages), ("conversations", conversations)] {
+        catalog.columns.insert(
+            table.to_owned(),
+            columns.iter().map(|c| c.to_string()).collect(),
+        );
+    }
+    catalog
+}
+
+#[test]
+fn dify_schema_parts_are_read_from_the_columns_and_tables() {
+    let before_threads = Profile::detect(
+        &dify_catalog(
+            &["id", "agent_based"],
+            &["id", "is_deleted"],
+            &["message_agent_thoughts"],
+        ),
+        Backend::Postgres,
+    )
+    .unwrap();
+    let parts = before_threads.dify;
+    assert!(!parts.regeneration_threads && !parts.offloaded_outputs && !parts.dialogue_count);
+    assert!(parts.deleted_conversations && parts.agent_thoughts);
+    assert!(parts.memory_skips_unanswered());
+    assert_eq!(
+        parts.found(),
+        "deleted conversations marked, agent thoughts"
+    );
+    assert_eq!(before_threads.dialect, Dialect::Postgres(parts));
+
+    let newest = dify_catalog(
+        &["id", "parent_message_id"],
+        &["id", "dialogue_count"],
+        &["workflow_node_execution_offload"],
+    );
+    let parts = Profile::detect(&newest, Backend::Sqlite).unwrap().dify;
+    assert!(parts.regeneration_threads && parts.offloaded_outputs && parts.dialogue_count);
+    assert!(!parts.deleted_conversations && !parts.memory_skips_unanswered());
+    assert_eq!(
+        parts.found(),
+        "regeneration threads, offloaded outputs, dialogue counts"
+    );
+}
+
+#[test]
+fn missing_dify_columns_and_tables_have_stand_ins() {
+    let linear = DifySchema {
+        regeneration_threads: false,
+        offloaded_outputs: false,
+        ..DifySchema::FULL
+    };
+    let sql = "SELECT m.parent_message_id::text AS p FROM messages m \
+               LEFT JOIN workflow_node_execution_offload oo ON oo.node_execution_id = e.id";
+    assert_eq!(
+        Dialect::Postgres(linear).text(sql),
+        "SELECT '00000000-0000-0000-0000-000000000000'::text AS p FROM messages m \
+         LEFT JOIN (SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
+         NULL::uuid AS file_id WHERE false) oo ON oo.node_execution_id = e.id"
+    );
+    assert_eq!(
+        Dialect::Sqlite(linear).text("SELECT m.parent_message_id::text AS p"),
+        "SELECT '00000000-0000-0000-0000-000000000000' AS p"
+    );
+    let undeletable = DifySchema {
+        deleted_conversations: false,
+        ..DifySchema::FULL
+    };
+    assert_eq!(
+        Dialect::Postgres(undeletable).text("WHERE ($7::boolean OR NOT c.is_deleted)"),
+        "WHERE ($7::boolean OR NOT false)"
+    );
+    assert!(Dialect::Postgres(DifySchema::FULL).is_verbatim());
+    assert!(!Dialect::Postgres(undeletable).is_verbatim());
+}
