@@ -8,16 +8,16 @@ use super::memory_base_jobs::{MbEvent, SyncResult};
 use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
 use crate::sync::Stage;
 use crate::tui::state::memory_bases::{Confirm, Dialog, Focus, JOB_ROWS, TrackedJob};
-use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::state::{AppState, LoadStatus, current};
 
 /// Applies a job result. `false` when it was stale.
 pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Effect>) -> bool {
     match event {
         MbEvent::Bases { generation, result } => {
-            let tab = &mut state.memory_bases;
-            if generation != tab.generation {
+            let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| t.generation)
+            else {
                 return false;
-            }
+            };
             match result {
                 Ok(bases) => {
                     let selected_id = tab.selected_base().map(|b| b.base.id.clone());
@@ -39,10 +39,11 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             }
         }
         MbEvent::Sessions { generation, result } => {
-            let tab = &mut state.memory_bases;
-            if generation != tab.sessions_generation {
+            let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| {
+                t.sessions_generation
+            }) else {
                 return false;
-            }
+            };
             match result {
                 Ok(sessions) => {
                     let selected_id = tab.selected_session().map(|s| s.session.session_id.clone());
@@ -60,7 +61,7 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             result,
             now,
         } => {
-            if generation != state.jobs.generation {
+            if current(Some(&mut state.jobs), generation, |j| j.generation).is_none() {
                 return false;
             }
             advance_clock(state, now);
@@ -152,12 +153,8 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             reload_jobs(state, effects);
         }
         MbEvent::Hits { generation, result } => {
-            let Some(search) = state
-                .memory_bases
-                .search
-                .as_mut()
-                .filter(|s| s.generation == generation)
-            else {
+            let search = state.memory_bases.search.as_mut();
+            let Some(search) = current(search, generation, |s| s.generation) else {
                 return false;
             };
             match result {
