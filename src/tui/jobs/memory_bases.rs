@@ -138,23 +138,24 @@ impl MbRunner {
                 reply.send(MbEvent::Hits { generation, result });
             }),
             MbEffect::Sync { base, session } => self.tasks.write(flag, async move {
+                let scope = session.as_deref().map_or(Scope::Base, Scope::Session);
                 let progress = progress_to(reply.clone(), false);
-                let result = sync(
-                    &store,
-                    &config,
-                    &base,
-                    session.as_deref(),
-                    &progress,
-                    &cancel,
-                )
-                .await;
+                let result = sync(&store, &config, &base, scope, &progress, &cancel).await;
                 let base_name = base.name.clone();
                 reply.send(MbEvent::Synced { base_name, result });
             }),
             MbEffect::Regenerate(base) => self.tasks.write(flag, async move {
                 let progress = progress_to(reply.clone(), false);
-                let result = regenerate(&store, &config, &base, &progress, &cancel).await;
+                let result = sync(
+                    &store,
+                    &config,
+                    &base,
+                    Scope::Regenerate,
+                    &progress,
+                    &cancel,
+                );
                 let base_name = base.name.clone();
+                let result = result.await;
                 reply.send(MbEvent::Synced { base_name, result });
             }),
             MbEffect::Update { base, update } => self.tasks.write(flag, async move {
@@ -233,23 +234,6 @@ impl MbRunner {
     }
 }
 
-/// A regenerate: the base's chunks dropped and every session synced again.
-async fn regenerate(
-    store: &Store,
-    config: &MbSettings,
-    base: &MemoryBaseInfo,
-    progress: &UnboundedSender<JobProgress>,
-    cancel: &CancelFlag,
-) -> Result<Vec<SyncResult>, String> {
-    let syncer = config
-        .syncer(store.clone(), &base.embedding_model)
-        .map_err(report)?;
-    match syncer.regenerate(base, Some(progress), cancel).await {
-        Ok(outcomes) => Ok(session_results(outcomes)),
-        Err(error) => Err(report(error)),
-    }
-}
-
 /// What an update changed, as the screen reports it.
 fn describe_update(base: &MemoryBaseInfo, update: &MemoryBaseUpdate) -> String {
     let mut changes = Vec::new();
@@ -291,20 +275,28 @@ async fn delete(
         .map_err(report)
 }
 
-/// A manual sync of one session, or of every session of the base.
+/// What a manual sync covers.
+enum Scope<'a> {
+    Session(&'a str),
+    Base,
+    /// The base's chunks dropped and every session synced again.
+    Regenerate,
+}
+
+/// A manual sync of one session, of every session of the base, or a regenerate.
 async fn sync(
     store: &Store,
     config: &MbSettings,
     base: &MemoryBaseInfo,
-    session: Option<&str>,
+    scope: Scope<'_>,
     progress: &UnboundedSender<JobProgress>,
     cancel: &CancelFlag,
 ) -> Result<Vec<SyncResult>, String> {
     let syncer = config
         .syncer(store.clone(), &base.embedding_model)
         .map_err(report)?;
-    match session {
-        Some(session) => {
+    match scope {
+        Scope::Session(session) => {
             let result = syncer
                 .sync_session(
                     base,
@@ -317,7 +309,11 @@ async fn sync(
                 .await;
             Ok(vec![sync_result(Some(session), result)])
         }
-        None => {
+        Scope::Regenerate => match syncer.regenerate(base, Some(progress), cancel).await {
+            Ok(outcomes) => Ok(session_results(outcomes)),
+            Err(error) => Err(report(error)),
+        },
+        Scope::Base => {
             let outcomes = syncer
                 .sync_base(
                     base,
