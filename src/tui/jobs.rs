@@ -1,6 +1,7 @@
 //! The job runner: carries effects out on tokio tasks and reports every result on one channel.
-//! Each kind of job has a slot; a new request aborts the slot's previous task, and the core
-//! drops any result whose generation is not the latest, so the latest request wins.
+//! Every job starts through [`Tasks`] (`slot.rs`): a load takes its kind's slot and stops the
+//! previous one, a write runs to its end; the core drops any result whose generation is not
+//! the latest, so the latest request wins.
 
 mod chat_memories;
 mod doctor;
