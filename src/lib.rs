@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod format;
 pub mod inspect;
 pub mod kb;
 pub mod memory;

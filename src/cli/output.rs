@@ -247,10 +247,6 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out.join("\n")
 }
 
-/// `1234567` → `1,234,567`: the one number format of human output (JSON keeps plain numbers).
-pub use crate::inspect::thousands;
-
-/// Shortens text to `max` characters for one table cell, on one line.
 /// The line that opens a report on a conversation Dify has deleted; empty for any other.
 pub fn deleted_banner(deleted: bool) -> &'static str {
     if deleted {
@@ -260,38 +256,9 @@ pub fn deleted_banner(deleted: bool) -> &'static str {
     }
 }
 
-pub fn cell(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(-1234567), "-1,234,567");
-    }
-
-    #[test]
-    fn cell_flattens_and_truncates() {
-        assert_eq!(cell("a\nb", 10), "a b");
-        assert_eq!(cell("abcdef", 4), "abc…");
-        assert_eq!(cell("日本語テキスト", 3), "日本…");
-    }
 
     #[test]
     fn table_aligns_numbers_right() {

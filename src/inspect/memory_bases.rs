@@ -96,8 +96,8 @@ impl SessionStatus {
         let counted = ThresholdUnit::parse(self.unit).map_or(self.unit, counted);
         format!(
             "{}/{} {counted}",
-            super::thousands(self.pending),
-            super::thousands(self.threshold)
+            crate::format::thousands(self.pending),
+            crate::format::thousands(self.threshold)
         )
     }
 }

@@ -13,29 +13,6 @@ pub mod trim;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 use crate::store::{ID_CANDIDATES, IdMatch, StoreError};
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: impl Into<i128>) -> String {
-    let n = n.into();
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    if n < 0 { format!("-{out}") } else { out }
-}
-
-/// `word` as `n` of it reads: "message" for 1, "messages" otherwise (regular plurals only).
-pub fn noun(n: u64, word: &str) -> String {
-    if n == 1 {
-        word.to_owned()
-    } else {
-        format!("{word}s")
-    }
-}
-
 /// A typed id prefix that several ids start with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -1,18 +1,18 @@
 //! The job runner: carries effects out on tokio tasks and reports every result on one channel.
-//! Each kind of job has a slot; a new request aborts the slot's previous task, and the core
-//! drops any result whose generation is not the latest, so the latest request wins.
+//! Every job starts through [`Tasks`] (`slot.rs`): a load takes its kind's slot and stops the
+//! previous one, a write runs to its end; the core drops any result whose generation is not
+//! the latest, so the latest request wins.
 
 mod chat_memories;
 mod doctor;
 mod memory_bases;
 mod slot;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
 
-use self::slot::{SLOTS, Slot, report};
+use self::slot::{Reply, Slot, Tasks, report, with_cache};
 use super::state::{Loaded, NodeRow};
 use super::update::{Effect, JobEvent, LoadedNodes};
 use crate::inspect::InspectError;
@@ -27,7 +27,7 @@ use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::storage::ObjectStore;
-use crate::store::Store;
+use crate::store::{ConversationFilter, ConversationSummary, Store};
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 
@@ -37,8 +37,7 @@ pub struct JobRunner {
     /// Where Dify's files are: node memory files and offloaded outputs.
     storage: ObjectStore,
     cache: Arc<Mutex<CountCache>>,
-    events: UnboundedSender<JobEvent>,
-    running: [Option<JoinHandle<()>>; SLOTS],
+    tasks: Tasks,
     memory_bases: memory_bases::MbRunner,
     doctor: doctor::DoctorRunner,
     /// Writes trim summaries (`[summarizer]` of the config).
@@ -59,8 +58,7 @@ impl JobRunner {
             store,
             storage,
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
-            events,
-            running: Default::default(),
+            tasks: Tasks::new(events),
             summarizer: Arc::new(Summarizer::Extractive),
         }
     }
@@ -83,84 +81,44 @@ impl JobRunner {
     pub async fn shutdown(&mut self) {
         self.memory_bases.shutdown().await;
         self.doctor.cancel();
-        for task in self.running.iter_mut().filter_map(Option::take) {
-            task.abort();
-        }
+        self.tasks.shutdown().await;
     }
 
     pub fn run(&mut self, effect: Effect) {
-        let effect = match effect {
-            Effect::MemoryBases(effect) => return self.memory_bases.run(effect),
-            Effect::Doctor(effect) => return self.doctor.run(effect),
-            effect => effect,
-        };
         let store = self.store.clone();
         let cache = self.cache.clone();
-        let events = self.events.clone();
         let storage = self.storage.clone();
-        let (slot, task): (Slot, JoinHandle<()>) = match effect {
-            Effect::LoadList { generation, filter } => (
-                Slot::List,
-                tokio::spawn(async move {
-                    // A scan reports each row as it finds it; an indexed search is quick
-                    // enough to show whole.
-                    let streams = store.search_path(filter.search.as_deref()).is_scan();
-                    let mut rows = Vec::new();
-                    let result = store
-                        .stream_conversations(&filter, |row| {
-                            if streams {
-                                let found = row.clone();
-                                let _ = events.send(JobEvent::ListFound {
-                                    generation,
-                                    row: found,
-                                });
-                            }
-                            rows.push(row);
-                        })
-                        .await
-                        .map(|_| rows)
-                        .map_err(report);
-                    let _ = events.send(JobEvent::List { generation, result });
-                }),
-            ),
-            Effect::StopList => {
-                // Dropping the task's future stops its query (see `store::search`).
-                if let Some(task) = self.running[Slot::List as usize].take() {
-                    task.abort();
-                }
-                return;
+        let reply = self.tasks.reply();
+        match effect {
+            Effect::MemoryBases(effect) => self.memory_bases.run(effect),
+            Effect::Doctor(effect) => self.doctor.run(effect),
+            Effect::ChatMemory(effect) => {
+                let summarizer = self.summarizer.clone();
+                chat_memories::start(&mut self.tasks, store, cache, summarizer, effect)
             }
+            // Dropping the task's future stops its query (see `store::search`).
+            Effect::StopList => self.tasks.stop(Slot::List),
+            Effect::LoadList { generation, filter } => self.tasks.load(Slot::List, async move {
+                let result = list(&store, &reply, generation, &filter).await;
+                reply.send(JobEvent::List { generation, result });
+            }),
             Effect::CountThreads {
                 generation,
                 ids,
                 settings,
                 message_limit,
-            } => (
-                Slot::ThreadTokens,
-                tokio::spawn(count_threads(
-                    store,
-                    cache,
-                    events,
-                    generation,
-                    ids,
-                    settings,
-                    message_limit,
-                )),
-            ),
-            Effect::LoadConversation { generation, id } => (
-                Slot::Conversation,
-                tokio::spawn(async move {
-                    let result = match load_conversation(&store, &id).await {
-                        Ok(conversation) => {
-                            tokio::task::spawn_blocking(move || Arc::new(Loaded::new(conversation)))
-                                .await
-                                .map_err(report)
-                        }
-                        Err(error) => Err(report(error)),
-                    };
-                    let _ = events.send(JobEvent::Conversation { generation, result });
-                }),
-            ),
+            } => self.tasks.load(Slot::ThreadTokens, async move {
+                let counted = count_threads(&store, cache, &ids, settings, message_limit).await;
+                if let Some(tokens) = counted {
+                    reply.send(JobEvent::ThreadTokens { generation, tokens });
+                }
+            }),
+            Effect::LoadConversation { generation, id } => {
+                self.tasks.load(Slot::Conversation, async move {
+                    let result = conversation(&store, &id).await;
+                    reply.send(JobEvent::Conversation { generation, result });
+                })
+            }
             Effect::ComputeBudget {
                 generation,
                 loaded,
@@ -168,118 +126,125 @@ impl JobRunner {
                 mode,
                 window,
                 settings,
-            } => (
-                Slot::Budget,
-                tokio::task::spawn_blocking(move || {
+            } => self.tasks.load(Slot::Budget, async move {
+                let result = with_cache(cache, move |cache| {
                     let rows = loaded.budget_rows(leaf, mode, window);
-                    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                    let view = BudgetView::compute(
-                        &rows,
-                        &loaded.conversation.files,
-                        &settings,
-                        &mut cache,
-                    );
-                    let _ = events.send(JobEvent::Budget {
-                        generation,
-                        result: Ok(Box::new(view)),
-                    });
-                }),
-            ),
-            Effect::PollNewest { id } => (
-                Slot::Poll,
-                tokio::spawn(async move {
-                    match store.history_messages(&id, 1).await {
-                        Ok(rows) => {
-                            let newest = rows.into_iter().next().map(|m| m.id);
-                            let _ = events.send(JobEvent::Newest { id, newest });
-                        }
-                        Err(error) => {
-                            report(error);
-                        }
+                    let files = &loaded.conversation.files;
+                    Box::new(BudgetView::compute(&rows, files, &settings, cache))
+                })
+                .await;
+                reply.send(JobEvent::Budget { generation, result });
+            }),
+            Effect::PollNewest { id } => self.tasks.load(Slot::Poll, async move {
+                match store.history_messages(&id, 1).await {
+                    Ok(rows) => {
+                        let newest = rows.into_iter().next().map(|m| m.id);
+                        reply.send(JobEvent::Newest { id, newest });
                     }
-                }),
-            ),
+                    Err(error) => {
+                        report(error);
+                    }
+                }
+            }),
             Effect::LoadNodes {
                 generation,
                 conversation_id,
                 leaf,
                 settings,
-            } => (
-                Slot::Nodes,
-                tokio::spawn(async move {
-                    let result =
-                        match load_nodes(&store, &storage, &conversation_id, leaf.as_deref()).await
-                        {
-                            Ok((thread, nodes)) => tokio::task::spawn_blocking(move || {
-                                let mut cache =
-                                    cache.lock().unwrap_or_else(PoisonError::into_inner);
-                                let rows = nodes
-                                    .into_iter()
-                                    .map(|(summary, docs)| NodeRow {
-                                        latest: latest_context(&docs, &settings, &mut cache),
-                                        summary,
-                                    })
-                                    .collect();
-                                LoadedNodes { thread, rows }
-                            })
-                            .await
-                            .map_err(report),
-                            Err(error) => Err(report(error)),
-                        };
-                    let _ = events.send(JobEvent::Nodes { generation, result });
-                }),
-            ),
+            } => self.tasks.load(Slot::Nodes, async move {
+                let result = nodes(&store, &storage, cache, &conversation_id, leaf, settings).await;
+                reply.send(JobEvent::Nodes { generation, result });
+            }),
             Effect::LoadNodeContext {
                 generation,
                 thread,
                 node_id,
                 source,
                 settings,
-            } => (
-                Slot::NodeContext,
-                tokio::spawn(async move {
-                    let result = match load_node_sources(&store, &storage, &thread, &node_id).await
-                    {
-                        Ok(sources) => tokio::task::spawn_blocking(move || {
+            } => self.tasks.load(Slot::NodeContext, async move {
+                let result = match load_node_sources(&store, &storage, &thread, &node_id).await {
+                    Ok(sources) => {
+                        with_cache(cache, move |cache| {
                             let context = node_context(&thread, &sources, source);
-                            let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                            Box::new(NodeContextView::compute(context, &settings, &mut cache))
+                            Box::new(NodeContextView::compute(context, &settings, cache))
                         })
                         .await
-                        .map_err(report),
-                        Err(error) => Err(report(error)),
-                    };
-                    let _ = events.send(JobEvent::NodeContext { generation, result });
-                }),
-            ),
-            Effect::ChatMemory(effect) => {
-                let summarizer = self.summarizer.clone();
-                match chat_memories::spawn(store, cache, events, summarizer, effect) {
-                    (Some(slot), task) => (slot, task),
-                    (None, _) => return,
-                }
-            }
+                    }
+                    Err(error) => Err(report(error)),
+                };
+                reply.send(JobEvent::NodeContext { generation, result });
+            }),
             Effect::LoadTimeline {
                 generation,
                 thread,
                 node_id,
-            } => (
-                Slot::Timeline,
-                tokio::spawn(async move {
-                    let result = load_node_timeline(&store, &storage, &thread, &node_id)
-                        .await
-                        .map_err(report);
-                    let _ = events.send(JobEvent::Timeline { generation, result });
-                }),
-            ),
-            Effect::MemoryBases(_) | Effect::Doctor(_) => {
-                unreachable!("run by their own runners above")
-            }
-        };
-        if let Some(previous) = self.running[slot as usize].replace(task) {
-            previous.abort();
+            } => self.tasks.load(Slot::Timeline, async move {
+                let result = load_node_timeline(&store, &storage, &thread, &node_id)
+                    .await
+                    .map_err(report);
+                reply.send(JobEvent::Timeline { generation, result });
+            }),
         }
     }
+}
+
+/// A conversation loaded, with its tree built on a worker.
+async fn conversation(store: &Store, id: &str) -> Result<Arc<Loaded>, String> {
+    let conversation = load_conversation(store, id).await.map_err(report)?;
+    tokio::task::spawn_blocking(move || Arc::new(Loaded::new(conversation)))
+        .await
+        .map_err(report)
+}
+
+/// The nodes pane's thread and rows, each node's latest context counted on a worker.
+async fn nodes(
+    store: &Store,
+    storage: &ObjectStore,
+    cache: Arc<Mutex<CountCache>>,
+    conversation_id: &str,
+    leaf: Option<String>,
+    settings: BudgetSettings,
+) -> Result<LoadedNodes, String> {
+    let (thread, nodes) = load_nodes(store, storage, conversation_id, leaf.as_deref())
+        .await
+        .map_err(report)?;
+    with_cache(cache, move |cache| {
+        let rows = nodes
+            .into_iter()
+            .map(|(summary, docs)| NodeRow {
+                latest: latest_context(&docs, &settings, cache),
+                summary,
+            })
+            .collect();
+        LoadedNodes { thread, rows }
+    })
+    .await
+}
+
+/// One page of conversations. A scan reports each row as it finds it; an indexed search is
+/// quick enough to show whole.
+async fn list(
+    store: &Store,
+    reply: &Reply,
+    generation: u64,
+    filter: &ConversationFilter,
+) -> Result<Vec<ConversationSummary>, String> {
+    let streams = store.search_path(filter.search.as_deref()).is_scan();
+    let mut rows = Vec::new();
+    store
+        .stream_conversations(filter, |row| {
+            if streams {
+                let found = row.clone();
+                reply.send(JobEvent::ListFound {
+                    generation,
+                    row: found,
+                });
+            }
+            rows.push(row);
+        })
+        .await
+        .map(|_| rows)
+        .map_err(report)
 }
 
 /// The thread node memory reads at `leaf`, and each node with its executions in its latest
@@ -324,40 +289,29 @@ async fn load_node_timeline(
 }
 
 /// Tokens of each conversation's latest thread: the page's windows in one batch of queries,
-/// counted on a worker, and reported together so the column fills in with one frame.
+/// counted on a worker, and reported together so the column fills in with one frame. `None`
+/// when they could not be read (the column keeps its placeholders).
 async fn count_threads(
-    store: Arc<Store>,
+    store: &Store,
     cache: Arc<Mutex<CountCache>>,
-    events: UnboundedSender<JobEvent>,
-    generation: u64,
-    ids: Vec<String>,
+    ids: &[String],
     settings: BudgetSettings,
     message_limit: i64,
-) {
-    let windows = match load_windows(&store, &ids, Some(message_limit)).await {
-        Ok(windows) => windows,
-        Err(error) => {
-            report(error);
-            return;
-        }
-    };
-    let counted = tokio::task::spawn_blocking(move || {
-        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+) -> Option<Vec<(String, u64)>> {
+    let windows = load_windows(store, ids, Some(message_limit))
+        .await
+        .map_err(report)
+        .ok()?;
+    with_cache(cache, move |cache| {
         windows
             .into_iter()
             .map(|window| {
-                let view = BudgetView::compute(
-                    &window.rows_newest_first,
-                    &window.files,
-                    &settings,
-                    &mut cache,
-                );
+                let view =
+                    BudgetView::compute(&window.rows_newest_first, &window.files, &settings, cache);
                 (window.info.id, view.pruned.tokens_before)
             })
             .collect()
     })
-    .await;
-    if let Ok(tokens) = counted {
-        let _ = events.send(JobEvent::ThreadTokens { generation, tokens });
-    }
+    .await
+    .ok()
 }

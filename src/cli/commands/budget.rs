@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use crate::cli::output::{cell, table, thousands};
+use crate::cli::output::table;
+use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetView};
 
 /// A budget's counter and token figures, flattened into each report in the same place.
@@ -65,7 +66,7 @@ pub(super) fn budget_table(lines: &[BudgetLine], dropped: usize) -> String {
             format!("{} {}", line.role.as_str(), short_id(&line.source_id)),
             thousands(line.tokens),
             thousands(line.tokens_from_here),
-            cell(&line.message.content.text(), 60),
+            one_line(&line.message.content.text(), 60),
         ]);
     }
     table(&["#", "message", "tokens", "from here", "content"], &rows)

@@ -7,7 +7,8 @@ use crate::cli::args::{
 };
 use crate::cli::commands::trim::{summarizer_from, trim_counter};
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
+use crate::format::{one_line, thousands};
 use crate::inspect::trim::{NewMessage, add_message, delete_messages, load_memory, row_message};
 use crate::memory::model::Role;
 use crate::store::{ChatMemorySummary, DeleteScope};
@@ -73,8 +74,8 @@ async fn list(context: &Context) -> CliResult {
             .map(|m| {
                 vec![
                     m.id.clone(),
-                    cell(&m.label, 28),
-                    cell(&m.chat_id, 28),
+                    one_line(&m.label, 28),
+                    one_line(&m.chat_id, 28),
                     thousands(m.messages),
                 ]
             })
@@ -145,7 +146,7 @@ async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult
                     } else {
                         m.role.clone()
                     },
-                    cell(&m.message.content.text(), 70),
+                    one_line(&m.message.content.text(), 70),
                 ]
             })
             .collect();
@@ -238,7 +239,7 @@ async fn delete(context: &Context, args: &ChatMemoryDeleteArgs) -> CliResult {
         format!(
             "deleted {} {} from chat memory {}",
             d.deleted,
-            crate::inspect::noun(d.deleted as u64, "message"),
+            crate::format::noun(d.deleted as u64, "message"),
             d.chat_memory_id
         )
     })?;

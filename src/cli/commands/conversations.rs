@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
+use crate::format::{one_line, thousands};
 use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
@@ -79,8 +80,8 @@ fn render(page: &Page) -> String {
             };
             vec![
                 c.id.to_owned(),
-                cell(&name, 40),
-                cell(c.app_name.unwrap_or("(missing app)"), 24),
+                one_line(&name, 40),
+                one_line(c.app_name.unwrap_or("(missing app)"), 24),
                 c.mode.to_owned(),
                 thousands(c.messages),
                 c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
@@ -153,9 +154,9 @@ fn streamed_row(c: &ConversationSummary) -> String {
     };
     stream_line([
         &c.id,
-        &cell(&name, 40),
-        &cell(c.app_name.as_deref().unwrap_or("(missing app)"), 24),
-        &cell(&c.mode, 13),
+        &one_line(&name, 40),
+        &one_line(c.app_name.as_deref().unwrap_or("(missing app)"), 24),
+        &one_line(&c.mode, 13),
         &thousands(c.message_count),
         &c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
     ])

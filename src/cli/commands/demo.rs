@@ -9,8 +9,9 @@ use serde::Serialize;
 use crate::cli::args::DemoArgs;
 use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
-use crate::cli::output::{CliError, CliResult, ExitCode, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::demo::DemoSummary;
+use crate::format::thousands;
 use crate::store::Store;
 
 pub async fn init(context: &Context) -> CliResult {

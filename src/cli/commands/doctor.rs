@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::cli::args::DoctorArgs;
 use crate::cli::context::{Context, counter_from};
-use crate::cli::output::{CliResult, ExitCode, emit, thousands};
+use crate::cli::output::{CliResult, ExitCode, emit};
+use crate::format::thousands;
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
 use crate::store::Part;
 
@@ -38,7 +39,7 @@ fn render(r: &Report) -> String {
         out.push_str(&format!(
             "{} deleted {} not scanned (Dify no longer shows or uses them)\n",
             thousands(i128::from(r.deleted_skipped)),
-            crate::inspect::noun(r.deleted_skipped as u64, "conversation")
+            crate::format::noun(r.deleted_skipped as u64, "conversation")
         ));
     }
     if r.counts.is_empty() {

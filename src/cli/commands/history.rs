@@ -5,7 +5,8 @@ use serde::Serialize;
 use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, counter_from};
-use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, thousands};
+use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit};
+use crate::format::thousands;
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
@@ -110,7 +111,7 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
              sends each thought with its tool calls and tool results in place of the answer; \
              this history shows the answers",
             thoughts.len(),
-            crate::inspect::noun(total as u64, "thought")
+            crate::format::noun(total as u64, "thought")
         ));
     }
     let report = Report {

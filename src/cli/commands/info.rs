@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, emit, table};
 use crate::config::{StorageSource, UrlSource};
+use crate::format::thousands;
 use crate::storage::dify_env::TakenValue;
 
 #[derive(Serialize)]
@@ -267,7 +268,7 @@ fn render(info: &Info) -> String {
                     out.push_str(&format!(
                         "  {} deleted {} hidden\n",
                         thousands(i128::from(schema.deleted_count)),
-                        crate::inspect::noun(schema.deleted_count as u64, "conversation")
+                        crate::format::noun(schema.deleted_count as u64, "conversation")
                     ));
                 }
                 out.push('\n');

@@ -16,7 +16,8 @@ pub use watch::watch;
 
 use crate::cli::args::{MbArgs, MbCommand};
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, emit, table};
+use crate::format::thousands;
 use crate::inspect::memory_bases::NewBaseRequest;
 use crate::store::memory_bases::MemoryBaseUpdate;
 use context::MbContext;

@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::budget::{BudgetFigures, budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
 use crate::cli::context::{Context, counter_from};
-use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, table};
+use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
@@ -94,7 +95,7 @@ fn render_nodes(r: &NodesReport) -> String {
             vec![
                 row.node.node_id.clone(),
                 row.node.node_type.clone(),
-                cell(&row.node.title, 30),
+                one_line(&row.node.title, 30),
                 thousands(row.node.executions as u64),
                 thousands(row.node.on_thread as u64),
                 messages,
@@ -248,7 +249,7 @@ fn render_context(r: &ContextReport) -> String {
                     .map_or(String::new(), |n| thousands(n as u64)),
                 turn.prompt_messages
                     .map_or(String::new(), |n| thousands(n as u64)),
-                cell(&notes.join("; "), 70),
+                one_line(&notes.join("; "), 70),
             ]
         })
         .collect();

@@ -3,7 +3,8 @@
 use serde::Serialize;
 
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliResult, ExitCode, emit, table};
+use crate::format::{one_line, thousands};
 use crate::store::{ConversationFilter, Part};
 
 #[derive(Serialize)]
@@ -40,7 +41,7 @@ fn render(s: &Summary) -> String {
     let recent: Vec<Vec<String>> = s
         .recent_conversations
         .iter()
-        .map(|(id, name, n)| vec![id.clone(), cell(name, 50), n.to_string()])
+        .map(|(id, name, n)| vec![id.clone(), one_line(name, 50), n.to_string()])
         .collect();
     let recent = if s.holds.contains(&Part::Conversations) {
         format!(

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, cell, deleted_banner, emit};
+use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit};
+use crate::format::one_line;
 use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
@@ -102,13 +103,13 @@ fn render(report: &Report) -> String {
         let answer = match (node.answer.is_empty(), node.status.as_str()) {
             (_, "error") => "(error)".to_owned(),
             (true, _) => "(empty answer)".to_owned(),
-            (false, _) => cell(&node.answer, 40),
+            (false, _) => one_line(&node.answer, 40),
         };
         out.push_str(&format!(
             "{}{marker} {}{siblings}  Q: {}  A: {}\n",
             indent(node.depth),
             &node.id[..node.id.len().min(8)],
-            cell(&node.query, 40),
+            one_line(&node.query, 40),
             answer,
         ));
     }

@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use crate::cli::args::TokensArgs;
 use crate::cli::context::{Context, counter_from, read_input};
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
+use crate::format::{one_line, thousands};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::TokenCounter;
@@ -49,7 +50,7 @@ fn preview(message: &PromptMessage) -> String {
         .char_indices()
         .nth(PREVIEW_CHARS + 1)
         .map_or(&text[..], |(end, _)| &text[..end]);
-    cell(shown, PREVIEW_CHARS)
+    one_line(shown, PREVIEW_CHARS)
 }
 
 fn render(r: &Report) -> String {

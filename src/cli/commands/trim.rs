@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, cell, confirm, emit, table, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::config::SummarizerKindConfig;
+use crate::format::{one_line, thousands};
 use crate::inspect::conversation::load_window;
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
@@ -331,7 +332,7 @@ fn render(r: &Report) -> String {
                     String::new(),
                     "system".into(),
                     fate,
-                    cell(&text, 60),
+                    one_line(&text, 60),
                 ]);
                 continue;
             }
@@ -342,7 +343,7 @@ fn render(r: &Report) -> String {
             index,
             message.role.as_str().to_owned(),
             fate,
-            cell(&message.content.text(), 60),
+            one_line(&message.content.text(), 60),
         ]);
     }
     out.push('\n');

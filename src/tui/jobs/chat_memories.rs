@@ -3,174 +3,165 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
-
-use super::slot::{Slot, report};
+use super::slot::{Slot, Tasks, report, with_cache};
 use crate::inspect::trim::{
-    NewMessage, TrimCounter, TrimInspectError, add_message, apply_policy, delete_messages,
-    load_memory, messages_to_delete, row_message,
+    NewMessage, TrimCounter, TrimInspectError, TrimSession, add_message, apply_policy,
+    delete_messages, load_memory, messages_to_delete, row_message,
 };
-use crate::memory::tokens::CountCache;
-use crate::store::Store;
+use crate::memory::tokens::{CountCache, TokenCounter};
+use crate::memory::trim::{ChatMemoryPolicy, TrimError, TrimPlan};
+use crate::store::{CancelFlag, Store};
 use crate::summarize::{Summarizer, extractive_plan, summarize_plan};
 use crate::tui::state::chat_memories::Write;
-use crate::tui::update::JobEvent;
+use crate::tui::state::trim::TrimSessions;
 use crate::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
 use crate::tui::update::trim::sessions;
 
-/// Starts `effect`; writes have no slot, so a newer request never aborts one mid-way.
-pub(super) fn spawn(
+/// Starts `effect`: loads in their slots, writes to their end.
+pub(super) fn start(
+    tasks: &mut Tasks,
     store: Arc<Store>,
     cache: Arc<Mutex<CountCache>>,
-    events: UnboundedSender<JobEvent>,
     summarizer: Arc<Summarizer>,
     effect: MemoryEffect,
-) -> (Option<Slot>, JoinHandle<()>) {
-    let send = move |job: MemoryJob| {
-        let _ = events.send(JobEvent::ChatMemory(job));
-    };
+) {
+    let reply = tasks.reply();
     match effect {
-        MemoryEffect::LoadList { generation } => (
-            Some(Slot::MemoryList),
-            tokio::spawn(async move {
-                let result = store.list_chat_memories().await.map_err(report);
-                send(MemoryJob::List { generation, result });
-            }),
-        ),
+        MemoryEffect::LoadList { generation } => tasks.load(Slot::MemoryList, async move {
+            let result = store.list_chat_memories().await.map_err(report);
+            reply.send(MemoryJob::List { generation, result });
+        }),
         MemoryEffect::CountTokens {
             generation,
             ids,
             counter,
-        } => (
-            Some(Slot::MemoryTokens),
-            tokio::spawn(async move {
-                for id in ids {
-                    let loaded = match load_memory(&store, &id).await {
-                        Ok(loaded) => loaded,
-                        Err(error) => {
-                            report(error);
-                            continue;
-                        }
-                    };
-                    let (cache, counter) = (cache.clone(), counter.clone());
-                    let counted = tokio::task::spawn_blocking(move || {
-                        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                        cache.count_list(&counter, &loaded.messages())
-                    })
-                    .await;
-                    let Ok(tokens) = counted else { return };
-                    send(MemoryJob::Tokens {
-                        generation,
-                        tokens: vec![(id, tokens)],
-                    });
-                }
-            }),
-        ),
+        } => tasks.load(Slot::MemoryTokens, async move {
+            // Each memory's count is reported as soon as it is known.
+            for id in ids {
+                let loaded = match load_memory(&store, &id).await {
+                    Ok(loaded) => loaded,
+                    Err(error) => {
+                        report(error);
+                        continue;
+                    }
+                };
+                let counter = counter.clone();
+                let counted = with_cache(cache.clone(), move |cache| {
+                    cache.count_list(&counter, &loaded.messages())
+                });
+                let Ok(tokens) = counted.await else { return };
+                reply.send(MemoryJob::Tokens {
+                    generation,
+                    tokens: vec![(id, tokens)],
+                });
+            }
+        }),
         MemoryEffect::LoadPage {
             generation,
             id,
             limit,
             offset,
             counter,
-        } => (
-            Some(Slot::MemoryPage),
-            tokio::spawn(async move {
-                let result = async {
-                    let memory = store
-                        .chat_memory(&id)
-                        .await?
-                        .ok_or_else(|| TrimInspectError::UnknownMemory(id.clone()))?;
-                    let rows = store
-                        .chat_memory_messages(&memory.id, Some(limit), offset)
-                        .await?;
-                    let messages: Vec<_> = rows.iter().map(row_message).collect();
-                    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                    let tokens = cache
-                        .count_messages(&counter, &messages)
-                        .iter()
-                        .map(|t| u64::from(t.inner))
-                        .collect();
-                    Ok::<_, TrimInspectError>(MemoryPage {
-                        memory,
-                        rows,
-                        tokens,
-                    })
-                }
+        } => tasks.load(Slot::MemoryPage, async move {
+            let result = page(&store, &cache, &id, limit, offset, &counter)
                 .await
                 .map_err(report);
-                send(MemoryJob::Page { generation, result });
-            }),
-        ),
+            reply.send(MemoryJob::Page { generation, result });
+        }),
         MemoryEffect::LoadTrimSource {
             generation,
             id,
             counter,
-        } => (
-            Some(Slot::TrimSource),
-            tokio::spawn(async move {
-                let result = match load_memory(&store, &id).await {
-                    Ok(loaded) => tokio::task::spawn_blocking(move || {
+        } => tasks.load(Slot::TrimSource, async move {
+            let result = match load_memory(&store, &id).await {
+                Ok(loaded) => {
+                    with_cache(cache, move |cache| {
                         let messages = loaded.messages();
-                        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
-                        let tokens = crate::inspect::trim::TrimSession::new(
-                            messages.clone(),
-                            TrimCounter::Tokens(counter),
-                            &mut cache,
-                        );
+                        let tokens =
+                            TrimSession::new(messages.clone(), TrimCounter::Tokens(counter), cache);
                         (Arc::new(sessions(tokens, messages)), loaded.policy)
                     })
                     .await
-                    .map_err(report),
-                    Err(error) => Err(report(error)),
-                };
-                send(MemoryJob::TrimSource { generation, result });
-            }),
-        ),
+                }
+                Err(error) => Err(report(error)),
+            };
+            reply.send(MemoryJob::TrimSource { generation, result });
+        }),
         MemoryEffect::Summarize {
             generation,
             sessions,
             policy,
             offline,
-        } => (
-            Some(Slot::Summary),
-            tokio::spawn(async move {
-                let result = if offline {
-                    tokio::task::spawn_blocking(move || {
-                        let planner = sessions.tokens.planner(&policy)?;
-                        Ok(extractive_plan(&planner, planner.plan()))
-                    })
-                    .await
-                    .map_err(report)
-                    .and_then(|r: Result<_, crate::memory::trim::TrimError>| r.map_err(report))
-                } else {
-                    match sessions.tokens.planner(&policy) {
-                        Ok(planner) => summarize_plan(&planner, planner.plan(), &summarizer)
-                            .await
-                            .map_err(report),
-                        Err(error) => Err(report(error)),
-                    }
-                };
-                send(MemoryJob::Summary { generation, result });
-            }),
-        ),
-        MemoryEffect::Write { write, counter } => (
-            None,
-            tokio::spawn(async move {
-                let memory_id = write.memory_id().to_owned();
-                let result = run_write(&store, &summarizer, write, TrimCounter::Tokens(counter))
-                    .await
-                    .map_err(report);
-                send(MemoryJob::Written { memory_id, result });
-            }),
-        ),
-        MemoryEffect::CountDelete { write } => (
-            None,
-            tokio::spawn(async move {
-                let result = count_delete(&store, &write).await.map_err(report);
-                send(MemoryJob::DeleteCount { write, result });
-            }),
-        ),
+        } => tasks.load(Slot::Summary, async move {
+            let result = summary(&sessions, &policy, offline, &summarizer).await;
+            reply.send(MemoryJob::Summary { generation, result });
+        }),
+        MemoryEffect::Write { write, counter } => tasks.write(CancelFlag::default(), async move {
+            let memory_id = write.memory_id().to_owned();
+            let result = run_write(&store, &summarizer, write, TrimCounter::Tokens(counter))
+                .await
+                .map_err(report);
+            reply.send(MemoryJob::Written { memory_id, result });
+        }),
+        MemoryEffect::CountDelete { write } => tasks.write(CancelFlag::default(), async move {
+            let result = count_delete(&store, &write).await.map_err(report);
+            reply.send(MemoryJob::DeleteCount { write, result });
+        }),
+    }
+}
+
+/// One page of a memory, each message counted.
+async fn page(
+    store: &Store,
+    cache: &Mutex<CountCache>,
+    id: &str,
+    limit: i64,
+    offset: i64,
+    counter: &TokenCounter,
+) -> Result<MemoryPage, TrimInspectError> {
+    let memory = store
+        .chat_memory(id)
+        .await?
+        .ok_or_else(|| TrimInspectError::UnknownMemory(id.to_owned()))?;
+    let rows = store
+        .chat_memory_messages(&memory.id, Some(limit), offset)
+        .await?;
+    let messages: Vec<_> = rows.iter().map(row_message).collect();
+    let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    let tokens = cache
+        .count_messages(counter, &messages)
+        .iter()
+        .map(|t| u64::from(t.inner))
+        .collect();
+    Ok(MemoryPage {
+        memory,
+        rows,
+        tokens,
+    })
+}
+
+/// The preview's plan summarized: by the extractive summarizer on a worker (`offline`), or by
+/// the configured one.
+async fn summary(
+    sessions: &Arc<TrimSessions>,
+    policy: &ChatMemoryPolicy,
+    offline: bool,
+    summarizer: &Summarizer,
+) -> Result<TrimPlan, String> {
+    if offline {
+        let (sessions, policy) = (sessions.clone(), policy.clone());
+        tokio::task::spawn_blocking(move || {
+            let planner = sessions.tokens.planner(&policy)?;
+            Ok(extractive_plan(&planner, planner.plan()))
+        })
+        .await
+        .map_err(report)
+        .and_then(|r: Result<_, TrimError>| r.map_err(report))
+    } else {
+        let planner = sessions.tokens.planner(policy).map_err(report)?;
+        summarize_plan(&planner, planner.plan(), summarizer)
+            .await
+            .map_err(report)
     }
 }
 
@@ -220,7 +211,7 @@ async fn run_write(
             match delete_messages(store, &loaded, scope, &roles).await? {
                 Some((change, count)) => format!(
                     "deleted {count} {} from {label} (change {}); u undoes it",
-                    crate::inspect::noun(count as u64, "message"),
+                    crate::format::noun(count as u64, "message"),
                     short(&change)
                 ),
                 None => format!("no messages of {label} matched the delete"),
@@ -248,7 +239,7 @@ async fn run_write(
                 format!(
                     "added message {} to {label}; its policy trimmed {trimmed} {} (u undoes both)",
                     added.seq,
-                    crate::inspect::noun(trimmed, "message")
+                    crate::format::noun(trimmed, "message")
                 )
             } else {
                 format!("added message {} to {label} (u undoes it)", added.seq)

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use chrono::Utc;
 use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
 
+use super::slot::{Reply, Slot, Tasks};
 use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
@@ -28,8 +28,8 @@ pub struct DoctorRunner {
     store: Arc<Store>,
     /// Where Dify's files are, for the checks that read them.
     storage: ObjectStore,
-    events: UnboundedSender<JobEvent>,
-    running: Option<(JoinHandle<()>, CancelFlag)>,
+    /// The one scan, in its slot.
+    tasks: Tasks,
 }
 
 impl DoctorRunner {
@@ -41,8 +41,7 @@ impl DoctorRunner {
         DoctorRunner {
             store,
             storage,
-            events,
-            running: None,
+            tasks: Tasks::new(events),
         }
     }
 
@@ -62,22 +61,19 @@ impl DoctorRunner {
             storage: Some(self.storage.clone()),
         };
         let stop = CancelFlag::default();
-        let task = tokio::spawn(scan(
+        let job = scan(
             self.store.clone(),
             settings,
             stop.clone(),
-            self.events.clone(),
+            self.tasks.reply(),
             generation,
-        ));
-        self.running = Some((task, stop));
+        );
+        self.tasks.load_until(Slot::Doctor, stop, job);
     }
 
     /// Stops the running scan, if any (see the module's comment).
     pub fn cancel(&mut self) {
-        if let Some((task, stop)) = self.running.take() {
-            stop.cancel();
-            task.abort();
-        }
+        self.tasks.stop(Slot::Doctor);
     }
 }
 
@@ -86,11 +82,11 @@ async fn scan(
     store: Arc<Store>,
     settings: DoctorSettings,
     stop: CancelFlag,
-    events: UnboundedSender<JobEvent>,
+    reply: Reply,
     generation: u64,
 ) {
-    let send = |event| {
-        let _ = events.send(JobEvent::Doctor(event));
+    let send = |event: DoctorEvent| {
+        reply.send(event);
     };
     let total = match messages_to_scan(&store).await {
         Ok(total) => total,

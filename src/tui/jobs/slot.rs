@@ -1,6 +1,23 @@
-//! What the runner and its parts share: the slots of the jobs where a new request aborts the
-//! previous one, and how a failure is reported.
+//! The one way the TUI runs a job. A load takes the slot of its kind: starting it stops the
+//! slot's previous task, so only the latest request's result comes back (and the core drops
+//! any that slipped through by its generation). A write or a sync has no slot: a later request
+//! never stops it mid-way, and quitting asks it to stop and waits a moment for it to roll back.
 
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use crate::memory::tokens::CountCache;
+use crate::store::CancelFlag;
+use crate::tui::update::JobEvent;
+
+/// How long quitting waits for a write to roll back or commit before dropping it.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
+
+/// The kinds of loads; each runs at most once at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Slot {
     List,
@@ -16,13 +33,120 @@ pub(super) enum Slot {
     MemoryPage,
     TrimSource,
     Summary,
+    Bases,
+    Sessions,
+    Jobs,
+    Search,
+    Doctor,
 }
 
-pub(super) const SLOTS: usize = 13;
+const SLOTS: usize = Slot::Doctor as usize + 1;
+
+/// Where a job's results go: the runner's one channel.
+#[derive(Debug, Clone)]
+pub(super) struct Reply(UnboundedSender<JobEvent>);
+
+impl Reply {
+    /// Sends `event`; `false` once the app stopped listening.
+    pub(super) fn send(&self, event: impl Into<JobEvent>) -> bool {
+        self.0.send(event.into()).is_ok()
+    }
+}
+
+/// A running task and the flag that asks it to stop where an abort cannot reach.
+type Running = (JoinHandle<()>, CancelFlag);
+
+/// The tasks of one runner: its loads by slot, and its writes.
+pub(super) struct Tasks {
+    reply: Reply,
+    loads: [Option<Running>; SLOTS],
+    writes: Vec<Running>,
+}
+
+impl Tasks {
+    pub(super) fn new(events: UnboundedSender<JobEvent>) -> Tasks {
+        Tasks {
+            reply: Reply(events),
+            loads: Default::default(),
+            writes: Vec::new(),
+        }
+    }
+
+    /// Where the jobs' results go.
+    pub(super) fn reply(&self) -> Reply {
+        self.reply.clone()
+    }
+
+    /// Starts a load in `slot`, stopping the slot's previous one.
+    pub(super) fn load(&mut self, slot: Slot, job: impl Future<Output = ()> + Send + 'static) {
+        self.load_until(slot, CancelFlag::default(), job);
+    }
+
+    /// [`Tasks::load`] for a job that also watches `flag` (work an abort cannot stop).
+    pub(super) fn load_until(
+        &mut self,
+        slot: Slot,
+        flag: CancelFlag,
+        job: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.stop(slot);
+        self.loads[slot as usize] = Some((tokio::spawn(job), flag));
+    }
+
+    /// Stops the load running in `slot`, if any.
+    pub(super) fn stop(&mut self, slot: Slot) {
+        if let Some((task, flag)) = self.loads[slot as usize].take() {
+            flag.cancel();
+            task.abort();
+        }
+    }
+
+    /// Starts a write that runs to its end; `flag` asks it to stop when the app quits.
+    pub(super) fn write(
+        &mut self,
+        flag: CancelFlag,
+        job: impl Future<Output = ()> + Send + 'static,
+    ) {
+        self.writes.retain(|(task, _)| !task.is_finished());
+        self.writes.push((tokio::spawn(job), flag));
+    }
+
+    /// Stops every load, and asks every write to stop: each rolls back at its next check;
+    /// whatever has not finished within a few seconds is dropped.
+    pub(super) async fn shutdown(&mut self) {
+        for (task, flag) in self.loads.iter_mut().filter_map(Option::take) {
+            flag.cancel();
+            task.abort();
+        }
+        let writes: Vec<Running> = self.writes.drain(..).collect();
+        for (_, flag) in &writes {
+            flag.cancel();
+        }
+        for (task, _) in writes {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(SHUTDOWN_WAIT, task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+}
 
 /// Logs a job failure and turns it into the text the screen shows.
 pub(super) fn report(error: impl std::fmt::Display) -> String {
     let text = error.to_string();
     tracing::warn!(error = %text, "background job failed");
     text
+}
+
+/// Runs `work` on a blocking thread with the token count cache the jobs share.
+pub(super) async fn with_cache<T: Send + 'static>(
+    cache: Arc<Mutex<CountCache>>,
+    work: impl FnOnce(&mut CountCache) -> T + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(move || {
+        let mut cache = cache.lock().unwrap_or_else(PoisonError::into_inner);
+        work(&mut cache)
+    })
+    .await
+    .map_err(report)
 }

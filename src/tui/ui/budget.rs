@@ -6,10 +6,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::common::{one_line, placeholder, short_id};
-use crate::cli::output::thousands;
+use super::common::{placeholder, short_id};
+use crate::format::{noun, one_line, thousands};
 use crate::inspect::budget::BudgetView;
-use crate::inspect::noun;
 use crate::memory::tokens::is_loaded;
 use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
 use crate::tui::theme::Theme;

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table, short_id};
-use crate::cli::output::thousands;
+use crate::format::thousands;
 use crate::inspect::trim::row_message;
 use crate::tui::state::chat_memories::{
     ChatMemoriesState, MESSAGE_PAGE, MemoryView, policy_summary,
@@ -164,7 +164,7 @@ fn draw_memory(
             Span::raw(if files == 0 {
                 String::new()
             } else {
-                format!("{files} {}", crate::inspect::noun(files as u64, "file"))
+                format!("{files} {}", crate::format::noun(files as u64, "file"))
             }),
             Span::raw(
                 open.tokens

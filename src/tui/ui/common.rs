@@ -7,6 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
+use crate::format::one_line;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -103,21 +104,6 @@ pub(crate) fn placeholder<'a>(
     Paragraph::new(text.into())
         .style(style)
         .wrap(Default::default())
-}
-
-/// `text` on one line, cut to `width` characters with an ellipsis.
-pub(crate) fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= width {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
-    }
 }
 
 /// A pane of a screen: a dim border under its title.

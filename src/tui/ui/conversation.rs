@@ -6,8 +6,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::common::{Component, framed, one_line, pane_block, placeholder, short_id};
+use super::common::{Component, framed, pane_block, placeholder, short_id};
 use super::{budget, nodes};
+use crate::format::one_line;
 use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::tui::state::tree_view::Mark;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
@@ -181,8 +182,8 @@ fn draw_detail(
                 format!(
                     "  {}  tokens {} in / {} out",
                     message.created_at.format("%Y-%m-%d %H:%M:%S"),
-                    crate::inspect::thousands(message.message_tokens),
-                    crate::inspect::thousands(message.answer_tokens)
+                    crate::format::thousands(message.message_tokens),
+                    crate::format::thousands(message.answer_tokens)
                 ),
                 theme.dim,
             ),

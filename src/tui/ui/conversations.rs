@@ -6,7 +6,7 @@ use ratatui::text::Span;
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table, short_id};
-use crate::cli::output::thousands;
+use crate::format::thousands;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 

@@ -7,9 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, LineGauge, Row};
 
-use super::common::{Component, one_line, placeholder, selectable_table, short_id};
+use super::common::{Component, placeholder, selectable_table, short_id};
+use crate::format::{one_line, thousands};
 use crate::inspect::doctor::Finding;
-use crate::inspect::thousands;
 use crate::tui::state::AppState;
 use crate::tui::state::doctor::{DoctorState, ScanStatus};
 use crate::tui::theme::Theme;

@@ -5,9 +5,9 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, LineGauge};
 
-use super::common::{one_line, placeholder, short_id};
+use super::common::{placeholder, short_id};
 use super::rows::{RowCells, layout_rows};
-use crate::inspect::thousands;
+use crate::format::{one_line, thousands};
 use crate::sync::Stage;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;

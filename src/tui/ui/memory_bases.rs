@@ -7,11 +7,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
 
-use super::common::{
-    Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id,
-};
+use super::common::{Component, confirm_popup, placeholder, popup, selectable_table, short_id};
 use super::rows::{RowCells, layout_rows};
-use crate::cli::output::thousands;
+use crate::format::{one_line, thousands};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
 use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};

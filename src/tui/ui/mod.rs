@@ -21,8 +21,9 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use super::keymap::KeyContext;
 use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
+use crate::format::one_line;
 pub use common::Component;
-use common::{confirm_popup, one_line, popup, short_id};
+use common::{confirm_popup, popup, short_id};
 
 /// Below this size the layout cannot show its panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;

@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Sparkline, SparklineBar};
 
 use super::budget::{self, BudgetOf, Panel};
-use super::common::{framed, one_line, pane_block, placeholder, short_id};
+use super::common::{framed, pane_block, placeholder, short_id};
+use crate::format::one_line;
 use crate::inspect::nodes::{ContextSource, NodeContextView, Timeline, TimelineTurn};
 use crate::tui::state::{AppState, LoadStatus, NodeRow, NodesState};
 use crate::tui::theme::Theme;
@@ -244,8 +245,7 @@ fn is_flagged(turn: &TimelineTurn) -> bool {
 }
 
 fn turn_line<'a>(number: usize, turn: &TimelineTurn, width: usize, theme: &Theme) -> Line<'a> {
-    let count =
-        |n: Option<usize>| n.map_or("-".to_owned(), |n| crate::inspect::thousands(n as u64));
+    let count = |n: Option<usize>| n.map_or("-".to_owned(), |n| crate::format::thousands(n as u64));
     let mut text = format!(
         "{number:>4} {} context {:>3} sent {:>3}",
         short_id(&turn.message_id),

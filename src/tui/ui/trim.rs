@@ -7,8 +7,8 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::common::{context_hints, one_line, placeholder, popup};
-use crate::cli::output::thousands;
+use super::common::{context_hints, placeholder, popup};
+use crate::format::{one_line, thousands};
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;

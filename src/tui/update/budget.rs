@@ -5,7 +5,7 @@ use crate::inspect::budget::BudgetView;
 use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::ExtractionMode;
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET};
+use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET, current};
 
 /// `b` gives the budget panel the moving keys (its rows scroll) and takes them back; esc
 /// leaves it too. `false`: not the panel's key.
@@ -88,11 +88,9 @@ pub(super) fn budget_computed(
     generation: u64,
     result: Result<Box<BudgetView>, String>,
 ) -> bool {
-    let Some(conversation) = state
-        .conversation
-        .as_mut()
-        .filter(|c| c.budget_generation == generation)
-    else {
+    let Some(conversation) = current(state.conversation.as_mut(), generation, |c| {
+        c.budget_generation
+    }) else {
         return false;
     };
     let result = result.map(|mut view| {

@@ -12,7 +12,7 @@ use crate::tui::state::chat_memories::{
     Confirm, FormKind, MESSAGE_PAGE, MemoryForm, MemoryView, Write,
 };
 use crate::tui::state::form::{Field, FieldValue, Form};
-use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
+use crate::tui::state::{AppState, Detail, LoadStatus, Overlay, current};
 
 /// The tab came to the front.
 pub(super) fn enter(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -337,8 +337,8 @@ fn describe(
                 None => "the messages (counting…)".to_owned(),
                 Some(Ok(n)) => format!(
                     "{} {}",
-                    crate::inspect::thousands(*n as u64),
-                    crate::inspect::noun(*n as u64, "message")
+                    crate::format::thousands(*n as u64),
+                    crate::format::noun(*n as u64, "message")
                 ),
                 Some(Err(error)) => format!("the messages (not counted: {error})"),
             };
@@ -411,10 +411,11 @@ fn start_write(state: &mut AppState, write: Write, effects: &mut Vec<Effect>) {
 pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Effect>) -> bool {
     match job {
         MemoryJob::List { generation, result } => {
-            let memories = &mut state.chat_memories;
-            if generation != memories.generation {
+            let Some(memories) =
+                current(Some(&mut state.chat_memories), generation, |m| m.generation)
+            else {
                 return false;
-            }
+            };
             match result {
                 Ok(rows) => {
                     let selected_id = memories.selected_row().map(|r| r.id.clone());
@@ -448,18 +449,15 @@ pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Eff
             }
         }
         MemoryJob::Tokens { generation, tokens } => {
-            if generation != state.chat_memories.tokens_generation {
+            let memories = Some(&mut state.chat_memories);
+            let Some(memories) = current(memories, generation, |m| m.tokens_generation) else {
                 return false;
-            }
-            state.chat_memories.tokens.extend(tokens);
+            };
+            memories.tokens.extend(tokens);
         }
         MemoryJob::Page { generation, result } => {
-            let Some(open) = state
-                .chat_memories
-                .open
-                .as_mut()
-                .filter(|o| o.generation == generation)
-            else {
+            let open = state.chat_memories.open.as_mut();
+            let Some(open) = current(open, generation, |o| o.generation) else {
                 return false;
             };
             match result {

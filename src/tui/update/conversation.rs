@@ -14,6 +14,7 @@ use crate::tui::action::Action;
 use crate::tui::state::tree_view::ThreadMarks;
 use crate::tui::state::{
     AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodesState, Screen,
+    current,
 };
 
 pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
@@ -232,10 +233,7 @@ pub(super) fn conversation_loaded(
     result: Result<Arc<Loaded>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(conversation) = state
-        .conversation
-        .as_mut()
-        .filter(|c| c.generation == generation)
+    let Some(conversation) = current(state.conversation.as_mut(), generation, |c| c.generation)
     else {
         return false;
     };

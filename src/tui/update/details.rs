@@ -2,7 +2,7 @@
 //! names, policies, mismatches, a failed job's reason). `i` asks for it on every list; `enter`
 //! does where it opens nothing else (a session, a job).
 
-use crate::cli::output::thousands;
+use crate::format::thousands;
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
 use crate::store::ChatMemorySummary;
 use crate::store::ConversationSummary;
@@ -283,7 +283,7 @@ fn session(status: &SessionStatus) -> Detail {
             format!(
                 "{} {} (a sync reads every message after the cursor)",
                 thousands(status.pending_messages),
-                crate::inspect::noun(status.pending_messages.max(0) as u64, "message")
+                crate::format::noun(status.pending_messages.max(0) as u64, "message")
             ),
         ),
         (

@@ -6,15 +6,15 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::format::thousands;
 use crate::inspect::doctor::{DoctorReport, Finding};
-use crate::inspect::thousands;
 use crate::memory::tokens::TokenCounter;
 use crate::store::memory_bases::job_status;
 use crate::sync::{JobProgress, Stage};
 use crate::tui::action::Action;
 use crate::tui::state::doctor::{DoctorState, ScanStatus};
 use crate::tui::state::memory_bases::{JobLine, TrackedJob};
-use crate::tui::state::{AppState, Detail, Screen};
+use crate::tui::state::{AppState, Detail, Screen, current};
 
 /// The scan's id in the jobs popup: one scan at a time, the latest shown.
 pub const JOB_ID: &str = "doctor";
@@ -151,10 +151,8 @@ pub fn cancel(state: &mut AppState) -> Option<DoctorEffect> {
 
 /// Applies a report of the running scan. `false` when it was stale.
 pub fn on_job(state: &mut AppState, event: DoctorEvent) -> bool {
-    let Some(doctor) = state
-        .doctor
-        .as_mut()
-        .filter(|d| d.generation == event.generation() && d.is_running())
+    let Some(doctor) = current(state.doctor.as_mut(), event.generation(), |d| d.generation)
+        .filter(|d| d.is_running())
     else {
         return false;
     };

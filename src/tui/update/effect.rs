@@ -139,3 +139,16 @@ pub enum JobEvent {
     ChatMemory(MemoryJob),
     Doctor(DoctorEvent),
 }
+
+/// Each part's results travel as one kind of [`JobEvent`].
+macro_rules! job_event_from {
+    ($($part:ty => $variant:ident),*) => {$(
+        impl From<$part> for JobEvent {
+            fn from(event: $part) -> JobEvent {
+                JobEvent::$variant(event)
+            }
+        }
+    )*};
+}
+
+job_event_from!(MbEvent => MemoryBases, MemoryJob => ChatMemory, DoctorEvent => Doctor);

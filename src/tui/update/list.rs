@@ -8,7 +8,7 @@ use super::effect::Effect;
 use super::selection::moved;
 use crate::store::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt};
+use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt, current};
 
 /// Filters the list by `text` from its first page, unless that filter is the one shown. The
 /// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
@@ -162,10 +162,11 @@ fn forget_unlisted_counts(list: &mut ListState) {
 
 /// One row a scanning search found, before its page is complete.
 pub(super) fn found(state: &mut AppState, generation: u64, row: ConversationSummary) -> bool {
-    let list = &mut state.list;
-    if generation != list.generation || !list.status.is_loading() {
+    let Some(list) = current(Some(&mut state.list), generation, |l| l.generation)
+        .filter(|l| l.status.is_loading())
+    else {
         return false;
-    }
+    };
     list.found_so_far.push(row);
     true
 }
@@ -177,7 +178,7 @@ pub(super) fn listed(
     result: Result<Vec<ConversationSummary>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    if generation != state.list.generation {
+    if current(Some(&mut state.list), generation, |l| l.generation).is_none() {
         return false;
     }
     state.list.found_so_far.clear();
@@ -245,10 +246,10 @@ pub(super) fn thread_tokens(
     generation: u64,
     tokens: Vec<(String, u64)>,
 ) -> bool {
-    if generation != state.list.tokens_generation {
+    let Some(list) = current(Some(&mut state.list), generation, |l| l.tokens_generation) else {
         return false;
-    }
-    state.list.thread_tokens.extend(tokens);
+    };
+    list.thread_tokens.extend(tokens);
     true
 }
 

@@ -6,43 +6,23 @@ use chrono::{DateTime, Utc};
 use super::effect::Effect;
 use super::memory_base_jobs::{MbEvent, SyncResult};
 use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
-use crate::sync::Stage;
+use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest};
+use crate::sync::{JobProgress, Stage};
 use crate::tui::state::memory_bases::{Confirm, Dialog, Focus, JOB_ROWS, TrackedJob};
-use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::state::{AppState, LoadStatus, current};
 
 /// Applies a job result. `false` when it was stale.
 pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Effect>) -> bool {
     match event {
         MbEvent::Bases { generation, result } => {
-            let tab = &mut state.memory_bases;
-            if generation != tab.generation {
-                return false;
-            }
-            match result {
-                Ok(bases) => {
-                    let selected_id = tab.selected_base().map(|b| b.base.id.clone());
-                    let (selected, kept) =
-                        reselect(&bases, selected_id, |b| &b.base.id, tab.selected);
-                    if !kept {
-                        // Deleted, or the first load: its sessions are another base's.
-                        tab.sessions.clear();
-                        tab.session_selected = 0;
-                        tab.focus = Focus::Bases;
-                        tab.search = None;
-                    }
-                    tab.selected = selected;
-                    tab.bases = bases;
-                    tab.status = LoadStatus::Loaded;
-                    reload_sessions(state, effects);
-                }
-                Err(error) => tab.status = LoadStatus::Failed(error),
-            }
+            return bases_loaded(state, generation, result, effects);
         }
         MbEvent::Sessions { generation, result } => {
-            let tab = &mut state.memory_bases;
-            if generation != tab.sessions_generation {
+            let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| {
+                t.sessions_generation
+            }) else {
                 return false;
-            }
+            };
             match result {
                 Ok(sessions) => {
                     let selected_id = tab.selected_session().map(|s| s.session.session_id.clone());
@@ -60,7 +40,7 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             result,
             now,
         } => {
-            if generation != state.jobs.generation {
+            if current(Some(&mut state.jobs), generation, |j| j.generation).is_none() {
                 return false;
             }
             advance_clock(state, now);
@@ -75,34 +55,7 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             progress,
             at,
             automatic,
-        } => {
-            advance_clock(state, at);
-            let finished = (progress.stage != Stage::Running).then_some(at);
-            let tracked = &mut state.jobs.tracked;
-            match tracked
-                .iter_mut()
-                .find(|t| t.progress.job_id == progress.job_id)
-            {
-                Some(job) => {
-                    job.progress = progress;
-                    job.finished = finished;
-                }
-                None => tracked.push(TrackedJob {
-                    progress,
-                    started: at,
-                    finished,
-                    automatic,
-                }),
-            }
-            // Keep the recent ones: the job table has the rest.
-            if tracked.len() > JOB_ROWS as usize {
-                tracked.retain(TrackedJob::is_running);
-            }
-            if finished.is_some() {
-                reload_bases(state, false, effects);
-                reload_jobs(state, effects);
-            }
-        }
+        } => progressed(state, progress, at, automatic, effects),
         MbEvent::Synced { base_name, result } => {
             state.message = Some(match result {
                 Ok(results) => describe_syncs(state, &base_name, results),
@@ -112,20 +65,7 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             reload_jobs(state, effects);
         }
         MbEvent::CreateChecked { request, result } => {
-            let tab = &mut state.memory_bases;
-            let Some(Dialog::Create(form)) = tab.dialog.as_mut().filter(|d| {
-                matches!(d, Dialog::Create(f) if f.checking && f.request().as_ref() == Ok(&request))
-            }) else {
-                return false;
-            };
-            form.checking = false;
-            match result {
-                Ok(()) => {
-                    tab.create_draft = Some(form.clone());
-                    tab.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
-                }
-                Err(error) => form.error = Some(error),
-            }
+            return create_checked(state, request, result);
         }
         MbEvent::Created { result } => {
             let tab = &mut state.memory_bases;
@@ -152,12 +92,8 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             reload_jobs(state, effects);
         }
         MbEvent::Hits { generation, result } => {
-            let Some(search) = state
-                .memory_bases
-                .search
-                .as_mut()
-                .filter(|s| s.generation == generation)
-            else {
+            let search = state.memory_bases.search.as_mut();
+            let Some(search) = current(search, generation, |s| s.generation) else {
                 return false;
             };
             match result {
@@ -189,6 +125,96 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             });
             reload_jobs(state, effects);
         }
+    }
+    true
+}
+
+/// The bases arrived: the selection follows its base, and its sessions load.
+fn bases_loaded(
+    state: &mut AppState,
+    generation: u64,
+    result: Result<Vec<BaseStatus>, String>,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| t.generation) else {
+        return false;
+    };
+    match result {
+        Ok(bases) => {
+            let selected_id = tab.selected_base().map(|b| b.base.id.clone());
+            let (selected, kept) = reselect(&bases, selected_id, |b| &b.base.id, tab.selected);
+            if !kept {
+                // Deleted, or the first load: its sessions are another base's.
+                tab.sessions.clear();
+                tab.session_selected = 0;
+                tab.focus = Focus::Bases;
+                tab.search = None;
+            }
+            tab.selected = selected;
+            tab.bases = bases;
+            tab.status = LoadStatus::Loaded;
+            reload_sessions(state, effects);
+        }
+        Err(error) => tab.status = LoadStatus::Failed(error),
+    }
+    true
+}
+
+/// A running job's report: tracked for the jobs popup; a finished one reloads what it changed.
+fn progressed(
+    state: &mut AppState,
+    progress: JobProgress,
+    at: DateTime<Utc>,
+    automatic: bool,
+    effects: &mut Vec<Effect>,
+) {
+    advance_clock(state, at);
+    let finished = (progress.stage != Stage::Running).then_some(at);
+    let tracked = &mut state.jobs.tracked;
+    match tracked
+        .iter_mut()
+        .find(|t| t.progress.job_id == progress.job_id)
+    {
+        Some(job) => {
+            job.progress = progress;
+            job.finished = finished;
+        }
+        None => tracked.push(TrackedJob {
+            progress,
+            started: at,
+            finished,
+            automatic,
+        }),
+    }
+    // Keep the recent ones: the job table has the rest.
+    if tracked.len() > JOB_ROWS as usize {
+        tracked.retain(TrackedJob::is_running);
+    }
+    if finished.is_some() {
+        reload_bases(state, false, effects);
+        reload_jobs(state, effects);
+    }
+}
+
+/// The new base's check: the confirmation when it passed, the form with the reason otherwise.
+fn create_checked(
+    state: &mut AppState,
+    request: NewBaseRequest,
+    result: Result<(), String>,
+) -> bool {
+    let tab = &mut state.memory_bases;
+    let Some(Dialog::Create(form)) = tab.dialog.as_mut().filter(
+        |d| matches!(d, Dialog::Create(f) if f.checking && f.request().as_ref() == Ok(&request)),
+    ) else {
+        return false;
+    };
+    form.checking = false;
+    match result {
+        Ok(()) => {
+            tab.create_draft = Some(form.clone());
+            tab.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+        }
+        Err(error) => form.error = Some(error),
     }
     true
 }

@@ -6,7 +6,7 @@ use super::selection::moved;
 use super::trim;
 use crate::inspect::nodes::{NodeContextView, Timeline};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, ConversationState, LoadStatus, NodesState};
+use crate::tui::state::{AppState, ConversationState, LoadStatus, NodesState, current};
 
 /// Keys of the open nodes pane; `false` leaves the action to the conversation (budget keys).
 pub(super) fn nodes_action(
@@ -111,10 +111,8 @@ fn waiting_nodes(
     generation: u64,
     latest: fn(&NodesState) -> u64,
 ) -> Option<&mut NodesState> {
-    conversation
-        .as_mut()
-        .and_then(|c| c.nodes.as_mut())
-        .filter(|n| latest(n) == generation)
+    let nodes = conversation.as_mut().and_then(|c| c.nodes.as_mut());
+    current(nodes, generation, latest)
 }
 
 pub(super) fn nodes_loaded(

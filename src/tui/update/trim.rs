@@ -16,7 +16,7 @@ use crate::summarize::extractive_plan;
 use crate::tui::action::Action;
 use crate::tui::state::chat_memories::{Confirm, Write};
 use crate::tui::state::trim::{TrimSessions, TrimSource, TrimState};
-use crate::tui::state::{AppState, LoadStatus, Overlay};
+use crate::tui::state::{AppState, LoadStatus, Overlay, current};
 
 /// Lines a page key scrolls the plan.
 const SCROLL_PAGE: usize = 10;
@@ -142,7 +142,7 @@ pub(super) fn on_source(
     result: Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(trim) = state.trim.as_mut().filter(|t| t.generation == generation) else {
+    let Some(trim) = current(state.trim.as_mut(), generation, |t| t.generation) else {
         return false;
     };
     match result {
@@ -162,10 +162,9 @@ pub(super) fn on_summary(
     generation: u64,
     result: Result<TrimPlan, String>,
 ) -> bool {
-    let Some(trim) = state
-        .trim
-        .as_mut()
-        .filter(|t| t.summary_generation == generation && t.plan_generation == generation)
+    // The summary must answer the latest plan, and be the latest summary asked for it.
+    let Some(trim) = current(state.trim.as_mut(), generation, |t| t.plan_generation)
+        .and_then(|t| current(Some(t), generation, |t| t.summary_generation))
     else {
         return false;
     };

@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::context::{MbContext, sync_failed};
 use super::render::{render_bases, render_jobs, render_sessions};
 use crate::cli::args::UnitArg;
-use crate::cli::output::{CliResult, ExitCode, cell, confirm, emit, table};
+use crate::cli::output::{CliResult, ExitCode, confirm, emit, table};
+use crate::format::one_line;
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
 use crate::memory::memory_base::ThresholdUnit;
 use crate::store::memory_bases::{JobInfo, MemoryBaseUpdate};
@@ -186,9 +187,9 @@ pub(super) async fn search(
             .map(|h| {
                 vec![
                     format!("{:.3}", 1.0 - h.distance),
-                    cell(&h.session_id, 20),
-                    cell(&h.message_id, 8),
-                    cell(&h.content, 80),
+                    one_line(&h.session_id, 20),
+                    one_line(&h.message_id, 8),
+                    one_line(&h.content, 80),
                 ]
             })
             .collect();

@@ -7,7 +7,8 @@ use tokio::sync::mpsc;
 
 use super::context::{MbContext, sync_failed};
 use super::render::render_jobs;
-use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, thousands};
+use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
+use crate::format::thousands;
 use crate::kb::embedder::HASHING_MODEL;
 use crate::sync::{CancelFlag, SessionSync, Trigger};
 
@@ -135,9 +136,9 @@ fn report_outcomes(json: bool, outcomes: Vec<SessionSync>) -> CliResult {
                     "session {}: ingested {} {} as {} {} (job {})",
                     r["session_id"].as_str().unwrap_or(""),
                     thousands(r["messages"].as_i64().unwrap_or(0)),
-                    crate::inspect::noun(r["messages"].as_u64().unwrap_or(0), "message"),
+                    crate::format::noun(r["messages"].as_u64().unwrap_or(0), "message"),
                     thousands(r["chunks"].as_i64().unwrap_or(0)),
-                    crate::inspect::noun(r["chunks"].as_u64().unwrap_or(0), "chunk"),
+                    crate::format::noun(r["chunks"].as_u64().unwrap_or(0), "chunk"),
                     r["job_id"].as_str().unwrap_or("")
                 ),
                 Some("nothing_pending") => format!(

@@ -2,7 +2,8 @@
 
 use chrono::Utc;
 
-use crate::cli::output::{cell, table, thousands};
+use crate::cli::output::table;
+use crate::format::{one_line, thousands};
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
 use crate::store::memory_bases::JobInfo;
 
@@ -20,11 +21,11 @@ pub(super) fn render_bases(statuses: &[BaseStatus]) -> String {
                 format!("! {}", s.mismatches[0])
             };
             vec![
-                cell(&b.name, 24),
-                cell(b.flow_name.as_deref().unwrap_or(&b.flow_id), 20),
+                one_line(&b.name, 24),
+                one_line(b.flow_name.as_deref().unwrap_or(&b.flow_id), 20),
                 format!("{} {}", b.threshold, b.threshold_unit),
                 if b.auto_capture { "auto" } else { "manual" }.to_owned(),
-                cell(&b.kb_name, 28),
+                one_line(&b.kb_name, 28),
                 thousands(b.sessions),
                 thousands(b.total_processed),
                 s.status.as_str().to_owned(),
@@ -56,14 +57,14 @@ pub(super) fn render_sessions(sessions: &[SessionStatus]) -> String {
         .iter()
         .map(|s| {
             vec![
-                cell(&s.session.session_id, 36),
+                one_line(&s.session.session_id, 36),
                 s.pending_label(),
                 gauge(s.ratio()),
                 thousands(s.pending_messages),
                 s.session
                     .cursor_id
                     .as_deref()
-                    .map_or("-".to_owned(), |c| cell(c, 8)),
+                    .map_or("-".to_owned(), |c| one_line(c, 8)),
                 thousands(s.session.total_processed),
                 s.session.last_sync_at.map_or("never".to_owned(), |t| {
                     t.format("%Y-%m-%d %H:%M").to_string()
@@ -108,7 +109,7 @@ pub(super) fn render_jobs(jobs: &[JobInfo]) -> String {
                     Some(reason) => format!("{} ({reason})", j.status),
                     None => j.status.clone(),
                 },
-                cell(j.session_id().unwrap_or("-"), 36),
+                one_line(j.session_id().unwrap_or("-"), 36),
                 j.created_timestamp.format("%Y-%m-%d %H:%M:%S").to_string(),
                 format!("{:.1}s", elapsed.num_milliseconds() as f64 / 1000.0),
             ]

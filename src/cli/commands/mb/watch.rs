@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::context::{mb_settings, sync_failed};
 use crate::cli::args::WatchArgs;
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, emit, thousands};
+use crate::cli::output::{CliResult, ExitCode, emit};
+use crate::format::thousands;
 use crate::inspect::syncers;
 use crate::store::{Part, Store};
 use crate::sync::watch::WatchEvent;
@@ -26,7 +27,7 @@ fn describe(event: &WatchEvent) -> String {
         Ok(SyncOutcome::Completed(job)) => format!(
             "ingested {} {} (job {})",
             thousands(job.messages),
-            crate::inspect::noun(job.messages, "message"),
+            crate::format::noun(job.messages, "message"),
             job.job_id
         ),
         Ok(SyncOutcome::NothingPending { .. }) => "nothing pending".to_owned(),

@@ -1,0 +1,68 @@
+//! The text formats both front ends share, so the CLI and the TUI print a number, a plural or a
+//! cut line alike. Pure functions on text: this module imports nothing of the crate.
+
+/// `1234567` → `1,234,567`: the one number format of human output (JSON keeps plain numbers).
+pub fn thousands(n: impl Into<i128>) -> String {
+    let n = n.into();
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// `word` as `n` of it reads: "message" for 1, "messages" otherwise (regular plurals only).
+pub fn noun(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// `text` on one line (control characters as spaces), cut to `width` characters with an
+/// ellipsis.
+pub fn one_line(text: &str, width: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= width {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(-1234567), "-1,234,567");
+    }
+
+    #[test]
+    fn noun_is_plural_unless_one() {
+        assert_eq!(noun(1, "message"), "message");
+        assert_eq!(noun(0, "message"), "messages");
+        assert_eq!(noun(2, "file"), "files");
+    }
+
+    #[test]
+    fn one_line_flattens_and_cuts() {
+        assert_eq!(one_line("a\nb", 10), "a b");
+        assert_eq!(one_line("abcdef", 4), "abc…");
+        assert_eq!(one_line("日本語テキスト", 3), "日本…");
+    }
+}
