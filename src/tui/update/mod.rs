@@ -41,6 +41,8 @@ use tabs::show_tab;
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
 pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
     let mut effects = Vec::new();
+    let said_before = state.message.clone();
+    let from_job = matches!(event, Event::Job(_));
     let changed = match event {
         Event::Key(key) => on_key(state, key, &mut effects),
         Event::Action(action) => on_action(state, action, &mut effects),
@@ -48,8 +50,34 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
         Event::Tick => on_tick(state, &mut effects),
         Event::Resize => true,
     };
+    log_news(state, said_before, from_job);
     state.dirty |= changed;
     effects
+}
+
+/// Keeps what this event said in the log `!` opens: a new status message, and after a job the
+/// memory-base warnings that were not logged yet (a mismatch found, a failed watcher).
+fn log_news(state: &mut AppState, said_before: Option<String>, from_job: bool) {
+    if let Some(message) = state
+        .message
+        .clone()
+        .filter(|m| Some(m) != said_before.as_ref())
+    {
+        state.log(message);
+    }
+    if from_job {
+        let warnings: Vec<String> = state
+            .memory_bases
+            .warnings()
+            .into_iter()
+            .chain(state.jobs.watcher_error.clone())
+            .map(|warning| format!("⚠ {warning}"))
+            .filter(|entry| !state.message_log.contains(entry))
+            .collect();
+        for warning in warnings {
+            state.log(warning);
+        }
+    }
 }
 
 /// The first requests of a session: the first page of conversations and the memory bases,

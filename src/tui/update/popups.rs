@@ -18,30 +18,38 @@ fn scroll_text(scroll: &mut usize, action: Action) {
     }
 }
 
-/// The warnings in effect and the last message, whole, in a popup (the status line can only
-/// count and cut them).
+/// This session's messages, newest first, and the warnings in effect, whole in a popup: the
+/// status line can only count the warnings and cut a message.
 pub(super) fn show_warnings(state: &mut AppState) {
+    state.first_run_hint = false;
     let warnings = state.warnings();
     let mut text = String::new();
-    if let Some(message) = &state.message {
-        text.push_str(&format!("Last message:\n{message}\n\n"));
-    }
-    if warnings.is_empty() {
-        text.push_str("No warnings.");
-    } else {
+    if !warnings.is_empty() {
+        text.push_str("Warnings in effect:\n");
         for (number, warning) in warnings.iter().enumerate() {
             text.push_str(&format!("{}. {warning}\n", number + 1));
+        }
+        text.push('\n');
+    }
+    if state.message_log.is_empty() {
+        text.push_str("No messages yet: what writes, trims, undos and refusals say stays here.");
+    } else {
+        text.push_str("Messages, newest first:\n");
+        for message in state.message_log.iter().rev() {
+            text.push_str(&format!("• {message}\n"));
         }
     }
     let title = match warnings.len() {
         0 => " Messages ".to_owned(),
-        1 => " 1 warning ".to_owned(),
-        n => format!(" {n} warnings "),
+        1 => " Messages · 1 warning ".to_owned(),
+        n => format!(" Messages · {n} warnings "),
     };
     state.overlay = Overlay::Detail(Detail::new(title, text));
 }
+
 /// Opens help over what is shown; closing it gives that back.
 pub(super) fn open_help(state: &mut AppState) {
+    state.first_run_hint = false;
     state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
     state.help_scroll = 0;
 }
