@@ -92,6 +92,7 @@ impl JobRunner {
         let effect = match effect {
             Effect::MemoryBases(effect) => return self.memory_bases.run(effect),
             Effect::Doctor(effect) => return self.doctor.run(effect),
+            Effect::CopyToClipboard(text) => return copy_to_clipboard(&text),
             effect => effect,
         };
         let store = self.store.clone();
@@ -272,8 +273,8 @@ impl JobRunner {
                     let _ = events.send(JobEvent::Timeline { generation, result });
                 }),
             ),
-            Effect::MemoryBases(_) | Effect::Doctor(_) => {
-                unreachable!("run by their own runners above")
+            Effect::MemoryBases(_) | Effect::Doctor(_) | Effect::CopyToClipboard(_) => {
+                unreachable!("run above")
             }
         };
         if let Some(previous) = self.running[slot as usize].replace(task) {
@@ -359,5 +360,16 @@ async fn count_threads(
     .await;
     if let Ok(tokens) = counted {
         let _ = events.send(JobEvent::ThreadTokens { generation, tokens });
+    }
+}
+
+/// Hands `text` to the terminal's clipboard with OSC 52; the terminal, not memscope, decides
+/// whether to take it (tmux needs `set-clipboard on`).
+fn copy_to_clipboard(text: &str) {
+    use crossterm::clipboard::CopyToClipboard;
+    if let Err(error) =
+        crossterm::execute!(std::io::stdout(), CopyToClipboard::to_clipboard_from(text))
+    {
+        tracing::warn!(%error, "could not write the OSC 52 copy sequence");
     }
 }

@@ -10,6 +10,7 @@ mod budget;
 pub mod chat_memories;
 mod chat_memory_jobs;
 mod conversation;
+mod copy;
 mod details;
 pub mod doctor;
 mod effect;
@@ -150,6 +151,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Overlay::Jobs => {
             match action {
                 Action::Open | Action::Details => details::open(state),
+                Action::CopyId => copy::copy_selected(state, effects),
                 _ => jobs_popup::jobs_action(state, action, effects),
             }
             return true;
@@ -187,6 +189,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         },
         Action::ShowWarnings => popups::show_warnings(state),
         Action::Details => details::open(state),
+        Action::CopyId => copy::copy_selected(state, effects),
         Action::CommandLine => {
             state.overlay = Overlay::Prompt(super::state::Prompt::Command(String::new()))
         }
