@@ -56,13 +56,17 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         );
         return;
     }
-    let [header, body, status, bottom] = Layout::vertical([
+    let [header, body, first_run, status, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
+        Constraint::Length(u16::from(state.first_run_hint)),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
     .areas(area);
+    if state.first_run_hint {
+        draw_first_run_hint(state, theme, frame, first_run);
+    }
     let screen = component(state.screen);
     draw_header(state, theme, frame, header);
     match state.tab_missing(state.screen.tab()) {
@@ -204,6 +208,33 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         ));
     }
     frame.render_widget(Line::from(spans), area);
+}
+
+/// The first run's footer line: what the start-up warning is and where to read it, and help.
+/// A line, not a popup, so every key still goes where it always goes.
+fn draw_first_run_hint(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let keymap = &state.keymap;
+    let key = |action| {
+        keymap
+            .key_for(KeyContext::Global, action)
+            .map_or_else(|| ":".to_owned(), |k| k.to_string())
+    };
+    let warnings = if state.warnings().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the ⚠ warning is one of its stories, {} reads it whole with its fix · ",
+            key(super::action::Action::ShowWarnings)
+        )
+    };
+    let text = format!(
+        " First run on the demo database: {warnings}{} lists every key ",
+        key(super::action::Action::ToggleHelp)
+    );
+    frame.render_widget(
+        Line::styled(one_line(&text, usize::from(area.width)), theme.title),
+        area,
+    );
 }
 
 /// The hint bar: the context's keys in order as far as they fit, then always the way out and
