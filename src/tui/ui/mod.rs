@@ -289,9 +289,6 @@ fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.set_cursor_position((area.x + 1 + text.chars().count() as u16, area.y));
 }
 
-/// Width a help column needs for its keys and a readable description.
-const HELP_COLUMN_WIDTH: u16 = 40;
-
 fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
     // (keys, description) entries; a heading has no keys. The screen's own keys come first.
@@ -345,10 +342,10 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     ] {
         entries.push((command.to_owned(), String::new()));
     }
-    // As many columns as the width allows; what the height cannot show scrolls (j/k).
-    let inner_width = area.width.saturating_sub(2);
-    let columns = usize::from((inner_width / HELP_COLUMN_WIDTH).max(1));
-    let rows = entries.len().div_ceil(columns);
+    // One column at any size, keys aligned before their descriptions: side-by-side columns ran
+    // into each other on wide terminals. What the height cannot show scrolls (j/k).
+    let inner_width = usize::from(area.width.saturating_sub(2));
+    let rows = entries.len();
     let height = usize::from(area.height.saturating_sub(2).max(1));
     let scroll = state.help_scroll.min(rows.saturating_sub(height));
     let title = if rows > height {
@@ -367,30 +364,27 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    let areas =
-        Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
-    for (chunk, column) in entries.chunks(rows).zip(areas.iter()) {
-        let key_width = chunk
-            .iter()
-            .map(|(keys, _)| keys.chars().count())
-            .max()
-            .unwrap_or(0);
-        let lines: Vec<Line> = chunk
-            .iter()
-            .skip(scroll)
-            .map(|(keys, desc)| {
-                if keys.is_empty() {
-                    Line::styled(desc.clone(), theme.title)
-                } else {
-                    Line::from(vec![
-                        Span::styled(format!("{keys:>key_width$} "), theme.warning),
-                        Span::styled(desc.clone(), theme.text),
-                    ])
-                }
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(lines), *column);
-    }
+    let key_width = entries
+        .iter()
+        .map(|(keys, _)| keys.chars().count())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<Line> = entries
+        .iter()
+        .skip(scroll)
+        .map(|(keys, desc)| {
+            if keys.is_empty() {
+                Line::styled(one_line(desc, inner_width), theme.title)
+            } else {
+                let room = inner_width.saturating_sub(key_width + 1);
+                Line::from(vec![
+                    Span::styled(format!("{keys:>key_width$} "), theme.warning),
+                    Span::styled(one_line(desc, room), theme.text),
+                ])
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 /// A text shown whole: wrapped, scrolled with the moving keys.
