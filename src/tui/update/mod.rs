@@ -198,6 +198,18 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
         Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
         Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
+        // `1` brings back the screen the conversations tab was left on: a search typed there
+        // (or on any screen without its own `/`) goes to the list's filter, and its letters
+        // never run as that screen's keys.
+        Action::Filter
+            if state.screen != Screen::Conversations
+                && state.tab_missing(Tab::Conversations).is_none() =>
+        {
+            show_tab(state, Tab::Conversations, effects);
+            state.screen = Screen::Conversations;
+            let filter = state.list.filter.clone();
+            state.overlay = Overlay::Prompt(super::state::Prompt::Filter(filter));
+        }
         // A tab whose part the database lacks shows why, and does nothing else.
         _ if state.tab_missing(state.screen.tab()).is_some() => return false,
         _ => match state.screen {
