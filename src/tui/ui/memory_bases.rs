@@ -5,14 +5,16 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
+use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Row};
 
 use super::common::{
-    Component, confirm_popup, one_line, placeholder, popup, selectable_table, short_id,
+    Component, confirm_popup, middle_cut, one_line, placeholder, popup, selectable_table, short_id,
 };
 use super::rows::{RowCells, layout_rows};
 use crate::cli::output::thousands;
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
+use crate::tui::action::Action;
+use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -217,7 +219,12 @@ fn session_columns(wide: bool) -> Vec<Constraint> {
         Constraint::Fill(2),
         // "13/20 bot replies" whole.
         Constraint::Length(if wide { 20 } else { 17 }),
-        Constraint::Fill(1),
+        // At 80 columns the gauge gives its room to the session's name.
+        if wide {
+            Constraint::Fill(1)
+        } else {
+            Constraint::Length(6)
+        },
         Constraint::Length(9),
         Constraint::Length(10),
         Constraint::Length(if wide { 17 } else { 12 }),
@@ -256,7 +263,7 @@ fn draw_session(
         },
     );
     let texts = [
-        format!("{marker}{}", info.session_id),
+        info.session_id.clone(),
         session.pending_label(),
         String::new(),
         info.cursor_id
@@ -281,6 +288,11 @@ fn draw_session(
                 .unfilled_style(theme.dim)
                 .style(style);
             frame.render_widget(gauge, *cell);
+        } else if index == 0 {
+            // Session names often share a prefix: cut in the middle, they stay apart.
+            let width = usize::from(cell.width).saturating_sub(marker.len());
+            let name = format!("{marker}{}", middle_cut(text, width));
+            frame.render_widget(Span::styled(name, style), *cell);
         } else {
             let width = usize::from(cell.width);
             frame.render_widget(Span::styled(one_line(text, width), style), *cell);
@@ -288,7 +300,13 @@ fn draw_session(
     }
 }
 
-fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rect) {
+fn draw_search(
+    state: &AppState,
+    search: &SearchState,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let title = format!(
         " Search {:?} in {} · top {} · esc closes ",
         search.query,
