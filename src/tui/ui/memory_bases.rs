@@ -32,7 +32,7 @@ impl Component for MemoryBasesView {
             Layout::vertical([Constraint::Length(bases_height), Constraint::Min(3)]).areas(area);
         draw_bases(tab, theme, frame, top);
         match &tab.search {
-            Some(search) => draw_search(search, theme, frame, bottom),
+            Some(search) => draw_search(state, search, theme, frame, bottom),
             None => draw_sessions(tab, theme, frame, bottom),
         }
         if let Some(dialog) = &tab.dialog {
@@ -329,7 +329,18 @@ fn draw_search(
             return;
         }
         LoadStatus::Loaded if search.hits.is_empty() => {
-            let text = "No hits: the knowledge base is empty or has not been synced yet.";
+            let text = match &search.missing_folder {
+                Some(folder) => {
+                    let regenerate = state
+                        .keymap
+                        .key_for(KeyContext::MemoryBases, Action::Regenerate)
+                        .map_or_else(String::new, |key| format!(" ({key} regenerates it)"));
+                    format!("No hits: the knowledge-base folder {folder} is missing{regenerate}.")
+                }
+                None => {
+                    "No hits: the knowledge base is empty or has not been synced yet.".to_owned()
+                }
+            };
             frame.render_widget(placeholder(text, theme.dim), inner);
             return;
         }
@@ -342,13 +353,13 @@ fn draw_search(
             .and_then(|s| s.as_str())
             .unwrap_or("-")
             .to_owned();
-        Row::new([
-            Cell::from(format!("{:.3}", 1.0 - hit.distance)),
-            Cell::from(hit.session_id.clone()),
-            Cell::from(sender),
-            Cell::from(one_line(&hit.content, 200)),
-        ])
-        .style(theme.text)
+        let cells = vec![
+            Span::raw(format!("{:.3}", 1.0 - hit.distance)),
+            Span::raw(hit.session_id.clone()),
+            Span::raw(sender),
+            Span::raw(hit.content.clone()),
+        ];
+        (cells, theme.text)
     });
     let widths = [
         Constraint::Length(6),
@@ -356,9 +367,8 @@ fn draw_search(
         Constraint::Length(8),
         Constraint::Fill(1),
     ];
-    let table = Table::new(rows, widths)
-        .header(Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title));
-    frame.render_widget(table, inner);
+    let header = Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title);
+    selectable_table(header, rows, &widths, search.selected, theme, frame, inner);
 }
 
 /// A popup `width` x `height` in the middle of `area`.

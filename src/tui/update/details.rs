@@ -3,12 +3,17 @@
 //! does where it opens nothing else (a session, a job).
 
 use crate::cli::output::thousands;
+use crate::inspect::diff::side_by_side;
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
+use crate::inspect::nodes::Timeline;
+use crate::kb::rows::SearchHit;
+use crate::memory::node_context::Disagreement;
+use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::store::ChatMemorySummary;
 use crate::store::ConversationSummary;
 use crate::sync::Stage;
 use crate::tui::state::memory_bases::{Focus, JobLine};
-use crate::tui::state::{AppState, Detail, NodeRow, Overlay, Screen};
+use crate::tui::state::{AppState, DemoState, Detail, NodeRow, Overlay, Screen, TextComparison};
 
 /// Opens the detail popup of the selected row, or says there is none.
 pub(super) fn open(state: &mut AppState) {
@@ -65,6 +70,9 @@ fn selected(state: &AppState) -> Option<Detail> {
             .map(super::doctor::finding_detail),
         Screen::MemoryBases => {
             let tab = &state.memory_bases;
+            if let Some(search) = &tab.search {
+                return search.hits.get(search.selected).map(search_hit);
+            }
             match tab.focus {
                 Focus::Bases => tab.selected_base().map(base),
                 Focus::Sessions => tab.selected_session().map(session),
@@ -271,6 +279,22 @@ fn base(status: &BaseStatus) -> Detail {
         }
     }
     Detail::new(format!(" Memory base {} ", b.name), text)
+}
+
+/// A KB search hit: where it comes from, its score, and the chunk's text whole.
+fn search_hit(hit: &SearchHit) -> Detail {
+    let metadata = serde_json::to_string_pretty(&hit.metadata).unwrap_or_default();
+    let mut text = fields(&[
+        ("score", format!("{:.3}", 1.0 - hit.distance)),
+        ("session", hit.session_id.clone()),
+        ("message", hit.message_id.clone()),
+        ("chunk", hit.chunk_id.clone()),
+    ]);
+    text.push_str(&format!(
+        "\nText:\n{}\n\nMetadata:\n{metadata}\n",
+        hit.content
+    ));
+    Detail::new(format!(" Hit in session {} ", hit.session_id), text)
 }
 
 fn session(status: &SessionStatus) -> Detail {
