@@ -6,6 +6,7 @@ mod chat_memories;
 mod common;
 mod conversation;
 mod conversations;
+mod diff;
 mod doctor;
 mod jobs;
 mod memory_bases;
@@ -391,11 +392,18 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
 fn draw_detail(detail: &Detail, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(90), Constraint::Percentage(90));
     let inner_width = area.width.saturating_sub(2);
-    let lines: Vec<Line> = detail
+    let mut lines: Vec<Line> = detail
         .text
         .lines()
         .map(|line| Line::styled(line.to_owned(), theme.text))
         .collect();
+    for comparison in &detail.comparisons {
+        lines.extend(diff::comparison_lines(
+            comparison,
+            usize::from(inner_width),
+            theme,
+        ));
+    }
     let total = budget::wrapped_height(&lines, inner_width);
     let height = area.height.saturating_sub(2);
     let scroll =

@@ -41,11 +41,29 @@ fn selected(state: &AppState) -> Option<Detail> {
         Screen::Conversation => {
             let conversation = state.conversation.as_ref()?;
             match &conversation.nodes {
-                Some(nodes) => nodes.rows.get(nodes.selected).map(node),
+                Some(nodes) => nodes.rows.get(nodes.selected).map(|row| {
+                    let timeline = nodes
+                        .timeline
+                        .as_ref()
+                        .filter(|t| t.node_id == row.summary.node_id);
+                    node(row, timeline)
+                }),
                 None => {
+                    if let Some(demo) = &conversation.demo {
+                        return Some(demo_steps(demo));
+                    }
                     let loaded = conversation.loaded.as_ref()?;
-                    (!loaded.tree.is_empty())
-                        .then(|| tree_message(loaded.message(conversation.selected)))
+                    let mut detail = (!loaded.tree.is_empty())
+                        .then(|| tree_message(loaded.message(conversation.selected)))?;
+                    // The ⚑ line over the tree is cut to its width: here it is whole.
+                    if let Some(thread) = conversation
+                        .thread
+                        .as_ref()
+                        .filter(|t| !matches!(t.comparison, ThreadComparison::Same))
+                    {
+                        detail.text = format!("⚑ {}\n\n{}", thread.comparison, detail.text);
+                    }
+                    Some(detail)
                 }
             }
         }
@@ -168,7 +186,40 @@ fn tree_message(message: &crate::memory::model::StoredMessage) -> Detail {
     Detail::new(format!(" Message {} ", message.id), text)
 }
 
-fn node(row: &NodeRow) -> Detail {
+/// The extraction demo's steps so far, each with its reason whole, newest last.
+fn demo_steps(demo: &DemoState) -> Detail {
+    let mut text = String::new();
+    for step in &demo.trace.steps[..demo.shown] {
+        let verdict = match step.decision {
+            StepDecision::Kept => "kept",
+            StepDecision::Stopped => "stopped",
+            StepDecision::Skipped => "skipped",
+        };
+        text.push_str(&format!(
+            "row {} · {} · {verdict}\n  {}\n",
+            step.row,
+            step.id,
+            step.reason.describe()
+        ));
+    }
+    let tracked = demo
+        .current()
+        .and_then(|step| step.tracked_parent.as_deref())
+        .unwrap_or("none: the walk has stopped");
+    text.push_str(&format!("\nnow tracking parent: {tracked}\n"));
+    Detail::new(
+        format!(
+            " Dify's extraction, step {} of {} ",
+            demo.shown,
+            demo.trace.steps.len()
+        ),
+        text,
+    )
+}
+
+/// A node whole; with its timeline loaded, each turn where the node memory file and the run's
+/// context disagree, the two texts side by side.
+fn node(row: &NodeRow, timeline: Option<&Timeline>) -> Detail {
     let node = &row.summary;
     let latest = match &row.latest {
         Some(latest) => format!(
@@ -197,7 +248,29 @@ fn node(row: &NodeRow) -> Detail {
         ),
         ("latest context", latest),
     ]);
-    Detail::new(format!(" Node {} ", node.title), text)
+    let mut detail = Detail::new(format!(" Node {} ", node.title), text);
+    let turns = timeline.map_or(&[][..], |t| &t.turns[..]);
+    for (number, turn) in turns.iter().enumerate() {
+        let Some(disagreement) = &turn.disagreement else {
+            continue;
+        };
+        let heading = format!("Turn {} ({}): {disagreement}", number + 1, turn.message_id);
+        match disagreement {
+            Disagreement::DifferentUser { file, outputs }
+            | Disagreement::DifferentAssistant { file, outputs } => {
+                detail.comparisons.push(TextComparison {
+                    heading,
+                    left_title: "node memory file".to_owned(),
+                    right_title: "the run's outputs.context".to_owned(),
+                    rows: side_by_side(file, outputs),
+                });
+            }
+            Disagreement::MissingInFile | Disagreement::MissingInOutputs => {
+                detail.text.push_str(&format!("\n{heading}\n"));
+            }
+        }
+    }
+    detail
 }
 
 fn chat_memory(row: &ChatMemorySummary, tokens: Option<u64>) -> Detail {
