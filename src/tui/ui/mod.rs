@@ -220,16 +220,17 @@ fn draw_first_run_hint(state: &AppState, theme: &Theme, frame: &mut Frame, area:
             .key_for(KeyContext::Global, action)
             .map_or_else(|| ":".to_owned(), |k| k.to_string())
     };
+    // Help first: at 80 columns a cut must not take the one key that explains the others.
     let warnings = if state.warnings().is_empty() {
         String::new()
     } else {
         format!(
-            "the ⚠ warning is one of its stories, {} reads it whole with its fix · ",
+            " · {} explains the ⚠ warning (a demo story) and its fix",
             key(super::action::Action::ShowWarnings)
         )
     };
     let text = format!(
-        " First run on the demo database: {warnings}{} lists every key ",
+        " Demo's first run: {} lists every key{warnings} ",
         key(super::action::Action::ToggleHelp)
     );
     frame.render_widget(
