@@ -169,7 +169,7 @@ fn i_in_the_extraction_demo_shows_every_step_with_its_reason_whole() {
     for step in &demo.trace.steps[..demo.shown] {
         let reason = step.reason.describe();
         assert!(
-            shown.text.contains(&reason),
+            shown.text.contains(reason),
             "{reason} missing:\n{}",
             shown.text
         );

@@ -70,7 +70,6 @@ fn log_news(state: &mut AppState, said_before: Option<String>, from_job: bool) {
         let warnings: Vec<String> = state
             .memory_bases
             .warnings()
-            .into_iter()
             .chain(state.jobs.watcher_error.clone())
             .map(|warning| format!("⚠ {warning}"))
             .filter(|entry| !state.message_log.contains(entry))
