@@ -1001,3 +1001,18 @@ fn a_search_on_a_base_whose_folder_is_missing_says_so() {
     );
     assert!(!text.contains("not been synced"), "{text}");
 }
+
+#[test]
+fn bang_names_where_a_memory_base_mismatch_is_fixed() {
+    let mut state = tab(false);
+    key(&mut state, '!');
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("! opens a popup: {:?}", state.overlay);
+    };
+    assert!(
+        detail.text.contains("memory base Support memory")
+            && detail.text.contains("memory bases tab (3): R regenerates"),
+        "{}",
+        detail.text
+    );
+}

@@ -2,6 +2,7 @@
 //! over whatever is shown and gives it back when it closes.
 
 use crate::tui::action::Action;
+use crate::tui::keymap::KeyContext;
 use crate::tui::state::{AppState, Detail, Overlay};
 
 /// The moving keys over a scrolled text (help, a detail popup); the popup clamps the scroll to
@@ -29,6 +30,9 @@ pub(super) fn show_warnings(state: &mut AppState) {
         for (number, warning) in warnings.iter().enumerate() {
             text.push_str(&format!("{}. {warning}\n", number + 1));
         }
+        if state.memory_bases.warnings().next().is_some() {
+            text.push_str(&mismatch_fix(state));
+        }
         text.push('\n');
     }
     if state.message_log.is_empty() {
@@ -45,6 +49,20 @@ pub(super) fn show_warnings(state: &mut AppState) {
         n => format!(" Messages · {n} warnings "),
     };
     state.overlay = Overlay::Detail(Detail::new(title, text));
+}
+
+/// Where a memory base's mismatch is fixed, with the keys the keymap binds.
+fn mismatch_fix(state: &AppState) -> String {
+    let keymap = &state.keymap;
+    let tab = keymap.key_for(KeyContext::Global, Action::ShowMemoryBases);
+    let regenerate = keymap.key_for(KeyContext::MemoryBases, Action::Regenerate);
+    match (tab, regenerate) {
+        (Some(tab), Some(regenerate)) => format!(
+            "A memory base's mismatch is fixed on the memory bases tab ({tab}): {regenerate} \
+             regenerates its knowledge base.\n"
+        ),
+        _ => "A memory base's mismatch is fixed by regenerating its knowledge base.\n".to_owned(),
+    }
 }
 
 /// Opens help over what is shown; closing it gives that back.
