@@ -818,7 +818,7 @@ fn first_run_footer_explains_the_warning_and_names_help() {
         .push("memory base Support memory: knowledge-base directory missing".to_owned());
     let text = screen_text(&state, 120, 32);
     assert!(
-        text.contains("! explains the ⚠ warning") && text.contains("? lists every key"),
+        text.contains("! reads the ⚠ warning") && text.contains("? lists every key"),
         "{text}"
     );
     snapshot!("first_run_footer", &state, all_sizes);
@@ -829,4 +829,20 @@ fn first_run_footer_explains_the_warning_and_names_help() {
     assert_eq!(state.list.selected, 1);
     key(&mut state, '?');
     assert!(!state.first_run_hint);
+}
+
+#[test]
+fn a_long_database_path_is_cut_in_the_middle_so_the_status_counts_stay_whole() {
+    let mut state = state();
+    state.database =
+        "sqlite:///tmp/tmp.ZxZrpfNUoz/data/memscope/a-rather-long-directory/memscope.db".to_owned();
+    state.config_warnings.push("a warning".to_owned());
+    list_loaded(&mut state);
+    let text = screen_text(&state, 80, 24);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(
+        status.contains("…") && status.contains("memscope.db"),
+        "{status}"
+    );
+    assert!(status.contains("⚠ warnings: 1 (! lists them)"), "{status}");
 }

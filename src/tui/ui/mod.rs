@@ -23,7 +23,7 @@ use super::keymap::KeyContext;
 use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 pub use common::Component;
-use common::{confirm_popup, one_line, popup, short_id};
+use common::{confirm_popup, middle_cut, one_line, popup, short_id};
 
 /// Below this size the layout cannot show its panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;
@@ -167,7 +167,9 @@ fn breadcrumbs(state: &AppState) -> Vec<String> {
 }
 
 fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled(format!(" {} ", state.database), theme.text)];
+    // The database goes first, placed once the rest is known: a long path is cut in the
+    // middle (its file name stays) so the counts after it are never cut off unmarked.
+    let mut spans = vec![Span::raw("")];
     if state.read_only {
         spans.push(Span::styled(" read-only ", theme.badge));
         spans.push(Span::raw(" "));
@@ -193,6 +195,12 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
             theme.warning,
         ));
     }
+    let others: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let room = usize::from(area.width).saturating_sub(others + 2);
+    spans[0] = Span::styled(
+        format!(" {} ", middle_cut(&state.database, room)),
+        theme.text,
+    );
     if let Some(message) = &state.message {
         // What does not fit ends in … and `!` shows it whole.
         let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
@@ -225,7 +233,7 @@ fn draw_first_run_hint(state: &AppState, theme: &Theme, frame: &mut Frame, area:
         String::new()
     } else {
         format!(
-            " · {} explains the ⚠ warning (a demo story) and its fix",
+            " · {} reads the ⚠ warning (a demo story)",
             key(super::action::Action::ShowWarnings)
         )
     };
