@@ -408,7 +408,7 @@ async fn a_chat_memory_is_previewed_trimmed_and_restored_from_the_tui() {
     })
     .await;
 
-    press(&mut app, KeyCode::Char('u'));
+    ask_undo(&mut app).await;
     assert!(screen(&mut app).contains("Undo the last change"));
     press(&mut app, KeyCode::Char('y'));
     settle(&mut app, |a| !a.state.chat_memories.writing).await;
@@ -450,7 +450,7 @@ async fn messages_are_added_and_deleted_through_the_forms() {
             .2
             .contains("Is order 1042 on its way?")
     );
-    press(&mut app, KeyCode::Char('u'));
+    ask_undo(&mut app).await;
     press(&mut app, KeyCode::Char('y'));
     settle(&mut app, wrote).await;
     let message = app.state.message.clone().unwrap();
@@ -479,10 +479,16 @@ async fn messages_are_added_and_deleted_through_the_forms() {
     let message = app.state.message.clone().unwrap();
     assert!(message.starts_with("deleted 26 messages"), "{message}");
     assert!(stored_messages(&url, &id).await.is_empty());
-    press(&mut app, KeyCode::Char('u'));
+    ask_undo(&mut app).await;
     press(&mut app, KeyCode::Char('y'));
     settle(&mut app, wrote).await;
     assert_eq!(stored_messages(&url, &id).await, before);
+}
+
+/// `u`, and the confirmation that opens once a change to undo is found.
+async fn ask_undo(app: &mut App) {
+    press(app, KeyCode::Char('u'));
+    settle(app, |a| matches!(a.state.overlay, Overlay::Confirm(_))).await;
 }
 
 fn type_text(app: &mut App, text: &str) {

@@ -249,3 +249,29 @@ fn previews_applies_and_undoes_a_chat_memory_trim() {
     session.send("q");
     assert!(session.wait_exit());
 }
+
+#[test]
+fn bang_opens_this_sessions_messages_newest_first() {
+    let mut session = Session::start();
+    session.wait_for("Last activity");
+    // The first run's footer line names the keys that explain the start-up screen.
+    session.wait_for("Demo's first run: ? lists every key");
+    session.send("y");
+    session.wait_for("copied conversation id");
+    session.send("!");
+    session.wait_for("Messages, newest first");
+    session.wait_for_line(&["•", "copied conversation id"]);
+    session.wait_for_line(&["•", "first run: demo database created"]);
+    let shown = session.contents();
+    let copied = shown.find("• copied conversation id").unwrap();
+    let first_run = shown.find("• first run: demo database created").unwrap();
+    assert!(copied < first_run, "newest first:\n{shown}");
+    assert!(
+        !shown.contains("Demo's first run"),
+        "once ! was pressed the footer line has done its job:\n{shown}"
+    );
+    session.send("\x1b");
+    session.wait_for("Last activity");
+    session.send("q");
+    assert!(session.wait_exit());
+}

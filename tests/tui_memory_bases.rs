@@ -944,3 +944,75 @@ fn screen_loading_and_error() {
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("no such table"), "{text}");
 }
+
+/// The first base searched for "rollout", its hits delivered.
+fn searched(state: &mut AppState, hits: Vec<SearchHit>) {
+    key(state, '/');
+    typed(state, "rollout");
+    let effects = mb_effects(code(state, KeyCode::Enter));
+    let [MbEffect::Search { generation, .. }] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    deliver(
+        state,
+        MbEvent::Hits {
+            generation: *generation,
+            result: Ok(hits),
+        },
+    );
+}
+
+#[test]
+fn search_hits_are_selected_with_the_moving_keys_and_read_whole() {
+    let mut state = tab(false);
+    let session_before = state.memory_bases.session_selected;
+    searched(&mut state, hits());
+    key(&mut state, 'j');
+    let search = state.memory_bases.search.as_ref().unwrap();
+    assert_eq!(search.selected, 1, "j moves among the hits");
+    assert_eq!(
+        state.memory_bases.session_selected, session_before,
+        "not the sessions underneath"
+    );
+    key(&mut state, 'i');
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("i opens the hit: {:?}", state.overlay);
+    };
+    assert!(
+        detail
+            .text
+            .contains("The rollout went to 10% first,\nthen everyone."),
+        "{}",
+        detail.text
+    );
+    assert!(detail.text.contains("research-ada-0002"), "{}", detail.text);
+}
+
+#[test]
+fn a_search_on_a_base_whose_folder_is_missing_says_so() {
+    let mut state = tab(false);
+    let base = &mut state.memory_bases.bases[0];
+    base.mismatches = vec![Mismatch::DirectoryMissing];
+    searched(&mut state, Vec::new());
+    let text = screen_text(&state, 120, 32);
+    assert!(
+        text.contains("knowledge-base folder /kb/ada/") && text.contains("is missing"),
+        "{text}"
+    );
+    assert!(!text.contains("not been synced"), "{text}");
+}
+
+#[test]
+fn bang_names_where_a_memory_base_mismatch_is_fixed() {
+    let mut state = tab(false);
+    key(&mut state, '!');
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("! opens a popup: {:?}", state.overlay);
+    };
+    assert!(
+        detail.text.contains("memory base Support memory")
+            && detail.text.contains("memory bases tab (3): R regenerates"),
+        "{}",
+        detail.text
+    );
+}

@@ -432,11 +432,18 @@ fn help_popup_lists_the_keymap() {
         text.contains("j/k scroll"),
         "the help says it scrolls:\n{text}"
     );
-    snapshot!("help", &state);
+    snapshot!("help", &state, all_sizes);
+    // One column at any size: a wide terminal shows each description whole, not cut into the
+    // next column.
+    let wide = screen_text(&state, 140, 45);
+    assert!(
+        wide.contains("/ filter by name, id, app or text "),
+        "cut or run together:\n{wide}"
+    );
     // Scrolled to the end, the other screens' keys and the commands show.
     key(&mut state, 'G');
     let text = screen_text(&state, 120, 32);
-    for expected in ["extraction demo", "Trim preview", ":budget N"] {
+    for expected in ["Trim preview", ":budget N"] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
     snapshot!("help_scrolled", &state);
@@ -711,6 +718,17 @@ fn node_context_loaded_with_timeline_disagreement_and_item_error() {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }
     snapshot!("node_context_loaded", &state);
+    // i shows how: the two texts of each disagreeing turn side by side.
+    key(&mut state, 'i');
+    let text = screen_text(&state, 160, 45);
+    for expected in [
+        "node memory file",
+        "│ the run's outputs.context",
+        "assistant message differs",
+    ] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+    snapshot!("node_disagreement_side_by_side", &state, all_sizes);
 }
 
 #[test]
@@ -768,4 +786,63 @@ fn node_selection_loads_the_other_node_and_esc_closes_the_pane() {
     );
     assert!(state.nodes().is_none());
     assert!(screen_text(&state, 120, 32).contains("thread: Dify's extraction"));
+}
+
+#[test]
+fn bang_lists_this_sessions_messages_newest_first() {
+    let mut state = state();
+    list_loaded(&mut state);
+    state.say(
+        "trimmed Support Chat History / user-1042-session-7: 8 removed, 0 modified (change \
+         4f1c2a9e); u undoes it"
+            .to_owned(),
+    );
+    state.say(
+        "nothing to undo in Session Context / ext-chat-8812: no change of it is left to revert"
+            .to_owned(),
+    );
+    key(&mut state, 'y');
+    key(&mut state, '!');
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("Messages, newest first"), "{text}");
+    snapshot!("messages_popup", &state, all_sizes);
+}
+
+#[test]
+fn first_run_footer_explains_the_warning_and_names_help() {
+    let mut state = state();
+    list_loaded(&mut state);
+    state.first_run_hint = true;
+    state
+        .config_warnings
+        .push("memory base Support memory: knowledge-base directory missing".to_owned());
+    let text = screen_text(&state, 120, 32);
+    assert!(
+        text.contains("! reads the ⚠ warning") && text.contains("? lists every key"),
+        "{text}"
+    );
+    snapshot!("first_run_footer", &state, all_sizes);
+    let narrow = screen_text(&state, 80, 24);
+    assert!(narrow.contains("? lists every key"), "{narrow}");
+    // A line, not a popup: keys go where they always go, and `?` retires the line.
+    key(&mut state, 'j');
+    assert_eq!(state.list.selected, 1);
+    key(&mut state, '?');
+    assert!(!state.first_run_hint);
+}
+
+#[test]
+fn a_long_database_path_is_cut_in_the_middle_so_the_status_counts_stay_whole() {
+    let mut state = state();
+    state.database =
+        "sqlite:///tmp/tmp.ZxZrpfNUoz/data/memscope/a-rather-long-directory/memscope.db".to_owned();
+    state.config_warnings.push("a warning".to_owned());
+    list_loaded(&mut state);
+    let text = screen_text(&state, 80, 24);
+    let status = text.lines().rev().nth(1).unwrap();
+    assert!(
+        status.contains("…") && status.contains("memscope.db"),
+        "{status}"
+    );
+    assert!(status.contains("⚠ warnings: 1 (! lists them)"), "{status}");
 }

@@ -4,6 +4,7 @@
 
 pub mod budget;
 pub mod conversation;
+pub mod diff;
 pub mod doctor;
 pub mod memory_bases;
 pub mod nodes;

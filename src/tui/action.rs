@@ -65,12 +65,13 @@ pub enum Action {
     FocusBudget,
     ShowWarnings,
     Details,
+    CopyId,
     Doctor,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 59] = [
+    pub const ALL: [Action; 60] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -129,6 +130,7 @@ impl Action {
         Action::FocusBudget,
         Action::ShowWarnings,
         Action::Details,
+        Action::CopyId,
         Action::Doctor,
     ];
 
@@ -207,8 +209,9 @@ impl Action {
             Action::Increase => "next value",
             Action::Decrease => "previous value",
             Action::FocusBudget => "budget rows: scroll / leave",
-            Action::ShowWarnings => "warnings and the last message, whole",
+            Action::ShowWarnings => "messages of this session and warnings, whole",
             Action::Details => "the selected row whole",
+            Action::CopyId => "copy the selected id (OSC 52)",
             Action::Doctor => "doctor: scan the database for problems",
         }
     }

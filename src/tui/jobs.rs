@@ -92,6 +92,7 @@ impl JobRunner {
         match effect {
             Effect::MemoryBases(effect) => self.memory_bases.run(effect),
             Effect::Doctor(effect) => self.doctor.run(effect),
+            Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::ChatMemory(effect) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::start(&mut self.tasks, store, cache, summarizer, effect)
@@ -314,4 +315,15 @@ async fn count_threads(
     })
     .await
     .ok()
+}
+
+/// Hands `text` to the terminal's clipboard with OSC 52; the terminal, not memscope, decides
+/// whether to take it (tmux needs `set-clipboard on`).
+fn copy_to_clipboard(text: &str) {
+    use crossterm::clipboard::CopyToClipboard;
+    if let Err(error) =
+        crossterm::execute!(std::io::stdout(), CopyToClipboard::to_clipboard_from(text))
+    {
+        tracing::warn!(%error, "could not write the OSC 52 copy sequence");
+    }
 }

@@ -165,8 +165,8 @@ fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
 
 /// Runs the TUI on `store` until the user quits. The terminal is restored on exit, on error and
 /// on panic.
-/// Runs the TUI until it quits; `notice` (e.g. the first run's) stands in the status line until
-/// the first key.
+/// Runs the TUI until it quits; `notice`, the first run's, stands in the status line until the
+/// first key, and a footer line explains the demo's warning until `!` or `?` is pressed.
 pub async fn run(
     resolved: Resolved,
     store: Store,
@@ -177,8 +177,9 @@ pub async fn run(
     let _ = color_eyre::install();
     let theme = Theme::from_env(&resolved.config.ui.theme);
     let mut app = App::new(&resolved, store, Some(&resolved.config.keys), theme)?;
-    if notice.is_some() {
-        app.state.message = notice;
+    if let Some(notice) = notice {
+        app.state.say(notice);
+        app.state.first_run_hint = true;
     }
     tracing::info!(database = %app.state.database, "TUI started");
     // ratatui's init chains a panic hook that restores the terminal first.

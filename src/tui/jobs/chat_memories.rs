@@ -165,8 +165,12 @@ async fn summary(
     }
 }
 
-/// How many messages the delete `write` would remove.
+/// How many messages the delete `write` would remove; for an undo, the changes not undone yet.
 async fn count_delete(store: &Store, write: &Write) -> Result<usize, TrimInspectError> {
+    if let Write::Undo { memory_id } = write {
+        let changes = store.chat_memory_changes(memory_id).await?;
+        return Ok(changes.iter().filter(|c| c.undone_at.is_none()).count());
+    }
     let Write::Delete { scope, roles, .. } = write else {
         return Ok(0);
     };

@@ -131,11 +131,17 @@ pub fn policy_summary(json: &str) -> String {
         LimitType::Messages => "messages",
         LimitType::Tokens => "tokens",
     };
-    let limit = match (policy.trim_mode, policy.limit_type) {
+    let mut limit = match (policy.trim_mode, policy.limit_type) {
         (TrimMode::Threshold, _) => format!("{unit} {}→{}", policy.trigger, policy.target),
         (TrimMode::Continuous, LimitType::Messages) => format!("{unit} ≤ {}", policy.max_messages),
         (TrimMode::Continuous, LimitType::Tokens) => format!("{unit} ≤ {}", policy.max_tokens),
     };
+    // The predefined messages are pinned and count against the limit: fewer are left for the
+    // history than the bare limit suggests.
+    let predefined = policy.predefined_messages.len();
+    if predefined > 0 {
+        limit.push_str(&format!(" incl. {predefined} predefined"));
+    }
     let strategy = match policy.strategy {
         PolicyStrategy::DropOldest => "drop oldest".to_owned(),
         PolicyStrategy::DropMiddle => format!("drop middle (first {})", policy.keep_first),
@@ -165,5 +171,12 @@ mod tests {
             "messages 500→100 · drop oldest"
         );
         assert_eq!(policy_summary("{"), "bad policy");
+        assert_eq!(
+            policy_summary(
+                r#"{"limit_type":"messages","max_messages":20,"predefined_messages":[
+                    {"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}"#
+            ),
+            "messages ≤ 20 incl. 2 predefined · drop oldest"
+        );
     }
 }

@@ -77,6 +77,11 @@ pub struct SearchState {
     pub status: LoadStatus,
     pub generation: u64,
     pub hits: Vec<SearchHit>,
+    /// The hit the moving keys and `i` act on while the search is shown.
+    pub selected: usize,
+    /// The knowledge-base folder, when the base's check found it missing: no hits then means
+    /// that, not "not synced yet".
+    pub missing_folder: Option<String>,
 }
 
 /// A dialog of the tab; while one is open it takes the keys.

@@ -25,7 +25,7 @@ pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, PAGE_SIZE, PagePosition};
 pub use load::{LoadStatus, current};
 pub use nodes::{NodeRow, NodesState};
-pub use screen::{Detail, Overlay, Prompt, Screen, Tab};
+pub use screen::{Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::inspect::budget::BudgetView;
@@ -33,6 +33,9 @@ use chat_memories::ChatMemoriesState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use trim::{SummarizerInfo, TrimState};
+
+/// How many messages `!` keeps: the newest, enough for a session's work.
+pub const MESSAGE_LOG_LIMIT: usize = 200;
 
 /// Ticks (of [`super::TICK`]) between two polls of the database for new messages.
 pub const POLL_EVERY_TICKS: u64 = 8;
@@ -59,6 +62,11 @@ pub struct AppState {
     pub config_warnings: Vec<String>,
     /// The last command-line or job message.
     pub message: Option<String>,
+    /// This session's messages and memory-base warnings, oldest first, for `!` ([`MESSAGE_LOG_LIMIT`] kept).
+    pub message_log: Vec<String>,
+    /// The first run on the embedded demo: a footer line explains its warning and names help,
+    /// until `!` or `?` has been pressed.
+    pub first_run_hint: bool,
     pub ticks: u64,
     /// Whether the previous frame is out of date.
     pub dirty: bool,
@@ -95,6 +103,8 @@ impl AppState {
             read_only,
             config_warnings: Vec::new(),
             message: None,
+            message_log: Vec::new(),
+            first_run_hint: false,
             ticks: 0,
             dirty: true,
             quit: false,
@@ -178,6 +188,23 @@ impl AppState {
             .iter()
             .find(|(missing, _)| *missing == tab)
             .map(|(_, why)| why.as_str())
+    }
+
+    /// Shows `message` in the status line and keeps it in the log `!` opens.
+    pub fn say(&mut self, message: String) {
+        self.log(message.clone());
+        self.message = Some(message);
+    }
+
+    /// Adds `entry` to the log unless it is the newest entry already (a refusal repeated).
+    pub fn log(&mut self, entry: String) {
+        if self.message_log.last() == Some(&entry) {
+            return;
+        }
+        if self.message_log.len() == MESSAGE_LOG_LIMIT {
+            self.message_log.remove(0);
+        }
+        self.message_log.push(entry);
     }
 
     /// Whether any background load is under way, for the spinner.

@@ -1,6 +1,7 @@
 //! What is in front: the screen, its tab, and the popup or prompt over it.
 
 use super::chat_memories::{Confirm, MemoryForm};
+use crate::inspect::diff::DiffRow;
 use crate::store::Part;
 
 /// Which screen is in front.
@@ -95,6 +96,17 @@ pub struct Detail {
     pub scroll: usize,
     /// The popup it was opened over (the jobs list), back in front when it closes.
     pub under: Box<Overlay>,
+    /// Texts shown side by side after `text` (a node turn where two records disagree).
+    pub comparisons: Vec<TextComparison>,
+}
+
+/// Two versions of one text, shown side by side with what differs marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextComparison {
+    pub heading: String,
+    pub left_title: String,
+    pub right_title: String,
+    pub rows: Vec<DiffRow>,
 }
 
 impl Detail {
@@ -104,6 +116,7 @@ impl Detail {
             text,
             scroll: 0,
             under: Box::default(),
+            comparisons: Vec::new(),
         }
     }
 

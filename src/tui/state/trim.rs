@@ -232,6 +232,21 @@ impl TrimState {
         }
     }
 
+    /// What the gauge measures the plan's result against, its unit, and what the number means.
+    /// In threshold mode with nothing trimmed, that is the trigger the history has not reached:
+    /// against the target it would read as a full, over-the-limit bar.
+    pub fn gauge_limit(&self, trimmed: bool) -> (u64, &'static str, &'static str) {
+        let (limit, unit) = self.limit();
+        if !trimmed && self.is_policy() && self.form.choice("trim_mode") == "threshold" {
+            return (
+                self.form.number("trigger"),
+                unit,
+                "below the trigger: nothing to trim",
+            );
+        }
+        (limit, unit, "after the trim")
+    }
+
     /// Message `index` of a plan: policies number their predefined messages first.
     pub fn message(&self, index: usize) -> Option<&PromptMessage> {
         let sessions = self.sessions.as_ref()?;

@@ -69,8 +69,8 @@ pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Fr
     let inner = block.inner(area);
     // The layout comes first: the title names the rows shown.
     let layout = panel.view.map(|view| {
-        // A short panel keeps its lines for the rows: the model and window lines go (the help
-        // and a taller terminal show them).
+        // A short panel keeps its lines for the rows: the window line goes (a taller terminal
+        // shows it); the model line stays, it says what the counts are counted for.
         let compact = inner.height < COMPACT_BELOW;
         let summary = summary_lines(state, view, panel.of, compact, theme);
         let summary_height = wrapped_height(&summary, inner.width)
@@ -234,9 +234,6 @@ fn summary_lines<'a>(
             theme.text,
         ),
     ];
-    if compact {
-        lines.remove(0);
-    }
     let history = &view.history;
     if let (BudgetOf::History { window, note }, false) = (of, compact) {
         let popped = if history.popped.is_some() {

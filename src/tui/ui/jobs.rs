@@ -29,6 +29,8 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
         " Sync jobs · {running} running · {} · esc closes ",
         keys.join(" · ")
     );
+    // The hint bar below repeats the keys; a title too long for the border ends in ….
+    let title = one_line(&title, usize::from(area.width.saturating_sub(2)));
     let block = Block::default()
         .borders(Borders::ALL)
         .title(title)

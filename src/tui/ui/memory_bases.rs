@@ -5,12 +5,16 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table};
+use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Row};
 
-use super::common::{Component, confirm_popup, placeholder, popup, selectable_table, short_id};
+use super::common::{
+    Component, confirm_popup, middle_cut, placeholder, popup, selectable_table, short_id,
+};
 use super::rows::{RowCells, layout_rows};
 use crate::format::{one_line, thousands};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
+use crate::tui::action::Action;
+use crate::tui::keymap::KeyContext;
 use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -28,7 +32,7 @@ impl Component for MemoryBasesView {
             Layout::vertical([Constraint::Length(bases_height), Constraint::Min(3)]).areas(area);
         draw_bases(tab, theme, frame, top);
         match &tab.search {
-            Some(search) => draw_search(search, theme, frame, bottom),
+            Some(search) => draw_search(state, search, theme, frame, bottom),
             None => draw_sessions(tab, theme, frame, bottom),
         }
         if let Some(dialog) = &tab.dialog {
@@ -215,7 +219,12 @@ fn session_columns(wide: bool) -> Vec<Constraint> {
         Constraint::Fill(2),
         // "13/20 bot replies" whole.
         Constraint::Length(if wide { 20 } else { 17 }),
-        Constraint::Fill(1),
+        // At 80 columns the gauge gives its room to the session's name.
+        if wide {
+            Constraint::Fill(1)
+        } else {
+            Constraint::Length(6)
+        },
         Constraint::Length(9),
         Constraint::Length(10),
         Constraint::Length(if wide { 17 } else { 12 }),
@@ -254,7 +263,7 @@ fn draw_session(
         },
     );
     let texts = [
-        format!("{marker}{}", info.session_id),
+        info.session_id.clone(),
         session.pending_label(),
         String::new(),
         info.cursor_id
@@ -279,6 +288,11 @@ fn draw_session(
                 .unfilled_style(theme.dim)
                 .style(style);
             frame.render_widget(gauge, *cell);
+        } else if index == 0 {
+            // Session names often share a prefix: cut in the middle, they stay apart.
+            let width = usize::from(cell.width).saturating_sub(marker.len());
+            let name = format!("{marker}{}", middle_cut(text, width));
+            frame.render_widget(Span::styled(name, style), *cell);
         } else {
             let width = usize::from(cell.width);
             frame.render_widget(Span::styled(one_line(text, width), style), *cell);
@@ -286,7 +300,13 @@ fn draw_session(
     }
 }
 
-fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rect) {
+fn draw_search(
+    state: &AppState,
+    search: &SearchState,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let title = format!(
         " Search {:?} in {} · top {} · esc closes ",
         search.query,
@@ -309,7 +329,18 @@ fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rec
             return;
         }
         LoadStatus::Loaded if search.hits.is_empty() => {
-            let text = "No hits: the knowledge base is empty or has not been synced yet.";
+            let text = match &search.missing_folder {
+                Some(folder) => {
+                    let regenerate = state
+                        .keymap
+                        .key_for(KeyContext::MemoryBases, Action::Regenerate)
+                        .map_or_else(String::new, |key| format!(" ({key} regenerates it)"));
+                    format!("No hits: the knowledge-base folder {folder} is missing{regenerate}.")
+                }
+                None => {
+                    "No hits: the knowledge base is empty or has not been synced yet.".to_owned()
+                }
+            };
             frame.render_widget(placeholder(text, theme.dim), inner);
             return;
         }
@@ -322,13 +353,13 @@ fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rec
             .and_then(|s| s.as_str())
             .unwrap_or("-")
             .to_owned();
-        Row::new([
-            Cell::from(format!("{:.3}", 1.0 - hit.distance)),
-            Cell::from(hit.session_id.clone()),
-            Cell::from(sender),
-            Cell::from(one_line(&hit.content, 200)),
-        ])
-        .style(theme.text)
+        let cells = vec![
+            Span::raw(format!("{:.3}", 1.0 - hit.distance)),
+            Span::raw(hit.session_id.clone()),
+            Span::raw(sender),
+            Span::raw(hit.content.clone()),
+        ];
+        (cells, theme.text)
     });
     let widths = [
         Constraint::Length(6),
@@ -336,9 +367,8 @@ fn draw_search(search: &SearchState, theme: &Theme, frame: &mut Frame, area: Rec
         Constraint::Length(8),
         Constraint::Fill(1),
     ];
-    let table = Table::new(rows, widths)
-        .header(Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title));
-    frame.render_widget(table, inner);
+    let header = Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title);
+    selectable_table(header, rows, &widths, search.selected, theme, frame, inner);
 }
 
 /// A popup `width` x `height` in the middle of `area`.

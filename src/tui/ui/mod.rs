@@ -6,6 +6,7 @@ mod chat_memories;
 mod common;
 mod conversation;
 mod conversations;
+mod diff;
 mod doctor;
 mod jobs;
 mod memory_bases;
@@ -23,7 +24,7 @@ use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 use crate::format::one_line;
 pub use common::Component;
-use common::{confirm_popup, popup, short_id};
+use common::{confirm_popup, middle_cut, popup, short_id};
 
 /// Below this size the layout cannot show its panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;
@@ -57,13 +58,17 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         );
         return;
     }
-    let [header, body, status, bottom] = Layout::vertical([
+    let [header, body, first_run, status, bottom] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(1),
+        Constraint::Length(u16::from(state.first_run_hint)),
         Constraint::Length(1),
         Constraint::Length(1),
     ])
     .areas(area);
+    if state.first_run_hint {
+        draw_first_run_hint(state, theme, frame, first_run);
+    }
     let screen = component(state.screen);
     draw_header(state, theme, frame, header);
     match state.tab_missing(state.screen.tab()) {
@@ -163,7 +168,9 @@ fn breadcrumbs(state: &AppState) -> Vec<String> {
 }
 
 fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let mut spans = vec![Span::styled(format!(" {} ", state.database), theme.text)];
+    // The database goes first, placed once the rest is known: a long path is cut in the
+    // middle (its file name stays) so the counts after it are never cut off unmarked.
+    let mut spans = vec![Span::raw("")];
     if state.read_only {
         spans.push(Span::styled(" read-only ", theme.badge));
         spans.push(Span::raw(" "));
@@ -189,6 +196,12 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
             theme.warning,
         ));
     }
+    let others: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let room = usize::from(area.width).saturating_sub(others + 2);
+    spans[0] = Span::styled(
+        format!(" {} ", middle_cut(&state.database, room)),
+        theme.text,
+    );
     if let Some(message) = &state.message {
         // What does not fit ends in … and `!` shows it whole.
         let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
@@ -205,6 +218,34 @@ fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         ));
     }
     frame.render_widget(Line::from(spans), area);
+}
+
+/// The first run's footer line: what the start-up warning is and where to read it, and help.
+/// A line, not a popup, so every key still goes where it always goes.
+fn draw_first_run_hint(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let keymap = &state.keymap;
+    let key = |action| {
+        keymap
+            .key_for(KeyContext::Global, action)
+            .map_or_else(|| ":".to_owned(), |k| k.to_string())
+    };
+    // Help first: at 80 columns a cut must not take the one key that explains the others.
+    let warnings = if state.warnings().is_empty() {
+        String::new()
+    } else {
+        format!(
+            " · {} reads the ⚠ warning (a demo story)",
+            key(super::action::Action::ShowWarnings)
+        )
+    };
+    let text = format!(
+        " Demo's first run: {} lists every key{warnings} ",
+        key(super::action::Action::ToggleHelp)
+    );
+    frame.render_widget(
+        Line::styled(one_line(&text, usize::from(area.width)), theme.title),
+        area,
+    );
 }
 
 /// The hint bar: the context's keys in order as far as they fit, then always the way out and
@@ -259,9 +300,6 @@ fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.set_cursor_position((area.x + 1 + text.chars().count() as u16, area.y));
 }
 
-/// Width a help column needs for its keys and a readable description.
-const HELP_COLUMN_WIDTH: u16 = 40;
-
 fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(96));
     // (keys, description) entries; a heading has no keys. The screen's own keys come first.
@@ -315,10 +353,10 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     ] {
         entries.push((command.to_owned(), String::new()));
     }
-    // As many columns as the width allows; what the height cannot show scrolls (j/k).
-    let inner_width = area.width.saturating_sub(2);
-    let columns = usize::from((inner_width / HELP_COLUMN_WIDTH).max(1));
-    let rows = entries.len().div_ceil(columns);
+    // One column at any size, keys aligned before their descriptions: side-by-side columns ran
+    // into each other on wide terminals. What the height cannot show scrolls (j/k).
+    let inner_width = usize::from(area.width.saturating_sub(2));
+    let rows = entries.len();
     let height = usize::from(area.height.saturating_sub(2).max(1));
     let scroll = state.help_scroll.min(rows.saturating_sub(height));
     let title = if rows > height {
@@ -337,41 +375,45 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
-    let areas =
-        Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
-    for (chunk, column) in entries.chunks(rows).zip(areas.iter()) {
-        let key_width = chunk
-            .iter()
-            .map(|(keys, _)| keys.chars().count())
-            .max()
-            .unwrap_or(0);
-        let lines: Vec<Line> = chunk
-            .iter()
-            .skip(scroll)
-            .map(|(keys, desc)| {
-                if keys.is_empty() {
-                    Line::styled(desc.clone(), theme.title)
-                } else {
-                    Line::from(vec![
-                        Span::styled(format!("{keys:>key_width$} "), theme.warning),
-                        Span::styled(desc.clone(), theme.text),
-                    ])
-                }
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(lines), *column);
-    }
+    let key_width = entries
+        .iter()
+        .map(|(keys, _)| keys.chars().count())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<Line> = entries
+        .iter()
+        .skip(scroll)
+        .map(|(keys, desc)| {
+            if keys.is_empty() {
+                Line::styled(one_line(desc, inner_width), theme.title)
+            } else {
+                let room = inner_width.saturating_sub(key_width + 1);
+                Line::from(vec![
+                    Span::styled(format!("{keys:>key_width$} "), theme.warning),
+                    Span::styled(one_line(desc, room), theme.text),
+                ])
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 /// A text shown whole: wrapped, scrolled with the moving keys.
 fn draw_detail(detail: &Detail, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(90), Constraint::Percentage(90));
     let inner_width = area.width.saturating_sub(2);
-    let lines: Vec<Line> = detail
+    let mut lines: Vec<Line> = detail
         .text
         .lines()
         .map(|line| Line::styled(line.to_owned(), theme.text))
         .collect();
+    for comparison in &detail.comparisons {
+        lines.extend(diff::comparison_lines(
+            comparison,
+            usize::from(inner_width),
+            theme,
+        ));
+    }
     let total = budget::wrapped_height(&lines, inner_width);
     let height = area.height.saturating_sub(2);
     let scroll =

@@ -141,7 +141,8 @@ fn draw_plan(
         Constraint::Length(prompt_height),
     ])
     .areas(area);
-    let (limit, unit) = trim.limit();
+    let trimmed = plan.removed().next().is_some() || plan.modified().next().is_some();
+    let (limit, unit, meaning) = trim.gauge_limit(trimmed);
     let kept = plan.kept_len() as u64;
     let after = if unit == "messages" && trim.is_policy() {
         kept
@@ -183,7 +184,7 @@ fn draw_plan(
         totals_area,
     );
     let ratio = if limit == 0 {
-        1.0
+        if after == 0 { 0.0 } else { 1.0 }
     } else {
         (after as f64 / limit as f64).min(1.0)
     };
@@ -191,7 +192,7 @@ fn draw_plan(
         ratio,
         after > limit,
         &format!(
-            "{} / {} {unit} after the trim",
+            "{} / {} {unit} {meaning}",
             thousands(after),
             thousands(limit)
         ),

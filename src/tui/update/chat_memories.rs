@@ -178,15 +178,13 @@ fn memory_command(state: &mut AppState, id: &str, action: Action, effects: &mut 
     match action {
         Action::TrimPreview => trim::open_for_memory(state, id, &label, effects),
         Action::Undo => {
-            state.overlay = Overlay::Confirm(Confirm {
-                question: format!(
-                    "Undo the last change of chat memory {label}? Its messages are restored \
-                     exactly as they were before it."
-                ),
+            // The confirmation opens only once a change to undo is known to exist.
+            state.say(format!("looking for a change of {label} to undo…"));
+            effects.push(Effect::ChatMemory(MemoryEffect::CountDelete {
                 write: Write::Undo {
                     memory_id: id.to_owned(),
                 },
-            });
+            }));
         }
         Action::AddMemory => {
             state.overlay = Overlay::Form(MemoryForm {
@@ -355,6 +353,9 @@ fn describe(
 /// The count of a delete arrived: the question says it, or nothing matched and there is
 /// nothing to confirm.
 fn on_delete_count(state: &mut AppState, write: Write, result: Result<usize, String>) -> bool {
+    if let Write::Undo { .. } = &write {
+        return on_undo_count(state, write, result);
+    }
     let Overlay::Confirm(confirm) = &mut state.overlay else {
         return false;
     };
@@ -368,6 +369,31 @@ fn on_delete_count(state: &mut AppState, write: Write, result: Result<usize, Str
         return true;
     }
     confirm.question = describe(&write, &state.chat_memories.rows, Some(&result));
+    true
+}
+
+/// The changes an undo could revert were counted: none says so, else the confirmation opens.
+/// An answer arriving after the user moved on to another popup is dropped.
+fn on_undo_count(state: &mut AppState, write: Write, result: Result<usize, String>) -> bool {
+    if state.overlay != Overlay::None || state.screen != crate::tui::state::Screen::ChatMemories {
+        return false;
+    }
+    let label = label_of(&write, &state.chat_memories.rows);
+    match result {
+        Ok(0) => state.say(format!(
+            "nothing to undo in {label}: no change of it is left to revert"
+        )),
+        Ok(_) => {
+            state.overlay = Overlay::Confirm(Confirm {
+                question: format!(
+                    "Undo the last change of chat memory {label}? Its messages are restored \
+                     exactly as they were before it."
+                ),
+                write,
+            });
+        }
+        Err(error) => state.say(format!("could not look for a change to undo: {error}")),
+    }
     true
 }
 

@@ -19,20 +19,47 @@ fn typed(state: &mut AppState, text: &str) {
     }
 }
 
+/// `u` on the listed memory, and the count of its changes left to undo delivered.
+fn undo_with_changes(state: &mut AppState, changes: usize) {
+    let effects = update(state, key('u'));
+    let [Effect::ChatMemory(MemoryEffect::CountDelete { write })] = &effects[..] else {
+        panic!("u first looks for a change to undo: {effects:?}");
+    };
+    assert_eq!(
+        state.overlay,
+        Overlay::None,
+        "no question before the answer"
+    );
+    let job = MemoryJob::DeleteCount {
+        write: write.clone(),
+        result: Ok(changes),
+    };
+    update(state, Event::Job(JobEvent::ChatMemory(job)));
+}
+
 #[test]
 fn undo_asks_first_and_only_yes_writes() {
     let mut state = memories("{}", 12);
     let id = memory_row("{}", 0).id;
-    assert!(update(&mut state, key('u')).is_empty());
+    undo_with_changes(&mut state, 1);
     assert!(matches!(&state.overlay, Overlay::Confirm(c)
         if c.write == Write::Undo { memory_id: id.clone() } && c.question.contains("Support")));
     assert!(update(&mut state, code(KeyCode::Esc)).is_empty());
     assert_eq!(state.overlay, Overlay::None);
     assert_eq!(state.screen, crate::tui::state::Screen::ChatMemories);
-    update(&mut state, key('u'));
+    undo_with_changes(&mut state, 2);
     let effects = update(&mut state, key('y'));
     assert_eq!(write(&effects), &Write::Undo { memory_id: id });
     assert!(state.chat_memories.writing);
+}
+
+#[test]
+fn undo_with_nothing_to_undo_says_so_without_asking() {
+    let mut state = memories("{}", 12);
+    undo_with_changes(&mut state, 0);
+    assert_eq!(state.overlay, Overlay::None);
+    let said = state.message.clone().unwrap();
+    assert!(said.starts_with("nothing to undo in Support"), "{said}");
 }
 
 #[test]

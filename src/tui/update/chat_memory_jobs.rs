@@ -47,7 +47,8 @@ pub enum MemoryEffect {
         write: Write,
         counter: TokenCounter,
     },
-    /// How many messages a delete waiting for its confirmation would remove.
+    /// How many messages a delete waiting for its confirmation would remove, or for an undo,
+    /// how many changes are left to revert (its confirmation waits for a nonzero answer).
     CountDelete {
         write: Write,
     },

@@ -29,6 +29,30 @@ pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut 
     effects.push(Effect::LoadConversation { generation, id });
 }
 
+/// What `W` changed: a toggle that changes nothing on this conversation says why, instead of
+/// looking as if the key did nothing.
+fn row_window_message(state: &AppState, app_window: Option<i64>) -> String {
+    let settings = &state.settings;
+    let rows = settings.window(app_window);
+    let app_window = app_window.filter(|&w| w > 0);
+    if settings.message_limit > 0 {
+        return format!(
+            "row window: {rows} rows either way, set by [history] message_limit, which comes before the app's window"
+        );
+    }
+    match (app_window, settings.app_window) {
+        (None, _) => format!(
+            "row window: this app sets no memory window, so both choices read Dify's default of {rows} rows"
+        ),
+        (Some(window), true) => {
+            format!("row window: the app's memory window, {window} → {rows} rows")
+        }
+        (Some(_), false) => {
+            format!("row window: Dify's default of {rows} rows, the app's window set aside")
+        }
+    }
+}
+
 pub(super) fn conversation_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     let generation = state.generation();
     if state.conversation.is_none() {
@@ -71,8 +95,11 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
         (Action::NextModel, _) => settings::next_model(state, effects),
         (Action::NextCounter, _) => settings::next_counter(state, effects),
         (Action::NextEncoding, _) => settings::next_encoding(state, effects),
-        (Action::ToggleRowWindow, _) => {
+        (Action::ToggleRowWindow, loaded) => {
             state.settings.app_window = !state.settings.app_window;
+            let app_window = loaded.and_then(|l| l.conversation.info.memory_window);
+            let said = row_window_message(state, app_window);
+            state.say(said);
             refresh_thread(state, effects);
         }
         (Action::ToggleThreadMode, _) => {

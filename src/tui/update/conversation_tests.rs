@@ -153,3 +153,38 @@ fn a_reload_follows_the_latest_leaf_when_it_was_selected() {
     );
     assert_eq!(selected_id(&state), "d");
 }
+
+#[test]
+fn row_window_key_says_what_it_changed_when_the_app_sets_no_window() {
+    let mut state = opened();
+    update(&mut state, key('W'));
+    let said = state.message.clone().expect("W says what it did");
+    assert!(
+        said.contains("sets no memory window") && said.contains("500 rows"),
+        "{said}"
+    );
+    update(&mut state, key('W'));
+    assert!(state.message.is_some(), "W says so both ways");
+}
+
+#[test]
+fn slash_in_a_conversation_filters_the_list_instead_of_running_keys() {
+    let mut state = opened();
+    // `1` from another tab brings this screen back; the user types a search.
+    update(&mut state, key('3'));
+    update(&mut state, key('1'));
+    assert_eq!(state.screen, Screen::Conversation);
+    update(&mut state, key('/'));
+    for c in "kyoto".chars() {
+        update(&mut state, key(c));
+    }
+    assert_eq!(state.screen, Screen::Conversations);
+    assert_eq!(
+        state.overlay,
+        crate::tui::state::Overlay::Prompt(crate::tui::state::Prompt::Filter("kyoto".to_owned()))
+    );
+    assert!(
+        conversation(&state).nodes.is_none(),
+        "o and t were typed, not run"
+    );
+}

@@ -3,12 +3,17 @@
 //! does where it opens nothing else (a session, a job).
 
 use crate::format::thousands;
+use crate::inspect::diff::side_by_side;
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
+use crate::inspect::nodes::Timeline;
+use crate::kb::rows::SearchHit;
+use crate::memory::node_context::Disagreement;
+use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::store::ChatMemorySummary;
 use crate::store::ConversationSummary;
 use crate::sync::Stage;
 use crate::tui::state::memory_bases::{Focus, JobLine};
-use crate::tui::state::{AppState, Detail, NodeRow, Overlay, Screen};
+use crate::tui::state::{AppState, DemoState, Detail, NodeRow, Overlay, Screen, TextComparison};
 
 /// Opens the detail popup of the selected row, or says there is none.
 pub(super) fn open(state: &mut AppState) {
@@ -36,11 +41,29 @@ fn selected(state: &AppState) -> Option<Detail> {
         Screen::Conversation => {
             let conversation = state.conversation.as_ref()?;
             match &conversation.nodes {
-                Some(nodes) => nodes.rows.get(nodes.selected).map(node),
+                Some(nodes) => nodes.rows.get(nodes.selected).map(|row| {
+                    let timeline = nodes
+                        .timeline
+                        .as_ref()
+                        .filter(|t| t.node_id == row.summary.node_id);
+                    node(row, timeline)
+                }),
                 None => {
+                    if let Some(demo) = &conversation.demo {
+                        return Some(demo_steps(demo));
+                    }
                     let loaded = conversation.loaded.as_ref()?;
-                    (!loaded.tree.is_empty())
-                        .then(|| tree_message(loaded.message(conversation.selected)))
+                    let mut detail = (!loaded.tree.is_empty())
+                        .then(|| tree_message(loaded.message(conversation.selected)))?;
+                    // The ⚑ line over the tree is cut to its width: here it is whole.
+                    if let Some(thread) = conversation
+                        .thread
+                        .as_ref()
+                        .filter(|t| !matches!(t.comparison, ThreadComparison::Same))
+                    {
+                        detail.text = format!("⚑ {}\n\n{}", thread.comparison, detail.text);
+                    }
+                    Some(detail)
                 }
             }
         }
@@ -65,6 +88,9 @@ fn selected(state: &AppState) -> Option<Detail> {
             .map(super::doctor::finding_detail),
         Screen::MemoryBases => {
             let tab = &state.memory_bases;
+            if let Some(search) = &tab.search {
+                return search.hits.get(search.selected).map(search_hit);
+            }
             match tab.focus {
                 Focus::Bases => tab.selected_base().map(base),
                 Focus::Sessions => tab.selected_session().map(session),
@@ -160,7 +186,40 @@ fn tree_message(message: &crate::memory::model::StoredMessage) -> Detail {
     Detail::new(format!(" Message {} ", message.id), text)
 }
 
-fn node(row: &NodeRow) -> Detail {
+/// The extraction demo's steps so far, each with its reason whole, newest last.
+fn demo_steps(demo: &DemoState) -> Detail {
+    let mut text = String::new();
+    for step in &demo.trace.steps[..demo.shown] {
+        let verdict = match step.decision {
+            StepDecision::Kept => "kept",
+            StepDecision::Stopped => "stopped",
+            StepDecision::Skipped => "skipped",
+        };
+        text.push_str(&format!(
+            "row {} · {} · {verdict}\n  {}\n",
+            step.row,
+            step.id,
+            step.reason.describe()
+        ));
+    }
+    let tracked = demo
+        .current()
+        .and_then(|step| step.tracked_parent.as_deref())
+        .unwrap_or("none: the walk has stopped");
+    text.push_str(&format!("\nnow tracking parent: {tracked}\n"));
+    Detail::new(
+        format!(
+            " Dify's extraction, step {} of {} ",
+            demo.shown,
+            demo.trace.steps.len()
+        ),
+        text,
+    )
+}
+
+/// A node whole; with its timeline loaded, each turn where the node memory file and the run's
+/// context disagree, the two texts side by side.
+fn node(row: &NodeRow, timeline: Option<&Timeline>) -> Detail {
     let node = &row.summary;
     let latest = match &row.latest {
         Some(latest) => format!(
@@ -189,7 +248,29 @@ fn node(row: &NodeRow) -> Detail {
         ),
         ("latest context", latest),
     ]);
-    Detail::new(format!(" Node {} ", node.title), text)
+    let mut detail = Detail::new(format!(" Node {} ", node.title), text);
+    let turns = timeline.map_or(&[][..], |t| &t.turns[..]);
+    for (number, turn) in turns.iter().enumerate() {
+        let Some(disagreement) = &turn.disagreement else {
+            continue;
+        };
+        let heading = format!("Turn {} ({}): {disagreement}", number + 1, turn.message_id);
+        match disagreement {
+            Disagreement::DifferentUser { file, outputs }
+            | Disagreement::DifferentAssistant { file, outputs } => {
+                detail.comparisons.push(TextComparison {
+                    heading,
+                    left_title: "node memory file".to_owned(),
+                    right_title: "the run's outputs.context".to_owned(),
+                    rows: side_by_side(file, outputs),
+                });
+            }
+            Disagreement::MissingInFile | Disagreement::MissingInOutputs => {
+                detail.text.push_str(&format!("\n{heading}\n"));
+            }
+        }
+    }
+    detail
 }
 
 fn chat_memory(row: &ChatMemorySummary, tokens: Option<u64>) -> Detail {
@@ -271,6 +352,22 @@ fn base(status: &BaseStatus) -> Detail {
         }
     }
     Detail::new(format!(" Memory base {} ", b.name), text)
+}
+
+/// A KB search hit: where it comes from, its score, and the chunk's text whole.
+fn search_hit(hit: &SearchHit) -> Detail {
+    let metadata = serde_json::to_string_pretty(&hit.metadata).unwrap_or_default();
+    let mut text = fields(&[
+        ("score", format!("{:.3}", 1.0 - hit.distance)),
+        ("session", hit.session_id.clone()),
+        ("message", hit.message_id.clone()),
+        ("chunk", hit.chunk_id.clone()),
+    ]);
+    text.push_str(&format!(
+        "\nText:\n{}\n\nMetadata:\n{metadata}\n",
+        hit.content
+    ));
+    Detail::new(format!(" Hit in session {} ", hit.session_id), text)
 }
 
 fn session(status: &SessionStatus) -> Detail {

@@ -107,3 +107,71 @@ fn enter_in_the_sessions_shows_what_the_threshold_counts_and_what_a_sync_reads()
     assert!(text.contains("26 messages (a sync reads"), "{text}");
     assert!(text.contains("1,500 messages"), "{text}");
 }
+
+#[test]
+fn a_node_turn_whose_texts_disagree_shows_both_side_by_side() {
+    use crate::inspect::nodes::{Timeline, TimelineTurn};
+    use crate::memory::node_context::Disagreement;
+    let (mut state, _) = crate::tui::update::test_support::nodes_open();
+    let turn = |disagreement| TimelineTurn {
+        message_id: "m-2".to_owned(),
+        workflow_run_id: "run-2".to_owned(),
+        executions: 1,
+        execution_id: None,
+        status: Some("succeeded".to_owned()),
+        context_messages: Some(2),
+        prompt_messages: Some(3),
+        disagreement,
+        problems: Vec::new(),
+    };
+    let nodes = state.conversation.as_mut().unwrap().nodes.as_mut().unwrap();
+    nodes.timeline = Some(Timeline {
+        node_id: "llm1".to_owned(),
+        turns: vec![
+            turn(None),
+            turn(Some(Disagreement::DifferentAssistant {
+                file: "It ships on Friday.".to_owned(),
+                outputs: "It ships on Monday.".to_owned(),
+            })),
+        ],
+    });
+    update(&mut state, key('i'));
+    let shown = detail(&state);
+    let [comparison] = &shown.comparisons[..] else {
+        panic!("one comparison: {:?}", shown.comparisons);
+    };
+    assert!(
+        comparison
+            .heading
+            .starts_with("Turn 2 (m-2): assistant message differs"),
+        "{}",
+        comparison.heading
+    );
+    let changed: Vec<(&str, &str)> = comparison
+        .rows
+        .iter()
+        .filter(|r| r.changed)
+        .map(|r| (r.left.as_str(), r.right.as_str()))
+        .collect();
+    assert_eq!(changed, [("Friday.", "Monday.")]);
+}
+
+#[test]
+fn i_in_the_extraction_demo_shows_every_step_with_its_reason_whole() {
+    let mut state = crate::tui::update::test_support::opened();
+    update(&mut state, key('d'));
+    update(&mut state, key('n'));
+    update(&mut state, key('i'));
+    let shown = detail(&state);
+    assert!(shown.title.contains("Dify's extraction"), "{}", shown.title);
+    let conversation = state.conversation.as_ref().unwrap();
+    let demo = conversation.demo.as_ref().unwrap();
+    for step in &demo.trace.steps[..demo.shown] {
+        let reason = step.reason.describe();
+        assert!(
+            shown.text.contains(reason),
+            "{reason} missing:\n{}",
+            shown.text
+        );
+    }
+}

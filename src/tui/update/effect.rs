@@ -86,6 +86,8 @@ pub enum Effect {
     ChatMemory(MemoryEffect),
     /// The doctor view's scan.
     Doctor(DoctorEffect),
+    /// Text for the terminal's clipboard (OSC 52).
+    CopyToClipboard(String),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.

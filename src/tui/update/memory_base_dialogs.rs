@@ -5,6 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::effect::Effect;
 use super::memory_base_jobs::MbEffect;
+use crate::memory::memory_base::Mismatch;
 use crate::store::memory_bases::MemoryBaseUpdate;
 use crate::tui::action::Action;
 use crate::tui::state::form::Form;
@@ -169,12 +170,21 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 return;
             }
             let generation = state.generation();
+            let missing_folder = state
+                .memory_bases
+                .bases
+                .iter()
+                .find(|status| status.base.id == base.id)
+                .filter(|status| status.mismatches.contains(&Mismatch::DirectoryMissing))
+                .map(|status| status.kb_path.display().to_string());
             state.memory_bases.search = Some(SearchState {
                 base_name: base.name.clone(),
                 query: query.clone(),
                 status: LoadStatus::Loading,
                 generation,
                 hits: Vec::new(),
+                selected: 0,
+                missing_folder,
             });
             effects.push(Effect::MemoryBases(MbEffect::Search {
                 generation,

@@ -115,7 +115,9 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         | Action::PageDown
         | Action::Top
         | Action::Bottom => move_selection(state, action, effects),
-        Action::Open if tab.focus == Focus::Sessions => super::details::open(state),
+        Action::Open if tab.search.is_some() || tab.focus == Focus::Sessions => {
+            super::details::open(state)
+        }
         Action::Open if !tab.sessions.is_empty() => tab.focus = Focus::Sessions,
         Action::Back => {
             if tab.search.is_some() {
@@ -209,6 +211,13 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
 
 fn move_selection(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     let tab = &mut state.memory_bases;
+    // A search shown in place of the sessions has the moving keys: its hits are the list.
+    if let Some(search) = tab.search.as_mut() {
+        if let Some(target) = moved(search.selected, search.hits.len(), action) {
+            search.selected = target;
+        }
+        return;
+    }
     let (current, len) = match tab.focus {
         Focus::Bases => (tab.selected, tab.bases.len()),
         Focus::Sessions => (tab.session_selected, tab.sessions.len()),

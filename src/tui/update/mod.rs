@@ -10,6 +10,7 @@ mod budget;
 pub mod chat_memories;
 mod chat_memory_jobs;
 mod conversation;
+mod copy;
 mod details;
 pub mod doctor;
 mod effect;
@@ -41,6 +42,8 @@ use tabs::show_tab;
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
 pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
     let mut effects = Vec::new();
+    let said_before = state.message.clone();
+    let from_job = matches!(event, Event::Job(_));
     let changed = match event {
         Event::Key(key) => on_key(state, key, &mut effects),
         Event::Action(action) => on_action(state, action, &mut effects),
@@ -48,8 +51,33 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
         Event::Tick => on_tick(state, &mut effects),
         Event::Resize => true,
     };
+    log_news(state, said_before, from_job);
     state.dirty |= changed;
     effects
+}
+
+/// Keeps what this event said in the log `!` opens: a new status message, and after a job the
+/// memory-base warnings that were not logged yet (a mismatch found, a failed watcher).
+fn log_news(state: &mut AppState, said_before: Option<String>, from_job: bool) {
+    if let Some(message) = state
+        .message
+        .clone()
+        .filter(|m| Some(m) != said_before.as_ref())
+    {
+        state.log(message);
+    }
+    if from_job {
+        let warnings: Vec<String> = state
+            .memory_bases
+            .warnings()
+            .chain(state.jobs.watcher_error.clone())
+            .map(|warning| format!("⚠ {warning}"))
+            .filter(|entry| !state.message_log.contains(entry))
+            .collect();
+        for warning in warnings {
+            state.log(warning);
+        }
+    }
 }
 
 /// The first requests of a session: the first page of conversations and the memory bases,
@@ -122,6 +150,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Overlay::Jobs => {
             match action {
                 Action::Open | Action::Details => details::open(state),
+                Action::CopyId => copy::copy_selected(state, effects),
                 _ => jobs_popup::jobs_action(state, action, effects),
             }
             return true;
@@ -159,6 +188,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         },
         Action::ShowWarnings => popups::show_warnings(state),
         Action::Details => details::open(state),
+        Action::CopyId => copy::copy_selected(state, effects),
         Action::CommandLine => {
             state.overlay = Overlay::Prompt(super::state::Prompt::Command(String::new()))
         }
@@ -167,6 +197,18 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
         Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
         Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
+        // `1` brings back the screen the conversations tab was left on: a search typed there
+        // (or on any screen without its own `/`) goes to the list's filter, and its letters
+        // never run as that screen's keys.
+        Action::Filter
+            if state.screen != Screen::Conversations
+                && state.tab_missing(Tab::Conversations).is_none() =>
+        {
+            show_tab(state, Tab::Conversations, effects);
+            state.screen = Screen::Conversations;
+            let filter = state.list.filter.clone();
+            state.overlay = Overlay::Prompt(super::state::Prompt::Filter(filter));
+        }
         // A tab whose part the database lacks shows why, and does nothing else.
         _ if state.tab_missing(state.screen.tab()).is_some() => return false,
         _ => match state.screen {

@@ -2,6 +2,7 @@
 //! over whatever is shown and gives it back when it closes.
 
 use crate::tui::action::Action;
+use crate::tui::keymap::KeyContext;
 use crate::tui::state::{AppState, Detail, Overlay};
 
 /// The moving keys over a scrolled text (help, a detail popup); the popup clamps the scroll to
@@ -18,30 +19,55 @@ fn scroll_text(scroll: &mut usize, action: Action) {
     }
 }
 
-/// The warnings in effect and the last message, whole, in a popup (the status line can only
-/// count and cut them).
+/// This session's messages, newest first, and the warnings in effect, whole in a popup: the
+/// status line can only count the warnings and cut a message.
 pub(super) fn show_warnings(state: &mut AppState) {
+    state.first_run_hint = false;
     let warnings = state.warnings();
     let mut text = String::new();
-    if let Some(message) = &state.message {
-        text.push_str(&format!("Last message:\n{message}\n\n"));
-    }
-    if warnings.is_empty() {
-        text.push_str("No warnings.");
-    } else {
+    if !warnings.is_empty() {
+        text.push_str("Warnings in effect:\n");
         for (number, warning) in warnings.iter().enumerate() {
             text.push_str(&format!("{}. {warning}\n", number + 1));
+        }
+        if state.memory_bases.warnings().next().is_some() {
+            text.push_str(&mismatch_fix(state));
+        }
+        text.push('\n');
+    }
+    if state.message_log.is_empty() {
+        text.push_str("No messages yet: what writes, trims, undos and refusals say stays here.");
+    } else {
+        text.push_str("Messages, newest first:\n");
+        for message in state.message_log.iter().rev() {
+            text.push_str(&format!("• {message}\n"));
         }
     }
     let title = match warnings.len() {
         0 => " Messages ".to_owned(),
-        1 => " 1 warning ".to_owned(),
-        n => format!(" {n} warnings "),
+        1 => " Messages · 1 warning ".to_owned(),
+        n => format!(" Messages · {n} warnings "),
     };
     state.overlay = Overlay::Detail(Detail::new(title, text));
 }
+
+/// Where a memory base's mismatch is fixed, with the keys the keymap binds.
+fn mismatch_fix(state: &AppState) -> String {
+    let keymap = &state.keymap;
+    let tab = keymap.key_for(KeyContext::Global, Action::ShowMemoryBases);
+    let regenerate = keymap.key_for(KeyContext::MemoryBases, Action::Regenerate);
+    match (tab, regenerate) {
+        (Some(tab), Some(regenerate)) => format!(
+            "A memory base's mismatch is fixed on the memory bases tab ({tab}): {regenerate} \
+             regenerates its knowledge base.\n"
+        ),
+        _ => "A memory base's mismatch is fixed by regenerating its knowledge base.\n".to_owned(),
+    }
+}
+
 /// Opens help over what is shown; closing it gives that back.
 pub(super) fn open_help(state: &mut AppState) {
+    state.first_run_hint = false;
     state.under_help = std::mem::replace(&mut state.overlay, Overlay::Help);
     state.help_scroll = 0;
 }

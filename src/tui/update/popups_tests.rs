@@ -37,3 +37,34 @@ fn help_opens_scrolls_and_closes_and_owns_the_keyboard() {
     update(&mut state, key('q'));
     assert!(state.quit);
 }
+
+#[test]
+fn bang_opens_this_sessions_messages_newest_first_and_whole() {
+    let mut state = state();
+    update(&mut state, key('!'));
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("! opens a popup: {:?}", state.overlay);
+    };
+    assert!(detail.text.contains("No messages yet"), "{}", detail.text);
+    update(&mut state, code(KeyCode::Esc));
+    state.say("trimmed 4 messages of support-ada-0001: undo with u".to_owned());
+    // A key that is refused says so in the status line; the log keeps it too.
+    update(&mut state, key('i'));
+    let refusal = state.message.clone().expect("i on an empty list says why");
+    update(&mut state, key('i'));
+    update(&mut state, key('!'));
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("! opens a popup: {:?}", state.overlay);
+    };
+    let trimmed = detail
+        .text
+        .find("trimmed 4 messages")
+        .expect("the trim is logged");
+    let refused = detail.text.find(&refusal).expect("the refusal is logged");
+    assert!(refused < trimmed, "newest first:\n{}", detail.text);
+    assert_eq!(
+        detail.text.matches(&refusal).count(),
+        1,
+        "a refusal repeated at once is logged once"
+    );
+}

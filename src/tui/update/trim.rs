@@ -11,12 +11,12 @@ use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{PromptMessage, Role};
 use crate::memory::tokens::CountCache;
-use crate::memory::trim::{ChatMemoryPolicy, LimitType, Strategy, TrimOptions, TrimPlan};
+use crate::memory::trim::{ChatMemoryPolicy, LimitType, Step, Strategy, TrimOptions, TrimPlan};
 use crate::summarize::extractive_plan;
 use crate::tui::action::Action;
 use crate::tui::state::chat_memories::{Confirm, Write};
 use crate::tui::state::trim::{TrimSessions, TrimSource, TrimState};
-use crate::tui::state::{AppState, LoadStatus, Overlay, current};
+use crate::tui::state::{AppState, Detail, LoadStatus, Overlay, current};
 
 /// Lines a page key scrolls the plan.
 const SCROLL_PAGE: usize = 10;
@@ -313,8 +313,77 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         Action::Top => trim.scroll = 0,
         Action::Summarize => summarize(state, effects),
         Action::Apply => ask_to_apply(state),
+        Action::Details => show_plan(state),
         _ => {}
     }
+}
+
+/// The plan's rows whole, from the first one shown: each message's text and why it is kept,
+/// removed or changed (the preview's rows cut both to one line).
+fn show_plan(state: &mut AppState) {
+    let Some(trim) = state.trim.as_ref() else {
+        return;
+    };
+    let Some(Ok(plan)) = &trim.plan else {
+        state.say("no plan to show: the form's values do not make one".to_owned());
+        return;
+    };
+    let text_of = |message: Option<&PromptMessage>| {
+        message.map_or_else(String::new, |m| {
+            let calls: Vec<String> = m
+                .tool_calls
+                .iter()
+                .map(|call| format!("→ {}({})", call.name, call.arguments))
+                .collect();
+            [m.content.text().into_owned(), calls.join(" ")]
+                .into_iter()
+                .filter(|part| !part.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    };
+    let role_of = |index: usize| trim.message(index).map_or("?", |m| m.role.as_str());
+    let mut text = String::new();
+    for step in plan.steps.iter().skip(trim.scroll) {
+        let (heading, body) = match step {
+            Step::Keep { index } => (
+                format!("#{index} {} · kept", role_of(*index)),
+                text_of(trim.message(*index)),
+            ),
+            Step::Remove { index, reason } => (
+                format!(
+                    "#{index} {} · removed: {}",
+                    role_of(*index),
+                    reason.describe()
+                ),
+                text_of(trim.message(*index)),
+            ),
+            Step::Modify {
+                index,
+                message,
+                reason,
+            } => (
+                format!(
+                    "#{index} {} · changed: {}",
+                    message.role.as_str(),
+                    reason.describe()
+                ),
+                text_of(Some(message)),
+            ),
+            Step::Summary => match &plan.summary {
+                Some(slot) => (
+                    format!("summary of {} messages", slot.summarized.len()),
+                    slot.text
+                        .clone()
+                        .unwrap_or_else(|| "(not written yet)".to_owned()),
+                ),
+                None => continue,
+            },
+        };
+        text.push_str(&format!("{heading}\n{body}\n\n"));
+    }
+    let title = format!(" Trim plan from row {} ", trim.scroll + 1);
+    state.overlay = Overlay::Detail(Detail::new(title, text).over(Overlay::Trim));
 }
 
 /// Sends the plan to the configured summarizer (remote ones wait for this key).

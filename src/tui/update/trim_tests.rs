@@ -386,3 +386,52 @@ fn a_remote_summarizer_is_asked_only_on_its_key() {
     assert!(stale.is_empty());
     assert!(state.trim.as_ref().unwrap().summary_status.is_none());
 }
+
+#[test]
+fn threshold_gauge_below_the_trigger_is_not_a_full_bar() {
+    let state = previewing(r#"{"trim_mode":"threshold","trigger":20,"target":10}"#, 15);
+    assert_eq!(
+        plan(&state).kept_len(),
+        15,
+        "below the trigger nothing goes"
+    );
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 32)).unwrap();
+    let theme = crate::tui::theme::Theme::monochrome();
+    terminal
+        .draw(|frame| crate::tui::ui::draw(&state, &theme, frame))
+        .unwrap();
+    let screen = terminal.backend().to_string();
+    let gauge = screen
+        .lines()
+        .find(|line| line.contains("/ 20 messages"))
+        .unwrap_or_else(|| panic!("the gauge measures against the trigger:\n{screen}"));
+    assert!(
+        gauge.contains("15 / 20 messages below the trigger"),
+        "{gauge}"
+    );
+    assert!(gauge.contains('░'), "part of the bar stays empty: {gauge}");
+}
+
+#[test]
+fn i_shows_the_plans_rows_whole_and_esc_returns_to_the_preview() {
+    let mut state = previewing(r#"{"max_messages":20}"#, 30);
+    update(&mut state, key('i'));
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("i opens the plan whole: {:?}", state.overlay);
+    };
+    assert!(
+        detail.text.contains("#0 user · removed: ")
+            && detail
+                .text
+                .contains("Message 0: the parcel 0 reached Lyon."),
+        "{}",
+        detail.text
+    );
+    assert!(
+        detail.text.contains("#29 assistant · kept"),
+        "{}",
+        detail.text
+    );
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.overlay, Overlay::Trim);
+}
