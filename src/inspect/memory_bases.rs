@@ -325,7 +325,7 @@ pub async fn search<E: Embedder>(
     session_id: Option<&str>,
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
-    if syncer.store.profile().source == crate::store::Source::Langflow {
+    if syncer.store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
         syncer.require_embedder(base)?;
         let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {
             return Ok(Vec::new());

@@ -7,7 +7,7 @@ use sqlx::postgres::PgPool;
 use super::catalog::Backend;
 use super::error::{StoreError, redact_url};
 use super::pool::{DbPool, Mode, connect, migrate, probe};
-use super::profile::{Catalog, Part, Profile, Source};
+use super::profile::{Catalog, Part, Profile};
 use super::sql;
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
@@ -227,7 +227,7 @@ impl Store {
     /// [`langflow`](super::langflow) and the in-place ones of [`Store::ensure_writable_in_place`].
     pub(super) fn ensure_writable(&self) -> Result<(), StoreError> {
         self.ensure_writable_in_place()?;
-        if self.profile.source == Source::Langflow {
+        if !self.profile.capabilities().memscope_writes {
             return Err(StoreError::ForeignWrite {
                 url: self.url.clone(),
                 what: "memory-base creation and deletion",

@@ -19,7 +19,6 @@ use super::memory_bases::{
 use super::owners::{OWNER_PREFIX, host_name, process_alive};
 pub use super::owners::{job_owner, session_lock_key};
 use super::pool::DbPool;
-use super::profile::Dialect;
 use super::rows::LfMessageRow;
 
 /// An instant as the database keeps it: Langflow's SQLite `DATETIME` is naive UTC text with
@@ -149,7 +148,7 @@ impl Store {
     pub(super) fn stored_time(&self, at: DateTime<Utc>) -> StoredTime {
         StoredTime {
             at,
-            naive_text: self.profile.dialect == Dialect::LangflowSqlite,
+            naive_text: self.profile.dialect.compact_ids(),
         }
     }
 

@@ -11,10 +11,9 @@ mod pool;
 
 mod bad_row;
 mod cancel;
-mod casts;
-mod catalog;
+pub(crate) mod casts;
+pub mod catalog;
 mod chat_memory;
-mod dify_schema;
 mod error;
 mod handle;
 mod insert;
@@ -40,7 +39,9 @@ pub use handle::{Access, SCHEMA_VERSION, Store};
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
-pub use profile::{DifySchema, Part, Profile, Source, dashed_id};
+pub use profile::{
+    Capabilities, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part, Profile, dashed_id,
+};
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,

@@ -21,6 +21,7 @@ use crate::memory::memory_base::{
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo, SessionLock};
+use crate::store::{Ingestion, KbHome};
 
 /// How long a SQLite sync lease lasts without renewal. A killed holder blocks the session for
 /// at most this long.
@@ -144,6 +145,12 @@ impl<E: Embedder> Syncer<E> {
         base.embedding_model.is_empty() || base.embedding_model == self.embedder.model()
     }
 
+    /// Whether the database's sessions are ingested as the app's own task does, in its formats
+    /// (`sync/langflow.rs`), rather than in memscope's.
+    fn ingests_as_the_app(&self) -> bool {
+        self.store.profile().capabilities().ingestion == Ingestion::AppTask
+    }
+
     /// Fails with [`SyncError::WrongEmbedder`] unless this syncer's embedder is the base's.
     pub fn require_embedder(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
         if self.embeds_for(base) {
@@ -234,7 +241,7 @@ impl<E: Embedder> Syncer<E> {
                 session_id: session_id.to_owned(),
             }),
         };
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             self.refuse_preprocessing(base).await?;
         }
         self.require_embedder(base)?;
@@ -243,7 +250,7 @@ impl<E: Embedder> Syncer<E> {
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             let result = self
                 .langflow_sync_locked(base, session_id, wait, progress, cancel)
                 .await;
@@ -275,7 +282,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             self.refuse_preprocessing(base).await?;
         }
         for session_id in self.store.flow_sessions(&base.flow_id).await? {
@@ -358,7 +365,7 @@ impl<E: Embedder> Syncer<E> {
     /// Compares the KB on disk with what the database says was ingested. A database Langflow
     /// made is checked as Langflow's own mismatch check does.
     pub async fn check(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.store.profile().capabilities().knowledge_bases == KbHome::AppRows {
             return self.check_langflow(base).await;
         }
         let kb = self.kb_location(base)?;
@@ -403,7 +410,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             // As Langflow's regenerate: only the knowledge base's exclusive lock (taken by the
             // reset), which every sync holds from its cursor read to its commit; a session lock
             // per session would hold one PostgreSQL connection each and exhaust the pool.
