@@ -334,7 +334,10 @@ pub async fn search<E: Embedder>(
             return Ok(Vec::new());
         };
         let root = &syncer.settings.langflow_kb_root;
-        return Ok(crate::kb::langflow::search(root, &row, &vector, top_k, session_id).await?);
+        return Ok(crate::sources::langflow::kb::read::search(
+            root, &row, &vector, top_k, session_id,
+        )
+        .await?);
     }
     let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());

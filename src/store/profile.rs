@@ -11,10 +11,11 @@ use std::collections::BTreeSet;
 
 use super::catalog::Backend;
 pub use super::catalog::{Catalog, PROFILED_TABLES};
-pub use crate::sources::dify::schema::DifySchema;
-pub use crate::sources::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part, Rewrite,
+pub use crate::sources::adapter::{
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
+pub use crate::sources::dify::schema::DifySchema;
+pub use crate::sources::rewrite::Rewrite;
 
 /// The kind of database, its parts, and how queries reach its tables.
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //! cursor read to the commit (a running Langflow and memscope never ingest one session twice),
 //! its dedupe key, the job kept alive by its heartbeat (its start-up sweep fails the job of a
 //! killed memscope), its documents and chunk metadata, the chunks where the knowledge base's
-//! backend keeps them (`kb::langflow_vectors`: the current generation's `vectors.sqlite3`, or
+//! backend keeps them (`sources::langflow::kb::vectors`: the current generation's `vectors.sqlite3`, or
 //! the pgvector table of Langflow's postgres backend), and one commit of the records, cursor, totals, stamped runs and the
 //! knowledge-base row's figures. A failed or cancelled job deletes its chunks and ends
 //! `failed` or `cancelled`, never left `in_progress`.
@@ -19,11 +19,11 @@ use super::error::{Refused, SyncError, failed_status};
 use super::job::{JobProgress, JobReport, Stage, SyncOutcome};
 use super::syncer::Syncer;
 use crate::kb::embedder::{Embedder, check_vectors};
-use crate::kb::langflow_store::LangflowChunk;
-use crate::kb::langflow_vectors::{self, LangflowVectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
 use crate::memory::memory_base::{MessagePosition, dedupe_key};
+use crate::sources::langflow::kb::store::LangflowChunk;
+use crate::sources::langflow::kb::vectors::{self, LangflowVectors};
 use crate::store::CancelFlag;
 use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
@@ -110,7 +110,7 @@ impl<E: Embedder> Syncer<E> {
             .langflow_knowledge_base(base)
             .await?
             .ok_or_else(|| SyncError::LangflowKb(format!("{} has no knowledge base", base.name)))?;
-        if !langflow_vectors::writable(&row.backend_type) {
+        if !vectors::writable(&row.backend_type) {
             return Err(SyncError::LangflowKb(format!(
                 "the vectors of {} are in Langflow's {} backend, which memscope cannot write",
                 base.name, row.backend_type
@@ -132,7 +132,7 @@ impl<E: Embedder> Syncer<E> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) = langflow_vectors::lock(root, &self.store, &row, wait).await? else {
+        let Some(_kb_lock) = vectors::lock(root, &self.store, &row, wait).await? else {
             return Err(Refused::Busy);
         };
         let store = &self.store;
@@ -392,9 +392,7 @@ impl<E: Embedder> Syncer<E> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) =
-            langflow_vectors::lock(root, &self.store, &row, Duration::ZERO).await?
-        else {
+        let Some(_kb_lock) = vectors::lock(root, &self.store, &row, Duration::ZERO).await? else {
             return Err(SyncError::Busy {
                 base: base.name.clone(),
                 session: "(all sessions)".to_owned(),

@@ -388,7 +388,11 @@ impl<E: Embedder> Syncer<E> {
 
     async fn check_langflow(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
         let row = self.store.langflow_knowledge_base(base).await?;
-        let observed = kb::langflow::observe(&self.settings.langflow_kb_root, row.as_ref()).await;
+        let observed = crate::sources::langflow::kb::read::observe(
+            &self.settings.langflow_kb_root,
+            row.as_ref(),
+        )
+        .await;
         Ok(CheckReport {
             memory_base_id: base.id.clone(),
             name: base.name.clone(),

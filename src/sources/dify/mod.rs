@@ -5,8 +5,9 @@ pub mod schema;
 
 use std::collections::BTreeSet;
 
+use super::adapter::{Capabilities, MemorySource, Part};
 use super::memscope::MEMSCOPE_FORMATS;
-use super::{Capabilities, MemorySource, Part, Rewrite};
+use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
 use schema::DifySchema;
 

@@ -2,13 +2,15 @@
 //! Langflow's own formats so that a running Langflow reads them as its own.
 
 pub mod dialect;
+pub mod kb;
 
 use std::collections::BTreeSet;
 
-use super::dify::schema::DifySchema;
-use super::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part, Rewrite,
+use super::adapter::{
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
+use super::dify::schema::DifySchema;
+use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
 
 pub struct Langflow;

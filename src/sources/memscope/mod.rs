@@ -3,10 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use super::dify::schema::DifySchema;
-use super::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part, Rewrite,
+use super::adapter::{
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
+use super::dify::schema::DifySchema;
+use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
 
 pub struct Memscope;
