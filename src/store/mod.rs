@@ -7,7 +7,7 @@
 
 // First: `pool` defines `on_pool!`, which the modules after it use.
 #[macro_use]
-mod pool;
+pub(crate) mod pool;
 
 mod bad_row;
 mod cancel;
@@ -18,15 +18,14 @@ mod error;
 mod handle;
 mod insert;
 pub mod job_processes;
-pub mod langflow;
 pub mod memory_bases;
 mod nodes;
-mod owners;
+pub(crate) mod owners;
 pub mod profile;
 mod queries;
 pub mod rows;
 pub mod search;
-mod sql;
+pub(crate) mod sql;
 mod sqlite_scan;
 mod uploads;
 

@@ -44,10 +44,11 @@ macro_rules! on_pool {
         }
     }};
 }
+pub(crate) use on_pool;
 
 /// A connection pool, with the dialect its database's tables need.
 #[derive(Clone)]
-pub(super) enum DbPool {
+pub(crate) enum DbPool {
     Sqlite(SqlitePool, Dialect),
     Postgres(PgPool, Dialect),
 }

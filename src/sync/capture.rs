@@ -11,9 +11,9 @@ use super::job::{SyncOutcome, Trigger};
 use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
+use crate::sources::langflow::writes::LangflowCapture;
 use crate::store::CancelFlag;
 use crate::store::Ingestion;
-use crate::store::langflow::LangflowCapture;
 use crate::store::rows::{
     Batch, JobRow, LfMessageRow, MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
 };

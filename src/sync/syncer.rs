@@ -1,5 +1,5 @@
 //! The [`Syncer`]: one database's syncs with one embedder, and what a base's check, delete and
-//! regenerate do. A job's own steps are in `ingest.rs` (memscope's schema) and `langflow.rs`
+//! regenerate do. A job's own steps are in `ingest.rs` (memscope's schema) and `sources/langflow/sync.rs`
 //! (a database Langflow made).
 
 use std::path::{Path, PathBuf};
@@ -51,12 +51,12 @@ impl SyncSettings {
 }
 
 /// A session's pending messages, read while its lock is held.
-pub(super) struct Pending {
-    pub(super) session: MemoryBaseSessionInfo,
+pub(crate) struct Pending {
+    pub(crate) session: MemoryBaseSessionInfo,
     /// Where the session's cursor is in its timeline.
-    pub(super) cursor: Option<MessagePosition>,
+    pub(crate) cursor: Option<MessagePosition>,
     /// The messages after the cursor, oldest first.
-    pub(super) messages: Vec<MessagePosition>,
+    pub(crate) messages: Vec<MessagePosition>,
 }
 
 /// Runs syncs of one database with one embedder.
@@ -146,7 +146,7 @@ impl<E: Embedder> Syncer<E> {
     }
 
     /// Whether the database's sessions are ingested as the app's own task does, in its formats
-    /// (`sync/langflow.rs`), rather than in memscope's.
+    /// (`sources/langflow/sync.rs`), rather than in memscope's.
     fn ingests_as_the_app(&self) -> bool {
         self.store.profile().capabilities().ingestion == Ingestion::AppTask
     }
@@ -173,7 +173,7 @@ impl<E: Embedder> Syncer<E> {
 
     /// The session's messages after its live cursor, read under its lock: a sync that finished
     /// meanwhile moved the cursor. A session without a row gets one first.
-    pub(super) async fn pending(
+    pub(crate) async fn pending(
         &self,
         base: &MemoryBaseInfo,
         session_id: &str,
@@ -383,26 +383,6 @@ impl<E: Embedder> Syncer<E> {
             kb_path: kb.dir,
             observed,
             note: None,
-        })
-    }
-
-    async fn check_langflow(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
-        let row = self.store.langflow_knowledge_base(base).await?;
-        let observed = crate::sources::langflow::kb::read::observe(
-            &self.settings.langflow_kb_root,
-            row.as_ref(),
-        )
-        .await;
-        Ok(CheckReport {
-            memory_base_id: base.id.clone(),
-            name: base.name.clone(),
-            mismatches: crate::memory::memory_base::langflow_mismatches(
-                base.total_processed,
-                &observed,
-            ),
-            kb_path: observed.path.clone().unwrap_or_default(),
-            note: observed.chunks.as_ref().err().cloned(),
-            observed: observed.into(),
         })
     }
 

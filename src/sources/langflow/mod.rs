@@ -3,6 +3,8 @@
 
 pub mod dialect;
 pub mod kb;
+mod sync;
+pub mod writes;
 
 use std::collections::BTreeSet;
 

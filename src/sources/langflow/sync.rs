@@ -15,9 +15,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::error::{Refused, SyncError, failed_status};
-use super::job::{JobProgress, JobReport, Stage, SyncOutcome};
-use super::syncer::Syncer;
+use super::writes::{KbStats, LangflowJob, job_owner};
 use crate::kb::embedder::{Embedder, check_vectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
@@ -25,10 +23,12 @@ use crate::memory::memory_base::{MessagePosition, dedupe_key};
 use crate::sources::langflow::kb::store::LangflowChunk;
 use crate::sources::langflow::kb::vectors::{self, LangflowVectors};
 use crate::store::CancelFlag;
-use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, LangflowKbRow, MemoryBaseInfo, PendingMessage, job_status,
 };
+use crate::sync::error::{Refused, SyncError, failed_status};
+use crate::sync::job::{JobProgress, JobReport, Stage, SyncOutcome};
+use crate::sync::syncer::{CheckReport, Syncer};
 
 /// Chunks embedded and written per batch.
 const BATCH: usize = 256;
@@ -121,7 +121,7 @@ impl<E: Embedder> Syncer<E> {
 
     /// Syncs one session of a base in a Langflow database. The session's lock (PostgreSQL) is
     /// held by the caller; this takes the knowledge base's file lock, waiting up to `wait`.
-    pub(super) async fn langflow_sync_locked(
+    pub(crate) async fn langflow_sync_locked(
         &self,
         base: &MemoryBaseInfo,
         session_id: &str,
@@ -213,7 +213,7 @@ impl<E: Embedder> Syncer<E> {
     /// component, with the owner's key from Langflow's encrypted variables), which memscope
     /// cannot produce as Langflow does; storing the raw messages instead would give Langflow
     /// a knowledge base it never makes.
-    pub(super) async fn refuse_preprocessing(
+    pub(crate) async fn refuse_preprocessing(
         &self,
         base: &MemoryBaseInfo,
     ) -> Result<(), SyncError> {
@@ -385,10 +385,32 @@ impl<E: Embedder> Syncer<E> {
         Ok(())
     }
 
+    /// Checks a base as Langflow's own mismatch check does: its knowledge-base row against the
+    /// vectors where its backend keeps them.
+    pub(crate) async fn check_langflow(
+        &self,
+        base: &MemoryBaseInfo,
+    ) -> Result<CheckReport, SyncError> {
+        let row = self.store.langflow_knowledge_base(base).await?;
+        let observed =
+            super::kb::read::observe(&self.settings.langflow_kb_root, row.as_ref()).await;
+        Ok(CheckReport {
+            memory_base_id: base.id.clone(),
+            name: base.name.clone(),
+            mismatches: crate::memory::memory_base::langflow_mismatches(
+                base.total_processed,
+                &observed,
+            ),
+            kb_path: observed.path.clone().unwrap_or_default(),
+            note: observed.chunks.as_ref().err().cloned(),
+            observed: observed.into(),
+        })
+    }
+
     /// Regenerate as Langflow's does it, under the knowledge base's exclusive lock: cursors
     /// cleared, records and preprocessing outputs deleted; and the store emptied, so that the
     /// re-ingestion holds each message once. Then every session is synced.
-    pub(super) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
+    pub(crate) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
