@@ -9,6 +9,7 @@ pub mod format;
 pub mod inspect;
 pub mod kb;
 pub mod memory;
+pub mod sources;
 pub mod storage;
 pub mod store;
 pub mod summarize;

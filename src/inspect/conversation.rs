@@ -59,7 +59,7 @@ pub(crate) async fn conversation_info(
         return Err(unknown());
     };
     let mut info = store.conversation_info(&full).await?.ok_or_else(unknown)?;
-    info.answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    info.answered_rows_only = store.profile().answered_rows_only();
     Ok(info)
 }
 
@@ -96,7 +96,7 @@ pub async fn load_windows(
     ids: &[String],
     requested_limit: Option<i64>,
 ) -> Result<Vec<WindowedRows>, InspectError> {
-    let answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    let answered_rows_only = store.profile().answered_rows_only();
     let mut infos: FxHashMap<String, ConversationInfo> = store
         .conversation_infos(ids)
         .await?

@@ -296,7 +296,7 @@ pub async fn run_until(
     let mut conversations = 0;
     let mut messages = 0;
     let mut findings = Vec::new();
-    let answered_rows_only = store.profile().dify.memory_skips_unanswered();
+    let answered_rows_only = store.profile().answered_rows_only();
     // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
     let unreadable_rows = std::sync::atomic::AtomicU64::new(0);
     store

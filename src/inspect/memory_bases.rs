@@ -325,7 +325,7 @@ pub async fn search<E: Embedder>(
     session_id: Option<&str>,
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
-    if syncer.store.profile().source == crate::store::Source::Langflow {
+    if syncer.store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
         syncer.require_embedder(base)?;
         let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {
             return Ok(Vec::new());
@@ -334,7 +334,10 @@ pub async fn search<E: Embedder>(
             return Ok(Vec::new());
         };
         let root = &syncer.settings.langflow_kb_root;
-        return Ok(crate::kb::langflow::search(root, &row, &vector, top_k, session_id).await?);
+        return Ok(crate::sources::langflow::kb::read::search(
+            root, &row, &vector, top_k, session_id,
+        )
+        .await?);
     }
     let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());

@@ -2,11 +2,6 @@
 //! `embedding_metadata.json` and the vector store. Memory bases write theirs here.
 
 pub mod embedder;
-pub mod langflow;
-pub mod langflow_layout;
-pub mod langflow_pgvector;
-pub mod langflow_store;
-pub mod langflow_vectors;
 pub mod openai;
 pub mod pgvector;
 pub mod rows;

@@ -222,6 +222,37 @@ impl PromptMessage {
     }
 }
 
+/// A message as LangChain, OpenAI and LangGraph keep it: a [`PromptMessage`] (role, content as
+/// text and blocks, name, tool calls, tool call id) with the id its source gave it, when it was
+/// written, and the model's token usage on the reply that produced it. Every source's messages
+/// become this at the source's edge (`sources/dify/messages.rs` for Dify's rows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// The source's id of the record holding the message. A record may hold more than one
+    /// message (a Dify row holds a question and its answer), so ids can repeat.
+    pub id: String,
+    #[serde(flatten)]
+    pub message: PromptMessage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<NaiveDateTime>,
+    /// On an assistant message: the tokens of the call that produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
+}
+
+/// A model call's token counts, as LangChain's `usage_metadata` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+}
+
+impl TokenUsage {
+    pub fn total_tokens(self) -> i64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
 /// Anything with an id and a parent link: message rows, node memory records.
 pub trait ThreadNode {
     fn node_id(&self) -> &str;

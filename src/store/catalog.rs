@@ -7,7 +7,7 @@ use sqlx::{PgConnection, SqliteConnection};
 
 use super::error::StoreError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Backend {
     Sqlite,
     Postgres,

@@ -7,7 +7,7 @@ use sqlx::postgres::PgPool;
 use super::catalog::Backend;
 use super::error::{StoreError, redact_url};
 use super::pool::{DbPool, Mode, connect, migrate, probe};
-use super::profile::{Catalog, Part, Profile, Source};
+use super::profile::{Catalog, Part, Profile};
 use super::sql;
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
@@ -28,12 +28,12 @@ pub enum Access {
 /// An open memory database. Cloning is cheap and shares the connection pool.
 #[derive(Clone)]
 pub struct Store {
-    pub(super) pool: DbPool,
+    pub(crate) pool: DbPool,
     /// The URL with its password redacted: what every error names.
-    pub(super) url: String,
-    pub(super) read_only: bool,
+    pub(crate) url: String,
+    pub(crate) read_only: bool,
     pub(super) catalog: Catalog,
-    pub(super) profile: Profile,
+    pub(crate) profile: Profile,
 }
 
 impl Catalog {
@@ -169,7 +169,7 @@ impl Store {
     }
 
     /// The text of a PostgreSQL-syntax query in this database's dialect.
-    pub(super) fn sql(&self, postgres_sql: &'static str) -> &'static str {
+    pub(crate) fn sql(&self, postgres_sql: &'static str) -> &'static str {
         sql::dialect_text(self.profile.dialect, postgres_sql)
     }
 
@@ -224,10 +224,10 @@ impl Store {
     /// Refuses a write on a read-only database, and on a database Langflow made: these writers
     /// keep memscope's own schema's formats (its lease table, its own knowledge-base layout),
     /// which Langflow would not accept. Langflow's databases get the writers of
-    /// [`langflow`](super::langflow) and the in-place ones of [`Store::ensure_writable_in_place`].
+    /// [`langflow`](crate::sources::langflow::writes) and the in-place ones of [`Store::ensure_writable_in_place`].
     pub(super) fn ensure_writable(&self) -> Result<(), StoreError> {
         self.ensure_writable_in_place()?;
-        if self.profile.source == Source::Langflow {
+        if !self.profile.capabilities().memscope_writes {
             return Err(StoreError::ForeignWrite {
                 url: self.url.clone(),
                 what: "memory-base creation and deletion",
@@ -237,9 +237,9 @@ impl Store {
     }
 
     /// Refuses a write on a read-only database: for the writes made in the database's own
-    /// formats (ids through the dialect, instants as [`StoredTime`](super::langflow::StoredTime)), which
+    /// formats (ids through the dialect, instants as [`StoredTime`](crate::sources::langflow::writes::StoredTime)), which
     /// Langflow's databases take too.
-    pub(super) fn ensure_writable_in_place(&self) -> Result<(), StoreError> {
+    pub(crate) fn ensure_writable_in_place(&self) -> Result<(), StoreError> {
         if self.read_only {
             return Err(StoreError::ReadOnly {
                 url: self.url.clone(),
@@ -249,7 +249,7 @@ impl Store {
     }
 
     /// Wraps a driver error with the database it happened on.
-    pub(super) fn query_failed(&self, source: sqlx::Error) -> StoreError {
+    pub(crate) fn query_failed(&self, source: sqlx::Error) -> StoreError {
         StoreError::Query {
             url: self.url.clone(),
             source,
@@ -258,7 +258,7 @@ impl Store {
 
     /// Runs `statements` (PostgreSQL syntax, in this database's dialect), each with `value` bound
     /// as `$1`, in one transaction; returns the rows the last one affected.
-    pub(super) async fn run_in_one_transaction(
+    pub(crate) async fn run_in_one_transaction(
         &self,
         statements: &[&'static str],
         value: &str,

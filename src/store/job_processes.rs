@@ -12,7 +12,7 @@ use super::handle::Store;
 use super::memory_bases::SessionLock;
 pub use super::owners::{host_name, process_alive};
 use super::pool::DbPool;
-use super::profile::Source;
+use super::profile::JobOwnership;
 use crate::memory::memory_base::advisory_lock_key;
 
 /// The reason kept for a job whose process stopped without ending it.
@@ -85,8 +85,8 @@ impl Store {
         &self,
         now: DateTime<Utc>,
     ) -> Result<Vec<String>, StoreError> {
-        if self.profile.source == Source::Langflow {
-            // Langflow's own record of liveness: the job's heartbeat.
+        if self.profile.capabilities().jobs == JobOwnership::Heartbeat {
+            // The app's own record of liveness: the job's heartbeat.
             return self.lf_fail_abandoned_jobs(now, None).await;
         }
         if self.read_only || !self.tracks_job_processes() {

@@ -7,27 +7,25 @@
 
 // First: `pool` defines `on_pool!`, which the modules after it use.
 #[macro_use]
-mod pool;
+pub(crate) mod pool;
 
 mod bad_row;
 mod cancel;
-mod casts;
-mod catalog;
+pub(crate) mod casts;
+pub mod catalog;
 mod chat_memory;
-mod dify_schema;
 mod error;
 mod handle;
 mod insert;
 pub mod job_processes;
-pub mod langflow;
 pub mod memory_bases;
 mod nodes;
-mod owners;
+pub(crate) mod owners;
 pub mod profile;
 mod queries;
 pub mod rows;
 pub mod search;
-mod sql;
+pub(crate) mod sql;
 mod sqlite_scan;
 mod uploads;
 
@@ -40,7 +38,9 @@ pub use handle::{Access, SCHEMA_VERSION, Store};
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
-pub use profile::{DifySchema, Part, Profile, Source, dashed_id};
+pub use profile::{
+    Capabilities, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part, Profile, dashed_id,
+};
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,

@@ -30,7 +30,7 @@ pub fn job_owner() -> String {
     format!("{OWNER_PREFIX}{}:{}", host_name(), std::process::id())
 }
 
-pub(super) const OWNER_PREFIX: &str = "memscope:";
+pub(crate) const OWNER_PREFIX: &str = "memscope:";
 
 /// Langflow's per-(memory base, session) ingestion lock key on PostgreSQL
 /// (`memory_base/task.py`, `_compute_advisory_key`) of a lock name `{base id}:{session id}`.

@@ -14,7 +14,7 @@ use sqlx::{ConnectOptions, Connection};
 
 use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
-use super::profile::{Catalog, Dialect, DifySchema};
+use super::profile::{Catalog, Dialect};
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 
@@ -44,10 +44,11 @@ macro_rules! on_pool {
         }
     }};
 }
+pub(crate) use on_pool;
 
 /// A connection pool, with the dialect its database's tables need.
 #[derive(Clone)]
-pub(super) enum DbPool {
+pub(crate) enum DbPool {
     Sqlite(SqlitePool, Dialect),
     Postgres(PgPool, Dialect),
 }
@@ -195,7 +196,7 @@ pub(super) async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbP
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(sqlite_options(url, redacted, mode)?)
             .await
-            .map(|pool| DbPool::Sqlite(pool, Dialect::Sqlite(DifySchema::FULL)))
+            .map(|pool| DbPool::Sqlite(pool, Dialect::verbatim(Backend::Sqlite)))
             .map_err(unreachable),
         Backend::Postgres => {
             if mode == Mode::Create {
@@ -211,7 +212,7 @@ pub(super) async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbP
                 .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect_with(postgres_options(url, redacted, mode)?)
                 .await
-                .map(|pool| DbPool::Postgres(pool, Dialect::Postgres(DifySchema::FULL)))
+                .map(|pool| DbPool::Postgres(pool, Dialect::verbatim(Backend::Postgres)))
                 .map_err(unreachable)
         }
     }

@@ -27,7 +27,7 @@ pub fn dialect_text(dialect: Dialect, postgres_sql: &'static str) -> &'static st
 /// The SQLite text of a query on memscope's or Dify's tables.
 pub fn sqlite_text(postgres_sql: &'static str) -> &'static str {
     dialect_text(
-        Dialect::Sqlite(super::profile::DifySchema::FULL),
+        Dialect::verbatim(super::catalog::Backend::Sqlite),
         postgres_sql,
     )
 }

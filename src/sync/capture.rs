@@ -11,9 +11,9 @@ use super::job::{SyncOutcome, Trigger};
 use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
+use crate::sources::langflow::writes::LangflowCapture;
 use crate::store::CancelFlag;
-use crate::store::Source;
-use crate::store::langflow::LangflowCapture;
+use crate::store::Ingestion;
 use crate::store::rows::{
     Batch, JobRow, LfMessageRow, MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
 };
@@ -134,9 +134,9 @@ impl<E: Embedder> Syncer<E> {
         };
         let finished = batch.lf_messages.last().map_or(now, |m| m.timestamp);
         let mut bases = store.memory_bases_of_flow(flow_id).await?;
-        let langflow = store.profile().source == Source::Langflow;
-        if langflow {
-            // Langflow's run hook records a run for the auto-capture bases of the flow only.
+        let as_the_app = store.profile().capabilities().ingestion == Ingestion::AppTask;
+        if as_the_app {
+            // The app's run hook (Langflow's) records a run for the auto-capture bases of the flow only.
             bases.retain(|b| b.auto_capture);
         }
         // Messages, job, sessions and runs go in one transaction: a capture killed midway
@@ -146,7 +146,7 @@ impl<E: Embedder> Syncer<E> {
             Some(first) => store.lf_message_exists(&first.id).await?,
             None => false,
         };
-        if !recorded && langflow {
+        if !recorded && as_the_app {
             let owner = owner
                 .as_deref()
                 .ok_or_else(|| SyncError::NotFound(format!("the owner of flow {flow_id}")))?;

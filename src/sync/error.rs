@@ -71,7 +71,7 @@ impl From<KbError> for SyncError {
 }
 
 /// Why a sync that held its session's lock did not produce an outcome.
-pub(super) enum Refused {
+pub(crate) enum Refused {
     /// The session or its knowledge base is busy, or a job with the same dedupe key is queued,
     /// running or done.
     Busy,
@@ -85,7 +85,7 @@ impl<T: Into<SyncError>> From<T> for Refused {
 }
 
 /// The job status a failed sync ends with.
-pub(super) fn failed_status(error: &SyncError) -> &'static str {
+pub(crate) fn failed_status(error: &SyncError) -> &'static str {
     match error {
         SyncError::Cancelled(_) => job_status::CANCELLED,
         _ => job_status::FAILED,

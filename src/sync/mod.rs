@@ -13,11 +13,10 @@
 
 pub mod capture;
 pub mod config;
-mod error;
+pub(crate) mod error;
 mod ingest;
-mod job;
-mod langflow;
-mod syncer;
+pub(crate) mod job;
+pub(crate) mod syncer;
 pub mod watch;
 
 pub use crate::store::CancelFlag;

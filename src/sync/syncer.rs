@@ -1,5 +1,5 @@
 //! The [`Syncer`]: one database's syncs with one embedder, and what a base's check, delete and
-//! regenerate do. A job's own steps are in `ingest.rs` (memscope's schema) and `langflow.rs`
+//! regenerate do. A job's own steps are in `ingest.rs` (memscope's schema) and `sources/langflow/sync.rs`
 //! (a database Langflow made).
 
 use std::path::{Path, PathBuf};
@@ -21,6 +21,7 @@ use crate::memory::memory_base::{
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo, SessionLock};
+use crate::store::{Ingestion, KbHome};
 
 /// How long a SQLite sync lease lasts without renewal. A killed holder blocks the session for
 /// at most this long.
@@ -50,12 +51,12 @@ impl SyncSettings {
 }
 
 /// A session's pending messages, read while its lock is held.
-pub(super) struct Pending {
-    pub(super) session: MemoryBaseSessionInfo,
+pub(crate) struct Pending {
+    pub(crate) session: MemoryBaseSessionInfo,
     /// Where the session's cursor is in its timeline.
-    pub(super) cursor: Option<MessagePosition>,
+    pub(crate) cursor: Option<MessagePosition>,
     /// The messages after the cursor, oldest first.
-    pub(super) messages: Vec<MessagePosition>,
+    pub(crate) messages: Vec<MessagePosition>,
 }
 
 /// Runs syncs of one database with one embedder.
@@ -144,6 +145,12 @@ impl<E: Embedder> Syncer<E> {
         base.embedding_model.is_empty() || base.embedding_model == self.embedder.model()
     }
 
+    /// Whether the database's sessions are ingested as the app's own task does, in its formats
+    /// (`sources/langflow/sync.rs`), rather than in memscope's.
+    fn ingests_as_the_app(&self) -> bool {
+        self.store.profile().capabilities().ingestion == Ingestion::AppTask
+    }
+
     /// Fails with [`SyncError::WrongEmbedder`] unless this syncer's embedder is the base's.
     pub fn require_embedder(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
         if self.embeds_for(base) {
@@ -166,7 +173,7 @@ impl<E: Embedder> Syncer<E> {
 
     /// The session's messages after its live cursor, read under its lock: a sync that finished
     /// meanwhile moved the cursor. A session without a row gets one first.
-    pub(super) async fn pending(
+    pub(crate) async fn pending(
         &self,
         base: &MemoryBaseInfo,
         session_id: &str,
@@ -234,7 +241,7 @@ impl<E: Embedder> Syncer<E> {
                 session_id: session_id.to_owned(),
             }),
         };
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             self.refuse_preprocessing(base).await?;
         }
         self.require_embedder(base)?;
@@ -243,7 +250,7 @@ impl<E: Embedder> Syncer<E> {
         let Some(lock) = self.lock(base, session_id, wait).await? else {
             return conflict();
         };
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             let result = self
                 .langflow_sync_locked(base, session_id, wait, progress, cancel)
                 .await;
@@ -275,7 +282,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             self.refuse_preprocessing(base).await?;
         }
         for session_id in self.store.flow_sessions(&base.flow_id).await? {
@@ -358,7 +365,7 @@ impl<E: Embedder> Syncer<E> {
     /// Compares the KB on disk with what the database says was ingested. A database Langflow
     /// made is checked as Langflow's own mismatch check does.
     pub async fn check(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.store.profile().capabilities().knowledge_bases == KbHome::AppRows {
             return self.check_langflow(base).await;
         }
         let kb = self.kb_location(base)?;
@@ -379,22 +386,6 @@ impl<E: Embedder> Syncer<E> {
         })
     }
 
-    async fn check_langflow(&self, base: &MemoryBaseInfo) -> Result<CheckReport, SyncError> {
-        let row = self.store.langflow_knowledge_base(base).await?;
-        let observed = kb::langflow::observe(&self.settings.langflow_kb_root, row.as_ref()).await;
-        Ok(CheckReport {
-            memory_base_id: base.id.clone(),
-            name: base.name.clone(),
-            mismatches: crate::memory::memory_base::langflow_mismatches(
-                base.total_processed,
-                &observed,
-            ),
-            kb_path: observed.path.clone().unwrap_or_default(),
-            note: observed.chunks.as_ref().err().cloned(),
-            observed: observed.into(),
-        })
-    }
-
     /// Rebuilds a memory base's KB: with every session locked (none may be syncing), clears the
     /// cursors, records and run stamps and removes the KB directory; then syncs every session.
     pub async fn regenerate(
@@ -403,7 +394,7 @@ impl<E: Embedder> Syncer<E> {
         progress: Option<&mpsc::UnboundedSender<JobProgress>>,
         cancel: &CancelFlag,
     ) -> Result<Vec<SessionSync>, SyncError> {
-        if self.store.profile().source == crate::store::Source::Langflow {
+        if self.ingests_as_the_app() {
             // As Langflow's regenerate: only the knowledge base's exclusive lock (taken by the
             // reset), which every sync holds from its cursor read to its commit; a session lock
             // per session would hold one PostgreSQL connection each and exhaust the pool.

@@ -73,7 +73,7 @@ impl App {
         state.config_warnings = warnings;
         state.missing_tabs = missing_tabs(store.profile());
         let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
-            && store.profile().source != crate::store::Source::Langflow;
+            && store.profile().capabilities().ingestion == crate::store::Ingestion::Memscope;
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let storage = crate::storage::ObjectStore::open(&resolved.storage)?;

@@ -114,8 +114,10 @@ async fn describe(
     let tables = store.table_counts().await?;
     let own_root = crate::kb::database_kb_root(kb_root, store.database_id());
     let mut shared = Vec::new();
-    // Langflow's own knowledge bases never used memscope's old shared layout.
-    if store.profile().source != crate::store::Source::Langflow && store.has_table("memory_base") {
+    // Knowledge bases kept in the app's own rows never used memscope's old shared layout.
+    let in_directories =
+        store.profile().capabilities().knowledge_bases == crate::store::KbHome::MemscopeDirectory;
+    if in_directories && store.has_table("memory_base") {
         for base in store.memory_bases().await? {
             let username = base.username.as_deref().unwrap_or(&base.user_id);
             let own = crate::kb::kb_dir(&own_root, username, &base.kb_name);

@@ -26,8 +26,8 @@ use context::MbContext;
 /// database's own KB directory (see `kb::database_kb_root`).
 pub async fn kbs(context: &Context) -> CliResult {
     let store = context.open().await?;
-    if store.profile().source == crate::store::Source::Langflow {
-        // Langflow keeps its knowledge bases as rows of its own, not in memscope's directories.
+    if store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
+        // The app keeps its knowledge bases as rows of its own, not in memscope's directories.
         return Err(crate::store::StoreError::Lacks {
             url: store.url().to_owned(),
             explanation: format!(

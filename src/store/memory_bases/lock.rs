@@ -11,7 +11,7 @@ use crate::store::error::StoreError;
 use crate::store::handle::Store;
 use crate::store::owners;
 use crate::store::pool::DbPool;
-use crate::store::profile::Source;
+use crate::store::profile::LockStyle;
 
 /// Holds the per-(memory base, session) sync lock until released (or the process dies).
 pub struct SessionLock {
@@ -47,14 +47,14 @@ impl Store {
         lock_name: &str,
         lease: Duration,
     ) -> Result<Option<SessionLock>, StoreError> {
-        let langflow = self.profile.source == Source::Langflow;
-        if langflow {
+        let app_keys = self.profile.capabilities().locks == LockStyle::AppKeys;
+        if app_keys {
             self.ensure_writable_in_place()?;
         } else {
             self.ensure_writable()?;
         }
         match &self.pool {
-            DbPool::Sqlite(..) if langflow => Ok(Some(SessionLock {
+            DbPool::Sqlite(..) if app_keys => Ok(Some(SessionLock {
                 name: lock_name.to_owned(),
                 holder: owners::job_owner(),
                 held: HeldLock::KbFileLock,
@@ -64,7 +64,7 @@ impl Store {
                 connection.close_on_drop();
                 // Langflow's own key on its database: its ingestion and memscope's exclude
                 // each other.
-                let key = if langflow {
+                let key = if app_keys {
                     owners::session_lock_key(lock_name)
                 } else {
                     advisory_lock_key(lock_name)

@@ -18,4 +18,4 @@ pub use jobs::{JobCreation, JobInfo, job_status};
 pub use lock::SessionLock;
 pub use messages::PendingMessage;
 pub use sessions::MemoryBaseSessionInfo;
-pub(super) use sessions::{RECORD_RUN_SQL, TRACK_SESSION_SQL};
+pub(crate) use sessions::{RECORD_RUN_SQL, TRACK_SESSION_SQL};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::rows::SearchHit;
+use crate::kb::rows::SearchHit;
 use crate::store::memory_bases::LangflowKbRow;
 
 /// Langflow's default knowledge-base backend.

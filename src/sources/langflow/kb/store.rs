@@ -14,8 +14,8 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection};
 
-use super::langflow_layout::vectors_path;
-use super::store::VectorStoreError;
+use super::layout::vectors_path;
+use crate::kb::store::VectorStoreError;
 use crate::store::memory_bases::LangflowKbRow;
 
 /// The store schema Langflow 1.13 writes.

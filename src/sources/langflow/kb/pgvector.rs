@@ -14,8 +14,8 @@ use sha2::{Digest, Sha256};
 use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Row};
 
-use super::langflow_store::{LangflowChunk, StoreFigures};
-use super::rows::{SearchHit, VectorStoreError};
+use super::store::{LangflowChunk, StoreFigures};
+use crate::kb::rows::{SearchHit, VectorStoreError};
 
 /// The one variable Langflow's postgres backend is configured by.
 pub const CONNECTION_VAR: &str = "PGVECTOR_CONNECTION_STRING";
@@ -165,7 +165,7 @@ pub async fn search(
         .map_err(unreadable)?
         .into_iter()
         .map(|(id, document, metadata, distance)| {
-            super::langflow_layout::hit(id, document.unwrap_or_default(), &metadata, distance)
+            super::layout::hit(id, document.unwrap_or_default(), &metadata, distance)
         })
         .collect())
 }

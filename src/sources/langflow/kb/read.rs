@@ -2,7 +2,7 @@
 //! backend. For Langflow's default one (`sqlite`) the vectors live in
 //! `{kb root}/sqlite/{owner id}/{knowledge base id}/{generation}/vectors.sqlite3`, whose
 //! `chunks` table Langflow counts for its mismatch check; for its `postgres` (pgvector) backend
-//! in one table of the database `PGVECTOR_CONNECTION_STRING` names (`langflow_pgvector`).
+//! in one table of the database `PGVECTOR_CONNECTION_STRING` names (`pgvector.rs`).
 //! Other backends (Chroma, OpenSearch, …) are named, not read.
 
 use std::path::{Path, PathBuf};
@@ -11,9 +11,9 @@ use std::str::FromStr;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection};
 
-use super::langflow_layout::{POSTGRES_BACKEND, SQLITE_BACKEND, hit, vectors_path};
-use super::langflow_pgvector;
-use super::rows::{SearchHit, VectorStoreError};
+use super::layout::{POSTGRES_BACKEND, SQLITE_BACKEND, hit, vectors_path};
+use super::pgvector;
+use crate::kb::rows::{SearchHit, VectorStoreError};
 use crate::memory::memory_base::LangflowKb;
 use crate::store::memory_bases::LangflowKbRow;
 
@@ -54,7 +54,7 @@ pub async fn observe(root: &Path, row: Option<&LangflowKbRow>) -> LangflowKb {
 
 /// A knowledge base of Langflow's postgres backend: its table's chunks, counted read-only.
 async fn observe_postgres(row: &LangflowKbRow) -> LangflowKb {
-    let Some(table) = langflow_pgvector::table_name(&row.user_id, &row.name) else {
+    let Some(table) = pgvector::table_name(&row.user_id, &row.name) else {
         return LangflowKb {
             row_exists: true,
             backend: Some(row.backend_type.clone()),
@@ -68,8 +68,8 @@ async fn observe_postgres(row: &LangflowKbRow) -> LangflowKb {
     LangflowKb {
         row_exists: true,
         backend: Some(row.backend_type.clone()),
-        path: Some(PathBuf::from(langflow_pgvector::describe(&table))),
-        chunks: langflow_pgvector::count_chunks(&table).await,
+        path: Some(PathBuf::from(pgvector::describe(&table))),
+        chunks: pgvector::count_chunks(&table).await,
     }
 }
 
@@ -120,14 +120,13 @@ pub async fn search(
     match row.backend_type.as_str() {
         SQLITE_BACKEND => search_sqlite(&vectors_path(root, row), query, top_k, session_id).await,
         POSTGRES_BACKEND => {
-            let table =
-                langflow_pgvector::table_name(&row.user_id, &row.name).ok_or_else(|| {
-                    VectorStoreError::LangflowBackend {
-                        backend: row.backend_type.clone(),
-                        reason: format!("the knowledge base's owner {} is not a UUID", row.user_id),
-                    }
-                })?;
-            langflow_pgvector::search(&table, query, top_k, session_id).await
+            let table = pgvector::table_name(&row.user_id, &row.name).ok_or_else(|| {
+                VectorStoreError::LangflowBackend {
+                    backend: row.backend_type.clone(),
+                    reason: format!("the knowledge base's owner {} is not a UUID", row.user_id),
+                }
+            })?;
+            pgvector::search(&table, query, top_k, session_id).await
         }
         other => Err(VectorStoreError::LangflowBackend {
             backend: other.to_owned(),

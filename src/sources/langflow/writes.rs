@@ -11,16 +11,15 @@ use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
 use sqlx::{Encode, Postgres, Sqlite, Type};
 
-use super::error::StoreError;
-use super::handle::Store;
-use super::memory_bases::{
+use crate::store::Store;
+use crate::store::StoreError;
+use crate::store::memory_bases::{
     IngestionCommit, JobCreation, MemoryBaseInfo, RECORD_RUN_SQL, TRACK_SESSION_SQL,
 };
-use super::owners::{OWNER_PREFIX, host_name, process_alive};
-pub use super::owners::{job_owner, session_lock_key};
-use super::pool::DbPool;
-use super::profile::Dialect;
-use super::rows::LfMessageRow;
+use crate::store::owners::{OWNER_PREFIX, host_name, process_alive};
+pub use crate::store::owners::{job_owner, session_lock_key};
+use crate::store::pool::{DbPool, on_pool};
+use crate::store::rows::LfMessageRow;
 
 /// An instant as the database keeps it: Langflow's SQLite `DATETIME` is naive UTC text with
 /// microseconds (`2026-01-05 09:00:01.000000`); elsewhere a `timestamptz` or RFC 3339 text.
@@ -146,10 +145,10 @@ pub struct KbStats {
 
 impl Store {
     /// An instant bound in this database's form.
-    pub(super) fn stored_time(&self, at: DateTime<Utc>) -> StoredTime {
+    pub(crate) fn stored_time(&self, at: DateTime<Utc>) -> StoredTime {
         StoredTime {
             at,
-            naive_text: self.profile.dialect == Dialect::LangflowSqlite,
+            naive_text: self.profile.dialect.compact_ids(),
         }
     }
 
@@ -577,5 +576,5 @@ pub struct LangflowCapture<'a> {
 }
 
 #[cfg(test)]
-#[path = "langflow_tests.rs"]
+#[path = "writes_tests.rs"]
 mod tests;

@@ -1,5 +1,6 @@
 use super::*;
-use crate::store::catalog::Backend;
+use crate::sources::Rewrite;
+use crate::store::Backend;
 use crate::store::profile::{Dialect, Profile};
 
 const DIFY: &[&str] = &[
@@ -47,7 +48,10 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
         parts.found(),
         "deleted conversations marked, agent thoughts"
     );
-    assert_eq!(before_threads.dialect, Dialect::Postgres(parts));
+    assert_eq!(
+        before_threads.dialect,
+        Dialect::new(Backend::Postgres, Rewrite::Dify(parts))
+    );
 
     let newest = dify_catalog(
         &["id", "parent_message_id"],
@@ -73,13 +77,14 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
     let sql = "SELECT m.parent_message_id::text AS p FROM messages m \
                LEFT JOIN workflow_node_execution_offload oo ON oo.node_execution_id = e.id";
     assert_eq!(
-        Dialect::Postgres(linear).text(sql),
+        Dialect::new(Backend::Postgres, Rewrite::Dify(linear)).text(sql),
         "SELECT '00000000-0000-0000-0000-000000000000'::text AS p FROM messages m \
          LEFT JOIN (SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
          NULL::uuid AS file_id WHERE false) oo ON oo.node_execution_id = e.id"
     );
     assert_eq!(
-        Dialect::Sqlite(linear).text("SELECT m.parent_message_id::text AS p"),
+        Dialect::new(Backend::Sqlite, Rewrite::Dify(linear))
+            .text("SELECT m.parent_message_id::text AS p"),
         "SELECT '00000000-0000-0000-0000-000000000000' AS p"
     );
     let undeletable = DifySchema {
@@ -87,9 +92,10 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
         ..DifySchema::FULL
     };
     assert_eq!(
-        Dialect::Postgres(undeletable).text("WHERE ($7::boolean OR NOT c.is_deleted)"),
+        Dialect::new(Backend::Postgres, Rewrite::Dify(undeletable))
+            .text("WHERE ($7::boolean OR NOT c.is_deleted)"),
         "WHERE ($7::boolean OR NOT false)"
     );
-    assert!(Dialect::Postgres(DifySchema::FULL).is_verbatim());
-    assert!(!Dialect::Postgres(undeletable).is_verbatim());
+    assert!(Dialect::new(Backend::Postgres, Rewrite::Dify(DifySchema::FULL)).is_verbatim());
+    assert!(!Dialect::new(Backend::Postgres, Rewrite::Dify(undeletable)).is_verbatim());
 }

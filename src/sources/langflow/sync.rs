@@ -4,7 +4,7 @@
 //! cursor read to the commit (a running Langflow and memscope never ingest one session twice),
 //! its dedupe key, the job kept alive by its heartbeat (its start-up sweep fails the job of a
 //! killed memscope), its documents and chunk metadata, the chunks where the knowledge base's
-//! backend keeps them (`kb::langflow_vectors`: the current generation's `vectors.sqlite3`, or
+//! backend keeps them (`sources::langflow::kb::vectors`: the current generation's `vectors.sqlite3`, or
 //! the pgvector table of Langflow's postgres backend), and one commit of the records, cursor, totals, stamped runs and the
 //! knowledge-base row's figures. A failed or cancelled job deletes its chunks and ends
 //! `failed` or `cancelled`, never left `in_progress`.
@@ -15,20 +15,20 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use super::error::{Refused, SyncError, failed_status};
-use super::job::{JobProgress, JobReport, Stage, SyncOutcome};
-use super::syncer::Syncer;
+use super::writes::{KbStats, LangflowJob, job_owner};
 use crate::kb::embedder::{Embedder, check_vectors};
-use crate::kb::langflow_store::LangflowChunk;
-use crate::kb::langflow_vectors::{self, LangflowVectors};
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
 use crate::memory::memory_base::{MessagePosition, dedupe_key};
+use crate::sources::langflow::kb::store::LangflowChunk;
+use crate::sources::langflow::kb::vectors::{self, LangflowVectors};
 use crate::store::CancelFlag;
-use crate::store::langflow::{KbStats, LangflowJob, job_owner};
 use crate::store::memory_bases::{
     IngestionCommit, JobCreation, LangflowKbRow, MemoryBaseInfo, PendingMessage, job_status,
 };
+use crate::sync::error::{Refused, SyncError, failed_status};
+use crate::sync::job::{JobProgress, JobReport, Stage, SyncOutcome};
+use crate::sync::syncer::{CheckReport, Syncer};
 
 /// Chunks embedded and written per batch.
 const BATCH: usize = 256;
@@ -110,7 +110,7 @@ impl<E: Embedder> Syncer<E> {
             .langflow_knowledge_base(base)
             .await?
             .ok_or_else(|| SyncError::LangflowKb(format!("{} has no knowledge base", base.name)))?;
-        if !langflow_vectors::writable(&row.backend_type) {
+        if !vectors::writable(&row.backend_type) {
             return Err(SyncError::LangflowKb(format!(
                 "the vectors of {} are in Langflow's {} backend, which memscope cannot write",
                 base.name, row.backend_type
@@ -121,7 +121,7 @@ impl<E: Embedder> Syncer<E> {
 
     /// Syncs one session of a base in a Langflow database. The session's lock (PostgreSQL) is
     /// held by the caller; this takes the knowledge base's file lock, waiting up to `wait`.
-    pub(super) async fn langflow_sync_locked(
+    pub(crate) async fn langflow_sync_locked(
         &self,
         base: &MemoryBaseInfo,
         session_id: &str,
@@ -132,7 +132,7 @@ impl<E: Embedder> Syncer<E> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) = langflow_vectors::lock(root, &self.store, &row, wait).await? else {
+        let Some(_kb_lock) = vectors::lock(root, &self.store, &row, wait).await? else {
             return Err(Refused::Busy);
         };
         let store = &self.store;
@@ -213,7 +213,7 @@ impl<E: Embedder> Syncer<E> {
     /// component, with the owner's key from Langflow's encrypted variables), which memscope
     /// cannot produce as Langflow does; storing the raw messages instead would give Langflow
     /// a knowledge base it never makes.
-    pub(super) async fn refuse_preprocessing(
+    pub(crate) async fn refuse_preprocessing(
         &self,
         base: &MemoryBaseInfo,
     ) -> Result<(), SyncError> {
@@ -385,16 +385,36 @@ impl<E: Embedder> Syncer<E> {
         Ok(())
     }
 
+    /// Checks a base as Langflow's own mismatch check does: its knowledge-base row against the
+    /// vectors where its backend keeps them.
+    pub(crate) async fn check_langflow(
+        &self,
+        base: &MemoryBaseInfo,
+    ) -> Result<CheckReport, SyncError> {
+        let row = self.store.langflow_knowledge_base(base).await?;
+        let observed =
+            super::kb::read::observe(&self.settings.langflow_kb_root, row.as_ref()).await;
+        Ok(CheckReport {
+            memory_base_id: base.id.clone(),
+            name: base.name.clone(),
+            mismatches: crate::memory::memory_base::langflow_mismatches(
+                base.total_processed,
+                &observed,
+            ),
+            kb_path: observed.path.clone().unwrap_or_default(),
+            note: observed.chunks.as_ref().err().cloned(),
+            observed: observed.into(),
+        })
+    }
+
     /// Regenerate as Langflow's does it, under the knowledge base's exclusive lock: cursors
     /// cleared, records and preprocessing outputs deleted; and the store emptied, so that the
     /// re-ingestion holds each message once. Then every session is synced.
-    pub(super) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
+    pub(crate) async fn langflow_reset(&self, base: &MemoryBaseInfo) -> Result<(), SyncError> {
         self.refuse_preprocessing(base).await?;
         let row = self.langflow_kb_row(base).await?;
         let root = &self.settings.langflow_kb_root;
-        let Some(_kb_lock) =
-            langflow_vectors::lock(root, &self.store, &row, Duration::ZERO).await?
-        else {
+        let Some(_kb_lock) = vectors::lock(root, &self.store, &row, Duration::ZERO).await? else {
             return Err(SyncError::Busy {
                 base: base.name.clone(),
                 session: "(all sessions)".to_owned(),

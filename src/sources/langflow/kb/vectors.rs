@@ -17,12 +17,10 @@ use sha2::{Digest, Sha256};
 use sqlx::postgres::PgConnection;
 use sqlx::{ConnectOptions, Connection};
 
-use super::langflow_layout::{POSTGRES_BACKEND, SQLITE_BACKEND};
-use super::langflow_pgvector::LangflowPgStore;
-use super::langflow_store::{
-    KbFileLock, LangflowChunk, LangflowStore, StoreFigures, lock_in, lock_kb,
-};
-use super::rows::VectorStoreError;
+use super::layout::{POSTGRES_BACKEND, SQLITE_BACKEND};
+use super::pgvector::LangflowPgStore;
+use super::store::{KbFileLock, LangflowChunk, LangflowStore, StoreFigures, lock_in, lock_kb};
+use crate::kb::rows::VectorStoreError;
 use crate::store::Store;
 use crate::store::memory_bases::LangflowKbRow;
 

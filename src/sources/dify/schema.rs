@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::catalog::Catalog;
+use crate::store::catalog::Catalog;
 
 /// The parts of Dify's conversation schema that came (or went) with its releases, as the
 /// database has them. memscope's own schema has Dify's regeneration threads, offload table and
@@ -122,7 +122,7 @@ impl DifySchema {
         .filter_map(|(has, column, stand_in)| (!has).then_some((column, stand_in)))
     }
 
-    pub(super) fn with_stand_ins(self, sql: &str) -> String {
+    pub(crate) fn with_stand_ins(self, sql: &str) -> String {
         self.stand_ins()
             .fold(sql.to_owned(), |sql, (column, stand_in)| {
                 sql.replace(column, stand_in)
@@ -131,5 +131,5 @@ impl DifySchema {
 }
 
 #[cfg(test)]
-#[path = "dify_schema_tests.rs"]
+#[path = "schema_tests.rs"]
 mod tests;

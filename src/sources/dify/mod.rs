@@ -1,0 +1,34 @@
+//! Dify's databases: conversations, their messages and workflow node executions, in the schema
+//! era the catalog shows (`schema.rs`).
+
+pub mod messages;
+pub mod schema;
+
+use std::collections::BTreeSet;
+
+use super::adapter::{Capabilities, MemorySource, Part};
+use super::memscope::MEMSCOPE_FORMATS;
+use super::rewrite::Rewrite;
+use crate::store::catalog::Catalog;
+use schema::DifySchema;
+
+pub struct Dify;
+
+impl MemorySource for Dify {
+    fn name(&self) -> &'static str {
+        "Dify"
+    }
+
+    fn recognises(&self, _catalog: &Catalog, parts: &BTreeSet<Part>) -> bool {
+        parts.contains(&Part::Conversations)
+    }
+
+    /// memscope's memory-base tables, when a Dify database has them, are memscope's own.
+    fn capabilities(&self) -> Capabilities {
+        MEMSCOPE_FORMATS
+    }
+
+    fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite {
+        Rewrite::Dify(conversation_schema)
+    }
+}

@@ -1,0 +1,48 @@
+//! Langflow's databases: its messages, memory bases, jobs and knowledge bases, written in
+//! Langflow's own formats so that a running Langflow reads them as its own.
+
+pub mod dialect;
+pub mod kb;
+mod sync;
+pub mod writes;
+
+use std::collections::BTreeSet;
+
+use super::adapter::{
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+};
+use super::dify::schema::DifySchema;
+use super::rewrite::Rewrite;
+use crate::store::catalog::Catalog;
+
+pub struct Langflow;
+
+impl MemorySource for Langflow {
+    fn name(&self) -> &'static str {
+        "Langflow"
+    }
+
+    /// Langflow's `message` table (Dify's is `messages`).
+    fn recognises(&self, catalog: &Catalog, _parts: &BTreeSet<Part>) -> bool {
+        catalog.has_table("message")
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            memscope_writes: false,
+            ingestion: Ingestion::AppTask,
+            jobs: JobOwnership::Heartbeat,
+            locks: LockStyle::AppKeys,
+            knowledge_bases: KbHome::AppRows,
+        }
+    }
+
+    fn rewrite(&self, _conversation_schema: DifySchema) -> Rewrite {
+        Rewrite::Langflow
+    }
+
+    /// Langflow's Alembic revision.
+    fn revision(&self, catalog: &Catalog) -> Option<String> {
+        catalog.alembic_revision.clone()
+    }
+}

@@ -1,0 +1,40 @@
+//! The memory sources memscope reads, one folder each: memscope's own schema (`memscope/`),
+//! Dify's (`dify/`) and Langflow's (`langflow/`). A source's folder holds what is particular to
+//! it: recognising it from the catalog, its schema eras, the rewrites its tables need, and what
+//! its databases have and allow.
+//!
+//! The rest of memscope never compares sources: it asks the opened database's
+//! [`MemorySource`] (on the store's profile) what it has and allows, through its
+//! [`Capabilities`]. The backend (SQLite, PostgreSQL) is the other axis: a source's rewrite is
+//! written once and the backend's dialect finishes it (`store/profile.rs`).
+
+pub mod adapter;
+pub mod dify;
+pub mod langflow;
+pub mod memscope;
+pub mod rewrite;
+
+use std::collections::BTreeSet;
+
+pub use adapter::{Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part};
+pub use rewrite::Rewrite;
+
+use crate::store::catalog::Catalog;
+
+/// Every source, tried in this order on a database's catalog; the first that recognises it
+/// reads it. memscope's own schema first (it carries Dify's and Langflow's tables too), then
+/// Dify's: a database with both families keeps Dify's dashed ids, which only Langflow's SQLite
+/// does not. Adding a source is its folder and one line here.
+const SOURCES: &[&dyn MemorySource] = &[&memscope::Memscope, &dify::Dify, &langflow::Langflow];
+
+/// The source that made a database, or `None` when it is not a memory database at all.
+pub fn recognise(catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<&'static dyn MemorySource> {
+    SOURCES
+        .iter()
+        .copied()
+        .find(|source| source.recognises(catalog, parts))
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;

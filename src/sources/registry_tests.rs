@@ -1,0 +1,116 @@
+use crate::sources::{Ingestion, KbHome, Part, Rewrite};
+use crate::store::catalog::{Backend, Catalog};
+use crate::store::profile::{Dialect, Profile};
+
+fn catalog(tables: &[&str], meta: &[(&str, &str)]) -> Catalog {
+    Catalog {
+        tables: tables.iter().map(|t| t.to_string()).collect(),
+        meta: meta
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Catalog::default()
+    }
+}
+
+const LANGFLOW: &[&str] = &[
+    "alembic_version",
+    "user",
+    "flow",
+    "message",
+    "job",
+    "memory_base",
+    "memory_base_session",
+    "memory_base_workflow_run",
+    "message_ingestion_record",
+    "knowledge_base",
+];
+const DIFY: &[&str] = &[
+    "apps",
+    "conversations",
+    "messages",
+    "workflow_runs",
+    "workflow_node_executions",
+];
+
+#[test]
+fn each_source_is_recognised_with_its_parts() {
+    let langflow = Profile::detect(&catalog(LANGFLOW, &[]), Backend::Sqlite).unwrap();
+    assert_eq!(langflow.source.name(), "Langflow");
+    assert_eq!(langflow.parts().collect::<Vec<_>>(), [Part::MemoryBases]);
+    assert_eq!(
+        langflow.dialect,
+        Dialect::new(Backend::Sqlite, Rewrite::Langflow)
+    );
+    assert_eq!(langflow.capabilities().ingestion, Ingestion::AppTask);
+    assert_eq!(langflow.capabilities().knowledge_bases, KbHome::AppRows);
+    assert!(!langflow.capabilities().memscope_writes);
+
+    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Postgres).unwrap();
+    assert_eq!(dify.source.name(), "Dify");
+    assert_eq!(
+        dify.parts().collect::<Vec<_>>(),
+        [Part::Conversations, Part::NodeContexts]
+    );
+    assert_eq!(
+        dify.dialect,
+        Dialect::new(Backend::Postgres, Rewrite::Dify(dify.dify))
+    );
+
+    let all: Vec<&str> = DIFY
+        .iter()
+        .chain(LANGFLOW)
+        .chain(&["chat_memories", "chat_memory_messages", "memscope_meta"])
+        .copied()
+        .collect();
+    let own = Profile::detect(
+        &catalog(&all, &[("created_by", "memscope")]),
+        Backend::Sqlite,
+    )
+    .unwrap();
+    assert_eq!(own.source.name(), "memscope");
+    assert_eq!(own.parts().count(), 4);
+    assert_eq!(
+        own.dialect,
+        Dialect::new(Backend::Sqlite, Rewrite::Dify(own.dify))
+    );
+    assert_eq!(own.capabilities().ingestion, Ingestion::Memscope);
+    assert!(own.capabilities().memscope_writes);
+}
+
+#[test]
+fn a_database_with_both_families_is_read_as_difys() {
+    let both: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
+    let profile = Profile::detect(&catalog(&both, &[]), Backend::Sqlite).unwrap();
+    assert_eq!(profile.source.name(), "Dify");
+    assert_eq!(
+        profile.dialect,
+        Dialect::new(Backend::Sqlite, Rewrite::Dify(profile.dify))
+    );
+    assert!(profile.has(Part::MemoryBases));
+}
+
+#[test]
+fn other_databases_are_not_memory_databases() {
+    assert!(Profile::detect(&catalog(&["users", "orders"], &[]), Backend::Sqlite).is_none());
+    assert!(Profile::detect(&catalog(&["messages"], &[]), Backend::Sqlite).is_none());
+    assert!(Profile::detect(&catalog(&["memscope_meta"], &[]), Backend::Sqlite).is_none());
+}
+
+#[test]
+fn a_missing_part_is_explained_in_one_line() {
+    let mut langflow = catalog(LANGFLOW, &[]);
+    langflow.alembic_revision = Some("mb01b2c3d4e5".into());
+    let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
+    assert_eq!(
+        profile.lacks(Part::Conversations),
+        "a Langflow database (schema mb01b2c3d4e5), which has no conversations; \
+         it holds memory bases"
+    );
+    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Sqlite).unwrap();
+    assert_eq!(
+        dify.lacks(Part::MemoryBases),
+        "a Dify database, which has no memory bases; it holds conversations and \
+         workflow node executions"
+    );
+}
