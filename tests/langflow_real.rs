@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod langflow_history;
 mod langflow_pgvector;
 mod langflow_writes;
 

@@ -28,7 +28,7 @@ pub enum Access {
 /// An open memory database. Cloning is cheap and shares the connection pool.
 #[derive(Clone)]
 pub struct Store {
-    pub(super) pool: DbPool,
+    pub(crate) pool: DbPool,
     /// The URL with its password redacted: what every error names.
     pub(super) url: String,
     pub(super) read_only: bool,
@@ -249,7 +249,7 @@ impl Store {
     }
 
     /// Wraps a driver error with the database it happened on.
-    pub(super) fn query_failed(&self, source: sqlx::Error) -> StoreError {
+    pub(crate) fn query_failed(&self, source: sqlx::Error) -> StoreError {
         StoreError::Query {
             url: self.url.clone(),
             source,

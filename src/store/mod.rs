@@ -7,7 +7,7 @@
 
 // First: `pool` defines `on_pool!`, which the modules after it use.
 #[macro_use]
-mod pool;
+pub(crate) mod pool;
 
 mod bad_row;
 mod cancel;
@@ -27,7 +27,7 @@ pub mod profile;
 mod queries;
 pub mod rows;
 pub mod search;
-mod sql;
+pub(crate) mod sql;
 mod sqlite_scan;
 mod uploads;
 
@@ -41,6 +41,7 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
 pub use profile::{DifySchema, Part, Profile, Source, dashed_id};
+pub(crate) use queries::like_escape;
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,

@@ -47,7 +47,7 @@ macro_rules! on_pool {
 
 /// A connection pool, with the dialect its database's tables need.
 #[derive(Clone)]
-pub(super) enum DbPool {
+pub(crate) enum DbPool {
     Sqlite(SqlitePool, Dialect),
     Postgres(PgPool, Dialect),
 }

@@ -1,0 +1,3 @@
+//! One module per source of memory databases.
+
+pub mod langflow;
