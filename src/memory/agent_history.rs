@@ -15,7 +15,9 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::history::{History, HistoryMessage, Side};
 use super::memory_base::canonical_id;
+use super::model::{PromptMessage, Role};
 
 /// The Agent's default `n_messages` ("Number of Chat History Messages").
 pub const AGENT_DEFAULT_N_MESSAGES: u32 = 100;
@@ -124,7 +126,39 @@ impl AgentHistory<'_> {
             .find(|(r, _)| *r == reason)
             .map_or(0, |(_, n)| *n)
     }
+
+    /// The messages as the model receives them (Langflow's `Message.to_lc_message`: the `User`
+    /// sender, or none, is the human; every other sender the AI), for token budgets. Text only:
+    /// the images a user message's files add are not counted.
+    pub fn prompt_history(&self, window: usize) -> History {
+        let messages = self
+            .messages
+            .iter()
+            .map(|m| {
+                let human = m.sender.is_empty() || m.sender == SENDER_USER;
+                let (role, side) = match human {
+                    true => (Role::User, Side::Query),
+                    false => (Role::Assistant, Side::Answer),
+                };
+                HistoryMessage {
+                    message: PromptMessage::text(role, m.text.clone()),
+                    source_id: m.id.clone(),
+                    side,
+                }
+            })
+            .collect();
+        History {
+            window,
+            rows_given: self.messages.len(),
+            thread: self.messages.iter().map(|m| m.id.clone()).collect(),
+            popped: None,
+            messages,
+        }
+    }
 }
+
+/// Langflow's `MESSAGE_SENDER_USER`.
+pub const SENDER_USER: &str = "User";
 
 /// Why `message` would not be read for `args`, before the window is applied; `None` when it is
 /// a candidate. Messages of other sessions are not the caller's concern and are never passed.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::memory::model::Role;
 use chrono::TimeZone;
 use proptest::prelude::*;
 
@@ -197,6 +198,22 @@ fn an_unset_window_reads_up_to_langflows_fetch_limit() {
     let exactly: Vec<_> = session[2..].to_vec();
     assert!(agent_history(&exactly, &args(None)).fetch_limit_reached);
     assert!(!agent_history(&session[3..], &args(None)).fetch_limit_reached);
+}
+
+#[test]
+fn the_user_sender_is_the_human_and_every_other_the_ai() {
+    let mut session: Vec<_> = (0..3).map(|n| message(n, i64::from(n))).collect();
+    session[2].sender = String::new();
+    let history = agent_history(&session, &args(None));
+    let prompt = history.prompt_history(100);
+    let roles: Vec<Role> = prompt.messages.iter().map(|m| m.message.role).collect();
+    assert_eq!(roles, vec![Role::User, Role::Assistant, Role::User]);
+    assert_eq!(prompt.messages[1].message.content.text(), "message 1");
+    assert_eq!(
+        prompt.thread,
+        session.iter().map(|m| m.id.clone()).collect::<Vec<_>>()
+    );
+    assert_eq!(prompt.popped, None);
 }
 
 /// A session of messages varying in every column the read looks at.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, cell, emit, table, thousands};
-use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
+use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part, Source};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
 
@@ -98,7 +98,11 @@ fn render(page: &Page) -> String {
 }
 
 pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
-    let store = context.open_for(Part::Conversations).await?;
+    let store = context.open().await?;
+    if store.profile().source == Source::Langflow {
+        return super::langflow::conversations(context, &store, args).await;
+    }
+    store.require(Part::Conversations)?;
     let limit = i64::from(args.limit.max(1));
     let filter = ConversationFilter {
         app_id: args.app.clone(),
