@@ -259,3 +259,72 @@ fn langflow_conversations_are_one_per_flow_and_session_postgres() {
         conversations_are_one_per_flow_and_session,
     );
 }
+
+fn memscope_on(built: &Sessions, home: &Path) -> Command {
+    let mut command = Command::cargo_bin("memscope").unwrap();
+    command
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("HOME", home)
+        .env_remove("MEMSCOPE_DATABASE_URL")
+        .args(["--db", &built.url]);
+    command
+}
+
+fn cli_history_is_langflows(built: &Sessions, _store: &Store) {
+    let home = tempfile::tempdir().unwrap();
+    let shared = memscope_on(built, home.path())
+        .args(["history", "New Session 0"])
+        .output()
+        .unwrap();
+    assert_eq!(shared.status.code(), Some(3));
+    let said = String::from_utf8_lossy(&shared.stderr);
+    for flow in ["Support Chat", "Sales Chat", "Their Chat"] {
+        assert!(said.contains(flow), "{said}");
+    }
+    let case = |name: &str| {
+        built.oracle["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    for (name, n) in [("support window 4", "4"), ("support default", "100")] {
+        let report = json(memscope_on(built, home.path()).args([
+            "history",
+            "New Session 0",
+            "--flow",
+            "Support Chat",
+            "--n-messages",
+            n,
+        ]));
+        let ids: Vec<&Value> = report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["id"])
+            .collect();
+        let oracle = case(name);
+        let expected: Vec<&Value> = oracle["ids"].as_array().unwrap().iter().collect();
+        assert_eq!(ids, expected, "{name}");
+    }
+    let off = json(memscope_on(built, home.path()).args([
+        "history",
+        "New Session 0",
+        "--flow",
+        built.oracle["flows"]["Sales Chat"].as_str().unwrap(),
+        "--n-messages",
+        "0",
+    ]));
+    assert_eq!(off["messages"], serde_json::json!([]));
+    assert_eq!(off["left_out"]["memory_off"], 2);
+    let listed = json(memscope_on(built, home.path()).args(["conversations", "--search", "tied"]));
+    assert_eq!(listed["conversations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn langflow_cli_history_is_langflows_sqlite() {
+    on_sessions("langflow_cli_history", true, cli_history_is_langflows);
+}
