@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod langflow_history;
 mod langflow_pgvector;
 mod langflow_writes;
 
@@ -421,8 +422,16 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
             "{info}"
         );
         assert_eq!(info["database"]["read_only"], true);
+        let conversations = memscope(built, home.path())
+            .arg("conversations")
+            .output()
+            .unwrap();
+        assert_eq!(
+            conversations.status.code(),
+            Some(0),
+            "Langflow's sessions are listed"
+        );
         for args in [
-            vec!["conversations"],
             vec!["doctor"],
             vec!["chat-memory", "list"],
             vec!["thread", "x"],

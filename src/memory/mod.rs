@@ -1,5 +1,6 @@
 //! The memory semantics: threads, trees, history, tokens and budgets. Pure code: no IO, no UI.
 
+pub mod agent_history;
 pub mod budget;
 pub mod documents;
 pub mod history;

@@ -104,6 +104,20 @@ pub struct Capabilities {
     pub locks: LockStyle,
     /// Where the knowledge bases that memory bases flush into live.
     pub knowledge_bases: KbHome,
+    /// How the database keeps its conversations.
+    pub conversations: ConversationShape,
+}
+
+/// How a database keeps its conversations, which decides how they are listed and what a
+/// history is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversationShape {
+    /// Conversations of question-and-answer rows whose parent links form regeneration trees;
+    /// the model is fed the thread of the newest leaf.
+    RegenerationTrees,
+    /// A flat log of messages, one conversation per (flow, session); the model is fed the
+    /// newest messages of the flow's session.
+    FlowSessions,
 }
 
 /// How a memory base's session is ingested.

@@ -16,7 +16,9 @@ pub mod rewrite;
 
 use std::collections::BTreeSet;
 
-pub use adapter::{Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part};
+pub use adapter::{
+    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+};
 pub use rewrite::Rewrite;
 
 use crate::store::catalog::Catalog;

@@ -39,8 +39,10 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
 pub use profile::{
-    Capabilities, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part, Profile, dashed_id,
+    Capabilities, ConversationShape, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part,
+    Profile, dashed_id,
 };
+pub(crate) use queries::like_escape;
 pub use queries::{
     BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
     DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,

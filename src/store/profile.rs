@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use super::catalog::Backend;
 pub use super::catalog::{Catalog, PROFILED_TABLES};
 pub use crate::sources::adapter::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 pub use crate::sources::dify::schema::DifySchema;
 pub use crate::sources::rewrite::Rewrite;

@@ -80,6 +80,15 @@ pub struct HistoryArgs {
     /// With --text: the label of assistant lines
     #[arg(long, default_value = "Assistant", requires = "text")]
     pub ai_prefix: String,
+    /// Langflow: the flow (name or id) whose Agent reads the session
+    #[arg(long, value_name = "NAME|ID")]
+    pub flow: Option<String>,
+    /// Langflow: the Agent's number of chat history messages (default 100; 0: memory off)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32))]
+    pub n_messages: Option<u32>,
+    /// Langflow: the Agent's context id
+    #[arg(long, value_name = "C")]
+    pub context_id: Option<String>,
 }
 
 #[derive(Debug, Args)]

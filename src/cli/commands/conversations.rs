@@ -7,7 +7,9 @@ use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
-use crate::store::{ConversationCursor, ConversationFilter, ConversationSummary, Part};
+use crate::store::{
+    ConversationCursor, ConversationFilter, ConversationShape, ConversationSummary, Part,
+};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
 
@@ -99,7 +101,11 @@ fn render(page: &Page) -> String {
 }
 
 pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
-    let store = context.open_for(Part::Conversations).await?;
+    let store = context.open().await?;
+    if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
+        return super::langflow::conversations(context, &store, args).await;
+    }
+    store.require(Part::Conversations)?;
     let limit = i64::from(args.limit.max(1));
     let filter = ConversationFilter {
         app_id: args.app.clone(),

@@ -5,13 +5,13 @@ use serde::Serialize;
 use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, counter_from};
-use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit};
+use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
 use crate::format::thousands;
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
 use crate::memory::tokens::CountCache;
-use crate::store::Part;
+use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
@@ -70,7 +70,16 @@ fn render(r: &Report) -> String {
 }
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
-    let store = context.open_for(Part::Conversations).await?;
+    let store = context.open().await?;
+    if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
+        return super::langflow::history(context, &store, args).await;
+    }
+    if args.flow.is_some() || args.n_messages.is_some() || args.context_id.is_some() {
+        return Err(CliError::failure(
+            "--flow, --n-messages and --context-id are Langflow's: this database is not Langflow's",
+        ));
+    }
+    store.require(Part::Conversations)?;
     let (counter, model) = counter_from(context, &args.tokens)?;
     let requested = args
         .message_limit

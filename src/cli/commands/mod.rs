@@ -7,6 +7,7 @@ pub mod demo;
 pub mod doctor;
 pub mod history;
 pub mod info;
+mod langflow;
 pub mod mb;
 pub mod nodes;
 pub mod shell;

@@ -1,19 +1,26 @@
 //! Langflow's databases: its messages, memory bases, jobs and knowledge bases, written in
-//! Langflow's own formats so that a running Langflow reads them as its own.
+//! Langflow's own formats so that a running Langflow reads them as its own; its conversations,
+//! one per (flow, session) of its `message` table, and the rows its Agent's chat memory reads
+//! ([`crate::memory::agent_history`] computes what that memory feeds the model).
 
+pub mod conversations;
 pub mod dialect;
 pub mod kb;
+pub mod messages;
 mod sync;
 pub mod writes;
 
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
+
+pub use conversations::{LangflowConversation, LangflowConversationPage, conversations};
+pub use messages::{FlowRef, SessionFlows, session_flows, session_messages};
 
 pub struct Langflow;
 
@@ -34,6 +41,7 @@ impl MemorySource for Langflow {
             jobs: JobOwnership::Heartbeat,
             locks: LockStyle::AppKeys,
             knowledge_bases: KbHome::AppRows,
+            conversations: ConversationShape::FlowSessions,
         }
     }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
@@ -38,4 +38,5 @@ pub const MEMSCOPE_FORMATS: Capabilities = Capabilities {
     jobs: JobOwnership::ProcessRecords,
     locks: LockStyle::Memscope,
     knowledge_bases: KbHome::MemscopeDirectory,
+    conversations: ConversationShape::RegenerationTrees,
 };

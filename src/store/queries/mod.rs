@@ -16,6 +16,7 @@ mod windows;
 pub use conversations::{
     ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
 };
+pub(crate) use ids::like_escape;
 pub use ids::{ID_CANDIDATES, IdMatch};
-pub(super) use ids::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query, like_escape};
+pub(super) use ids::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query};
 pub use scans::{BadNodeJson, DanglingRunRef, TableCount};
