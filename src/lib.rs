@@ -8,6 +8,7 @@ pub mod demo;
 pub mod inspect;
 pub mod kb;
 pub mod memory;
+pub mod sources;
 pub mod storage;
 pub mod store;
 pub mod summarize;

@@ -1,0 +1,3 @@
+//! One adapter per memory source.
+
+pub mod langgraph;
