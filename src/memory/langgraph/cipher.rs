@@ -77,7 +77,7 @@ impl AesKey {
 type EaxNonce = Nonce<eax::aead::consts::U16>;
 type EaxTag = Tag<eax::aead::consts::U16>;
 
-fn open<C>(key: &[u8], nonce: &EaxNonce, tag: &EaxTag, buffer: &mut Vec<u8>) -> bool
+fn open<C>(key: &[u8], nonce: &EaxNonce, tag: &EaxTag, buffer: &mut [u8]) -> bool
 where
     Eax<C>:
         KeyInit + AeadInPlace<NonceSize = eax::aead::consts::U16, TagSize = eax::aead::consts::U16>,
@@ -93,7 +93,7 @@ where
     })
 }
 
-fn seal<C>(key: &[u8], nonce: &EaxNonce, buffer: &mut Vec<u8>) -> EaxTag
+fn seal<C>(key: &[u8], nonce: &EaxNonce, buffer: &mut [u8]) -> EaxTag
 where
     Eax<C>:
         KeyInit + AeadInPlace<NonceSize = eax::aead::consts::U16, TagSize = eax::aead::consts::U16>,

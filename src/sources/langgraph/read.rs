@@ -72,7 +72,12 @@ const THREADS_SQL: &str = "SELECT thread_id, COUNT(*) AS checkpoints, \
      MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS latest_checkpoint_id \
      FROM checkpoints GROUP BY thread_id ORDER BY thread_id";
 
+/// `(checkpoint_ns, checkpoint_id, parent_checkpoint_id or task_path)`.
 type RowTuple = (String, String, Option<String>);
+/// SqliteSaver's metadata is a BLOB of JSON text.
+type SqliteCheckpointRow = (String, String, Option<String>, Option<Vec<u8>>);
+/// `(parent_checkpoint_id, type, checkpoint)`.
+type SqliteBody = (Option<String>, Option<String>, Option<Vec<u8>>);
 
 impl LangGraphPool {
     /// Every thread, by id.
@@ -91,7 +96,7 @@ impl LangGraphPool {
     ) -> sqlx::Result<(Vec<CheckpointRow>, Vec<TaskRow>)> {
         let (rows, tasks) = match self {
             LangGraphPool::Sqlite(pool) => {
-                let rows: Vec<(String, String, Option<String>, Option<Vec<u8>>)> = sqlx::query_as(
+                let rows: Vec<SqliteCheckpointRow> = sqlx::query_as(
                     "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata \
                      FROM checkpoints WHERE thread_id = ?1 ORDER BY checkpoint_ns, checkpoint_id",
                 )
@@ -164,16 +169,15 @@ impl LangGraphPool {
     ) -> sqlx::Result<Option<StoredCheckpoint>> {
         match self {
             LangGraphPool::Sqlite(pool) => {
-                let row: Option<(Option<String>, Option<String>, Option<Vec<u8>>)> =
-                    sqlx::query_as(
-                        "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints \
+                let row: Option<SqliteBody> = sqlx::query_as(
+                    "SELECT parent_checkpoint_id, type, checkpoint FROM checkpoints \
                      WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
-                    )
-                    .bind(thread_id)
-                    .bind(checkpoint_ns)
-                    .bind(checkpoint_id)
-                    .fetch_optional(pool)
-                    .await?;
+                )
+                .bind(thread_id)
+                .bind(checkpoint_ns)
+                .bind(checkpoint_id)
+                .fetch_optional(pool)
+                .await?;
                 let Some((parent_checkpoint_id, type_name, bytes)) = row else {
                     return Ok(None);
                 };
