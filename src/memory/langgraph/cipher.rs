@@ -2,6 +2,8 @@
 //! tag (16 bytes) ‖ ciphertext, under the key `LANGGRAPH_AES_KEY` holds (its UTF-8 bytes:
 //! 16, 24 or 32 of them pick AES-128, -192 or -256).
 
+use aes::cipher::consts::U16;
+use aes::cipher::{BlockCipher, BlockEncrypt};
 use aes::{Aes128, Aes192, Aes256};
 use eax::aead::{AeadInPlace, KeyInit};
 use eax::{Eax, Nonce, Tag};
@@ -74,18 +76,15 @@ impl AesKey {
     }
 }
 
-type EaxNonce = Nonce<eax::aead::consts::U16>;
-type EaxTag = Tag<eax::aead::consts::U16>;
+/// AES-128, -192 and -256: the block ciphers EAX runs on here.
+trait EaxBlockCipher: BlockCipher<BlockSize = U16> + BlockEncrypt + Clone + KeyInit {}
 
-fn open<C>(key: &[u8], nonce: &EaxNonce, tag: &EaxTag, buffer: &mut [u8]) -> bool
-where
-    Eax<C>:
-        KeyInit + AeadInPlace<NonceSize = eax::aead::consts::U16, TagSize = eax::aead::consts::U16>,
-    C: aes::cipher::BlockCipher<BlockSize = eax::aead::consts::U16>
-        + aes::cipher::BlockEncrypt
-        + Clone
-        + KeyInit,
-{
+impl<C: BlockCipher<BlockSize = U16> + BlockEncrypt + Clone + KeyInit> EaxBlockCipher for C {}
+
+type EaxNonce = Nonce<U16>;
+type EaxTag = Tag<U16>;
+
+fn open<C: EaxBlockCipher>(key: &[u8], nonce: &EaxNonce, tag: &EaxTag, buffer: &mut [u8]) -> bool {
     Eax::<C>::new_from_slice(key).is_ok_and(|cipher| {
         cipher
             .decrypt_in_place_detached(nonce, b"", buffer, tag)
@@ -93,15 +92,7 @@ where
     })
 }
 
-fn seal<C>(key: &[u8], nonce: &EaxNonce, buffer: &mut [u8]) -> EaxTag
-where
-    Eax<C>:
-        KeyInit + AeadInPlace<NonceSize = eax::aead::consts::U16, TagSize = eax::aead::consts::U16>,
-    C: aes::cipher::BlockCipher<BlockSize = eax::aead::consts::U16>
-        + aes::cipher::BlockEncrypt
-        + Clone
-        + KeyInit,
-{
+fn seal<C: EaxBlockCipher>(key: &[u8], nonce: &EaxNonce, buffer: &mut [u8]) -> EaxTag {
     let cipher =
         Eax::<C>::new_from_slice(key).expect("the key length was checked when it was made");
     cipher

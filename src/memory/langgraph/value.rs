@@ -200,16 +200,10 @@ impl Value {
                 Json::Object(map)
             }
             Value::Object(object) => match (&*object.module, &*object.class, &object.data) {
-                ("uuid", "UUID", Value::Str(hex)) if hex.len() == 32 && hex.is_ascii() => {
-                    Json::String(format!(
-                        "{}-{}-{}-{}-{}",
-                        &hex[..8],
-                        &hex[8..12],
-                        &hex[12..16],
-                        &hex[16..20],
-                        &hex[20..]
-                    ))
-                }
+                ("uuid", "UUID", Value::Str(hex)) => Json::String(
+                    uuid::Uuid::try_parse(hex)
+                        .map_or_else(|_| hex.clone(), |id| id.hyphenated().to_string()),
+                ),
                 _ => object.data.to_json(),
             },
             Value::Array(array) => Json::String(hex(&array.buffer)),
