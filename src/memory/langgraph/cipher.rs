@@ -8,10 +8,7 @@ use aes::{Aes128, Aes192, Aes256};
 use eax::aead::{AeadInPlace, KeyInit};
 use eax::{Eax, Nonce, Tag};
 
-use super::DecodeError;
-
-/// The variable LangGraph reads the key from.
-pub const KEY_VARIABLE: &str = "LANGGRAPH_AES_KEY";
+use super::outcome::{DecodeError, KEY_VARIABLE};
 
 const NONCE_LEN: usize = 16;
 const TAG_LEN: usize = 16;

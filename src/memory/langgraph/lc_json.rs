@@ -6,8 +6,8 @@
 
 use serde_json::Value as Json;
 
+use super::outcome::{DecodeError, Warning};
 use super::value::{Object, Rebuild, Value};
-use super::{DecodeError, Warning};
 
 pub(super) fn decode(bytes: &[u8], warnings: &mut Vec<Warning>) -> Result<Value, DecodeError> {
     let json: Json = serde_json::from_slice(bytes).map_err(|e| DecodeError::Json(e.to_string()))?;

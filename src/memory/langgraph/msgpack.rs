@@ -7,8 +7,8 @@
 //! code, is kept raw with a warning. Nesting is bounded across extension payloads too, so no
 //! input can exhaust the stack.
 
+use super::outcome::{DecodeError, Warning};
 use super::value::{NumpyArray, Object, Rebuild, Value};
-use super::{DecodeError, Warning};
 
 /// How deep values may nest, counting extension payloads (LangGraph's own encoder refuses
 /// much less: ormsgpack stops at 255).
