@@ -5,6 +5,7 @@ pub mod budget;
 pub mod documents;
 pub mod history;
 pub mod instant;
+pub mod langgraph;
 pub mod memory_base;
 pub mod model;
 pub mod models;

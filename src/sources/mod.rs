@@ -11,6 +11,7 @@
 pub mod adapter;
 pub mod dify;
 pub mod langflow;
+pub mod langgraph;
 pub mod memscope;
 pub mod rewrite;
 

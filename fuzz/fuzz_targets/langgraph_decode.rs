@@ -1,0 +1,28 @@
+//! LangGraph's value decoder on arbitrary input: the first byte picks the stored type (plain,
+//! encrypted, legacy JSON), the rest is the value. Whatever is read is then walked the way the
+//! reader walks it (JSON view, message, checkpoint body). Nothing may panic or overflow.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use memscope::memory::langgraph::checkpoint::Checkpoint;
+use memscope::memory::langgraph::message::LangChainMessage;
+use memscope::memory::langgraph::{AesKey, decode_typed};
+
+const TYPES: [&str; 6] = ["msgpack", "json", "msgpack+aes", "json+aes", "bytes", "null+aes"];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let key = AesKey::new(b"memscope-fuzz-key-0123456789abcd").expect("a 32-byte key");
+    let type_name = TYPES[usize::from(selector) % TYPES.len()];
+    if let Ok(decoded) = decode_typed(type_name, bytes, Some(&key)) {
+        let _ = decoded.value.to_json();
+        if let Some(Ok(message)) = LangChainMessage::from_value(&decoded.value) {
+            let _ = message.to_prompt_message();
+        }
+        if let Ok(checkpoint) = Checkpoint::from_value(&decoded.value) {
+            let _ = checkpoint.messages();
+        }
+    }
+});

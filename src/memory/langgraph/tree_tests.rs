@@ -1,0 +1,136 @@
+use serde_json::json;
+
+use super::*;
+
+fn row(ns: &str, id: &str, parent: Option<&str>, source: &str, step: i64) -> CheckpointRow {
+    CheckpointRow {
+        checkpoint_ns: ns.to_owned(),
+        checkpoint_id: id.to_owned(),
+        parent_checkpoint_id: parent.map(str::to_owned),
+        metadata: json!({"source": source, "step": step, "parents": {}}),
+    }
+}
+
+fn task(ns: &str, id: &str, path: &str) -> TaskRow {
+    TaskRow {
+        checkpoint_ns: ns.to_owned(),
+        checkpoint_id: id.to_owned(),
+        task_path: path.to_owned(),
+    }
+}
+
+/// The shape of the oracle's `agent` thread: a turn, a time-travel branch from its end, and an
+/// operator's update on the newest branch. Ids sort chronologically, as LangGraph's do.
+fn agent_rows() -> Vec<CheckpointRow> {
+    vec![
+        row("", "1-a", None, "input", -1),
+        row("", "1-b", Some("1-a"), "loop", 0),
+        row("", "1-c", Some("1-b"), "loop", 1),
+        row("", "1-d", Some("1-c"), "input", 2),
+        row("", "1-e", Some("1-d"), "loop", 3),
+        row("", "1-f", Some("1-c"), "input", 2),
+        row("", "1-g", Some("1-f"), "loop", 3),
+        row("", "1-h", Some("1-g"), "update", 4),
+    ]
+}
+
+#[test]
+fn branches_are_siblings_and_the_latest_is_the_greatest_id() {
+    let mut rows = agent_rows();
+    rows.reverse(); // any order in, oldest first out
+    let tree = CheckpointTree::build(&rows, &[]);
+    assert_eq!(tree.latest().unwrap().id, "1-h");
+    assert_eq!(
+        tree.thread(None).unwrap(),
+        ["1-a", "1-b", "1-c", "1-f", "1-g", "1-h"]
+    );
+    assert_eq!(
+        tree.thread(Some("1-e")).unwrap(),
+        ["1-a", "1-b", "1-c", "1-d", "1-e"]
+    );
+    let c = tree.root.tree.find("1-c").unwrap();
+    let children: Vec<&str> = tree
+        .root
+        .tree
+        .children(c)
+        .iter()
+        .map(|&n| tree.root.tree.id(n))
+        .collect();
+    assert_eq!(children, ["1-d", "1-f"]);
+    assert_eq!(
+        tree.root.find("1-h").unwrap().source.as_deref(),
+        Some("update")
+    );
+    assert_eq!(tree.root.find("1-a").unwrap().step, Some(-1));
+    assert!(tree.root.anomalies().is_empty());
+    assert_eq!(
+        tree.thread(Some("nope")),
+        Err(UnknownCheckpoint {
+            id: "nope".to_owned()
+        })
+    );
+}
+
+#[test]
+fn a_loop_checkpoint_is_written_by_the_nodes_of_its_parents_tasks() {
+    let tasks = [
+        task("", "1-a", "~__pregel_pull, __start__"),
+        task("", "1-b", "~__pregel_pull, agent"),
+        task("", "1-b", "~__pregel_pull, agent"),
+        task("", "1-c", "~__pregel_pull, tools"),
+        task("", "1-g", "~__interrupt__, 0000000000"),
+        task("sub:1", "1-b", "~__pregel_pull, elsewhere"),
+    ];
+    let tree = CheckpointTree::build(&agent_rows(), &tasks);
+    let nodes = |id: &str| tree.root.find(id).unwrap().nodes.clone();
+    assert_eq!(nodes("1-b"), ["__start__"]);
+    assert_eq!(nodes("1-c"), ["agent"]);
+    // An input checkpoint is written by the caller, an update by update_state: no node.
+    assert!(nodes("1-d").is_empty());
+    assert!(nodes("1-h").is_empty());
+}
+
+#[test]
+fn subgraph_namespaces_hang_from_the_root_checkpoint_of_their_task() {
+    let mut rows = agent_rows();
+    for (id, parent, step) in [("1-c1", None, -1), ("1-c2", Some("1-c1"), 0)] {
+        let mut sub = row(
+            "worker:abc",
+            id,
+            parent,
+            if step < 0 { "input" } else { "loop" },
+            step,
+        );
+        sub.metadata["parents"] = json!({"": "1-c"});
+        rows.push(sub);
+    }
+    let tree = CheckpointTree::build(&rows, &[]);
+    assert_eq!(
+        tree.root.checkpoints.len(),
+        8,
+        "the root tree holds namespace '' only"
+    );
+    let subgraphs: Vec<&str> = tree
+        .subgraphs_of("1-c")
+        .map(|ns| ns.name.as_str())
+        .collect();
+    assert_eq!(subgraphs, ["worker:abc"]);
+    assert_eq!(tree.subgraphs[0].path(None).unwrap(), ["1-c1", "1-c2"]);
+    assert_eq!(tree.subgraphs_of("1-b").count(), 0);
+    assert_eq!(namespace_node("worker:abc"), "worker");
+    assert_eq!(namespace_node("outer:1|inner:2"), "inner");
+}
+
+#[test]
+fn missing_parents_and_an_empty_thread_are_no_panic() {
+    let rows = vec![
+        row("", "2-b", Some("gone"), "loop", 3),
+        row("", "2-c", Some("2-b"), "loop", 4),
+    ];
+    let tree = CheckpointTree::build(&rows, &[]);
+    assert_eq!(tree.thread(None).unwrap(), ["2-b", "2-c"]);
+    assert_eq!(tree.root.anomalies().len(), 1);
+    let empty = CheckpointTree::build(&[], &[]);
+    assert!(empty.latest().is_none());
+    assert!(empty.thread(None).unwrap().is_empty());
+}
