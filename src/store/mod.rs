@@ -21,6 +21,8 @@ mod insert;
 pub mod job_processes;
 pub mod langflow;
 pub mod memory_bases;
+mod mysql;
+mod mysql_text;
 mod nodes;
 mod owners;
 pub mod profile;

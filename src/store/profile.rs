@@ -98,10 +98,17 @@ pub struct Profile {
 impl Profile {
     /// The profile of a database, or `None` when it is not a memory database at all.
     pub fn detect(catalog: &Catalog, backend: Backend) -> Option<Profile> {
-        let parts: BTreeSet<Part> = Part::ALL
+        let mut parts: BTreeSet<Part> = Part::ALL
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
             .collect();
+        // memscope reads Dify's tables on MySQL, and nothing else there.
+        if backend == Backend::Mysql {
+            parts.retain(|part| matches!(part, Part::Conversations | Part::NodeContexts));
+            if !parts.contains(&Part::Conversations) {
+                return None;
+            }
+        }
         // Dify's tables first: a database with both families (a copy of memscope's own, say)
         // keeps memscope's dashed ids, which only Langflow's SQLite does not.
         let source = if catalog.created_by_memscope() {
@@ -123,6 +130,7 @@ impl Profile {
             (Source::Langflow, Backend::Postgres) => Dialect::LangflowPostgres,
             (_, Backend::Sqlite) => Dialect::Sqlite(dify),
             (_, Backend::Postgres) => Dialect::Postgres(dify),
+            (_, Backend::Mysql) => Dialect::Mysql(dify),
         };
         Some(Profile {
             source,
@@ -189,6 +197,9 @@ pub enum Dialect {
     /// Langflow's tables on PostgreSQL: native uuids and enums; memscope's own memory-base
     /// columns do not exist.
     LangflowPostgres,
+    /// Dify's tables on MySQL or MariaDB: the text rewritten by `mysql_text`, with stand-ins
+    /// for what the schema lacks.
+    Mysql(DifySchema),
 }
 
 /// memscope's own memory-base columns and what stands for them in Langflow's tables: Langflow's
@@ -216,6 +227,9 @@ impl Dialect {
             Dialect::LangflowPostgres => with_stand_ins(postgres_sql, |(_, _, postgres)| postgres),
             Dialect::LangflowSqlite => {
                 compact_uuids(&with_stand_ins(postgres_sql, |(_, sqlite, _)| sqlite))
+            }
+            Dialect::Mysql(dify) => {
+                super::mysql_text::mysql_text(&dify.with_stand_ins(postgres_sql))
             }
         }
     }
