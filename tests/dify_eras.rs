@@ -342,7 +342,10 @@ fn compare_reads(era: Era, postgres: &str, mysql: &str) {
         std::fs::write(&file, full_outputs()).unwrap();
     }
     let first_page = json(home, postgres, &["conversations", "--limit", "1"], 0);
-    let cursor = first_page["next_cursor"].as_str().unwrap_or("").to_owned();
+    let cursor = first_page["next"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
     let (live, deleted, flow) = (uid(LIVE), uid(DELETED), uid(CHATFLOW));
     let reads: Vec<Vec<&str>> = vec![
         vec![],
@@ -386,6 +389,11 @@ fn compare_reads(era: Era, postgres: &str, mysql: &str) {
             )
         };
         assert_eq!(read(postgres), read(mysql), "{era:?} {args:?}");
+    }
+    // A write is refused, --write or not.
+    for write in [&["init"][..], &["--write", "init"]] {
+        let (_, stderr) = run(memscope_on(home, mysql).args(write), 3);
+        assert!(stderr.contains("is open read-only"), "{stderr}");
     }
 }
 

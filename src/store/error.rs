@@ -125,6 +125,9 @@ impl StoreError {
             StoreError::SchemaOutdated { url, .. } => {
                 format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
             }
+            StoreError::ReadOnly { url } if super::mysql::is_mysql_url(url) => {
+                "memscope only reads a MySQL database: --write does not change that".to_owned()
+            }
             StoreError::ReadOnly { .. } => {
                 "run the command again with --write if this database may be changed".to_owned()
             }

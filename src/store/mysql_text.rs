@@ -15,7 +15,33 @@ const PARAMS: &str = "memscope_params";
 
 /// The MySQL text of a PostgreSQL-syntax query.
 pub fn mysql_text(postgres_sql: &str) -> String {
-    placeholders(&exact_like(&casts(postgres_sql))).0
+    placeholders(&quote_reserved(&exact_like(&casts(postgres_sql)))).0
+}
+
+/// Dify's column names that MySQL reserves (`upload_files.key`), quoted wherever they stand
+/// as words (the session's `ANSI_QUOTES` makes double quotes name identifiers).
+const RESERVED_COLUMNS: &[&str] = &["key"];
+
+fn quote_reserved(sql: &str) -> String {
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if RESERVED_COLUMNS.contains(&word.as_str()) {
+            out.push_str(&format!("\"{word}\""));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    let mut text = walk(sql, |out, c, _| {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            return true;
+        }
+        flush(&mut word, out);
+        false
+    });
+    flush(&mut word, &mut text);
+    text
 }
 
 /// `LIKE` compares bytes, as PostgreSQL's does, not under the case- and accent-insensitive
@@ -27,7 +53,7 @@ fn exact_like(sql: &str) -> String {
 /// The parameters of a query's MySQL text, by their PostgreSQL number, in the order they are
 /// bound: `1..=n` for a query that uses its parameters in order, each once.
 pub fn bind_order(postgres_sql: &str) -> Vec<usize> {
-    placeholders(&exact_like(&casts(postgres_sql))).1
+    placeholders(&quote_reserved(&exact_like(&casts(postgres_sql)))).1
 }
 
 /// Walks `sql` outside string literals and quoted identifiers, handing every other character
@@ -221,6 +247,14 @@ mod tests {
         assert!(mysql_text("WITH t AS (SELECT $2) SELECT $1").starts_with(
             "WITH memscope_params AS (SELECT ? AS p1, ? AS p2), t AS (SELECT (SELECT p2"
         ));
+    }
+
+    #[test]
+    fn reserved_column_names_are_quoted() {
+        assert_eq!(
+            mysql_text("SELECT uf.key AS key, keys FROM upload_files uf WHERE uf.key = 'key'"),
+            "SELECT uf.\"key\" AS \"key\", keys FROM upload_files uf WHERE uf.\"key\" = 'key'"
+        );
     }
 
     #[test]

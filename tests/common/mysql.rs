@@ -33,9 +33,9 @@ pub fn mysql_sql(postgres_sql: &str) -> String {
         .split(";\n")
         .map(|statement| {
             if statement.trim_start().starts_with("CREATE TABLE") {
-                dify_column_types(statement)
+                dify_column_types(statement, DIFY_MYSQL_TYPES)
             } else {
-                statement.to_owned()
+                dify_column_types(statement, &DIFY_MYSQL_TYPES[4..])
             }
         })
         .collect();
@@ -45,12 +45,13 @@ pub fn mysql_sql(postgres_sql: &str) -> String {
     )
 }
 
-/// Replaces each whole word of [`DIFY_MYSQL_TYPES`] in a `CREATE TABLE` statement.
-fn dify_column_types(statement: &str) -> String {
+/// Replaces each whole word of `words` in a statement (a `CREATE TABLE` takes every type of
+/// [`DIFY_MYSQL_TYPES`], others only the quoted `key`). String literals hold no such word here.
+fn dify_column_types(statement: &str, words: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(statement.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
-        match DIFY_MYSQL_TYPES.iter().find(|(pg, _)| *pg == word.as_str()) {
+        match words.iter().find(|(pg, _)| *pg == word.as_str()) {
             Some((_, mysql)) => out.push_str(mysql),
             None => out.push_str(word),
         }
