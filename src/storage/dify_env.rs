@@ -212,10 +212,13 @@ fn layer_under(path: &Path, values: &mut EnvLines) -> Result<BTreeMap<String, St
         }
     }
     for (key, value) in layers {
-        if values.contains_key(&key) {
-            origins.remove(&key);
-        } else {
-            values.insert(key, value);
+        match values.entry(key) {
+            std::collections::btree_map::Entry::Occupied(own) => {
+                origins.remove(own.key());
+            }
+            std::collections::btree_map::Entry::Vacant(missing) => {
+                missing.insert(value);
+            }
         }
     }
     Ok(origins)
@@ -277,7 +280,7 @@ fn from_values(
              or run memscope on that network"
         ));
     }
-    if scheme == "mysql" && !values.get("DB_PORT").is_some_and(|(v, _)| !v.is_empty()) {
+    if scheme == "mysql" && values.get("DB_PORT").is_none_or(|(v, _)| v.is_empty()) {
         notes.push(format!(
             "DB_PORT is not set, and Dify's default is PostgreSQL's 5432: the {db_type} server \
              was looked for at {host}:5432; set DB_PORT to its port (MySQL's is 3306, \
