@@ -22,7 +22,7 @@ impl Backend {
             Some(Backend::Sqlite)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Some(Backend::Postgres)
-        } else if super::mysql::is_mysql_url(url) {
+        } else if super::mysql_url::is_mysql_url(url) {
             Some(Backend::Mysql)
         } else {
             None

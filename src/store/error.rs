@@ -112,7 +112,7 @@ impl StoreError {
                 std::path::Path::new(path).join("memscope.db").display()
             ),
             StoreError::Unreachable { url, .. }
-                if url.starts_with("postgres") || super::mysql::is_mysql_url(url) =>
+                if url.starts_with("postgres") || super::mysql_url::is_mysql_url(url) =>
             {
                 "check that the server runs and that the URL's host, port, user and database \
                  are right"
@@ -125,7 +125,7 @@ impl StoreError {
             StoreError::SchemaOutdated { url, .. } => {
                 format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
             }
-            StoreError::ReadOnly { url } if super::mysql::is_mysql_url(url) => {
+            StoreError::ReadOnly { url } if super::mysql_url::is_mysql_url(url) => {
                 "memscope only reads a MySQL database: --write does not change that".to_owned()
             }
             StoreError::ReadOnly { .. } => {

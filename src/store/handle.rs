@@ -251,6 +251,15 @@ impl Store {
         Ok(())
     }
 
+    /// Why a memory-base read or write has nothing to work on here: a MySQL database holds
+    /// Dify's tables only (the profile never lists memory bases for one).
+    pub(super) fn no_memory_bases_on_mysql(&self) -> StoreError {
+        StoreError::Lacks {
+            url: self.url.clone(),
+            explanation: self.profile.lacks(Part::MemoryBases),
+        }
+    }
+
     /// Wraps a driver error with the database it happened on.
     pub(super) fn query_failed(&self, source: sqlx::Error) -> StoreError {
         StoreError::Query {

@@ -23,6 +23,7 @@ pub mod langflow;
 pub mod memory_bases;
 mod mysql;
 mod mysql_text;
+mod mysql_url;
 mod nodes;
 mod owners;
 pub mod profile;

@@ -9,13 +9,6 @@ use sqlx::mysql::{MySqlConnectOptions, MySqlConnection, MySqlPool, MySqlPoolOpti
 use sqlx::{ConnectOptions, Connection};
 
 use super::error::StoreError;
-use super::handle::Store;
-use super::profile::Part;
-
-/// Whether a URL names a MySQL-protocol server (`mariadb://` is accepted as a synonym).
-pub fn is_mysql_url(url: &str) -> bool {
-    url.starts_with("mysql://") || url.starts_with("mariadb://")
-}
 
 /// What every session runs first. `ANSI_QUOTES` and `NO_BACKSLASH_ESCAPES` make the quoting of
 /// memscope's PostgreSQL-syntax queries mean the same here (sqlx adds `PIPES_AS_CONCAT`), and
@@ -98,20 +91,10 @@ pub(super) async fn close(conn: MySqlConnection, redacted: &str) -> Result<(), S
     conn.close().await.map_err(|e| unreachable(redacted, e))
 }
 
-impl Store {
-    /// Why a memory-base read or write has nothing to work on here: a MySQL database holds
-    /// Dify's tables only (the profile never lists memory bases for one).
-    pub(super) fn no_memory_bases_on_mysql(&self) -> StoreError {
-        StoreError::Lacks {
-            url: self.url.clone(),
-            explanation: self.profile.lacks(Part::MemoryBases),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::mysql_url::is_mysql_url;
 
     #[test]
     fn mysql_and_mariadb_urls_are_recognised() {
