@@ -1,4 +1,4 @@
-//! Rows as real Dify databases hold them, on Dify's own schema (SQLite and PostgreSQL): turns
+//! Rows as real Dify databases hold them, on Dify's own schema (SQLite, PostgreSQL and MySQL): turns
 //! written in the same second, an unrelated root between a child and its parent (Dify issue
 //! #39031), failed turns, agent turns with their thoughts, and message files of each transfer
 //! method. Each test says what Dify does with them and checks that memscope shows the same.
@@ -42,7 +42,7 @@ fn ids(messages: &[memscope::memory::model::StoredMessage]) -> Vec<String> {
     messages.iter().map(|m| m.id.clone()).collect()
 }
 
-db_tests! {
+dify_db_tests! {
     /// Dify orders the history by `created_at` alone, at one-second precision: two regenerations
     /// of one turn written in the same second come back in whatever order the database picks,
     /// and the walk starts from that one. memscope breaks the tie by id, newest first, on

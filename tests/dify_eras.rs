@@ -2,7 +2,8 @@
 //! dialogue counts, before regeneration threads, with them, with offloaded node outputs, and
 //! after `is_deleted` was dropped — through the real binary, on SQLite and PostgreSQL: each era
 //! opens, is described by `info`, and reads as that Dify version read it; deleted conversations
-//! stay hidden unless asked for.
+//! stay hidden unless asked for. On MySQL (MariaDB here) the same rows, in the column types
+//! Dify's models give them there, read to the same documents as on PostgreSQL.
 
 #[macro_use]
 mod common;
@@ -263,7 +264,7 @@ async fn check_era(db: common::TestDb, era: Era) {
     );
 }
 
-db_tests! {
+dify_db_tests! {
     async fn before_dialogue_counts(db) {
         check_era(db, Era::BeforeDialogueCount).await;
     }
@@ -282,5 +283,127 @@ db_tests! {
 
     async fn after_the_deleted_flag_was_dropped(db) {
         check_era(db, Era::NoDeletedFlag).await;
+    }
+}
+
+/// Every read of `args` (with `--json`) on the same rows in PostgreSQL and in MySQL: the same
+/// documents but for the database URL. The session writes nothing: `mysqldump` before and
+/// after is the same.
+async fn same_as_postgres(era: Era, test: &'static str) {
+    common::mysql::run_mysql(test, move |mysql| async move {
+        let compared = common::in_postgres_schema(test, move |postgres| async move {
+            build(&postgres, era, &rows(era)).await;
+            build(&mysql, era, &rows(era)).await;
+            let dump_before = common::mysql::dump(mysql.url());
+            compare_reads(era, postgres.url(), mysql.url());
+            assert_eq!(
+                dump_before,
+                common::mysql::dump(mysql.url()),
+                "the session wrote"
+            );
+        })
+        .await;
+        assert!(
+            compared,
+            "MySQL's reads are compared with PostgreSQL's: set MEMSCOPE_TEST_PG_URL"
+        );
+    })
+    .await;
+}
+
+/// The document with every database URL in it replaced by `<database>`, and the backend
+/// `info` names by `<backend>`.
+fn without_urls(value: Value) -> Value {
+    match value {
+        Value::String(s) if s.starts_with("postgres://") || s.starts_with("mysql://") => {
+            Value::String("<database>".into())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(without_urls).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(key, value)| match key.as_str() {
+                    "backend" => (key, Value::String("<backend>".into())),
+                    _ => (key, without_urls(value)),
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn compare_reads(era: Era, postgres: &str, mysql: &str) {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    if era.has_offload() {
+        let info = json(home, postgres, &["info"], 0);
+        let file = Path::new(info["storage_settings"]["root"].as_str().unwrap()).join(OFFLOAD_KEY);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, full_outputs()).unwrap();
+    }
+    let first_page = json(home, postgres, &["conversations", "--limit", "1"], 0);
+    let cursor = first_page["next"]
+        .as_str()
+        .expect("a second page")
+        .to_owned();
+    let (live, deleted, flow) = (uid(LIVE), uid(DELETED), uid(CHATFLOW));
+    let reads: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["info"],
+        vec!["conversations"],
+        vec!["conversations", "--include-deleted"],
+        vec!["conversations", "--limit", "1"],
+        vec!["conversations", "--limit", "1", "--after", &cursor],
+        vec!["conversations", "--search", "FLOW"],
+        vec!["conversations", "--search", "answer", "--include-deleted"],
+        vec![
+            "conversations",
+            "--search",
+            "00000000-0000-0000-0000-0000000000",
+        ],
+        vec!["thread", &live],
+        vec!["thread", &live, "--mode", "fixed"],
+        vec!["thread", &live, "--mode", "tree"],
+        vec!["thread", &deleted],
+        vec!["history", &live],
+        vec!["history", &live, "--message-limit", "1"],
+        vec!["nodes", &flow],
+        vec!["node-context", &flow, "llm1"],
+        vec!["node-context", &flow, "llm1", "--source", "prompts"],
+        vec!["doctor"],
+    ];
+    for args in reads {
+        let code =
+            if args.first() == Some(&"thread") && args[1] == deleted && !era.has_deleted_flag() {
+                3
+            } else {
+                0
+            };
+        let read = |url: &str| {
+            let (stdout, _) = run(memscope_on(home, url).args(&args).arg("--json"), code);
+            if code != 0 {
+                return Value::Null;
+            }
+            without_urls(
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args:?}: {e}\n{stdout}")),
+            )
+        };
+        assert_eq!(read(postgres), read(mysql), "{era:?} {args:?}");
+    }
+    // A write is refused, --write or not.
+    for write in [&["init"][..], &["--write", "init"]] {
+        let (_, stderr) = run(memscope_on(home, mysql).args(write), 3);
+        assert!(stderr.contains("is open read-only"), "{stderr}");
+    }
+}
+
+mod same_reads_as_postgres {
+    use super::*;
+
+    #[tokio::test]
+    async fn mysql() {
+        for era in Era::ALL {
+            same_as_postgres(era, module_path!()).await;
+        }
     }
 }

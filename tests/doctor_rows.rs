@@ -84,8 +84,9 @@ db_tests! {
                 unreadable.extend([middle.clone(), last.clone()]);
             }
             // PostgreSQL refuses invalid UTF-8 on write; a parent that points nowhere is what a
-            // PostgreSQL database can hold.
-            Backend::Postgres => {
+            // PostgreSQL database can hold. (These tests build memscope's own schema, which
+            // MySQL never holds.)
+            Backend::Postgres | Backend::Mysql => {
                 db.execute(&format!(
                     "UPDATE messages SET parent_message_id = '7d9b0c2e-0000-4000-8000-00000000dead' \
                      WHERE id = '{middle}'"

@@ -487,7 +487,7 @@ mod sessions_with_any_timestamps {
         async fn every_message_is_ingested_once_whatever_its_timestamp_and_interruptions(db) {
             let f = Fixture::new(&db).await;
             // PostgreSQL keeps microseconds: more digits would be rounded by the server.
-            let max_digits = match db.backend { memscope::store::Backend::Sqlite => 9, memscope::store::Backend::Postgres => 6 };
+            let max_digits = match db.backend { memscope::store::Backend::Sqlite => 9, memscope::store::Backend::Postgres | memscope::store::Backend::Mysql => 6 };
             let strategy = case_strategy(max_digits);
             let mut runner = TestRunner::new_with_rng(
                 Config { cases: CASES, ..Config::default() },

@@ -167,6 +167,7 @@ db_tests! {
                 let rows = db.fetch("SELECT kb, count(*) FROM memscope_kb_chunk GROUP BY kb", &[common::Kind::Text, common::Kind::Int]).await;
                 assert_eq!(rows, vec![vec![common::Value::Text(format!("{USERNAME}/{}", f.base.kb_name)), common::Value::Int(10)]]);
             }
+            memscope::store::Backend::Mysql => unreachable!("db_tests! runs on SQLite and PostgreSQL"),
         }
         // Search, with and without the session filter, on both stores.
         let query = HashingEmbedder::default().embed_one("message 3 about topic 3");

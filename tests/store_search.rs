@@ -118,6 +118,7 @@ fn expected_index(db: &common::TestDb) -> TextIndex {
     match db.backend {
         Backend::Sqlite => TextIndex::Fts5Trigram,
         Backend::Postgres => TextIndex::PgTrigram,
+        Backend::Mysql => unreachable!("db_tests! runs on SQLite and PostgreSQL"),
     }
 }
 
@@ -136,6 +137,7 @@ async fn downgrade_to_version_4(db: &common::TestDb) {
             db.execute("DROP INDEX message_query_trgm_idx; DROP INDEX message_answer_trgm_idx;")
                 .await
         }
+        Backend::Mysql => unreachable!("db_tests! runs on SQLite and PostgreSQL"),
     }
     db.execute(
         "DELETE FROM memscope_meta WHERE key = 'message_search'; \
@@ -245,6 +247,7 @@ db_tests! {
         db.execute(match db.backend {
             Backend::Sqlite => MANY_NEEDLES_SQLITE,
             Backend::Postgres => MANY_NEEDLES_POSTGRES,
+            Backend::Mysql => unreachable!("db_tests! runs on SQLite and PostgreSQL"),
         })
         .await;
         let store = Store::open(db.url(), Access::Auto).await.expect("open");

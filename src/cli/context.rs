@@ -66,14 +66,19 @@ impl Context {
     }
 
     /// A database error with the note Dify's settings left about the host, when the URL came
-    /// from them (`DB_HOST=db_postgres` resolves only inside Dify's Docker network).
+    /// from them (`DB_HOST=db_postgres` resolves only inside Dify's Docker network; a MySQL server on
+    /// Dify's default `DB_PORT`, PostgreSQL's).
     pub(crate) fn with_dify_hint(&self, error: CliError) -> CliError {
         let note = self
             .resolved
             .dify
             .as_ref()
             .filter(|_| self.resolved.url_source == UrlSource::DifyEnv)
-            .and_then(|dify| dify.notes.iter().find(|n| n.starts_with("DB_HOST")));
+            .and_then(|dify| {
+                dify.notes
+                    .iter()
+                    .find(|n| n.starts_with("DB_HOST") || n.starts_with("DB_PORT"))
+            });
         match note {
             Some(note) => error.with_hint(note.clone()),
             None => error,

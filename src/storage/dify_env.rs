@@ -129,6 +129,8 @@ fn expand(text: &str, values: &EnvLines) -> String {
 /// Reads the values Dify takes, recording where each came from.
 struct Reader<'a> {
     values: &'a EnvLines,
+    /// Where the values taken from `envs/**/*.env` came from: `envs/x.env line N`.
+    layered: BTreeMap<String, String>,
     taken: Vec<TakenValue>,
 }
 
@@ -144,7 +146,10 @@ impl Reader<'_> {
 
     fn take(&mut self, variable: &str, default: Option<&str>, hidden: bool) -> Option<String> {
         let (value, origin) = match self.values.get(variable).filter(|(v, _)| !v.is_empty()) {
-            Some((value, line)) => (value.clone(), format!("line {line}")),
+            Some((value, line)) => match self.layered.get(variable) {
+                Some(origin) => (value.clone(), origin.clone()),
+                None => (value.clone(), format!("line {line}")),
+            },
             None => (default?.to_owned(), "Dify's default".to_owned()),
         };
         self.taken.push(TakenValue {
@@ -172,28 +177,92 @@ pub fn read(path: &Path) -> Result<DifySettings, DifyEnvError> {
              of its API container's environment (`docker compose exec api env > dify.env`)"
         ))
     })?;
-    let values =
+    let mut values =
         parse_env(&text).map_err(|(line, message)| error(format!("line {line}: {message}")))?;
     // Paths in the file are resolved against its directory: make that absolute once.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    from_values(&path, &values).map_err(error)
+    let layered = layer_under(&path, &mut values).map_err(error)?;
+    from_values(&path, &values, layered).map_err(error)
 }
 
-fn from_values(path: &Path, values: &EnvLines) -> Result<DifySettings, String> {
+/// Adds to `values` (the `.env`'s own, which win) the settings of Dify's optional files,
+/// `envs/**/*.env` beside it (compose's layout since May 2026), read in path order so a later
+/// file wins over an earlier one. Returns where each added value came from.
+fn layer_under(path: &Path, values: &mut EnvLines) -> Result<BTreeMap<String, String>, String> {
+    let mut origins = BTreeMap::new();
+    let Some(dir) = path.parent() else {
+        return Ok(origins);
+    };
+    let mut files = Vec::new();
+    env_files(&dir.join("envs"), &mut files);
+    files.sort();
+    let mut layers: EnvLines = BTreeMap::new();
+    for file in files {
+        let label = file
+            .strip_prefix(dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        let text = std::fs::read_to_string(&file).map_err(|e| format!("{label}: {e}"))?;
+        let layer = parse_env(&text)
+            .map_err(|(line, message)| format!("{label} line {line}: {message}"))?;
+        for (key, (value, line)) in layer {
+            origins.insert(key.clone(), format!("{label} line {line}"));
+            layers.insert(key, (value, line));
+        }
+    }
+    for (key, value) in layers {
+        match values.entry(key) {
+            std::collections::btree_map::Entry::Occupied(own) => {
+                origins.remove(own.key());
+            }
+            std::collections::btree_map::Entry::Vacant(missing) => {
+                missing.insert(value);
+            }
+        }
+    }
+    Ok(origins)
+}
+
+/// The `*.env` files under `dir`, at any depth (`*.env.example` templates are not settings).
+fn env_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for path in entries.flatten().map(|entry| entry.path()) {
+        if path.is_dir() {
+            env_files(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "env") {
+            found.push(path);
+        }
+    }
+}
+
+fn from_values(
+    path: &Path,
+    values: &EnvLines,
+    layered: BTreeMap<String, String>,
+) -> Result<DifySettings, String> {
     let mut reader = Reader {
         values,
+        layered,
         taken: Vec::new(),
     };
     let mut notes = Vec::new();
     let db_type = reader
         .get("DB_TYPE", Some("postgresql"))
         .unwrap_or_default();
-    if db_type != "postgresql" {
-        return Err(format!(
-            "DB_TYPE={db_type}: memscope reads Dify's PostgreSQL database only; \
-             use --db for a PostgreSQL copy of it"
-        ));
-    }
+    // Every other type reaches its server over MySQL's protocol (Dify's `mysql+pymysql`).
+    let scheme = match db_type.as_str() {
+        "postgresql" => "postgres",
+        "mysql" | "oceanbase" | "seekdb" => "mysql",
+        other => {
+            return Err(format!(
+                "DB_TYPE={other} is not one of Dify's database types \
+                 (postgresql, mysql, oceanbase, seekdb)"
+            ));
+        }
+    };
     let user = reader
         .get("DB_USERNAME", Some("postgres"))
         .unwrap_or_default();
@@ -204,18 +273,28 @@ fn from_values(path: &Path, values: &EnvLines) -> Result<DifySettings, String> {
     if port.parse::<u16>().is_err() {
         return Err(format!("DB_PORT={port} is not a port number"));
     }
-    if ["db", "db_postgres", "postgres"].contains(&host.as_str()) {
+    if ["db", "db_postgres", "postgres", "db_mysql", "mysql"].contains(&host.as_str()) {
         notes.push(format!(
             "DB_HOST {host} is the database's name inside Dify's Docker network: from outside \
-             it, publish the database's port and pass --db postgres://{user}@127.0.0.1:PORT/{database}, \
+             it, publish the database's port and pass --db {scheme}://{user}@127.0.0.1:PORT/{database}, \
              or run memscope on that network"
         ));
     }
+    if scheme == "mysql" && values.get("DB_PORT").is_none_or(|(v, _)| v.is_empty()) {
+        notes.push(format!(
+            "DB_PORT is not set, and Dify's default is PostgreSQL's 5432: the {db_type} server \
+             was looked for at {host}:5432; set DB_PORT to its port (MySQL's is 3306, \
+             OceanBase's 2881)"
+        ));
+    }
+    let extras = reader.get("DB_EXTRAS", None).unwrap_or_default();
+    let extras = extras.trim_matches('&');
     let database_url = Secret::new(format!(
-        "postgres://{}:{}@{host}:{port}/{}",
+        "{scheme}://{}:{}@{host}:{port}/{}{}{extras}",
         url_escape(&user),
         url_escape(&password),
-        url_escape(&database)
+        url_escape(&database),
+        if extras.is_empty() { "" } else { "?" }
     ));
 
     let docker_dir = path.parent().filter(|dir| {
@@ -435,137 +514,5 @@ fn url_escape(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_files_are_parsed_as_compose_reads_them() {
-        let text = "# comment\n\nexport A=1\nB = 'lit ${A} #x'\nC=\"q\\\"uote\\n${A}\"\n\
-                    D=plain # trailing\nE=a#b\nF=${A:-z}${NONE:-d}\n";
-        let values = parse_env(text).unwrap();
-        let get = |k: &str| values[k].0.as_str();
-        assert_eq!(get("A"), "1");
-        assert_eq!(get("B"), "lit ${A} #x");
-        assert_eq!(get("C"), "q\"uote\n1");
-        assert_eq!(get("D"), "plain");
-        assert_eq!(get("E"), "a#b");
-        assert_eq!(get("F"), "1d");
-        assert_eq!(values["D"].1, 6);
-        assert_eq!(parse_env("X\n").unwrap_err().0, 1);
-        assert!(
-            parse_env("Y=\"open\n")
-                .unwrap_err()
-                .1
-                .contains("not closed")
-        );
-    }
-
-    fn settings(dir: &Path, text: &str) -> Result<DifySettings, DifyEnvError> {
-        let path = dir.join(".env");
-        std::fs::write(&path, text).unwrap();
-        read(&path)
-    }
-
-    #[test]
-    fn the_database_url_uses_dify_defaults_and_escapes_the_password() {
-        let dir = tempfile::tempdir().unwrap();
-        let dify = settings(dir.path(), "DB_PASSWORD=p@ss:w/rd\nDB_HOST=10.0.0.5\n").unwrap();
-        assert_eq!(
-            dify.database_url.expose(),
-            "postgres://postgres:p%40ss%3Aw%2Frd@10.0.0.5:5432/dify"
-        );
-        let shown = format!("{dify:?}{}", serde_json::to_string(&dify).unwrap());
-        assert!(!shown.contains("p@ss"), "{shown}");
-        let password = dify
-            .taken
-            .iter()
-            .find(|t| t.variable == "DB_PASSWORD")
-            .unwrap();
-        assert_eq!(
-            (password.value.as_str(), password.origin.as_str()),
-            ("(hidden)", "line 1")
-        );
-        let port = dify.taken.iter().find(|t| t.variable == "DB_PORT").unwrap();
-        assert_eq!(port.origin, "Dify's default");
-        // Dify's default storage: OpenDAL on the local disk under `storage`.
-        assert_eq!(
-            dify.storage,
-            StorageBackend::Fs {
-                root: dir.path().join("storage")
-            }
-        );
-    }
-
-    #[test]
-    fn docker_paths_map_to_the_mounted_volume() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("docker-compose.yaml"), "services: {}\n").unwrap();
-        let dify = settings(dir.path(), "DB_HOST=db_postgres\nOPENDAL_FS_ROOT=storage\n").unwrap();
-        assert_eq!(
-            dify.storage,
-            StorageBackend::Fs {
-                root: dir.path().join("volumes/app/storage")
-            }
-        );
-        assert!(dify.notes.iter().any(|n| n.contains("Docker network")));
-        let local = settings(
-            dir.path(),
-            "STORAGE_TYPE=local\nSTORAGE_LOCAL_PATH=/app/api/storage/x\n",
-        )
-        .unwrap();
-        assert_eq!(
-            local.storage,
-            StorageBackend::Fs {
-                root: dir.path().join("volumes/app/storage/x")
-            }
-        );
-    }
-
-    #[test]
-    fn s3_settings_are_read_with_their_addressing_style() {
-        let dir = tempfile::tempdir().unwrap();
-        let dify = settings(
-            dir.path(),
-            "STORAGE_TYPE=s3\nS3_BUCKET_NAME=files\nS3_ENDPOINT=http://minio:9000\n\
-             S3_ACCESS_KEY=ak\nS3_SECRET_KEY=sk-secret\nS3_ADDRESS_STYLE=path\n",
-        )
-        .unwrap();
-        let StorageBackend::S3(s3) = &dify.storage else {
-            panic!("{:?}", dify.storage)
-        };
-        assert_eq!(
-            (s3.bucket.as_str(), s3.endpoint.as_str()),
-            ("files", "http://minio:9000")
-        );
-        assert_eq!(s3.address_style, AddressStyle::Path);
-        assert!(!s3.use_aws_chain);
-        assert!(!format!("{dify:?}").contains("sk-secret"));
-        let opendal = settings(
-            dir.path(),
-            "OPENDAL_SCHEME=s3\nOPENDAL_S3_BUCKET=b\nOPENDAL_S3_ROOT=/dify\n\
-             OPENDAL_S3_SECRET_ACCESS_KEY=zz\nOPENDAL_S3_ACCESS_KEY_ID=id\n",
-        )
-        .unwrap();
-        let StorageBackend::S3(s3) = &opendal.storage else {
-            panic!()
-        };
-        assert_eq!((s3.bucket.as_str(), s3.prefix.as_str()), ("b", "/dify"));
-        assert!(
-            opendal
-                .taken
-                .iter()
-                .any(|t| t.variable == "OPENDAL_S3_SECRET_ACCESS_KEY" && t.value == "(hidden)")
-        );
-    }
-
-    #[test]
-    fn unsupported_settings_say_what_to_do() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = settings(dir.path(), "STORAGE_TYPE=azure-blob\n").unwrap_err();
-        assert!(err.message.contains("[storage]"), "{err}");
-        let err = settings(dir.path(), "DB_TYPE=mysql\n").unwrap_err();
-        assert!(err.message.contains("--db"), "{err}");
-        let err = read(&dir.path().join("missing.env")).unwrap_err();
-        assert!(err.message.contains("docker compose exec api env"), "{err}");
-    }
-}
+#[path = "dify_env_tests.rs"]
+mod tests;

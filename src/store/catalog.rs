@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sqlx::{PgConnection, SqliteConnection};
+use sqlx::{MySqlConnection, PgConnection, SqliteConnection};
 
 use super::error::StoreError;
 
@@ -11,6 +11,8 @@ use super::error::StoreError;
 pub enum Backend {
     Sqlite,
     Postgres,
+    /// MySQL, MariaDB and the servers that speak their protocol (read-only).
+    Mysql,
 }
 
 impl Backend {
@@ -20,6 +22,8 @@ impl Backend {
             Some(Backend::Sqlite)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Some(Backend::Postgres)
+        } else if super::mysql_url::is_mysql_url(url) {
+            Some(Backend::Mysql)
         } else {
             None
         }
@@ -62,6 +66,7 @@ impl Catalog {
 pub enum CatalogConnection<'a> {
     Sqlite(&'a mut SqliteConnection),
     Postgres(&'a mut PgConnection),
+    Mysql(&'a mut MySqlConnection),
 }
 
 /// Runs the same queries over either connection: the catalog queries differ by backend, the
@@ -139,6 +144,18 @@ impl CatalogConnection<'_> {
                      WHERE c.relnamespace = current_schema()::regnamespace \
                      AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND c.relname IN ({profiled}) \
                      AND a.attnum > 0 AND NOT a.attisdropped"
+                )),
+                failed
+            ),
+            // information_schema names are cast: MySQL 8 returns them as binary strings.
+            CatalogConnection::Mysql(conn) => read_catalog!(
+                conn,
+                "SELECT CAST(table_name AS CHAR) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE()",
+                sqlx::AssertSqlSafe(format!(
+                    "SELECT CAST(table_name AS CHAR), CAST(column_name AS CHAR) \
+                     FROM information_schema.columns \
+                     WHERE table_schema = DATABASE() AND table_name IN ({profiled})"
                 )),
                 failed
             ),

@@ -216,7 +216,7 @@ fn archive_sql(backend: Backend) -> &'static str {
     });
     match backend {
         Backend::Sqlite => &SQL[0],
-        Backend::Postgres => &SQL[1],
+        Backend::Postgres | Backend::Mysql => &SQL[1],
     }
 }
 
@@ -255,6 +255,12 @@ macro_rules! in_transaction {
                 let result = async { $body }.await.map_err(failed)?;
                 transaction.commit().await.map_err(failed)?;
                 result
+            }
+            // memscope only reads a MySQL database: it has no chat memories to change.
+            DbPool::Mysql(..) => {
+                return Err(StoreError::ReadOnly {
+                    url: store.url.clone(),
+                });
             }
         }
     }};

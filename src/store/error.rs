@@ -5,7 +5,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "{url}: not a database URL memscope understands (use sqlite://PATH or postgres://USER@HOST/DB)"
+        "{url}: not a database URL memscope understands (use sqlite://PATH, postgres://USER@HOST/DB or mysql://USER@HOST/DB)"
     )]
     BadUrl { url: String },
 
@@ -101,7 +101,7 @@ impl StoreError {
     pub fn hint(&self) -> Option<String> {
         Some(match self {
             StoreError::BadUrl { .. } => "give a file path, sqlite://PATH or \
-                                          postgres://USER@HOST/DB"
+                                          postgres://USER@HOST/DB (mysql://USER@HOST/DB for Dify on MySQL)"
                 .to_owned(),
             StoreError::NoSuchFile { url, .. } => format!(
                 "`memscope init --db {url}` creates an empty memory database there, \
@@ -111,7 +111,9 @@ impl StoreError {
                 "name the database file inside it, e.g. --db {}",
                 std::path::Path::new(path).join("memscope.db").display()
             ),
-            StoreError::Unreachable { url, .. } if url.starts_with("postgres") => {
+            StoreError::Unreachable { url, .. }
+                if url.starts_with("postgres") || super::mysql_url::is_mysql_url(url) =>
+            {
                 "check that the server runs and that the URL's host, port, user and database \
                  are right"
                     .to_owned()
@@ -122,6 +124,9 @@ impl StoreError {
             ),
             StoreError::SchemaOutdated { url, .. } => {
                 format!("pass --write to migrate it as it opens, or run `memscope init --db {url}`")
+            }
+            StoreError::ReadOnly { url } if super::mysql_url::is_mysql_url(url) => {
+                "memscope only reads a MySQL database: --write does not change that".to_owned()
             }
             StoreError::ReadOnly { .. } => {
                 "run the command again with --write if this database may be changed".to_owned()

@@ -70,11 +70,13 @@ impl Store {
                 supported: SCHEMA_VERSION,
             });
         }
-        let read_only = match access {
-            Access::Auto => !catalog.created_by_memscope(),
-            Access::Write => false,
-            Access::ReadOnly => true,
-        };
+        // memscope only reads a MySQL server.
+        let read_only = Backend::of_url(url) == Some(Backend::Mysql)
+            || match access {
+                Access::Auto => !catalog.created_by_memscope(),
+                Access::Write => false,
+                Access::ReadOnly => true,
+            };
         let outdated = version.filter(|&v| v < SCHEMA_VERSION);
         if read_only && let Some(found) = outdated {
             return Err(StoreError::SchemaOutdated {
@@ -210,7 +212,7 @@ impl Store {
     pub fn postgres_pool(&self) -> Option<&PgPool> {
         match &self.pool {
             DbPool::Postgres(pool, _) => Some(pool),
-            DbPool::Sqlite(..) => None,
+            DbPool::Sqlite(..) | DbPool::Mysql(..) => None,
         }
     }
 
@@ -218,6 +220,7 @@ impl Store {
         match self.pool {
             DbPool::Sqlite(pool, _) => pool.close().await,
             DbPool::Postgres(pool, _) => pool.close().await,
+            DbPool::Mysql(pool, _) => pool.close().await,
         }
     }
 
@@ -246,6 +249,20 @@ impl Store {
             });
         }
         Ok(())
+    }
+
+    /// Why a memory-base read or write has nothing to work on here: a MySQL database holds
+    /// Dify's tables only (the profile never lists memory bases for one).
+    pub(crate) fn no_memory_bases_on_mysql(&self) -> StoreError {
+        self.lacks(Part::MemoryBases)
+    }
+
+    /// The error for a read of a part this database does not hold.
+    pub(crate) fn lacks(&self, part: Part) -> StoreError {
+        StoreError::Lacks {
+            url: self.url.clone(),
+            explanation: self.profile.lacks(part),
+        }
     }
 
     /// Wraps a driver error with the database it happened on.
@@ -297,7 +314,8 @@ mod tests {
             Backend::of_url("postgresql://u@h/db"),
             Some(Backend::Postgres)
         );
-        assert_eq!(Backend::of_url("mysql://u@h/db"), None);
+        assert_eq!(Backend::of_url("mysql://u@h/db"), Some(Backend::Mysql));
+        assert_eq!(Backend::of_url("mariadb://u@h/db"), Some(Backend::Mysql));
         assert_eq!(Backend::of_url("/tmp/x.db"), None);
     }
 

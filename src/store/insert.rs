@@ -177,6 +177,10 @@ impl Store {
                     .map_err(failed)?;
                 tx.commit().await.map_err(failed)
             }
+            // A MySQL pool is read-only: memscope's own tables are never written there.
+            DbPool::Mysql(..) => Err(StoreError::ReadOnly {
+                url: self.url.clone(),
+            }),
         }
     }
 }

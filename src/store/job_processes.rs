@@ -124,6 +124,7 @@ impl Store {
                 let ended = sqlx::query(match self.backend() {
                     Backend::Sqlite => super::sql::sqlite_text(FAIL_JOB_SQL),
                     Backend::Postgres => FAIL_JOB_SQL,
+                    Backend::Mysql => self.sql(FAIL_JOB_SQL),
                 })
                 .bind(job_id)
                 .bind(now)
@@ -134,6 +135,7 @@ impl Store {
                     sqlx::query(match self.backend() {
                         Backend::Sqlite => super::sql::sqlite_text(KEEP_REASON_SQL),
                         Backend::Postgres => KEEP_REASON_SQL,
+                        Backend::Mysql => self.sql(KEEP_REASON_SQL),
                     })
                     .bind(job_id)
                     .bind(ABANDONED)
@@ -192,6 +194,8 @@ impl Store {
                 .fetch_one(pool)
                 .await
             }
+            // memscope runs no jobs on a MySQL database (it only reads one).
+            DbPool::Mysql(..) => Ok(0),
         }
         .map_err(|e| self.query_failed(e))?;
         Ok(held > 0)

@@ -14,6 +14,7 @@ use sqlx::{ConnectOptions, Connection};
 
 use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
+use super::mysql;
 use super::profile::{Catalog, Dialect};
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
@@ -28,6 +29,7 @@ macro_rules! on_pool {
         match &$pools {
             $crate::store::pool::DbPool::Sqlite($pool, _) => $body,
             $crate::store::pool::DbPool::Postgres($pool, _) => $body,
+            $crate::store::pool::DbPool::Mysql($pool, _) => $body,
         }
     };
     ($pools:expr, $text:expr, |$pool:ident, $sql:ident| $body:expr) => {{
@@ -41,6 +43,10 @@ macro_rules! on_pool {
                 let $sql = $crate::store::sql::dialect_text(*dialect, postgres_text);
                 $body
             }
+            $crate::store::pool::DbPool::Mysql($pool, dialect) => {
+                let $sql = $crate::store::sql::dialect_text(*dialect, postgres_text);
+                $body
+            }
         }
     }};
 }
@@ -51,6 +57,8 @@ pub(crate) use on_pool;
 pub(crate) enum DbPool {
     Sqlite(SqlitePool, Dialect),
     Postgres(PgPool, Dialect),
+    /// Always read-only (see `mysql.rs`).
+    Mysql(sqlx::MySqlPool, Dialect),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +117,12 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
             let mut conn = connect_postgres_directly(url, redacted, Mode::ReadOnly).await?;
             let catalog = CatalogConnection::Postgres(&mut conn).read(redacted).await;
             conn.close().await.map_err(unreachable)?;
+            catalog
+        }
+        Backend::Mysql => {
+            let mut conn = mysql::connect_directly(url, redacted, ACQUIRE_TIMEOUT).await?;
+            let catalog = CatalogConnection::Mysql(&mut conn).read(redacted).await;
+            mysql::close(conn, redacted).await?;
             catalog
         }
     }
@@ -215,6 +229,12 @@ pub(super) async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbP
                 .map(|pool| DbPool::Postgres(pool, Dialect::verbatim(Backend::Postgres)))
                 .map_err(unreachable)
         }
+        Backend::Mysql if mode != Mode::ReadOnly => Err(StoreError::ReadOnly {
+            url: redacted.to_owned(),
+        }),
+        Backend::Mysql => mysql::connect_pool(url, redacted, ACQUIRE_TIMEOUT)
+            .await
+            .map(|pool| DbPool::Mysql(pool, Dialect::verbatim(Backend::Mysql))),
     }
 }
 
@@ -247,6 +267,7 @@ impl DbPool {
         match self {
             DbPool::Sqlite(pool, _) => pool.close().await,
             DbPool::Postgres(pool, _) => pool.close().await,
+            DbPool::Mysql(pool, _) => pool.close().await,
         }
     }
 
@@ -254,6 +275,7 @@ impl DbPool {
         match self {
             DbPool::Sqlite(..) => Backend::Sqlite,
             DbPool::Postgres(..) => Backend::Postgres,
+            DbPool::Mysql(..) => Backend::Mysql,
         }
     }
 
@@ -261,6 +283,7 @@ impl DbPool {
         match self {
             DbPool::Sqlite(pool, _) => DbPool::Sqlite(pool, dialect),
             DbPool::Postgres(pool, _) => DbPool::Postgres(pool, dialect),
+            DbPool::Mysql(pool, _) => DbPool::Mysql(pool, dialect),
         }
     }
 
@@ -279,6 +302,10 @@ impl DbPool {
                 let mut conn = pool.acquire().await.map_err(failed)?;
                 CatalogConnection::Postgres(&mut conn).read(url).await
             }
+            DbPool::Mysql(pool, _) => {
+                let mut conn = pool.acquire().await.map_err(failed)?;
+                CatalogConnection::Mysql(&mut conn).read(url).await
+            }
         }
     }
 }
@@ -287,6 +314,12 @@ pub(super) async fn migrate(pool: &DbPool, url: &str) -> Result<(), StoreError> 
     let result = match pool {
         DbPool::Sqlite(pool, _) => SQLITE_MIGRATOR.run(pool).await,
         DbPool::Postgres(pool, _) => POSTGRES_MIGRATOR.run(pool).await,
+        // memscope's schema is never created on MySQL: its pool is read-only.
+        DbPool::Mysql(..) => {
+            return Err(StoreError::ReadOnly {
+                url: url.to_owned(),
+            });
+        }
     };
     result.map_err(|source| StoreError::Migration {
         url: url.to_owned(),

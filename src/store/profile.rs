@@ -33,10 +33,17 @@ pub struct Profile {
 impl Profile {
     /// The profile of a database, or `None` when it is not a memory database at all.
     pub fn detect(catalog: &Catalog, backend: Backend) -> Option<Profile> {
-        let parts: BTreeSet<Part> = Part::ALL
+        let mut parts: BTreeSet<Part> = Part::ALL
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
             .collect();
+        // memscope reads Dify's tables on MySQL, and nothing else there.
+        if backend == Backend::Mysql {
+            parts.retain(|part| matches!(part, Part::Conversations | Part::NodeContexts));
+            if !parts.contains(&Part::Conversations) {
+                return None;
+            }
+        }
         let source = crate::sources::recognise(catalog, &parts)?;
         let dify = if parts.contains(&Part::Conversations) {
             DifySchema::of(catalog)
@@ -126,6 +133,7 @@ impl Dialect {
             Backend::Postgres => rewritten,
             // SQLite stores uuids and enums as TEXT: no casts.
             Backend::Sqlite => super::casts::strip_casts(&rewritten),
+            Backend::Mysql => super::mysql_text::mysql_text(&rewritten),
         }
     }
 

@@ -215,6 +215,26 @@ impl Store {
                     row(found);
                 }
             }
+            // MySQL binds by position: the parameters in the order its text reads them.
+            DbPool::Mysql(pool, dialect) => {
+                let sql = super::sql::dialect_text(*dialect, q.sql);
+                let mut query = sqlx::query_as::<_, ConversationSummary>(sql);
+                for n in super::mysql_text::bind_order(q.sql) {
+                    query = match n {
+                        1 => query.bind(&q.app_id),
+                        2 => query.bind(&q.contains),
+                        3 => query.bind(&q.prefix),
+                        4 => query.bind(q.after_time),
+                        5 => query.bind(&q.after_id),
+                        6 => query.bind(q.limit),
+                        _ => query.bind(q.include_deleted),
+                    };
+                }
+                let mut rows = query.fetch(pool);
+                while let Some(found) = rows.try_next().await.map_err(failed)? {
+                    row(found);
+                }
+            }
         }
         Ok(q.path)
     }

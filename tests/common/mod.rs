@@ -14,6 +14,7 @@
 
 pub mod dify;
 pub mod fixtures;
+pub mod mysql;
 
 use std::future::Future;
 use std::str::FromStr;
@@ -50,6 +51,38 @@ macro_rules! db_tests {
             #[tokio::test]
             async fn postgres() {
                 $crate::common::run_postgres(module_path!(), body).await;
+            }
+        }
+    )+};
+}
+
+/// [`db_tests!`] for tests on Dify's tables, with a third test, `mysql`, running the body on a
+/// fresh MySQL database (see `mysql.rs`): memscope reads Dify's tables there, read-only.
+#[macro_export]
+macro_rules! dify_db_tests {
+    ($($(#[$attr:meta])* async fn $name:ident($db:ident) $body:block)+) => {$(
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn body($db: $crate::common::TestDb) $body
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn sqlite() {
+                $crate::common::run_sqlite(body).await;
+            }
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn postgres() {
+                $crate::common::run_postgres(module_path!(), body).await;
+            }
+
+            $(#[$attr])*
+            #[tokio::test]
+            async fn mysql() {
+                $crate::common::mysql::run_mysql(module_path!(), body).await;
             }
         }
     )+};
@@ -170,6 +203,10 @@ macro_rules! with_connection {
                 let mut $conn = $db.pg_connection().await;
                 $body
             }
+            Backend::Mysql => {
+                let mut $conn = $db.mysql_connection().await;
+                $body
+            }
         }
     };
 }
@@ -214,6 +251,7 @@ impl TestDb {
         match self.backend {
             Backend::Sqlite => strip_casts(postgres_sql),
             Backend::Postgres => postgres_sql.to_owned(),
+            Backend::Mysql => mysql::mysql_sql(postgres_sql),
         }
     }
 
@@ -256,9 +294,28 @@ where
     F: FnOnce(TestDb) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
+    if in_postgres_schema(test, body).await
+        && let Ok(dir) = std::env::var(PG_MARKER_DIR_VAR)
+    {
+        std::fs::create_dir_all(&dir).expect("marker directory");
+        std::fs::write(
+            std::path::Path::new(&dir).join(test.replace("::", "-")),
+            "ran\n",
+        )
+        .expect("marker file");
+    }
+}
+
+/// Runs `body` in a fresh PostgreSQL schema, dropped afterwards (also when the body panics);
+/// `false` when `MEMSCOPE_TEST_PG_URL` is not set, and the body did not run.
+pub async fn in_postgres_schema<F, Fut>(test: &str, body: F) -> bool
+where
+    F: FnOnce(TestDb) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
     let Ok(base_url) = std::env::var(PG_URL_VAR) else {
         eprintln!("{test}: PostgreSQL test skipped ({PG_URL_VAR} is not set)");
-        return;
+        return false;
     };
     let schema = unique_schema_name(test);
     let mut admin = PgConnection::connect(&base_url).await.unwrap_or_else(|e| {
@@ -289,14 +346,7 @@ where
     if let Err(failure) = outcome {
         std::panic::resume_unwind(failure.into_panic());
     }
-    if let Ok(dir) = std::env::var(PG_MARKER_DIR_VAR) {
-        std::fs::create_dir_all(&dir).expect("marker directory");
-        std::fs::write(
-            std::path::Path::new(&dir).join(test.replace("::", "-")),
-            "ran\n",
-        )
-        .expect("marker file");
-    }
+    true
 }
 
 /// A schema name unique to this test, process and call (PostgreSQL identifiers: 63 bytes).

@@ -146,6 +146,7 @@ async fn describe(
         backend: match store.backend() {
             Backend::Sqlite => "sqlite",
             Backend::Postgres => "postgres",
+            Backend::Mysql => "mysql",
         },
         kind: store.profile().describe(),
         holds: store.profile().parts().collect(),

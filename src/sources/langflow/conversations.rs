@@ -8,7 +8,7 @@ use sqlx::FromRow;
 use crate::memory::instant::parse_instant;
 use crate::store::pool::DbPool;
 use crate::store::sql::dialect_text;
-use crate::store::{Store, StoreError, like_escape};
+use crate::store::{Part, Store, StoreError, like_escape};
 
 /// One (flow, session) of a Langflow database.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -89,6 +89,8 @@ pub async fn conversations(
                 .fetch_all(pool)
                 .await
         }
+        // Langflow keeps its tables in SQLite or PostgreSQL only.
+        DbPool::Mysql(..) => return Err(store.lacks(Part::Conversations)),
     }
     .map_err(|e| store.query_failed(e))?;
     let has_more = rows.len() > limit as usize;

@@ -26,6 +26,8 @@ pub fn rewrite(postgres_sql: &str, backend: Backend) -> String {
     let pick: fn(&StandIn) -> &'static str = match backend {
         Backend::Sqlite => |(_, sqlite, _)| sqlite,
         Backend::Postgres => |(_, _, postgres)| postgres,
+        // Langflow runs on neither MySQL nor MariaDB, but both read JSON as SQLite does.
+        Backend::Mysql => |(_, sqlite, _)| sqlite,
     };
     let sql = COLUMN_STAND_INS
         .iter()

@@ -11,7 +11,7 @@ use crate::memory::agent_history::LangflowMessage;
 use crate::memory::instant::parse_instant;
 use crate::store::pool::DbPool;
 use crate::store::sql::dialect_text;
-use crate::store::{Store, StoreError, dashed_id};
+use crate::store::{Part, Store, StoreError, dashed_id};
 
 /// The columns of a [`MessageRow`] and the session filter, up to the physical tie-break.
 macro_rules! session_rows {
@@ -69,6 +69,8 @@ pub async fn session_messages(
                 .fetch_all(pool)
                 .await
         }
+        // Langflow keeps its tables in SQLite or PostgreSQL only.
+        DbPool::Mysql(..) => return Err(store.lacks(Part::Conversations)),
     }
     .map_err(|e| store.query_failed(e))?;
     rows.into_iter()
@@ -249,6 +251,8 @@ pub async fn session_flows(store: &Store, session_id: &str) -> Result<SessionFlo
             let query = sqlx::query_as(dialect_text(*dialect, FLOWS));
             query.bind(session_id).fetch_all(pool).await
         }
+        // Langflow keeps its tables in SQLite or PostgreSQL only.
+        DbPool::Mysql(..) => return Err(store.lacks(Part::Conversations)),
     }
     .map_err(|e| store.query_failed(e))?;
     Ok(SessionFlows {

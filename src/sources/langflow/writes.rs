@@ -9,7 +9,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use sqlx::encode::IsNull;
 use sqlx::error::BoxDynError;
-use sqlx::{Encode, Postgres, Sqlite, Type};
+use sqlx::{Encode, MySql, Postgres, Sqlite, Type};
 
 use crate::store::Store;
 use crate::store::StoreError;
@@ -67,6 +67,18 @@ impl Encode<'_, Postgres> for StoredTime {
         buf: &mut <Postgres as sqlx::Database>::ArgumentBuffer,
     ) -> Result<IsNull, BoxDynError> {
         Encode::<Postgres>::encode_by_ref(&self.at, buf)
+    }
+}
+
+impl Type<MySql> for StoredTime {
+    fn type_info() -> <MySql as sqlx::Database>::TypeInfo {
+        <DateTime<Utc> as Type<MySql>>::type_info()
+    }
+}
+
+impl Encode<'_, MySql> for StoredTime {
+    fn encode_by_ref(&self, buf: &mut Vec<u8>) -> Result<IsNull, BoxDynError> {
+        Encode::<MySql>::encode_by_ref(&self.at, buf)
     }
 }
 
@@ -224,6 +236,7 @@ impl Store {
                 }
                 .await
             }
+            DbPool::Mysql(..) => return Err(self.no_memory_bases_on_mysql()),
         };
         result.map_err(|e| self.query_failed(e))
     }

@@ -128,6 +128,7 @@ impl Store {
                 }
                 updated
             }
+            DbPool::Mysql(..) => return Err(self.no_memory_bases_on_mysql()),
         };
         Ok(updated == 1)
     }

@@ -108,6 +108,7 @@ impl Store {
                     },
                 }))
             }
+            DbPool::Mysql(..) => Err(self.no_memory_bases_on_mysql()),
         }
     }
 }

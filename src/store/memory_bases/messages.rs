@@ -92,6 +92,7 @@ impl Store {
                 .fetch_all(pool)
                 .await
             }
+            DbPool::Mysql(..) => return Err(self.no_memory_bases_on_mysql()),
         }
         .map_err(|e| self.query_failed(e))?;
         let mut by_id: std::collections::HashMap<String, PendingMessage> = rows

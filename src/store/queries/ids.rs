@@ -102,6 +102,7 @@ impl Store {
     where
         R: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
             + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+            + for<'r> FromRow<'r, sqlx::mysql::MySqlRow>
             + Send
             + Unpin,
     {

@@ -343,6 +343,7 @@ FROM workflow_node_executions ORDER BY created_at, id";
 pub(crate) trait ScannedRow:
     for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
     + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+    + for<'r> FromRow<'r, sqlx::mysql::MySqlRow>
     + Send
     + Unpin
 {
@@ -351,6 +352,7 @@ pub(crate) trait ScannedRow:
 impl<R> ScannedRow for R where
     R: for<'r> FromRow<'r, sqlx::sqlite::SqliteRow>
         + for<'r> FromRow<'r, sqlx::postgres::PgRow>
+        + for<'r> FromRow<'r, sqlx::mysql::MySqlRow>
         + Send
         + Unpin
 {
