@@ -7,6 +7,7 @@ pub mod instant;
 pub mod memory_base;
 pub mod model;
 pub mod models;
+pub mod names;
 pub mod node_context;
 pub mod thread;
 pub mod tokens;

@@ -1,0 +1,129 @@
+//! The operator's first hour on the real binary: a typo never writes, unknown names fail (exit 3)
+//! listing the valid ones, a node is found by its title, and the small failures read clearly.
+
+mod cli_support;
+
+use std::path::Path;
+
+use cli_support::{memscope_on, run};
+use serde_json::Value;
+
+/// A demo database of its own in `home`.
+fn demo(home: &Path) -> String {
+    let db = format!("sqlite://{}", home.join("m.db").display());
+    run(memscope_on(home, &db).arg("demo"), 0);
+    db
+}
+
+fn sessions(home: &Path, db: &str) -> Vec<String> {
+    let (out, _) = run(
+        memscope_on(home, db).args(["mb", "sessions", "Support memory", "--json"]),
+        0,
+    );
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    let mut ids: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The JSON error a failing `--json` command prints on standard error.
+fn json_error(stderr: &str) -> Value {
+    serde_json::from_str::<Value>(stderr.trim()).unwrap()["error"].clone()
+}
+
+#[test]
+fn a_sync_of_an_unknown_session_is_refused_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let before = sessions(home.path(), &db);
+
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args(["mb", "sync", "Support memory", "--session", "nope"]),
+        3,
+    );
+    assert!(
+        err.contains("no session in memory base Support memory \"nope\"")
+            && err.contains("support-ada-0001"),
+        "the valid sessions are listed: {err}"
+    );
+    // A trailing space is refused with the session it looks like.
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args([
+            "mb",
+            "sync",
+            "Support memory",
+            "--session",
+            "support-ada-0001 ",
+        ]),
+        3,
+    );
+    assert!(
+        err.contains("\"support-ada-0001\" differs from it only by spaces"),
+        "{err}"
+    );
+    assert_eq!(
+        sessions(home.path(), &db),
+        before,
+        "no session row was added"
+    );
+
+    // A real session still syncs.
+    run(
+        memscope_on(home.path(), &db).args([
+            "mb",
+            "sync",
+            "Support memory",
+            "--session",
+            "support-ada-0002",
+        ]),
+        0,
+    );
+}
+
+#[test]
+fn unknown_sessions_bases_and_jobs_fail_with_exit_3_listing_the_valid_ones() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args([
+            "mb",
+            "search",
+            "Support memory",
+            "refund",
+            "--session",
+            "typo",
+            "--json",
+        ]),
+        3,
+    );
+    let error = json_error(&err);
+    assert_eq!(error["kind"], "not-found", "{error}");
+    assert!(
+        error.get("hint").is_none_or(|h| h.is_string()),
+        "no null hint: {error}"
+    );
+
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args(["mb", "show", "Suport memory"]),
+        3,
+    );
+    assert!(
+        err.contains("no memory base \"Suport memory\"; valid, nearest first: Support memory"),
+        "{err}"
+    );
+
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args(["mb", "cancel", "deadbeef"]),
+        3,
+    );
+    assert!(
+        err.contains("no ingestion job \"deadbeef\"") && !err.contains("not queued or running"),
+        "{err}"
+    );
+}
