@@ -127,3 +127,63 @@ fn unknown_sessions_bases_and_jobs_fail_with_exit_3_listing_the_valid_ones() {
         "{err}"
     );
 }
+
+#[test]
+fn small_failures_read_clearly() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+
+    // A bad flag value is a usage error.
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args(["tokens", "--counter", "foo", "--input", "-"]),
+        2,
+    );
+    assert!(
+        err.contains("openai"),
+        "the valid counters are named: {err}"
+    );
+
+    let (_, err) = run(memscope_on(home.path(), &db).args(["thread", ""]), 3);
+    assert!(!err.contains("  "), "no double space: {err:?}");
+    assert!(err.contains("no conversation \"\""), "{err}");
+
+    let text = home.path().join("notes.txt");
+    std::fs::write(&text, "these are my notes, not a database\n").unwrap();
+    let (_, err) = run(
+        memscope_on(home.path(), text.to_str().unwrap()).args(["conversations"]),
+        3,
+    );
+    assert!(
+        err.contains("is not a SQLite database") && !err.contains("code: 26"),
+        "{err}"
+    );
+}
+
+#[test]
+fn json_gives_the_counter_encoding_and_model_as_fields() {
+    let home = tempfile::tempdir().unwrap();
+    let input = home.path().join("messages.json");
+    std::fs::write(&input, r#"[{"role":"user","content":"hello there"}]"#).unwrap();
+    let (out, _) = run(
+        cli_support::memscope(home.path()).args([
+            "tokens",
+            "--input",
+            input.to_str().unwrap(),
+            "--counter",
+            "raw",
+            "--model",
+            "gpt-4o",
+            "--json",
+        ]),
+        0,
+    );
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["counter_kind"], "raw", "{report}");
+    assert_eq!(report["encoding"], "o200k_base", "{report}");
+    assert_eq!(report["encoding_is_fallback"], false, "{report}");
+    assert_eq!(report["model"], "gpt-4o", "{report}");
+    assert!(
+        report["counter"].as_str().unwrap().starts_with("raw: "),
+        "the sentence stays"
+    );
+}

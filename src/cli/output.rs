@@ -142,7 +142,10 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
             InspectError::UnknownConversation { .. } | InspectError::UnknownMessage { .. } => {
                 (ExitCode::Failure, "not-found", None)
             }
-            InspectError::Ambiguous(_) => (ExitCode::Failure, "ambiguous", None),
+            InspectError::Ambiguous(_) | InspectError::AmbiguousTitle { .. } => {
+                (ExitCode::Failure, "ambiguous", None)
+            }
+            InspectError::Unknown(_) => (ExitCode::Failure, "not-found", None),
             InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
         };
     }
