@@ -129,6 +129,43 @@ fn unknown_sessions_bases_and_jobs_fail_with_exit_3_listing_the_valid_ones() {
 }
 
 #[test]
+fn a_node_is_found_by_its_title_with_the_output_its_id_gives() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let (page, _) = run(
+        memscope_on(home.path(), &db).args([
+            "conversations",
+            "--search",
+            "Kyoto food trip",
+            "--json",
+        ]),
+        0,
+    );
+    let page: Value = serde_json::from_str(&page).unwrap();
+    let kyoto = page["conversations"][0]["id"].as_str().unwrap().to_owned();
+
+    let (by_id, _) = run(
+        memscope_on(home.path(), &db).args(["node-context", &kyoto, "1733817600001"]),
+        0,
+    );
+    let (by_title, _) = run(
+        memscope_on(home.path(), &db).args(["node-context", &kyoto, "Research"]),
+        0,
+    );
+    assert_eq!(by_title, by_id);
+    assert!(by_id.contains("node 1733817600001 \"Research\""), "{by_id}");
+
+    let (_, err) = run(
+        memscope_on(home.path(), &db).args(["node-context", &kyoto, "Reserch"]),
+        3,
+    );
+    assert!(
+        err.contains("no node in this conversation \"Reserch\"; valid, nearest first: 1733817600001 (Research)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn small_failures_read_clearly() {
     let home = tempfile::tempdir().unwrap();
     let db = demo(home.path());
