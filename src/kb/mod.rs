@@ -2,6 +2,7 @@
 //! `embedding_metadata.json` and the vector store. Memory bases write theirs here.
 
 pub mod embedder;
+mod home;
 pub mod langflow;
 pub mod langflow_layout;
 pub mod langflow_pgvector;
@@ -13,6 +14,8 @@ pub mod rows;
 pub mod splitter;
 pub mod sqlite_vec;
 pub mod store;
+
+pub use home::{KbHome, database_home, kb_home};
 
 use std::path::{Path, PathBuf};
 
