@@ -141,3 +141,58 @@ fn a_kb_in_the_old_shared_layout_is_reported_with_what_to_do() {
     .into_owned();
     assert!(info.contains(&*shared.to_string_lossy()), "{info}");
 }
+
+#[test]
+fn a_copied_database_file_gets_its_own_kb_and_works_as_the_original() {
+    let home = tempfile::tempdir().unwrap();
+    let original_file = home.path().join("memory.db");
+    let copy_file = home.path().join("copy.db");
+    let original = format!("sqlite://{}", original_file.display());
+    let copy = format!("sqlite://{}", copy_file.display());
+    json(memscope(home.path(), &original).arg("demo"), 0);
+    let before = check(home.path(), &original);
+    let (_, _, original_kb) = before
+        .iter()
+        .find(|(name, _, _)| name == "Support memory")
+        .unwrap()
+        .clone();
+    let files_before = snapshot(&original_kb);
+    std::fs::copy(&original_file, &copy_file).unwrap();
+
+    // The copy starts from the original's KB: its check is as clean, in its own directory.
+    let copied = check(home.path(), &copy);
+    for ((name, mismatches, mine), (_, theirs, other)) in before.iter().zip(&copied) {
+        assert_ne!(mine, other, "{name}: the copy has its own KB directory");
+        assert_eq!(
+            mismatches, theirs,
+            "{name}: the copy's KB started from the original's"
+        );
+    }
+    let info = json(memscope(home.path(), &copy).arg("info"), 0);
+    assert_eq!(
+        info["database"]["copy_of"].as_str(),
+        Some(&*original_file.canonicalize().unwrap().to_string_lossy()),
+        "{info}"
+    );
+
+    // Sync, regenerate, delete in the copy all succeed, and leave the original's KB alone.
+    json(
+        memscope(home.path(), &copy).args(["mb", "sync", "Support memory"]),
+        0,
+    );
+    json(
+        memscope(home.path(), &copy).args(["mb", "regenerate", "Support memory", "--yes"]),
+        0,
+    );
+    json(
+        memscope(home.path(), &copy).args(["mb", "delete", "Support memory", "--yes"]),
+        0,
+    );
+    assert_eq!(check(home.path(), &original), before);
+    assert!(
+        snapshot(&original_kb) == files_before,
+        "the original's KB is untouched"
+    );
+    let info = json(memscope(home.path(), &original).arg("info"), 0);
+    assert!(info["database"]["copy_of"].is_null(), "{info}");
+}

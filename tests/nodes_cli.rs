@@ -114,14 +114,18 @@ fn empty_states_and_failures_are_told_apart() {
     assert!(text.contains("needs a conversation id"), "{text}");
 
     let kyoto = conversation_id(home.path(), "Kyoto food trip");
-    let missing = json(memscope(home.path()).args([
-        "node-context",
-        &kyoto,
-        "no-such-node",
-        "--source",
-        "files",
-    ]));
-    assert_eq!(missing["empty"]["empty"], "no_memory_file");
+    // A node the conversation never ran is refused, with the nodes it has (not an empty view).
+    let missing = memscope(home.path())
+        .args(["node-context", &kyoto, "no-such-node", "--source", "files"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("no node in this conversation \"no-such-node\"")
+            && err.contains(&format!("{RESEARCHER} (Research)")),
+        "{err}"
+    );
 
     let unknown = memscope(home.path())
         .args([

@@ -25,7 +25,7 @@ pub(super) fn options(resolved: &Resolved, store: &Store, scale: Scale, seed: u6
         },
         seed,
         storage_root: resolved.storage_root.clone(),
-        kb_root: crate::kb::database_kb_root(&resolved.kb_root, store.database_id()),
+        kb_root: crate::kb::database_home(&resolved.kb_root, store).root,
     }
 }
 

@@ -68,16 +68,18 @@ impl CliError {
         self
     }
 
-    /// The error as `--json` prints it: `{"error": {"kind", "message", "hint", "exit_code"}}`.
+    /// The error as `--json` prints it: `{"error": {"kind", "message", "hint", "exit_code"}}`;
+    /// `hint` is left out when there is none.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "error": {
-                "kind": self.kind,
-                "message": self.message,
-                "hint": self.hint,
-                "exit_code": self.code as i32,
-            }
-        })
+        let mut error = serde_json::json!({
+            "kind": self.kind,
+            "message": self.message,
+            "exit_code": self.code as i32,
+        });
+        if let Some(hint) = &self.hint {
+            error["hint"] = hint.clone().into();
+        }
+        serde_json::json!({ "error": error })
     }
 
     /// Prints the error on standard error: one JSON object under `--json`, else
@@ -140,7 +142,10 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
             InspectError::UnknownConversation { .. } | InspectError::UnknownMessage { .. } => {
                 (ExitCode::Failure, "not-found", None)
             }
-            InspectError::Ambiguous(_) => (ExitCode::Failure, "ambiguous", None),
+            InspectError::Ambiguous(_) | InspectError::AmbiguousTitle { .. } => {
+                (ExitCode::Failure, "ambiguous", None)
+            }
+            InspectError::Unknown(_) => (ExitCode::Failure, "not-found", None),
             InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
         };
     }
@@ -166,6 +171,7 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
         return match sync {
             SyncError::Store(store) => classify(store),
             SyncError::Conflict { .. } => (ExitCode::Conflict, "conflict", None),
+            SyncError::Unknown(_) => (ExitCode::Failure, "not-found", None),
             SyncError::NotFound(_) => (
                 ExitCode::Failure,
                 "not-found",

@@ -30,6 +30,7 @@ pub struct BudgetView {
     pub max_tokens: i64,
     pub counter_kind: CounterKind,
     pub counter_description: String,
+    pub counter_fields: crate::memory::tokens::CounterFields,
     /// Tokens of what is actually sent, counted with the classic formula when the configured
     /// counter says 0 for everything: the size the model really receives.
     pub sent_tokens: u64,
@@ -74,6 +75,7 @@ impl BudgetView {
             max_tokens: settings.max_tokens,
             counter_kind: settings.counter.kind(),
             counter_description: settings.counter.description(),
+            counter_fields: settings.counter.fields(),
             sent_tokens,
             model: settings.model.clone(),
             context_window: context_window(&settings.model),

@@ -325,6 +325,9 @@ pub async fn search<E: Embedder>(
     session_id: Option<&str>,
     top_k: usize,
 ) -> Result<Vec<SearchHit>, SyncError> {
+    if let Some(session_id) = session_id {
+        syncer.require_session(base, session_id).await?;
+    }
     if syncer.store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
         syncer.require_embedder(base)?;
         let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {

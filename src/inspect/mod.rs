@@ -56,16 +56,31 @@ impl AmbiguousId {
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
-    #[error("no conversation {id} in {url}")]
+    #[error("no conversation {} in {url}", readable_id(id))]
     UnknownConversation { id: String, url: String },
     #[error(transparent)]
     Ambiguous(#[from] AmbiguousId),
-    #[error("no message {id} in conversation {conversation}")]
+    #[error("no message {} in conversation {conversation}", readable_id(id))]
     UnknownMessage { id: String, conversation: String },
     #[error("{0}")]
     BadSetting(String),
+    /// A node or other name that matched nothing, with the valid ones.
+    #[error(transparent)]
+    Unknown(#[from] crate::memory::names::Unknown),
+    #[error("{title:?} is the title of several nodes ({}); give the id", ids.join(", "))]
+    AmbiguousTitle { title: String, ids: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// An id as a message names it: quoted when it is empty or has spaces at either end, so none
+/// reads as a double space.
+fn readable_id(id: &str) -> String {
+    if id.is_empty() || id.trim() != id {
+        format!("{id:?}")
+    } else {
+        id.to_owned()
+    }
 }
 
 /// The counter for a model, a counter name and an optional encoding override, as the config and

@@ -26,7 +26,7 @@ pub use context::{
 };
 pub use list::{
     LatestContext, NodeSummary, latest_context, load_conversation_executions,
-    load_latest_executions, summarize_nodes,
+    load_latest_executions, resolve_node, summarize_nodes,
 };
 pub use offloads::{ExecutionDocs, FullColumn, resolve_offloads};
 pub use sources::{

@@ -2,12 +2,15 @@
 //! `embedding_metadata.json` and the vector store. Memory bases write theirs here.
 
 pub mod embedder;
+mod home;
 pub mod openai;
 pub mod pgvector;
 pub mod rows;
 pub mod splitter;
 pub mod sqlite_vec;
 pub mod store;
+
+pub use home::{KbHome, database_home, kb_home};
 
 use std::path::{Path, PathBuf};
 

@@ -9,6 +9,7 @@ pub mod langgraph;
 pub mod memory_base;
 pub mod model;
 pub mod models;
+pub mod names;
 pub mod node_context;
 pub mod thread;
 pub mod tokens;

@@ -15,6 +15,9 @@ pub enum StoreError {
     #[error("{path} is a directory, not a database file")]
     IsADirectory { url: String, path: String },
 
+    #[error("{path} is not a SQLite database: the file does not start as one does")]
+    NotSqlite { url: String, path: String },
+
     #[error("cannot connect to {url}: {source}")]
     Unreachable {
         url: String,
@@ -111,6 +114,10 @@ impl StoreError {
                 "name the database file inside it, e.g. --db {}",
                 std::path::Path::new(path).join("memscope.db").display()
             ),
+            StoreError::NotSqlite { .. } => "point --db at the SQLite file of a Dify, Langflow \
+                                             or memscope database, or give a postgres:// or \
+                                             mysql:// URL"
+                .to_owned(),
             StoreError::Unreachable { url, .. }
                 if url.starts_with("postgres") || super::mysql_url::is_mysql_url(url) =>
             {
@@ -182,7 +189,23 @@ pub(super) fn check_sqlite_file(
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => Err(problem(true)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create => Err(problem(false)),
+        // An empty file is an empty database to SQLite; any other starts with its header.
+        Ok(meta) if meta.len() > 0 && !starts_as_sqlite(path) => Err(StoreError::NotSqlite {
+            url: url.to_owned(),
+            path: path.display().to_string(),
+        }),
         _ => Ok(()),
+    }
+}
+
+/// Whether the file starts with SQLite's header; an unreadable file is left to SQLite to report.
+fn starts_as_sqlite(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    const HEADER: &[u8; 16] = b"SQLite format 3\0";
+    let mut start = [0u8; 16];
+    match std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut start)) {
+        Ok(()) => &start == HEADER,
+        Err(e) => e.kind() != std::io::ErrorKind::UnexpectedEof,
     }
 }
 

@@ -198,6 +198,14 @@ impl Store {
         self.catalog.meta.get("database_id").map(String::as_str)
     }
 
+    /// The SQLite file the database is, when it is one.
+    pub fn database_file(&self) -> Option<std::path::PathBuf> {
+        match &self.pool {
+            DbPool::Sqlite(..) => super::pool::sqlite_path(&self.url).map(Into::into),
+            DbPool::Postgres(..) | DbPool::Mysql(..) => None,
+        }
+    }
+
     /// The database URL with its password redacted.
     pub fn url(&self) -> &str {
         &self.url

@@ -124,10 +124,16 @@ impl MbSettings {
     }
 
     /// A syncer embedding with `model` (a memory base's `embedding_model`). Its KB root is the
-    /// database's own (`kb::database_kb_root`): no syncer reaches another database's KBs.
+    /// database's own (`kb::kb_home`), a copied file's included: no syncer reaches another
+    /// database's KBs.
     pub fn syncer(&self, store: Store, model: &str) -> Result<Syncer, SyncError> {
+        let home = crate::kb::database_home(&self.kb_root, &store);
+        home.prepare().map_err(|source| SyncError::Io {
+            path: home.root.clone(),
+            source,
+        })?;
         let settings = SyncSettings {
-            kb_root: crate::kb::database_kb_root(&self.kb_root, store.database_id()),
+            kb_root: home.root,
             ..self.sync_settings()
         };
         Ok(Syncer::new(store, self.embedder(model)?, settings))
@@ -191,13 +197,17 @@ mod tests {
 
     #[tokio::test]
     async fn config_values_reach_the_syncer_and_flags_override_them() {
-        let (tmp, resolved) = resolved(
-            "[storage]\nkb_root = \"/srv/kb\"\n\
+        // The syncer records its database file in the KB root: a directory of the test's own.
+        let kb = tempfile::tempdir().unwrap();
+        let kb_root = kb.path().join("srv-kb");
+        let (tmp, resolved) = resolved(&format!(
+            "[storage]\nkb_root = {:?}\n\
              [memory_bases]\nembedding_model = \"nomic-embed-text\"\n\
              embeddings_url = \"http://127.0.0.1:9/\"\nembeddings_dimension = 768\n\
              embeddings_batch = 8\nembeddings_timeout_secs = 5\n\
              lease_secs = 7\nbatch_messages = 50\nwatch_interval_secs = 9\n",
-        );
+            kb_root.display().to_string()
+        ));
         let url = crate::config::sqlite_url(&tmp.path().join("m.db"));
         let store = Store::init(&url).await.unwrap();
         let syncer = syncer_from_config(store.clone(), &resolved).unwrap();
@@ -205,14 +215,10 @@ mod tests {
         assert_eq!(syncer.embedder.dimension(), 768);
         assert_eq!(
             syncer.settings.kb_root,
-            crate::kb::database_kb_root(std::path::Path::new("/srv/kb"), store.database_id())
+            crate::kb::database_kb_root(&kb_root, store.database_id())
         );
         assert!(
-            syncer
-                .settings
-                .kb_root
-                .to_string_lossy()
-                .starts_with("/srv/kb/db-"),
+            syncer.settings.kb_root.starts_with(&kb_root),
             "the database's own directory under the configured root"
         );
         assert_eq!(syncer.settings.lease, Duration::from_secs(7));

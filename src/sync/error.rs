@@ -12,6 +12,9 @@ use crate::store::memory_bases::job_status;
 pub enum SyncError {
     #[error("no memory base {0:?}")]
     NotFound(String),
+    /// A session, job or base name that matched nothing, with the valid ones.
+    #[error(transparent)]
+    Unknown(#[from] crate::memory::names::Unknown),
     #[error("{0:?} names {1} memory bases; use the id")]
     Ambiguous(String, usize),
     #[error("memory base {base}: session {session} is already syncing")]

@@ -18,6 +18,7 @@ use crate::memory::memory_base::{
     KbExpectation, MessagePosition, Mismatch, is_safe_kb_name, lock_name, mismatches,
     threshold_reached,
 };
+use crate::memory::names::Unknown;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo, SessionLock};
@@ -101,7 +102,10 @@ impl<E: Embedder> Syncer<E> {
     pub async fn resolve(&self, key: &str) -> Result<MemoryBaseInfo, SyncError> {
         let mut found = self.store.find_memory_bases(key).await?;
         match found.len() {
-            0 => Err(SyncError::NotFound(key.to_owned())),
+            0 => {
+                let names = self.store.memory_bases().await?.into_iter().map(|b| b.name);
+                Err(Unknown::new("memory base", key, names).into())
+            }
             1 => Ok(found.remove(0)),
             n => {
                 // An id match wins over name matches.
@@ -196,6 +200,34 @@ impl<E: Embedder> Syncer<E> {
         })
     }
 
+    /// Fails unless the base knows `session_id`: it has a session row, or messages of the base's
+    /// flow. Langflow's own flush makes a row for any name it is given; memscope refuses a name
+    /// with neither, so a typo never writes (names match exactly).
+    pub async fn require_session(
+        &self,
+        base: &MemoryBaseInfo,
+        session_id: &str,
+    ) -> Result<(), SyncError> {
+        let store = &self.store;
+        if store
+            .memory_base_session(&base.id, session_id)
+            .await?
+            .is_some()
+        {
+            return Ok(());
+        }
+        let flow = store.flow_sessions(&base.flow_id).await?;
+        if flow.iter().any(|s| s == session_id) {
+            return Ok(());
+        }
+        let rows = store.memory_base_sessions(&base.id).await?;
+        let valid = flow
+            .into_iter()
+            .chain(rows.into_iter().map(|row| row.session_id));
+        let what = format!("session in memory base {}", base.name);
+        Err(Unknown::new(what, session_id, valid).into())
+    }
+
     /// Takes a session's lock, waiting up to `wait` for it.
     async fn lock(
         &self,
@@ -245,6 +277,7 @@ impl<E: Embedder> Syncer<E> {
             self.refuse_preprocessing(base).await?;
         }
         self.require_embedder(base)?;
+        self.require_session(base, session_id).await?;
         // Jobs whose process stopped are failed first, here as in every list of jobs.
         self.store.sweep_abandoned_jobs(Utc::now()).await?;
         let Some(lock) = self.lock(base, session_id, wait).await? else {

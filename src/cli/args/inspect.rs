@@ -52,7 +52,8 @@ pub struct TokenArgs {
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
     /// Token counter: openai, plugin, raw or zero (default from config)
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::memory::tokens::CounterKind::ALL.map(crate::memory::tokens::CounterKind::name)))]
     pub counter: Option<String>,
     /// Encoding override: cl100k_base, o200k_base, p50k_base, r50k_base
     #[arg(long, value_name = "NAME")]

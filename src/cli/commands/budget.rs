@@ -10,7 +10,10 @@ use crate::inspect::budget::{BudgetLine, BudgetView};
 /// A budget's counter and token figures, flattened into each report in the same place.
 #[derive(Serialize)]
 pub(super) struct BudgetFigures {
+    /// The counter in words; `counter_kind`, `encoding` and `model` are its machine fields.
     pub(super) counter: String,
+    #[serde(flatten)]
+    pub(super) counter_fields: crate::memory::tokens::CounterFields,
     pub(super) model: String,
     pub(super) max_tokens: i64,
     pub(super) tokens_before: u64,
@@ -24,6 +27,7 @@ impl BudgetFigures {
     pub(super) fn of(view: &BudgetView) -> BudgetFigures {
         BudgetFigures {
             counter: view.counter_description.clone(),
+            counter_fields: view.counter_fields.clone(),
             model: view.model.clone(),
             max_tokens: view.max_tokens,
             tokens_before: view.pruned.tokens_before,

@@ -41,6 +41,8 @@ struct Info {
     database: DatabaseStatus,
 }
 
+// One value per `info` run: boxing its larger variant would save nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
 enum DatabaseStatus {
@@ -55,6 +57,8 @@ enum DatabaseStatus {
         read_only: bool,
         /// Where this database's knowledge bases live (its own directory under the KB root).
         database_kb_root: PathBuf,
+        /// The database file this one is a copy of: its knowledge bases started from that one's.
+        copy_of: Option<PathBuf>,
         /// Memory bases whose KB is still in the layout every database used to share.
         shared_layout: Vec<String>,
         /// What its conversation tables have of Dify's schema, and the behaviours that follow.
@@ -112,7 +116,8 @@ async fn describe(
     kb_root: &std::path::Path,
 ) -> Result<DatabaseStatus, crate::store::StoreError> {
     let tables = store.table_counts().await?;
-    let own_root = crate::kb::database_kb_root(kb_root, store.database_id());
+    let home = crate::kb::database_home(kb_root, store);
+    let own_root = home.root.clone();
     let mut shared = Vec::new();
     // Knowledge bases kept in the app's own rows never used memscope's old shared layout.
     let in_directories =
@@ -154,6 +159,7 @@ async fn describe(
         created_by_memscope: store.created_by_memscope(),
         read_only: store.is_read_only(),
         database_kb_root: own_root,
+        copy_of: home.copy_of,
         shared_layout: shared,
         conversation_schema,
         tables: tables
@@ -235,6 +241,7 @@ fn render(info: &Info) -> String {
             created_by_memscope,
             read_only,
             database_kb_root,
+            copy_of,
             shared_layout,
             conversation_schema,
             tables,
@@ -244,6 +251,12 @@ fn render(info: &Info) -> String {
                 "\nits knowledge bases  {}\n",
                 database_kb_root.display()
             ));
+            if let Some(original) = copy_of {
+                out.push_str(&format!(
+                    "  a copy of {}: its knowledge bases are its own, started from that file's\n",
+                    original.display()
+                ));
+            }
             for note in shared_layout {
                 out.push_str(&format!("  {note}\n"));
             }

@@ -23,7 +23,7 @@ use crate::store::memory_bases::MemoryBaseUpdate;
 use context::MbContext;
 
 /// Every knowledge base of the database, as Langflow lists them, memory bases marked: the
-/// database's own KB directory (see `kb::database_kb_root`).
+/// database's own KB directory (see `kb::database_home`).
 pub async fn kbs(context: &Context) -> CliResult {
     let store = context.open().await?;
     if store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
@@ -39,7 +39,7 @@ pub async fn kbs(context: &Context) -> CliResult {
         }
         .into());
     }
-    let root = &crate::kb::database_kb_root(&context.resolved.kb_root, store.database_id());
+    let root = &crate::kb::database_home(&context.resolved.kb_root, &store).root;
     let kbs = crate::kb::list_kbs(root);
     emit(context.global.json, &kbs, |kbs| {
         if kbs.is_empty() {

@@ -12,7 +12,7 @@ use crate::inspect::budget::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
     latest_context, load_conversation_executions, load_latest_executions, load_node_sources,
-    load_thread, load_timeline, node_context, sparkline, summarize_nodes, timeline,
+    load_thread, load_timeline, node_context, resolve_node, sparkline, summarize_nodes, timeline,
 };
 use crate::memory::history::{HistoryOptions, PopRule};
 use crate::memory::node_context::NodeProblem;
@@ -168,6 +168,7 @@ struct ContextReport {
     /// Deleted in Dify (hidden there); shown as stored.
     deleted: bool,
     node_id: String,
+    node_title: String,
     source: ContextSource,
     leaf: Option<String>,
     run_id: Option<String>,
@@ -189,9 +190,14 @@ struct ContextReport {
 fn render_context(r: &ContextReport) -> String {
     let mut out = deleted_banner(r.deleted).to_owned();
     out += &format!(
-        "conversation {} node {}: {}\n",
+        "conversation {} node {}{}: {}\n",
         r.conversation_id,
         r.node_id,
+        if r.node_title.is_empty() {
+            String::new()
+        } else {
+            format!(" {:?}", r.node_title)
+        },
         r.source.describe()
     );
     if let Some(run) = &r.run_id {
@@ -272,6 +278,28 @@ impl From<NodeSource> for ContextSource {
     }
 }
 
+/// The conversation's node that `typed` names, by id or by unique title. A conversation that
+/// is no chatflow has no nodes: its empty state says so, under the name as typed.
+async fn find_node(
+    store: &crate::store::Store,
+    thread: &NodeThread,
+    typed: &str,
+) -> CliResult<NodeSummary> {
+    let executions = load_conversation_executions(store, &thread.info.id).await?;
+    let nodes = summarize_nodes(thread, &executions);
+    if !thread.is_chatflow() {
+        return Ok(NodeSummary {
+            node_id: typed.to_owned(),
+            node_type: String::new(),
+            title: String::new(),
+            executions: 0,
+            on_thread: 0,
+            latest_run: None,
+        });
+    }
+    Ok(resolve_node(&nodes, typed)?.clone())
+}
+
 /// One node's context on a conversation's thread at `leaf`, read from `source`.
 pub async fn load_context(
     context: &Context,
@@ -282,7 +310,8 @@ pub async fn load_context(
     source: ContextSource,
 ) -> CliResult<crate::inspect::nodes::NodeContext> {
     let thread = thread(store, conversation, leaf).await?;
-    let sources = load_node_sources(store, &context.storage()?, &thread, node).await?;
+    let node = find_node(store, &thread, node).await?;
+    let sources = load_node_sources(store, &context.storage()?, &thread, &node.node_id).await?;
     Ok(node_context(&thread, &sources, source))
 }
 
@@ -290,9 +319,10 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let store = context.open_for(Part::NodeContexts).await?;
     let settings = settings(context, &args.tokens, args.max_tokens)?;
     let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
+    let node = find_node(&store, &thread, &args.node).await?;
     let storage = context.storage()?;
-    let sources = load_node_sources(&store, &storage, &thread, &args.node).await?;
-    let executions = load_timeline(&store, &storage, &thread, &args.node).await?;
+    let sources = load_node_sources(&store, &storage, &thread, &node.node_id).await?;
+    let executions = load_timeline(&store, &storage, &thread, &node.node_id).await?;
     let source = ContextSource::from(args.source);
     let mut cache = CountCache::default();
     let view = NodeContextView::compute(
@@ -300,12 +330,13 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
         &settings,
         &mut cache,
     );
-    let timeline = timeline(&thread, &args.node, &sources.memory_file, &executions);
+    let timeline = timeline(&thread, &node.node_id, &sources.memory_file, &executions);
     let budget = &view.budget;
     let report = ContextReport {
         conversation_id: thread.info.id.clone(),
         deleted: thread.info.is_deleted,
-        node_id: args.node.clone(),
+        node_id: node.node_id,
+        node_title: node.title,
         source,
         leaf: thread.leaf.clone(),
         run_id: view.context.run_id.clone(),

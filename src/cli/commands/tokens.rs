@@ -28,7 +28,11 @@ struct Line {
 
 #[derive(Serialize)]
 struct Report {
+    /// The counter in words; the fields after it are its machine form.
     counter: String,
+    #[serde(flatten)]
+    counter_fields: crate::memory::tokens::CounterFields,
+    model: String,
     messages: Vec<Line>,
     /// The list's count, overhead included: what the counter says of the whole list.
     total: u64,
@@ -129,7 +133,7 @@ impl<'de> Visitor<'de> for &mut Counted<'_> {
 
 pub fn run(context: &Context, args: &TokensArgs) -> CliResult {
     let text = read_input(&args.input)?;
-    let (counter, _) = counter_from(context, &args.tokens)?;
+    let (counter, model) = counter_from(context, &args.tokens)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let counter = counter.with_threads(threads);
     let mut counted = Counted {
@@ -188,6 +192,8 @@ pub fn run(context: &Context, args: &TokensArgs) -> CliResult {
         .collect();
     let report = Report {
         counter: counter.description(),
+        counter_fields: counter.fields(),
+        model,
         total: messages
             .iter()
             .map(|line| u64::from(line.tokens))

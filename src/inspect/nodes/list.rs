@@ -11,6 +11,7 @@ use super::thread::NodeThread;
 use crate::inspect::InspectError;
 use crate::inspect::budget::BudgetSettings;
 use crate::inspect::conversation::load_conversation;
+use crate::memory::names::Unknown;
 use crate::memory::tokens::CountCache;
 use crate::storage::ObjectStore;
 use crate::store::{NodeExecutionBrief, Store};
@@ -27,6 +28,36 @@ pub struct NodeSummary {
     pub on_thread: usize,
     /// The thread's newest run that executed the node: where its latest context is.
     pub latest_run: Option<String>,
+}
+
+/// The node `typed` names among a conversation's nodes: the one with that id, else the one
+/// with that title. A title several nodes share, or a name none has, fails (the latter listing
+/// the nodes, id and title, nearest first).
+pub fn resolve_node<'a>(
+    nodes: &'a [NodeSummary],
+    typed: &str,
+) -> Result<&'a NodeSummary, InspectError> {
+    if let Some(node) = nodes.iter().find(|n| n.node_id == typed) {
+        return Ok(node);
+    }
+    match nodes
+        .iter()
+        .filter(|n| n.title == typed)
+        .collect::<Vec<_>>()[..]
+    {
+        [node] => Ok(node),
+        [] => {
+            let valid = nodes.iter().map(|n| {
+                let label = format!("{} ({})", n.node_id, n.title);
+                (label, vec![n.node_id.clone(), n.title.clone()])
+            });
+            Err(Unknown::by_names("node in this conversation", typed, valid).into())
+        }
+        ref many => Err(InspectError::AmbiguousTitle {
+            title: typed.to_owned(),
+            ids: many.iter().map(|n| n.node_id.clone()).collect(),
+        }),
+    }
 }
 
 /// Every node execution of the conversation's runs (all turns, not only the thread).

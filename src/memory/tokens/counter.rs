@@ -143,7 +143,26 @@ pub struct TokenCounter {
     threads: usize,
 }
 
+/// A counter as a script reads it: each part a field of its own, beside the sentence
+/// [`TokenCounter::description`] gives people.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CounterFields {
+    /// `openai`, `plugin`, `raw` or `zero`.
+    pub counter_kind: &'static str,
+    pub encoding: String,
+    /// The encoding is the counter's fallback: tiktoken does not know the model.
+    pub encoding_is_fallback: bool,
+}
+
 impl TokenCounter {
+    pub fn fields(&self) -> CounterFields {
+        CounterFields {
+            counter_kind: self.id.kind.name(),
+            encoding: self.id.encoding.to_string(),
+            encoding_is_fallback: self.fallback,
+        }
+    }
+
     /// The counter Dify would use for `model`, falling back to the kind's
     /// [`fallback_encoding`](CounterKind::fallback_encoding) when tiktoken does not know it.
     pub fn for_model(kind: CounterKind, model: &str) -> TokenCounter {

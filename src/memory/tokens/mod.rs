@@ -23,6 +23,6 @@ mod split;
 mod table_hash;
 
 pub use cache::{CacheStats, CountCache};
-pub use counter::{ChatMlOverhead, CounterId, CounterKind, TokenCounter};
+pub use counter::{ChatMlOverhead, CounterFields, CounterId, CounterKind, TokenCounter};
 pub use encoding::{Encoding, Tokenizer, base_model, encoding_for_model, is_loaded, preload};
 pub use error::TokensError;

@@ -10,6 +10,7 @@ use super::render::render_jobs;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
 use crate::format::thousands;
 use crate::kb::embedder::HASHING_MODEL;
+use crate::memory::names::Unknown;
 use crate::sync::{CancelFlag, SessionSync, Trigger};
 
 /// Syncs one session of a base, or all of them; progress goes to stderr so stdout stays the
@@ -94,11 +95,25 @@ pub(super) async fn jobs(mb: &MbContext<'_>, key: Option<&str>, limit: i64) -> C
 
 pub(super) async fn cancel(mb: &MbContext<'_>, job: &str) -> CliResult {
     let hashing = mb.syncer(HASHING_MODEL)?;
+    // Only a job that exists is cancelled; an id that names none is refused with the known ones.
+    let known = uuid::Uuid::parse_str(&crate::store::dashed_id(job)).is_ok();
+    let found = match known {
+        true => mb.store.job(&crate::store::dashed_id(job)).await?,
+        false => None,
+    };
+    let Some(found) = found else {
+        let jobs = crate::inspect::memory_bases::jobs(&hashing, None, 50)
+            .await
+            .map_err(sync_failed)?;
+        let ids = jobs.into_iter().map(|j| j.job_id);
+        return Err(sync_failed(Unknown::new("ingestion job", job, ids).into())
+            .with_hint("`memscope mb jobs` lists the jobs and their states"));
+    };
     if !hashing.cancel_job(job).await.map_err(sync_failed)? {
-        return Err(
-            CliError::not_found(format!("job {job} is not queued or running"))
-                .with_hint("`memscope mb jobs` lists the jobs and their states"),
-        );
+        return Err(CliError::failure(format!(
+            "job {job} is {}, not queued or running: there is nothing to cancel",
+            found.status
+        )));
     }
     mb.emit(
         &serde_json::json!({ "job_id": job, "cancelled": true }),
