@@ -11,7 +11,29 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::database_kb_root;
+/// The prefix of a database's own directory under the KB root.
+pub const DATABASE_DIR_PREFIX: &str = "db-";
+
+/// Where one database's knowledge bases live: the one decision about KB placement.
+///
+/// A memscope database has its own directory, `{kb_root}/db-{database_id}/`, so two databases
+/// (two demos, a copy and its original) never read, overwrite or delete each other's KBs
+/// whatever their memory bases are called. A database without an identity (one memscope did not
+/// create) uses `kb_root` itself, Langflow's own layout. A copied database file keeps its
+/// original's identity, and so its KBs.
+pub fn database_kb_root(kb_root: &Path, database_id: Option<&str>) -> PathBuf {
+    let id: Option<String> = database_id
+        .map(|id| {
+            id.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect()
+        })
+        .filter(|id: &String| !id.is_empty());
+    match id {
+        Some(id) => kb_root.join(format!("{DATABASE_DIR_PREFIX}{id}")),
+        None => kb_root.to_path_buf(),
+    }
+}
 
 /// The file in a database's KB directory that names the database file owning it.
 pub const OWNER_FILE: &str = "owner.json";

@@ -10,7 +10,7 @@ pub mod splitter;
 pub mod sqlite_vec;
 pub mod store;
 
-pub use home::{KbHome, database_home, kb_home};
+pub use home::{DATABASE_DIR_PREFIX, KbHome, database_home, database_kb_root, kb_home};
 
 use std::path::{Path, PathBuf};
 
@@ -22,27 +22,6 @@ use crate::memory::memory_base::KbObservation;
 use store::{KbLocation, StoreStats, VectorStore, VectorStoreError};
 
 pub const METADATA_FILE: &str = "embedding_metadata.json";
-
-/// Where one database's knowledge bases live: the one decision about KB placement.
-///
-/// A memscope database has its own directory, `{kb_root}/db-{database_id}/`, so two databases
-/// (two demos, a copy and its original) never read, overwrite or delete each other's KBs
-/// whatever their memory bases are called. A database without an identity (one memscope did not
-/// create) uses `kb_root` itself, Langflow's own layout. A copied database file keeps its
-/// original's identity, and so its KBs.
-pub fn database_kb_root(kb_root: &Path, database_id: Option<&str>) -> PathBuf {
-    let id: Option<String> = database_id
-        .map(|id| {
-            id.chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-                .collect()
-        })
-        .filter(|id: &String| !id.is_empty());
-    match id {
-        Some(id) => kb_root.join(format!("{DATABASE_DIR_PREFIX}{id}")),
-        None => kb_root.to_path_buf(),
-    }
-}
 
 /// A KB still where every database used to share one directory (`{kb_root}/{user}/{kb}`), when
 /// the database's own directory for it (`kb_dir`, under [`database_kb_root`]) does not exist:
@@ -67,9 +46,6 @@ pub fn shared_layout_advice(base_name: &str, shared: &Path, own: &Path) -> Strin
         own.display()
     )
 }
-
-/// The prefix of a database's own directory under the KB root.
-pub const DATABASE_DIR_PREFIX: &str = "db-";
 
 /// A knowledge base's directory.
 pub fn kb_dir(kb_root: &Path, username: &str, kb_name: &str) -> PathBuf {

@@ -5,7 +5,8 @@
 //! the rows it reads (`sources::langflow` and `memory::agent_history`).
 
 use memscope::memory::agent_history::{AgentHistoryArgs, LeftOut, agent_history};
-use memscope::sources::langflow;
+use memscope::sources::langflow::conversations::conversations;
+use memscope::sources::langflow::messages::{session_flows, session_messages};
 use memscope::store::{Access, Store};
 use std::sync::LazyLock;
 
@@ -102,7 +103,7 @@ fn history_equals_langflows(built: &Sessions, store: &Store) {
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let session_id = case["session_id"].as_str().unwrap();
-        let rows = block_on(langflow::session_messages(store, session_id, None)).unwrap();
+        let rows = block_on(session_messages(store, session_id, None)).unwrap();
         let args = AgentHistoryArgs {
             flow_id: Some(case["flow_id"].as_str().unwrap().to_owned()),
             session_id: session_id.to_owned(),
@@ -149,7 +150,7 @@ fn langflow_agent_history_equals_langflows_own_postgres() {
 fn what_is_left_out_is_counted(built: &Sessions, store: &Store) {
     let support = built.oracle["flows"]["Support Chat"].as_str().unwrap();
     let owner = built.oracle["users"]["owner"].as_str().unwrap();
-    let rows = block_on(langflow::session_messages(store, "New Session 0", None)).unwrap();
+    let rows = block_on(session_messages(store, "New Session 0", None)).unwrap();
     let history = agent_history(
         &rows,
         &AgentHistoryArgs {
@@ -190,7 +191,7 @@ fn langflow_agent_history_counts_what_it_leaves_out_sqlite() {
 }
 
 fn conversations_are_one_per_flow_and_session(built: &Sessions, store: &Store) {
-    let all = block_on(langflow::conversations(store, None, 0, 50)).unwrap();
+    let all = block_on(conversations(store, None, 0, 50)).unwrap();
     assert!(!all.has_more);
     let shared: Vec<_> = all
         .conversations
@@ -216,27 +217,27 @@ fn conversations_are_one_per_flow_and_session(built: &Sessions, store: &Store) {
     // Newest activity first: "long" was written last.
     assert_eq!(all.conversations[0].id, "long");
 
-    let page = block_on(langflow::conversations(store, None, 1, 2)).unwrap();
+    let page = block_on(conversations(store, None, 1, 2)).unwrap();
     assert_eq!(page.conversations, all.conversations[1..3].to_vec());
     assert!(page.has_more);
 
-    let by_text = block_on(langflow::conversations(store, Some("TIED 1"), 0, 50)).unwrap();
+    let by_text = block_on(conversations(store, Some("TIED 1"), 0, 50)).unwrap();
     let found: Vec<_> = by_text
         .conversations
         .iter()
         .map(|c| c.flow.clone())
         .collect();
     assert_eq!(found, vec![Some("Support Chat".to_owned())]);
-    let by_session = block_on(langflow::conversations(store, Some("ong"), 0, 50)).unwrap();
+    let by_session = block_on(conversations(store, Some("ong"), 0, 50)).unwrap();
     assert_eq!(by_session.conversations.len(), 1);
-    let literal = block_on(langflow::conversations(store, Some("%"), 0, 50)).unwrap();
+    let literal = block_on(conversations(store, Some("%"), 0, 50)).unwrap();
     assert!(literal.conversations.is_empty());
 
-    let messages = block_on(langflow::session_messages(store, "long", None)).unwrap();
+    let messages = block_on(session_messages(store, "long", None)).unwrap();
     let texts: Vec<String> = messages.iter().map(|m| m.text.clone()).collect();
     let expected: Vec<String> = (0..130).map(|n| format!("long {n}")).collect();
     assert_eq!(texts, expected);
-    let flows = block_on(langflow::session_flows(store, "New Session 0")).unwrap();
+    let flows = block_on(session_flows(store, "New Session 0")).unwrap();
     assert!(flows.choose(None).is_err());
     let sales = flows.choose(Some("Sales Chat")).unwrap();
     assert_eq!(sales.messages, 2);

@@ -17,7 +17,8 @@ use crate::memory::agent_history::{
 use crate::memory::history::HistoryOptions;
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::CountCache;
-use crate::sources::langflow::{self, LangflowConversation};
+use crate::sources::langflow::conversations::{self as sessions, LangflowConversation};
+use crate::sources::langflow::messages::{session_flows, session_messages};
 use crate::store::Store;
 
 #[derive(Serialize)]
@@ -102,13 +103,13 @@ fn render(r: &Report) -> String {
 }
 
 pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> CliResult {
-    let flows = langflow::session_flows(store, &args.conversation).await?;
+    let flows = session_flows(store, &args.conversation).await?;
     let flow = flows
         .choose(args.flow.as_deref())
         .map_err(|e| CliError::not_found(e.to_string()))?
         .clone();
     let n_messages = args.n_messages.unwrap_or(AGENT_DEFAULT_N_MESSAGES);
-    let rows = langflow::session_messages(store, &args.conversation, None).await?;
+    let rows = session_messages(store, &args.conversation, None).await?;
     let fed = agent_history(
         &rows,
         &AgentHistoryArgs {
@@ -261,7 +262,7 @@ pub async fn conversations(
             ))
         })?,
     };
-    let page = langflow::conversations(store, args.search.as_deref(), offset, args.limit).await?;
+    let page = sessions::conversations(store, args.search.as_deref(), offset, args.limit).await?;
     let next = page
         .has_more
         .then(|| (offset + page.conversations.len() as u64).to_string());

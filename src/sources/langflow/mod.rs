@@ -19,9 +19,6 @@ use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
 
-pub use conversations::{LangflowConversation, LangflowConversationPage, conversations};
-pub use messages::{FlowRef, SessionFlows, session_flows, session_messages};
-
 pub struct Langflow;
 
 impl MemorySource for Langflow {
