@@ -431,8 +431,13 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
             Some(0),
             "Langflow's sessions are listed"
         );
+        let doctor = memscope(built, home.path()).arg("doctor").output().unwrap();
+        assert!(
+            matches!(doctor.status.code(), Some(0 | 1)),
+            "doctor scans Langflow's sessions: {}",
+            String::from_utf8_lossy(&doctor.stderr)
+        );
         for args in [
-            vec!["doctor"],
             vec!["chat-memory", "list"],
             vec!["thread", "x"],
             vec!["kbs"],

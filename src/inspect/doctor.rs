@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
+use super::doctor_langflow::{self, LangflowFinding};
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -13,7 +14,7 @@ use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
 use crate::storage::ObjectStore;
-use crate::store::{BadRow, CancelFlag, Store};
+use crate::store::{BadRow, CancelFlag, ConversationShape, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -75,6 +76,9 @@ pub enum Finding {
         location: String,
         error: String,
     },
+    /// A problem of a Langflow session's Agent memory.
+    #[serde(untagged)]
+    Langflow(LangflowFinding),
 }
 
 impl Finding {
@@ -88,6 +92,7 @@ impl Finding {
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
             Finding::MissingMessageFile { .. } => "missing_message_file",
+            Finding::Langflow(finding) => finding.kind(),
         }
     }
 
@@ -109,6 +114,7 @@ impl Finding {
             Finding::MissingMessageFile {
                 conversation_id, ..
             } => conversation_id.as_deref(),
+            Finding::Langflow(finding) => Some(finding.session_id()),
             Finding::UnreadableRow { .. }
             | Finding::UnreadableJson { .. }
             | Finding::NodeContext { .. } => None,
@@ -173,6 +179,7 @@ impl Finding {
                  which cannot be read: {error}",
                 conversation_id.as_deref().unwrap_or("(none)")
             ),
+            Finding::Langflow(finding) => finding.describe(),
         }
     }
 }
@@ -273,6 +280,10 @@ pub async fn run_with_progress(
 /// How many messages a scan reads, for a progress gauge: a count, so rows written since may
 /// take a scan past it.
 pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
+    match store.profile().capabilities().conversations {
+        ConversationShape::RegenerationTrees => {}
+        ConversationShape::FlowSessions => return doctor_langflow::messages_to_scan(store).await,
+    }
     let counts = store.table_counts().await?;
     Ok(counts
         .iter()
@@ -288,6 +299,25 @@ pub async fn run_until(
     stop: &CancelFlag,
     mut progress: impl FnMut(u64),
 ) -> Result<Option<DoctorReport>, InspectError> {
+    match store.profile().capabilities().conversations {
+        ConversationShape::RegenerationTrees => {}
+        ConversationShape::FlowSessions => {
+            let scan = doctor_langflow::run_until(
+                store,
+                &settings.counter,
+                settings.budget,
+                stop,
+                progress,
+            )
+            .await?;
+            return Ok(scan.map(|scan| DoctorReport {
+                conversations: scan.conversations,
+                messages: scan.messages,
+                deleted_skipped: 0,
+                findings: scan.findings.into_iter().map(Finding::Langflow).collect(),
+            }));
+        }
+    }
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);

@@ -6,6 +6,7 @@ pub mod budget;
 pub mod conversation;
 pub mod diff;
 pub mod doctor;
+pub mod doctor_langflow;
 pub mod memory_bases;
 pub mod nodes;
 pub mod syncers;

@@ -329,3 +329,86 @@ fn cli_history_is_langflows(built: &Sessions, _store: &Store) {
 fn langflow_cli_history_is_langflows_sqlite() {
     on_sessions("langflow_cli_history", true, cli_history_is_langflows);
 }
+
+fn doctor_finds_what_the_agents_memory_hides(built: &Sessions, _store: &Store) {
+    let home = tempfile::tempdir().unwrap();
+    let output = memscope_on(built, home.path())
+        .args(["doctor", "--budget", "1000000", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "findings exit 1: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
+    let counts = &report["counts"];
+    assert_eq!(
+        counts,
+        &serde_json::json!({"shared_session": 1, "longer_than_window": 1, "error_text_fed": 1}),
+        "{report}"
+    );
+    assert_eq!(report["messages"], 149, "{report}");
+    let findings = report["findings"].as_array().unwrap();
+    let find = |kind: &str| findings.iter().find(|f| f["kind"] == kind).unwrap();
+    assert_eq!(
+        find("shared_session")["flows"],
+        serde_json::json!(["Sales Chat", "Support Chat", "Their Chat"])
+    );
+    let long = find("longer_than_window");
+    assert_eq!(
+        (&long["session_id"], &long["flow"], &long["forgotten"]),
+        (
+            &serde_json::json!("long"),
+            &serde_json::json!("Sales Chat"),
+            &serde_json::json!(30)
+        )
+    );
+    // The error text Langflow's own read returned for Support Chat's session.
+    let fed = find("error_text_fed");
+    assert_eq!(fed["flow"], "Support Chat");
+    let support = built.oracle["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "support default")
+        .unwrap();
+    let ids = fed["message_ids"].as_array().unwrap();
+    assert_eq!(ids.len(), 1);
+    let position = support["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|id| id == &ids[0])
+        .expect("the flagged message is in what Langflow feeds");
+    assert_eq!(support["texts"][position], "Error: rate limited");
+
+    let text = memscope_on(built, home.path())
+        .args(["doctor", "--budget", "1000000"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        said.contains("session \"New Session 0\" is used by 3 flows"),
+        "{said}"
+    );
+}
+
+#[test]
+fn langflow_doctor_finds_what_the_agents_memory_hides_sqlite() {
+    on_sessions(
+        "langflow_doctor",
+        true,
+        doctor_finds_what_the_agents_memory_hides,
+    );
+}
+
+#[test]
+fn langflow_doctor_finds_what_the_agents_memory_hides_postgres() {
+    on_sessions(
+        "langflow_doctor",
+        false,
+        doctor_finds_what_the_agents_memory_hides,
+    );
+}

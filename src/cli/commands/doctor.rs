@@ -11,7 +11,7 @@ use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::format::thousands;
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
-use crate::store::Part;
+use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
@@ -76,7 +76,12 @@ fn limit_per_kind(
 }
 
 pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
-    let store = context.open_for(Part::Conversations).await?;
+    let store = context.open().await?;
+    match store.profile().capabilities().conversations {
+        ConversationShape::RegenerationTrees => store.require(Part::Conversations)?,
+        // Langflow's message log is its conversations; the scan reads it through the adapter.
+        ConversationShape::FlowSessions => {}
+    }
     let (counter, _) = counter_from(context, &args.tokens)?;
     let settings = DoctorSettings {
         counter,
