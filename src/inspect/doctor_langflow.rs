@@ -12,7 +12,8 @@ use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LangflowMessage, LeftOut, agent_history,
 };
 use crate::memory::tokens::{CountCache, TokenCounter};
-use crate::sources::langflow::{self, LangflowConversation};
+use crate::sources::langflow::conversations::{LangflowConversation, conversations};
+use crate::sources::langflow::messages::session_messages;
 use crate::store::{CancelFlag, Store};
 
 /// How many conversations one read of the list brings.
@@ -239,7 +240,7 @@ pub fn check_session(
 async fn all_conversations(store: &Store) -> Result<Vec<LangflowConversation>, InspectError> {
     let mut all = Vec::new();
     loop {
-        let page = langflow::conversations(store, None, all.len() as u64, PAGE).await?;
+        let page = conversations(store, None, all.len() as u64, PAGE).await?;
         all.extend(page.conversations);
         if !page.has_more {
             return Ok(all);
@@ -268,8 +269,7 @@ pub async fn run_until(
             return Ok(None);
         }
         let rows =
-            langflow::session_messages(store, &conversation.id, conversation.flow_id.as_deref())
-                .await?;
+            session_messages(store, &conversation.id, conversation.flow_id.as_deref()).await?;
         // Without a flow id the read above has every flow's rows; keep the flowless ones.
         let rows: Vec<LangflowMessage> = rows
             .into_iter()
