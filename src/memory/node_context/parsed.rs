@@ -55,6 +55,8 @@ pub enum NodeProblem {
     UnreadableFile { path: String, error: String },
     #[error("message {message_id} points to workflow run {run_id}, which does not exist")]
     DanglingRun { message_id: String, run_id: String },
+    #[error("message {message_id}: workflow run {run_id} was archived out of the database by Dify")]
+    ArchivedRun { message_id: String, run_id: String },
 }
 
 /// One message of a node's context, with where it came from: a workflow run id (design-A
