@@ -1,6 +1,7 @@
-//! Every read command on Dify databases of five points of its schema history — before
-//! dialogue counts, before regeneration threads, with them, with offloaded node outputs, and
-//! after `is_deleted` was dropped — through the real binary, on SQLite and PostgreSQL: each era
+//! Every read command on Dify databases of six points of its schema history — before
+//! dialogue counts, before regeneration threads, with them, with offloaded node outputs, after
+//! `is_deleted` was dropped, and with archived workflow runs, human-input pauses and
+//! `messages.app_mode` — through the real binary, on SQLite and PostgreSQL: each era
 //! opens, is described by `info`, and reads as that Dify version read it; deleted conversations
 //! stay hidden unless asked for. On MySQL (MariaDB here) the same rows, in the column types
 //! Dify's models give them there, read to the same documents as on PostgreSQL.
@@ -318,8 +319,19 @@ async fn check_era(db: common::TestDb, era: Era) {
     assert_eq!(nodes["nodes"][0]["node_id"], "llm1", "{nodes}");
     if era.has_archive() {
         let said = text(home, url, &["nodes", &uid(CHATFLOW)], 0);
-        assert!(said.contains("archived"), "{said}");
+        assert!(
+            said.contains("1 thread turn whose run Dify archived"),
+            "{said}"
+        );
+        assert_eq!(nodes["archived_turns"], 1, "{nodes}");
+        let said = text(home, url, &["node-context", &uid(CHATFLOW), "llm1"], 0);
+        assert!(
+            said.contains(&format!("run {} archived by Dify", uid(ARCHIVED_RUN))),
+            "{said}"
+        );
         assert!(!said.contains("does not exist"), "{said}");
+    } else {
+        assert!(nodes.get("archived_turns").is_none(), "{nodes}");
     }
     let context = json(home, url, &["node-context", &uid(CHATFLOW), "llm1"], 0);
     assert_eq!(context["offloaded"], era.has_offload(), "{context}");
@@ -349,6 +361,10 @@ dify_db_tests! {
 
     async fn after_the_deleted_flag_was_dropped(db) {
         check_era(db, Era::NoDeletedFlag).await;
+    }
+
+    async fn with_archived_runs_pauses_and_message_app_modes(db) {
+        check_era(db, Era::Archive).await;
     }
 }
 

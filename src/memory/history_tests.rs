@@ -129,7 +129,10 @@ fn a_paused_row_is_read_by_its_answer_not_its_status() {
     assert_eq!(history.thread, ["1", "2"]);
     assert_eq!(texts(&history), ["q1", "a1", "q2", ""]);
     // Paused after streaming part of an answer: kept whole, as a normal row would be.
-    let turns = [paused(&chain[0], "Waiting for appr", 4), row(&chain[1], "a2", 5)];
+    let turns = [
+        paused(&chain[0], "Waiting for appr", 4),
+        row(&chain[1], "a2", 5),
+    ];
     let history = assemble_history(&turns, &[], &HistoryOptions::default());
     assert_eq!(history.popped, None);
     assert_eq!(texts(&history), ["q2", "a2", "q3", "Waiting for appr"]);

@@ -55,7 +55,9 @@ pub enum NodeProblem {
     UnreadableFile { path: String, error: String },
     #[error("message {message_id} points to workflow run {run_id}, which does not exist")]
     DanglingRun { message_id: String, run_id: String },
-    #[error("message {message_id}: workflow run {run_id} was archived out of the database by Dify")]
+    #[error(
+        "run {run_id} archived by Dify: its executions left the database (message {message_id})"
+    )]
     ArchivedRun { message_id: String, run_id: String },
 }
 
