@@ -204,6 +204,7 @@ fn node_thread() -> Arc<NodeThread> {
             })
             .collect(),
         dangling: Vec::new(),
+        archived: Vec::new(),
     })
 }
 

@@ -1,6 +1,7 @@
-//! Every read command on Dify databases of five points of its schema history — before
-//! dialogue counts, before regeneration threads, with them, with offloaded node outputs, and
-//! after `is_deleted` was dropped — through the real binary, on SQLite and PostgreSQL: each era
+//! Every read command on Dify databases of six points of its schema history — before
+//! dialogue counts, before regeneration threads, with them, with offloaded node outputs, after
+//! `is_deleted` was dropped, and with archived workflow runs, human-input pauses and
+//! `messages.app_mode` — through the real binary, on SQLite and PostgreSQL: each era
 //! opens, is described by `info`, and reads as that Dify version read it; deleted conversations
 //! stay hidden unless asked for. On MySQL (MariaDB here) the same rows, in the column types
 //! Dify's models give them there, read to the same documents as on PostgreSQL.
@@ -21,6 +22,8 @@ const LIVE: u64 = 20;
 const DELETED: u64 = 21;
 const CHATFLOW: u64 = 22;
 const RUN: u64 = 70;
+/// A run Dify archived out of the database: an archive log, no `workflow_runs` row.
+const ARCHIVED_RUN: u64 = 71;
 const EXECUTION: u64 = 80;
 const OFFLOADED_UPLOAD: u64 = 90;
 const OFFLOAD_KEY: &str = "offload/outputs-80.json";
@@ -58,7 +61,13 @@ fn rows(era: Era) -> Vec<String> {
             query: "flow question",
             answer: "flow answer",
             workflow_run: Some(RUN),
-            ..Message::turn(54, CHATFLOW, FLOW, None, "2024-08-02 00:00:40")
+            ..Message::turn(
+                54,
+                CHATFLOW,
+                FLOW,
+                era.has_archive().then_some(55),
+                "2024-08-02 00:00:40",
+            )
         }
         .insert(era),
         format!(
@@ -103,6 +112,38 @@ fn rows(era: Era) -> Vec<String> {
             true,
         ));
         rows.push(Message::turn(53, DELETED, SUPPORT, None, "2024-08-02 00:00:35").insert(era));
+    }
+    if era.has_archive() {
+        // The chatflow's first turn, its run archived; the live chat's newest row a human-input
+        // pause with nothing answered yet.
+        rows.push(
+            Message {
+                workflow_run: Some(ARCHIVED_RUN),
+                ..Message::turn(55, CHATFLOW, FLOW, None, "2024-08-02 00:00:38")
+            }
+            .insert(era),
+        );
+        rows.push(
+            Message {
+                answer: "",
+                status: "paused",
+                ..Message::turn(56, LIVE, SUPPORT, Some(52), "2024-08-02 00:00:50")
+            }
+            .insert(era),
+        );
+        rows.push(format!(
+            "INSERT INTO workflow_archive_logs (id, tenant_id, app_id, workflow_id,
+                workflow_run_id, created_by_role, created_by, run_version, run_status,
+                run_triggered_from, run_created_at) VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid,
+                '{}'::uuid, '{}'::uuid, 'account', '{}'::uuid, '2024-08-01', 'succeeded',
+                'app-run', '2024-08-02 00:00:38');",
+            uid(72),
+            uid(common::dify::TENANT),
+            uid(FLOW),
+            uid(99),
+            uid(ARCHIVED_RUN),
+            uid(common::dify::ACCOUNT)
+        ));
     }
     if era.has_offload() {
         rows.push(format!(
@@ -163,6 +204,8 @@ async fn check_era(db: common::TestDb, era: Era) {
         era.has_deleted_flag(),
         "{info}"
     );
+    assert_eq!(schema["archived_runs"], era.has_archive(), "{info}");
+    assert_eq!(schema["message_app_mode"], era.has_archive(), "{info}");
     assert_eq!(
         schema["deleted_count"],
         u8::from(era.has_deleted_flag()),
@@ -214,23 +257,26 @@ async fn check_era(db: common::TestDb, era: Era) {
     assert_eq!(deleted, expected);
 
     // thread: one line before regeneration threads (UUID_NIL parents), of the answered rows
-    // Dify's query read then; the walk over the parents after.
+    // Dify's query read then; the walk over the parents after. A pause is a row of the thread.
     let thread = json(home, url, &["thread", &uid(LIVE)], 0);
-    let read: Vec<String> = if era.has_threads() {
+    let mut read: Vec<String> = if era.has_threads() {
         vec![uid(50), uid(51), uid(52)]
     } else {
         vec![uid(50), uid(52)]
     };
-    assert_eq!(ids(&thread["thread"]), read, "{thread}");
-    assert_eq!(
-        ids(&thread["tree_path"]),
-        [uid(50), uid(51), uid(52)],
-        "{thread}"
-    );
+    let mut tree_path = vec![uid(50), uid(51), uid(52)];
+    if era.has_archive() {
+        tree_path.push(uid(56));
+        assert_eq!(ids(&thread["thread"]), tree_path, "{thread}");
+    } else {
+        assert_eq!(ids(&thread["thread"]), read, "{thread}");
+    }
+    assert_eq!(ids(&thread["tree_path"]), tree_path, "{thread}");
     assert_eq!(thread["deleted"], false);
     assert_eq!(thread["comparison"]["kind"], "same", "{thread}");
 
     // history: before threads Dify's query skipped unanswered rows, the failed turn with them.
+    // The pause, newest and unanswered, is the placeholder Dify's memory pops.
     let history = json(home, url, &["history", &uid(LIVE)], 0);
     let sources: Vec<&str> = history["messages"]
         .as_array()
@@ -243,18 +289,50 @@ async fn check_era(db: common::TestDb, era: Era) {
         .flat_map(|id| [id.as_str(), id.as_str()])
         .collect();
     assert_eq!(sources, expected_sources, "{history}");
+    if era.has_archive() {
+        assert_eq!(history["popped"], uid(56), "{history}");
+        read.push(uid(56));
+    }
     assert_eq!(history["rows_loaded"], read.len(), "{history}");
 
-    // doctor: the deleted conversation is neither scanned nor counted.
+    // doctor: the deleted conversation is neither scanned nor counted; an archived run is said
+    // to be archived, not found missing.
     let (doctor_out, _) = run(memscope_on(home, url).args(["doctor", "--json"]), 0);
     let doctor: Value = serde_json::from_str(&doctor_out).unwrap();
     assert_eq!(doctor["conversations"], 2, "{doctor}");
-    assert_eq!(doctor["messages"], 4, "{doctor}");
+    let newer_rows = if era.has_archive() { 2 } else { 0 };
+    assert_eq!(doctor["messages"], 4 + newer_rows, "{doctor}");
     assert_eq!(doctor["deleted_skipped"], u8::from(era.has_deleted_flag()));
+    if era.has_archive() {
+        assert_eq!(doctor["archived_runs"], 1, "{doctor}");
+        let said = text(home, url, &["doctor"], 0);
+        assert!(
+            said.contains("1 message points to a workflow run Dify archived"),
+            "{said}"
+        );
+    } else {
+        assert!(doctor.get("archived_runs").is_none(), "{doctor}");
+    }
 
     // nodes and node-context: outputs from the offloaded upload where Dify offloads them.
     let nodes = json(home, url, &["nodes", &uid(CHATFLOW)], 0);
     assert_eq!(nodes["nodes"][0]["node_id"], "llm1", "{nodes}");
+    if era.has_archive() {
+        let said = text(home, url, &["nodes", &uid(CHATFLOW)], 0);
+        assert!(
+            said.contains("1 thread turn whose run Dify archived"),
+            "{said}"
+        );
+        assert_eq!(nodes["archived_turns"], 1, "{nodes}");
+        let said = text(home, url, &["node-context", &uid(CHATFLOW), "llm1"], 0);
+        assert!(
+            said.contains(&format!("run {} archived by Dify", uid(ARCHIVED_RUN))),
+            "{said}"
+        );
+        assert!(!said.contains("does not exist"), "{said}");
+    } else {
+        assert!(nodes.get("archived_turns").is_none(), "{nodes}");
+    }
     let context = json(home, url, &["node-context", &uid(CHATFLOW), "llm1"], 0);
     assert_eq!(context["offloaded"], era.has_offload(), "{context}");
     assert_eq!(
@@ -283,6 +361,10 @@ dify_db_tests! {
 
     async fn after_the_deleted_flag_was_dropped(db) {
         check_era(db, Era::NoDeletedFlag).await;
+    }
+
+    async fn with_archived_runs_pauses_and_message_app_modes(db) {
+        check_era(db, Era::Archive).await;
     }
 }
 

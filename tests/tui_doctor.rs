@@ -108,6 +108,7 @@ fn finished() -> AppState {
         conversations: 50_000,
         messages: 1_000_000,
         deleted_skipped: 12,
+        archived_runs: 0,
         findings: findings(),
     };
     deliver(

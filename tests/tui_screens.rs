@@ -492,6 +492,7 @@ fn node_thread(app_mode: &str) -> Arc<NodeThread> {
             })
             .collect(),
         dangling: Vec::new(),
+        archived: Vec::new(),
     })
 }
 

@@ -200,6 +200,9 @@ pub struct DoctorReport {
     pub messages: usize,
     /// Conversations deleted in Dify, left out of the scan as Dify leaves them out.
     pub deleted_skipped: i64,
+    /// Messages whose workflow run Dify archived out of the database: gone on purpose, so not
+    /// a missing-run finding.
+    pub archived_runs: i64,
     pub findings: Vec<Finding>,
 }
 
@@ -357,6 +360,7 @@ pub async fn run_until(
     report.conversations = conversations;
     report.messages = messages;
     report.deleted_skipped = store.deleted_conversation_count().await?;
+    report.archived_runs = store.archived_run_messages().await?;
     report.findings = findings;
     let mut note = |bad: BadRow| {
         if !unreadable

@@ -28,6 +28,13 @@ pub fn row_window(message_limit: Option<i64>) -> usize {
 }
 
 /// When the newest thread row is dropped as the current request's placeholder.
+///
+/// The row's `status` plays no part: Dify's `get_history_prompt_messages`
+/// (`api/core/memory/token_buffer_memory.py`, and the same query in its later
+/// conversation-level memory) selects every message of the conversation whatever its status and
+/// tests only `answer` and `answer_tokens`. A human-input pause (`status = 'paused'`) is
+/// therefore the placeholder while it is the newest row with nothing answered yet, and once an
+/// older row it stays in the history with its (possibly empty) answer, like an error row.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PopRule {

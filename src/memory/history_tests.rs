@@ -112,6 +112,33 @@ fn streaming_answer_is_popped_only_by_the_old_rule() {
 }
 
 #[test]
+fn a_paused_row_is_read_by_its_answer_not_its_status() {
+    let chain = links("3<-2 2<-1 1<--");
+    let paused = |link: &Link, answer: &str, answer_tokens: i64| StoredMessage {
+        status: "paused".into(),
+        ..row(link, answer, answer_tokens)
+    };
+    // Newest and unanswered: the pending request, popped as any placeholder is.
+    let turns = [
+        paused(&chain[0], "", 0),
+        paused(&chain[1], "", 0),
+        row(&chain[2], "a1", 5),
+    ];
+    let history = assemble_history(&turns, &[], &HistoryOptions::default());
+    assert_eq!(history.popped.as_deref(), Some("3"));
+    assert_eq!(history.thread, ["1", "2"]);
+    assert_eq!(texts(&history), ["q1", "a1", "q2", ""]);
+    // Paused after streaming part of an answer: kept whole, as a normal row would be.
+    let turns = [
+        paused(&chain[0], "Waiting for appr", 4),
+        row(&chain[1], "a2", 5),
+    ];
+    let history = assemble_history(&turns, &[], &HistoryOptions::default());
+    assert_eq!(history.popped, None);
+    assert_eq!(texts(&history), ["q2", "a2", "q3", "Waiting for appr"]);
+}
+
+#[test]
 fn extraction_mode_is_honoured() {
     let turns = rows("C<-B X<-- B<-A A<--");
     let dify = assemble_history(&turns, &[], &HistoryOptions::default());

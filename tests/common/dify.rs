@@ -21,17 +21,21 @@ pub enum Era {
     Threads,
     /// Threads and offloaded node outputs.
     Offload,
-    /// The newest: offload, and no `conversations.is_deleted` any more.
+    /// Offload, and no `conversations.is_deleted` any more.
     NoDeletedFlag,
+    /// The newest: `messages.app_mode` (October 2025) and `workflow_archive_logs`, the runs
+    /// Dify's retention service moved out of the database (January 2026).
+    Archive,
 }
 
 impl Era {
-    pub const ALL: [Era; 5] = [
+    pub const ALL: [Era; 6] = [
         Era::BeforeDialogueCount,
         Era::BeforeThreads,
         Era::Threads,
         Era::Offload,
         Era::NoDeletedFlag,
+        Era::Archive,
     ];
 
     pub fn has_threads(self) -> bool {
@@ -43,11 +47,15 @@ impl Era {
     }
 
     pub fn has_offload(self) -> bool {
-        matches!(self, Era::Offload | Era::NoDeletedFlag)
+        matches!(self, Era::Offload | Era::NoDeletedFlag | Era::Archive)
     }
 
     pub fn has_deleted_flag(self) -> bool {
-        self != Era::NoDeletedFlag
+        !matches!(self, Era::NoDeletedFlag | Era::Archive)
+    }
+
+    pub fn has_archive(self) -> bool {
+        self == Era::Archive
     }
 }
 
@@ -75,6 +83,24 @@ pub fn schema(era: Era) -> String {
         "dialogue_count int NOT NULL DEFAULT 0,"
     } else {
         ""
+    };
+    let (app_mode, archive) = if era.has_archive() {
+        (
+            "app_mode varchar(255),",
+            "CREATE TABLE workflow_archive_logs (id uuid PRIMARY KEY, log_id uuid,
+                tenant_id uuid NOT NULL, app_id uuid NOT NULL, workflow_id uuid NOT NULL,
+                workflow_run_id uuid NOT NULL, created_by_role varchar(255) NOT NULL,
+                created_by uuid NOT NULL, log_created_at timestamp,
+                log_created_from varchar(255), run_version varchar(255) NOT NULL,
+                run_status varchar(255) NOT NULL, run_triggered_from varchar(255) NOT NULL,
+                run_error text, run_elapsed_time float NOT NULL DEFAULT 0,
+                run_total_tokens bigint NOT NULL DEFAULT 0, run_total_steps int DEFAULT 0,
+                run_created_at timestamp NOT NULL, run_finished_at timestamp,
+                run_exceptions_count int DEFAULT 0, trigger_metadata text,
+                archived_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);",
+        )
+    } else {
+        ("", "")
     };
     let offload = if era.has_offload() {
         "CREATE TABLE workflow_node_execution_offload (id uuid PRIMARY KEY,
@@ -110,7 +136,7 @@ pub fn schema(era: Era) -> String {
             answer_price_unit numeric(10, 7) NOT NULL DEFAULT 0.001, {parent}
             provider_response_latency float NOT NULL DEFAULT 0, total_price numeric(10, 7),
             currency varchar(255) NOT NULL, status varchar(255) NOT NULL DEFAULT 'normal',
-            error text, message_metadata text, invoke_from varchar(255),
+            error text, message_metadata text, invoke_from varchar(255), {app_mode}
             from_source varchar(255) NOT NULL, from_end_user_id uuid, from_account_id uuid,
             created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
             updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -152,7 +178,8 @@ pub fn schema(era: Era) -> String {
             elapsed_time float NOT NULL DEFAULT 0, execution_metadata text,
             created_at timestamp NOT NULL, created_by_role varchar(255) NOT NULL,
             created_by uuid NOT NULL, finished_at timestamp);
-        {offload}"
+        {offload}
+        {archive}"
     )
 }
 

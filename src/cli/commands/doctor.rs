@@ -19,12 +19,19 @@ struct Report {
     messages: usize,
     /// Conversations deleted in Dify, not scanned (Dify no longer shows or uses them).
     deleted_skipped: i64,
+    /// Messages whose workflow run Dify archived: not findings (left out where there are none).
+    #[serde(skip_serializing_if = "is_zero")]
+    archived_runs: i64,
     budget: i64,
     counter: String,
     /// Findings per kind, all counted.
     counts: BTreeMap<&'static str, usize>,
     /// At most `--max-per-kind` of each kind.
     findings: Vec<Finding>,
+}
+
+fn is_zero(count: &i64) -> bool {
+    *count == 0
 }
 
 fn render(r: &Report) -> String {
@@ -40,6 +47,17 @@ fn render(r: &Report) -> String {
             "{} deleted {} not scanned (Dify no longer shows or uses them)\n",
             thousands(i128::from(r.deleted_skipped)),
             crate::format::noun(r.deleted_skipped as u64, "conversation")
+        ));
+    }
+    if r.archived_runs > 0 {
+        out.push_str(&format!(
+            "{} {} a workflow run Dify archived (not a missing run)\n",
+            thousands(i128::from(r.archived_runs)),
+            if r.archived_runs == 1 {
+                "message points to"
+            } else {
+                "messages point to"
+            }
         ));
     }
     if r.counts.is_empty() {
@@ -98,10 +116,11 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     } else {
         crate::inspect::doctor::run(&store, &settings).await?
     };
-    let (conversations, messages, deleted_skipped) = (
+    let (conversations, messages, deleted_skipped, archived_runs) = (
         report.conversations,
         report.messages,
         report.deleted_skipped,
+        report.archived_runs,
     );
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
@@ -109,6 +128,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         conversations,
         messages,
         deleted_skipped,
+        archived_runs,
         budget: settings.budget,
         counter: settings.counter.description(),
         counts,

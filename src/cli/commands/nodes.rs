@@ -67,8 +67,16 @@ struct NodesReport {
     /// Why node memory does not apply, when it does not.
     empty: Option<EmptyState>,
     thread_turns: usize,
+    /// Thread turns whose run Dify archived out of the database, with its node executions
+    /// (left out where there are none).
+    #[serde(skip_serializing_if = "is_zero")]
+    archived_turns: usize,
     counter: String,
     nodes: Vec<NodeRow>,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 fn render_nodes(r: &NodesReport) -> String {
@@ -79,6 +87,13 @@ fn render_nodes(r: &NodesReport) -> String {
     );
     if let Some(empty) = &r.empty {
         out.push_str(&format!("{empty}\n"));
+    }
+    if r.archived_turns > 0 {
+        out.push_str(&format!(
+            "{} {} whose run Dify archived: node executions no longer in the database\n",
+            r.archived_turns,
+            crate::format::noun(r.archived_turns as u64, "thread turn")
+        ));
     }
     let rows: Vec<Vec<String>> = r
         .nodes
@@ -155,6 +170,7 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
         app_mode: thread.info.app_mode.clone(),
         empty,
         thread_turns: thread.turns.len(),
+        archived_turns: thread.archived.len(),
         counter: settings.counter.description(),
         nodes,
     };

@@ -248,7 +248,7 @@ pub fn node_context(
     context.run_id = Some(last.workflow_run_id.clone());
     context
         .problems
-        .extend(thread.dangling_problem(&last.workflow_run_id));
+        .extend(thread.run_problem(&last.workflow_run_id));
     let execution = match source {
         ContextSource::Outputs => succeeded(&sources.last_run),
         _ => sources.last_run.last(),
@@ -403,6 +403,23 @@ mod tests {
         assert!(
             matches!(&context.problems[..], [NodeProblem::DanglingRun { run_id, .. }] if run_id == "run-2")
         );
+    }
+
+    #[test]
+    fn a_run_dify_archived_reads_as_archived_not_dangling() {
+        let mut thread = thread(2);
+        thread.archived.push(turn(2));
+        let context = node_context(
+            &thread,
+            &sources(missing_file(), Vec::new()),
+            ContextSource::Outputs,
+        );
+        assert!(
+            matches!(&context.problems[..], [NodeProblem::ArchivedRun { run_id, .. }] if run_id == "run-2"),
+            "{:?}",
+            context.problems
+        );
+        assert!(context.problems[0].to_string().contains("archived"));
     }
 
     #[test]

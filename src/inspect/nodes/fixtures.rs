@@ -41,6 +41,7 @@ pub(crate) fn thread(turns: usize) -> NodeThread {
         leaf: None,
         turns: (1..=turns).map(turn).collect(),
         dangling: Vec::new(),
+        archived: Vec::new(),
     }
 }
 

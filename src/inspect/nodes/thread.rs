@@ -1,5 +1,6 @@
 //! The thread node memory reads: Dify's own walk from the newest message, or the tree path
-//! from a chosen leaf, and which of its runs have no `workflow_runs` row.
+//! from a chosen leaf, and which of its runs have no `workflow_runs` row: archived by Dify, or
+//! missing.
 
 use crate::inspect::InspectError;
 use crate::inspect::conversation::{conversation_info, load_conversation};
@@ -19,8 +20,10 @@ pub struct NodeThread {
     pub leaf: Option<String>,
     /// Oldest first.
     pub turns: Vec<ThreadTurn>,
-    /// Thread turns whose run has no `workflow_runs` row.
+    /// Thread turns whose run has no `workflow_runs` row and no archive log either.
     pub dangling: Vec<ThreadTurn>,
+    /// Thread turns whose run Dify archived out of the database (`workflow_archive_logs`).
+    pub archived: Vec<ThreadTurn>,
 }
 
 impl NodeThread {
@@ -39,13 +42,19 @@ impl NodeThread {
             .collect()
     }
 
-    pub(super) fn dangling_problem(&self, run_id: &str) -> Option<NodeProblem> {
-        self.dangling
-            .iter()
-            .find(|t| t.workflow_run_id == run_id)
-            .map(|t| NodeProblem::DanglingRun {
-                message_id: t.message_id.clone(),
-                run_id: t.workflow_run_id.clone(),
+    /// Why a turn's run has no execution to read: archived, or missing.
+    pub(super) fn run_problem(&self, run_id: &str) -> Option<NodeProblem> {
+        let find = |turns: &[ThreadTurn]| {
+            turns
+                .iter()
+                .find(|t| t.workflow_run_id == run_id)
+                .map(|t| (t.message_id.clone(), t.workflow_run_id.clone()))
+        };
+        find(&self.archived)
+            .map(|(message_id, run_id)| NodeProblem::ArchivedRun { message_id, run_id })
+            .or_else(|| {
+                find(&self.dangling)
+                    .map(|(message_id, run_id)| NodeProblem::DanglingRun { message_id, run_id })
             })
     }
 }
@@ -78,15 +87,21 @@ pub async fn load_thread(
     let turns = thread_turns(&rows_newest_first, extraction, pop_rule);
     let run_ids: Vec<String> = turns.iter().map(|t| t.workflow_run_id.clone()).collect();
     let existing = store.existing_workflow_runs(&run_ids).await?;
-    let dangling = turns
+    let gone: Vec<&ThreadTurn> = turns
         .iter()
         .filter(|t| !existing.contains(&t.workflow_run_id.to_lowercase()))
-        .cloned()
         .collect();
+    let gone_ids: Vec<String> = gone.iter().map(|t| t.workflow_run_id.clone()).collect();
+    let archived_ids = store.archived_workflow_runs(&gone_ids).await?;
+    let (archived, dangling): (Vec<ThreadTurn>, Vec<ThreadTurn>) = gone
+        .into_iter()
+        .cloned()
+        .partition(|t| archived_ids.contains(&t.workflow_run_id.to_lowercase()));
     Ok(NodeThread {
         info,
         leaf: leaf.map(str::to_owned),
         turns,
         dangling,
+        archived,
     })
 }

@@ -98,7 +98,7 @@ pub fn timeline(
                 .or(runs.last())
                 .map(|e| parse_execution(e));
             let mut problems: Vec<NodeProblem> = thread
-                .dangling_problem(&turn.workflow_run_id)
+                .run_problem(&turn.workflow_run_id)
                 .into_iter()
                 .collect();
             let outputs_turn = chosen.as_ref().and_then(|parsed| {

@@ -55,6 +55,10 @@ pub enum NodeProblem {
     UnreadableFile { path: String, error: String },
     #[error("message {message_id} points to workflow run {run_id}, which does not exist")]
     DanglingRun { message_id: String, run_id: String },
+    #[error(
+        "run {run_id} archived by Dify: its executions left the database (message {message_id})"
+    )]
+    ArchivedRun { message_id: String, run_id: String },
 }
 
 /// One message of a node's context, with where it came from: a workflow run id (design-A

@@ -25,6 +25,13 @@ pub struct DifySchema {
     pub dialogue_count: bool,
     /// `message_agent_thoughts` with `messages.agent_based`: agent turns and their tool calls.
     pub agent_thoughts: bool,
+    /// `workflow_archive_logs` (Dify's migration of January 2026): a workflow run and its node
+    /// executions moved out of the database by the retention service, one row per run keyed by
+    /// `workflow_run_id`. A turn whose run is gone but logged there was archived, not broken.
+    pub archived_runs: bool,
+    /// `messages.app_mode` (Dify's migration of October 2025): each message records the app
+    /// mode it was answered in.
+    pub message_app_mode: bool,
 }
 
 impl DifySchema {
@@ -35,6 +42,8 @@ impl DifySchema {
         offloaded_outputs: true,
         dialogue_count: true,
         agent_thoughts: true,
+        archived_runs: true,
+        message_app_mode: true,
     };
 
     pub fn of(catalog: &Catalog) -> DifySchema {
@@ -45,6 +54,8 @@ impl DifySchema {
             dialogue_count: catalog.has_column("conversations", "dialogue_count"),
             agent_thoughts: catalog.has_table("message_agent_thoughts")
                 && catalog.has_column("messages", "agent_based"),
+            archived_runs: catalog.has_table("workflow_archive_logs"),
+            message_app_mode: catalog.has_column("messages", "app_mode"),
         }
     }
 
@@ -64,6 +75,8 @@ impl DifySchema {
             (self.deleted_conversations, "deleted conversations marked"),
             (self.dialogue_count, "dialogue counts"),
             (self.agent_thoughts, "agent thoughts"),
+            (self.archived_runs, "archived workflow runs"),
+            (self.message_app_mode, "message app modes"),
         ]
         .into_iter()
         .filter_map(|(has, label)| has.then_some(label))
@@ -89,6 +102,12 @@ impl DifySchema {
         } else {
             "node outputs: read from the row (no offload table)"
         });
+        if self.archived_runs {
+            lines.push(
+                "workflow runs: a turn whose run Dify archived (workflow_archive_logs) reads as \
+                 archived, not as a missing run",
+            );
+        }
         lines.push(if self.deleted_conversations {
             "deleted conversations: hidden as Dify hides them (--include-deleted shows them)"
         } else {
@@ -116,6 +135,11 @@ impl DifySchema {
                 "workflow_node_execution_offload",
                 "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
                  NULL::uuid AS file_id WHERE false)",
+            ),
+            (
+                self.archived_runs,
+                "workflow_archive_logs",
+                "(SELECT NULL::uuid AS workflow_run_id WHERE false)",
             ),
         ]
         .into_iter()

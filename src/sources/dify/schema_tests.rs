@@ -61,9 +61,29 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
     let parts = Profile::detect(&newest, Backend::Sqlite).unwrap().dify;
     assert!(parts.regeneration_threads && parts.offloaded_outputs && parts.dialogue_count);
     assert!(!parts.deleted_conversations && !parts.memory_skips_unanswered());
+    assert!(!parts.archived_runs && !parts.message_app_mode);
     assert_eq!(
         parts.found(),
         "regeneration threads, offloaded outputs, dialogue counts"
+    );
+
+    let archiving = dify_catalog(
+        &["id", "parent_message_id", "app_mode"],
+        &["id", "dialogue_count"],
+        &["workflow_node_execution_offload", "workflow_archive_logs"],
+    );
+    let parts = Profile::detect(&archiving, Backend::Mysql).unwrap().dify;
+    assert!(parts.archived_runs && parts.message_app_mode);
+    assert_eq!(
+        parts.found(),
+        "regeneration threads, offloaded outputs, dialogue counts, archived workflow runs, \
+         message app modes"
+    );
+    assert!(
+        parts
+            .behaviours()
+            .iter()
+            .any(|line| line.contains("reads as archived"))
     );
 }
 
@@ -86,6 +106,15 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
         Dialect::new(Backend::Sqlite, Rewrite::Dify(linear))
             .text("SELECT m.parent_message_id::text AS p"),
         "SELECT '00000000-0000-0000-0000-000000000000' AS p"
+    );
+    let unarchived = DifySchema {
+        archived_runs: false,
+        ..DifySchema::FULL
+    };
+    assert_eq!(
+        Dialect::new(Backend::Postgres, Rewrite::Dify(unarchived))
+            .text("SELECT a.workflow_run_id::text FROM workflow_archive_logs a"),
+        "SELECT a.workflow_run_id::text FROM (SELECT NULL::uuid AS workflow_run_id WHERE false) a"
     );
     let undeletable = DifySchema {
         deleted_conversations: false,

@@ -33,6 +33,12 @@ static AGENT_THOUGHTS_SQL: LazyLock<String> = LazyLock::new(|| {
 
 static EXISTING_RUNS_SQL: LazyLock<String> =
     LazyLock::new(|| in_list_query("SELECT id::text FROM workflow_runs WHERE id IN ", ""));
+static ARCHIVED_RUNS_SQL: LazyLock<String> = LazyLock::new(|| {
+    in_list_query(
+        "SELECT a.workflow_run_id::text FROM workflow_archive_logs a WHERE a.workflow_run_id IN ",
+        "",
+    )
+});
 
 #[derive(FromRow)]
 struct MessageFileRecord {
@@ -153,6 +159,19 @@ impl Store {
             .rows_for_ids(EXISTING_RUNS_SQL.as_str(), &ids, None)
             .await?;
         Ok(rows.into_iter().map(|(id,)| id).collect())
+    }
+
+    /// Which of the given workflow run ids Dify archived out of the database (a
+    /// `workflow_archive_logs` row; none where the schema has no such table).
+    pub async fn archived_workflow_runs(
+        &self,
+        run_ids: &[String],
+    ) -> Result<HashSet<String>, StoreError> {
+        let ids = canonical_uuids(run_ids.iter().map(String::as_str));
+        let rows: Vec<(String,)> = self
+            .rows_for_ids(ARCHIVED_RUNS_SQL.as_str(), &ids, None)
+            .await?;
+        Ok(rows.into_iter().map(|(id,)| id.to_lowercase()).collect())
     }
 
     /// Whether Langflow's `message` table holds a message with this id.

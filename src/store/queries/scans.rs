@@ -15,7 +15,7 @@ use crate::store::pool::DbPool;
 use crate::store::sql::dialect_text;
 use crate::store::sqlite_scan;
 
-/// A message whose `workflow_run_id` names a run that does not exist.
+/// A message whose `workflow_run_id` names a run that does not exist and was not archived.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct DanglingRunRef {
     pub message_id: String,
@@ -250,7 +250,8 @@ impl Store {
     }
 
     /// Messages whose `workflow_run_id` points to no `workflow_runs` row (Dify declares no FK,
-    /// and run cleanup leaves them behind). Rows that do not read go to `bad_row`.
+    /// and run cleanup leaves them behind) and to no `workflow_archive_logs` row either: a run
+    /// Dify archived is gone on purpose. Rows that do not read go to `bad_row`.
     pub async fn dangling_workflow_runs(
         &self,
         bad_row: impl FnMut(BadRow),
@@ -259,6 +260,15 @@ impl Store {
         self.scan_rows(DANGLING_RUNS_SQL, "messages", |r| dangling.push(r), bad_row)
             .await?;
         Ok(dangling)
+    }
+
+    /// How many messages (of conversations not deleted) point to a run Dify archived out of
+    /// the database: the turns doctor leaves out of its missing-run findings.
+    pub async fn archived_run_messages(&self) -> Result<i64, StoreError> {
+        on_pool!(self.pool, ARCHIVED_RUN_MESSAGES_SQL, |pool, sql| {
+            sqlx::query_scalar(sql).fetch_one(pool).await
+        })
+        .map_err(|e| self.query_failed(e))
     }
 
     /// Node execution `inputs`, `process_data` and `outputs` values that are not valid JSON.
@@ -304,6 +314,13 @@ fn with_rowid(sql: &str) -> String {
 
 /// Messages (`m`) of conversations Dify has not deleted. The subquery is uncorrelated, so it
 /// runs once per scan (and finds nothing where the schema cannot mark a deletion).
+/// The message's run has an archive log: Dify's retention service moved it out.
+macro_rules! archived {
+    () => {
+        "EXISTS (SELECT 1 FROM workflow_archive_logs a WHERE a.workflow_run_id = m.workflow_run_id)"
+    };
+}
+
 macro_rules! not_deleted {
     () => {
         "m.conversation_id NOT IN (SELECT c.id FROM conversations c WHERE c.is_deleted)"
@@ -329,9 +346,19 @@ const DANGLING_RUNS_SQL: &str = concat!(
     "SELECT m.id::text AS id, m.id::text AS message_id, \
      m.conversation_id::text AS conversation_id, m.workflow_run_id::text AS workflow_run_id \
      FROM messages m LEFT JOIN workflow_runs r ON r.id = m.workflow_run_id \
-     WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL AND ",
+     WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL AND NOT ",
+    archived!(),
+    " AND ",
     not_deleted!(),
     " ORDER BY m.conversation_id, m.created_at, m.id"
+);
+
+const ARCHIVED_RUN_MESSAGES_SQL: &str = concat!(
+    "SELECT COUNT(*)::bigint FROM messages m LEFT JOIN workflow_runs r \
+     ON r.id = m.workflow_run_id WHERE m.workflow_run_id IS NOT NULL AND r.id IS NULL AND ",
+    archived!(),
+    " AND ",
+    not_deleted!()
 );
 
 const NODE_JSON_SQL: &str = "\

@@ -89,6 +89,7 @@ fn finished() -> AppState {
         conversations: 40,
         messages: 1_000,
         deleted_skipped: 0,
+        archived_runs: 0,
         findings: findings(),
     }));
     let generation = generation(&state);

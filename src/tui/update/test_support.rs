@@ -228,6 +228,7 @@ pub(super) fn node_thread() -> Arc<NodeThread> {
             workflow_run_id: "run-c".to_owned(),
         }],
         dangling: Vec::new(),
+        archived: Vec::new(),
     })
 }
 
