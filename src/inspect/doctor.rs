@@ -317,6 +317,7 @@ pub async fn run_until(
                 conversations: scan.conversations,
                 messages: scan.messages,
                 deleted_skipped: 0,
+                archived_runs: 0,
                 findings: scan.findings.into_iter().map(Finding::Langflow).collect(),
             }));
         }
