@@ -4,10 +4,11 @@
 use serde::Serialize;
 
 use super::read::LangGraphPool;
-use super::{CheckpointError, StoredCheckpoint};
+use super::read::StoredCheckpoint;
+use super::stored::CheckpointError;
 use crate::memory::langgraph::checkpoint::Checkpoint;
 use crate::memory::langgraph::{AesKey, KEY_VARIABLE, Warning};
-use crate::store::Store;
+use crate::store::handle::Store;
 
 /// The saver whose tables these are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

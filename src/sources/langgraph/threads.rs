@@ -5,8 +5,9 @@
 
 use serde::Serialize;
 
+use super::read::ThreadSummary;
 use super::saver::{LangGraphDb, LangGraphError};
-use super::{CheckpointError, ThreadSummary};
+use super::stored::CheckpointError;
 use crate::memory::langgraph::DecodeError;
 use crate::memory::langgraph::checkpoint::UnreadMessage;
 use crate::memory::langgraph::message::LangChainMessage;
