@@ -10,6 +10,8 @@
 //! leaves a marker there, so CI can prove they ran. The PostgreSQL test also needs
 //! `MEMSCOPE_TEST_PG_URL`; it creates its own database and drops it.
 
+mod langgraph_cli;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -339,6 +341,12 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("checkpoints.sqlite");
     let oracle = build(&python, ["--sqlite", file.to_str().unwrap()], dir.path());
+    // The binary opens the WAL-mode file read-only and leaves no file behind (before this
+    // test's own read-only pool below, which leaves `-wal` and `-shm`).
+    let before = langgraph_cli::files(dir.path());
+    let url = format!("sqlite://{}", file.display());
+    langgraph_cli::compare_cli(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    assert_eq!(langgraph_cli::files(dir.path()), before);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(&file)
@@ -409,5 +417,6 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Postgres(pool.clone()), &oracle).await;
         pool.close().await;
     });
+    langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

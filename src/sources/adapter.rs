@@ -27,6 +27,13 @@ pub trait MemorySource: Sync {
     /// conversation tables have of Dify's schema eras.
     fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite;
 
+    /// Why memscope cannot read this database of the source (an old layout), in words that
+    /// follow "a … database": `None` when it can.
+    fn unreadable(&self, catalog: &Catalog) -> Option<&'static str> {
+        let _ = catalog;
+        None
+    }
+
     /// The revision of the database's schema, when the source versions it ("schema …" in
     /// messages).
     fn revision(&self, catalog: &Catalog) -> Option<String> {
@@ -53,14 +60,17 @@ pub enum Part {
     ChatMemories,
     /// Langflow's memory bases, their sessions and ingestion jobs.
     MemoryBases,
+    /// LangGraph's checkpoints: every thread's state after every step.
+    Checkpoints,
 }
 
 impl Part {
-    pub const ALL: [Part; 4] = [
+    pub const ALL: [Part; 5] = [
         Part::Conversations,
         Part::NodeContexts,
         Part::ChatMemories,
         Part::MemoryBases,
+        Part::Checkpoints,
     ];
 
     /// What the part is, for people.
@@ -70,6 +80,7 @@ impl Part {
             Part::NodeContexts => "workflow node executions",
             Part::ChatMemories => "chat memories",
             Part::MemoryBases => "memory bases",
+            Part::Checkpoints => "checkpoint threads",
         }
     }
 
@@ -80,6 +91,8 @@ impl Part {
             Part::NodeContexts => &["workflow_runs", "workflow_node_executions"],
             Part::ChatMemories => &["chat_memories", "chat_memory_messages"],
             Part::MemoryBases => &["memory_base", "memory_base_session", "message", "job"],
+            // Both savers name it so; their other tables differ (`sources/langgraph`).
+            Part::Checkpoints => &["checkpoints"],
         }
     }
 }
@@ -118,6 +131,10 @@ pub enum ConversationShape {
     /// A flat log of messages, one conversation per (flow, session); the model is fed the
     /// newest messages of the flow's session.
     FlowSessions,
+    /// Threads of checkpoints, each the whole state after a step; their parent links form a
+    /// tree (time travel, edits and forks are branches), and the model is fed the `messages`
+    /// of the latest one.
+    CheckpointThreads,
 }
 
 /// How a memory base's session is ingested.

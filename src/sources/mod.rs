@@ -1,5 +1,5 @@
 //! The memory sources memscope reads, one folder each: memscope's own schema (`memscope/`),
-//! Dify's (`dify/`) and Langflow's (`langflow/`). A source's folder holds what is particular to
+//! Dify's (`dify/`), Langflow's (`langflow/`) and LangGraph's checkpoint savers (`langgraph/`). A source's folder holds what is particular to
 //! it: recognising it from the catalog, its schema eras, the rewrites its tables need, and what
 //! its databases have and allow.
 //!
@@ -27,8 +27,15 @@ use crate::store::catalog::Catalog;
 /// Every source, tried in this order on a database's catalog; the first that recognises it
 /// reads it. memscope's own schema first (it carries Dify's and Langflow's tables too), then
 /// Dify's: a database with both families keeps Dify's dashed ids, which only Langflow's SQLite
-/// does not. Adding a source is its folder and one line here.
-const SOURCES: &[&dyn MemorySource] = &[&memscope::Memscope, &dify::Dify, &langflow::Langflow];
+/// does not. LangGraph's savers last: their tables may share a database with anything, and a
+/// database that also holds Dify's or Langflow's tables is read as theirs. Adding a source is
+/// its folder and one line here.
+const SOURCES: &[&dyn MemorySource] = &[
+    &memscope::Memscope,
+    &dify::Dify,
+    &langflow::Langflow,
+    &langgraph::LangGraph,
+];
 
 /// The source that made a database, or `None` when it is not a memory database at all.
 pub fn recognise(catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<&'static dyn MemorySource> {

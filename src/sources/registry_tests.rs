@@ -114,3 +114,56 @@ fn a_missing_part_is_explained_in_one_line() {
          workflow node executions"
     );
 }
+
+#[test]
+fn langgraph_savers_are_recognised_beside_other_tables() {
+    let sqlite = Profile::detect(
+        &catalog(&["checkpoints", "writes", "store", "orders"], &[]),
+        Backend::Sqlite,
+    )
+    .unwrap();
+    assert_eq!(sqlite.describe(), "a LangGraph checkpoint database");
+    assert_eq!(sqlite.parts().collect::<Vec<_>>(), [Part::Checkpoints]);
+    assert_eq!(
+        sqlite.capabilities().conversations,
+        crate::sources::ConversationShape::CheckpointThreads
+    );
+    assert!(!sqlite.capabilities().memscope_writes);
+
+    let mut postgres = catalog(
+        &[
+            "checkpoints",
+            "checkpoint_blobs",
+            "checkpoint_writes",
+            "checkpoint_migrations",
+            "users",
+        ],
+        &[],
+    );
+    postgres.checkpoint_migration = Some(9);
+    let profile = Profile::detect(&postgres, Backend::Postgres).unwrap();
+    assert_eq!(
+        profile.lacks(Part::Conversations),
+        "a LangGraph checkpoint database (schema v9), which has no conversations; \
+         it holds checkpoint threads"
+    );
+}
+
+#[test]
+fn a_checkpoints_table_alone_is_no_saver_and_dify_wins_a_shared_database() {
+    assert!(Profile::detect(&catalog(&["checkpoints"], &[]), Backend::Sqlite).is_none());
+    assert!(
+        Profile::detect(
+            &catalog(&["checkpoints", "checkpoint_blobs"], &[]),
+            Backend::Postgres
+        )
+        .is_none()
+    );
+    let shared: Vec<&str> = DIFY
+        .iter()
+        .chain(&["checkpoints", "writes"])
+        .copied()
+        .collect();
+    let profile = Profile::detect(&catalog(&shared, &[]), Backend::Sqlite).unwrap();
+    assert_eq!(profile.source.name(), "Dify");
+}

@@ -40,10 +40,19 @@ pub struct Catalog {
     pub meta: BTreeMap<String, String>,
     /// Alembic's revision (Langflow's migrations).
     pub alembic_revision: Option<String>,
+    /// The newest of PostgresSaver's migrations (`checkpoint_migrations.v`).
+    pub checkpoint_migration: Option<i64>,
 }
 
 /// Tables whose columns [`Catalog::columns`] records.
-pub const PROFILED_TABLES: &[&str] = &["apps", "conversations", "messages", "memory_base", "job"];
+pub const PROFILED_TABLES: &[&str] = &[
+    "apps",
+    "conversations",
+    "messages",
+    "memory_base",
+    "job",
+    "checkpoints",
+];
 
 impl Catalog {
     pub fn has_table(&self, table: &str) -> bool {
@@ -101,6 +110,13 @@ macro_rules! read_catalog {
             catalog.alembic_revision =
                 sqlx::query_scalar("SELECT version_num FROM alembic_version LIMIT 1")
                     .fetch_optional(&mut *conn)
+                    .await
+                    .map_err($failed)?;
+        }
+        if catalog.has_table("checkpoint_migrations") {
+            catalog.checkpoint_migration =
+                sqlx::query_scalar("SELECT CAST(MAX(v) AS BIGINT) FROM checkpoint_migrations")
+                    .fetch_one(&mut *conn)
                     .await
                     .map_err($failed)?;
         }

@@ -78,6 +78,14 @@ pub enum StoreError {
     )]
     ForeignWrite { url: String, what: &'static str },
 
+    /// A layout of its source that memscope does not read.
+    #[error("{url} is {kind} {reason}")]
+    UnreadableLayout {
+        url: String,
+        kind: String,
+        reason: String,
+    },
+
     /// The command needs a part of memscope's view that this kind of database does not hold.
     #[error("{url} is {explanation}")]
     Lacks { url: String, explanation: String },

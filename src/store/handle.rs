@@ -110,6 +110,13 @@ impl Store {
         let Some(profile) = Profile::detect(&catalog, pool.backend()) else {
             return Err(StoreError::NotAMemoryDatabase { url });
         };
+        if let Some(reason) = profile.source.unreadable(&catalog) {
+            return Err(StoreError::UnreadableLayout {
+                url,
+                kind: profile.describe(),
+                reason: reason.to_owned(),
+            });
+        }
         Ok(Store {
             pool: pool.with_dialect(profile.dialect),
             url,
@@ -214,6 +221,19 @@ impl Store {
     /// Whether the database has this table (Dify-only and Langflow-only databases lack some).
     pub fn has_table(&self, table: &str) -> bool {
         self.catalog.has_table(table)
+    }
+
+    /// The catalog's record of PostgresSaver's newest migration.
+    pub fn checkpoint_migration(&self) -> Option<i64> {
+        self.catalog.checkpoint_migration
+    }
+
+    /// The SQLite pool, for the reads a source makes in its own SQL.
+    pub fn sqlite_pool(&self) -> Option<&sqlx::SqlitePool> {
+        match &self.pool {
+            DbPool::Sqlite(pool, _) => Some(pool),
+            DbPool::Postgres(..) | DbPool::Mysql(..) => None,
+        }
     }
 
     /// The PostgreSQL pool, where memory-base KB vectors live on PostgreSQL (pgvector).

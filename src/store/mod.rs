@@ -15,7 +15,7 @@ pub(crate) mod casts;
 pub mod catalog;
 mod chat_memory;
 mod error;
-mod handle;
+pub(crate) mod handle;
 mod insert;
 pub mod job_processes;
 pub mod memory_bases;

@@ -90,6 +90,9 @@ pub struct HistoryArgs {
     /// Langflow: the Agent's context id
     #[arg(long, value_name = "C")]
     pub context_id: Option<String>,
+    /// LangGraph: the checkpoint whose messages are read (default: the thread's latest)
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub leaf: Option<String>,
 }
 
 #[derive(Debug, Args)]

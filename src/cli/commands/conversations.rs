@@ -105,6 +105,9 @@ pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
     if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
         return super::langflow::conversations(context, &store, args).await;
     }
+    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
+        return super::langgraph::conversations(context, &store, args).await;
+    }
     store.require(Part::Conversations)?;
     let limit = i64::from(args.limit.max(1));
     let filter = ConversationFilter {

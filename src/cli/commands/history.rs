@@ -74,9 +74,17 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
     if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
         return super::langflow::history(context, &store, args).await;
     }
+    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
+        return super::langgraph::history(context, &store, args).await;
+    }
     if args.flow.is_some() || args.n_messages.is_some() || args.context_id.is_some() {
         return Err(CliError::failure(
             "--flow, --n-messages and --context-id are Langflow's: this database is not Langflow's",
+        ));
+    }
+    if args.leaf.is_some() {
+        return Err(CliError::failure(
+            "--leaf is LangGraph's: this database keeps no checkpoints",
         ));
     }
     store.require(Part::Conversations)?;

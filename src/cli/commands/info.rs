@@ -63,6 +63,8 @@ enum DatabaseStatus {
         shared_layout: Vec<String>,
         /// What its conversation tables have of Dify's schema, and the behaviours that follow.
         conversation_schema: Option<ConversationSchema>,
+        /// A LangGraph database's saver and what it stores.
+        checkpoints: Option<crate::sources::langgraph::saver::CheckpointStats>,
         tables: Vec<(String, i64)>,
     },
     Unavailable {
@@ -147,6 +149,16 @@ async fn describe(
     } else {
         None
     };
+    let checkpoints = if store.profile().has(crate::store::Part::Checkpoints) {
+        let pool = crate::sources::langgraph::LangGraphPool::of(store);
+        Some(
+            pool.stats(store.checkpoint_migration())
+                .await
+                .map_err(|e| store.query_failed(e))?,
+        )
+    } else {
+        None
+    };
     Ok(DatabaseStatus::Open {
         backend: match store.backend() {
             Backend::Sqlite => "sqlite",
@@ -162,6 +174,7 @@ async fn describe(
         copy_of: home.copy_of,
         shared_layout: shared,
         conversation_schema,
+        checkpoints,
         tables: tables
             .into_iter()
             .map(|t| (t.table.to_owned(), t.rows))
@@ -244,6 +257,7 @@ fn render(info: &Info) -> String {
             copy_of,
             shared_layout,
             conversation_schema,
+            checkpoints,
             tables,
         } => {
             let holds: Vec<&str> = holds.iter().map(|part| part.label()).collect();
@@ -288,6 +302,22 @@ fn render(info: &Info) -> String {
                     ));
                 }
                 out.push('\n');
+            }
+            if let Some(stats) = checkpoints {
+                out.push_str(&format!(
+                    "{:?}{}: {} {}, {} {}, {} {}, {} bytes of stored values\n\n",
+                    stats.saver,
+                    stats
+                        .migration
+                        .map_or(String::new(), |v| format!(" (migration v{v})")),
+                    thousands(i128::from(stats.threads)),
+                    crate::format::noun(stats.threads as u64, "thread"),
+                    thousands(i128::from(stats.checkpoints)),
+                    crate::format::noun(stats.checkpoints as u64, "checkpoint"),
+                    thousands(i128::from(stats.writes)),
+                    crate::format::noun(stats.writes as u64, "write"),
+                    thousands(i128::from(stats.bytes)),
+                ));
             }
             let rows: Vec<Vec<String>> = tables
                 .iter()

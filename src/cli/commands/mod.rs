@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod history;
 pub mod info;
 mod langflow;
+mod langgraph;
 pub mod mb;
 pub mod nodes;
 pub mod shell;

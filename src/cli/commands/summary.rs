@@ -26,6 +26,9 @@ fn next_steps(holds: &[Part]) -> String {
             Part::NodeContexts => "memscope nodes ID",
             Part::ChatMemories => "memscope chat-memory list",
             Part::MemoryBases => "memscope mb list, memscope mb check",
+            Part::Checkpoints => {
+                "memscope conversations, memscope thread THREAD, memscope history THREAD"
+            }
         })
         .chain(["memscope --help"])
         .collect();

@@ -11,7 +11,7 @@ use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
 use crate::memory::tree::MessageTree;
-use crate::store::Part;
+use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Node {
@@ -121,7 +121,11 @@ fn render(report: &Report) -> String {
 }
 
 pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
-    let store = context.open_for(Part::Conversations).await?;
+    let store = context.open().await?;
+    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
+        return super::langgraph::thread(context, &store, args).await;
+    }
+    store.require(Part::Conversations)?;
     let conversation = load_conversation(&store, &args.conversation).await?;
     let tree = conversation.tree();
     let leaf = args

@@ -7,6 +7,7 @@
 //! encrypted value needs its key); a part of a value memscope does not know (an unknown class or
 //! extension) is kept as stored, with a [`Warning`]. No input panics.
 
+pub mod budget;
 pub mod checkpoint;
 mod cipher;
 mod lc_json;

@@ -1,0 +1,85 @@
+//! A stored checkpoint and its writes decoded with `memory::langgraph`, and why one could not
+//! be read.
+
+use super::read::{StoredBody, StoredCheckpoint, StoredWrite};
+use crate::memory::langgraph::checkpoint::Checkpoint;
+use crate::memory::langgraph::{AesKey, DecodeError, Value, Warning, decode_typed};
+
+/// Why a stored checkpoint could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("checkpoint {id}: {error}")]
+    Decode { id: String, error: DecodeError },
+    #[error("checkpoint {id}: the `{channel}` value: {error}")]
+    Blob {
+        id: String,
+        channel: String,
+        error: DecodeError,
+    },
+    #[error("checkpoint {id}: {reason}")]
+    Body { id: String, reason: String },
+}
+
+impl StoredCheckpoint {
+    /// The checkpoint body with every channel value, and what was not understood in it.
+    pub fn decode(
+        &self,
+        key: Option<&AesKey>,
+    ) -> Result<(Checkpoint, Vec<Warning>), CheckpointError> {
+        let id = &self.checkpoint_id;
+        let mut warnings = Vec::new();
+        let body_error = |reason: String| CheckpointError::Body {
+            id: id.clone(),
+            reason,
+        };
+        match &self.body {
+            StoredBody::Serialized { type_name, bytes } => {
+                let decoded = decode_typed(type_name, bytes, key).map_err(|error| {
+                    CheckpointError::Decode {
+                        id: id.clone(),
+                        error,
+                    }
+                })?;
+                warnings.extend(decoded.warnings);
+                let checkpoint = Checkpoint::from_value(&decoded.value).map_err(body_error)?;
+                Ok((checkpoint, warnings))
+            }
+            StoredBody::Json { body, blobs } => {
+                let checkpoint =
+                    Checkpoint::from_value(&Value::from_json(body)).map_err(body_error)?;
+                let mut values = Vec::with_capacity(blobs.len());
+                for blob in blobs {
+                    let value = match (blob.type_name.as_str(), &blob.bytes) {
+                        ("empty", _) => None,
+                        (type_name, bytes) => {
+                            let decoded =
+                                decode_typed(type_name, bytes.as_deref().unwrap_or_default(), key)
+                                    .map_err(|error| CheckpointError::Blob {
+                                        id: id.clone(),
+                                        channel: blob.channel.clone(),
+                                        error,
+                                    })?;
+                            warnings.extend(decoded.warnings);
+                            Some(decoded.value)
+                        }
+                    };
+                    values.push((blob.channel.as_str(), blob.version.as_str(), value));
+                }
+                Ok((checkpoint.with_blobs(values), warnings))
+            }
+        }
+    }
+}
+
+impl StoredWrite {
+    pub fn decode(
+        &self,
+        key: Option<&AesKey>,
+    ) -> Result<crate::memory::langgraph::Decoded, DecodeError> {
+        decode_typed(
+            self.type_name.as_deref().unwrap_or("null"),
+            self.value.as_deref().unwrap_or_default(),
+            key,
+        )
+    }
+}

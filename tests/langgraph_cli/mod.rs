@@ -1,0 +1,117 @@
+//! The `memscope` binary on a database LangGraph wrote: `conversations`, `thread` and
+//! `history` compared with LangGraph's `get_state` and `get_state_history` of each thread.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn memscope(url: &str, key: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memscope"));
+    command.args(["--json", "--db", url]).args(args);
+    match key {
+        Some(key) => command.env("LANGGRAPH_AES_KEY", key),
+        None => command.env_remove("LANGGRAPH_AES_KEY"),
+    };
+    command.output().expect("memscope runs")
+}
+
+fn json_of(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "memscope failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn ids(messages: &Value) -> Vec<Value> {
+    messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::json!([m["type"], m["id"], m["content"], m["tool_call_id"]]))
+        .collect()
+}
+
+/// Every thread of the oracle, read through the CLI with `key`; without the key an encrypted
+/// thread fails with exit 3 naming the variable.
+pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
+    let threads = oracle["threads"].as_object().unwrap();
+    let listed = json_of(&memscope(url, Some(key), &["conversations"]));
+    let rows = listed["conversations"].as_array().unwrap();
+    assert_eq!(rows.len(), threads.len());
+    for (thread_id, expected) in threads {
+        let row = rows.iter().find(|r| r["id"] == *thread_id).unwrap();
+        let state = &expected["state"];
+        assert_eq!(
+            row["latest_checkpoint"], state["checkpoint_id"],
+            "{thread_id}"
+        );
+        assert_eq!(
+            row["messages"],
+            state["messages"].as_array().unwrap().len(),
+            "{thread_id}"
+        );
+        assert_eq!(
+            row["checkpoints"],
+            expected["checkpoints"].as_array().unwrap().len(),
+            "{thread_id}"
+        );
+
+        let tree = json_of(&memscope(url, Some(key), &["thread", thread_id]));
+        let history = expected["history"].as_array().unwrap();
+        let nodes = tree["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), history.len(), "{thread_id}");
+        for snapshot in history {
+            let node = nodes
+                .iter()
+                .find(|n| n["id"] == snapshot["checkpoint_id"])
+                .unwrap();
+            assert_eq!(node["parent"], snapshot["parent_checkpoint_id"]);
+            assert_eq!(node["source"], snapshot["metadata"]["source"]);
+            assert_eq!(node["step"], snapshot["metadata"]["step"]);
+        }
+        // get_state_history lists newest first, down the path from the latest checkpoint.
+        assert_eq!(
+            tree["thread"].as_array().unwrap().last(),
+            Some(&state["checkpoint_id"])
+        );
+        assert_eq!(tree["latest"], state["checkpoint_id"]);
+
+        let read = json_of(&memscope(url, Some(key), &["history", thread_id]));
+        assert_eq!(read["checkpoint_id"], state["checkpoint_id"]);
+        assert_eq!(
+            ids(&read["messages"]),
+            ids(&state["messages"]),
+            "{thread_id}"
+        );
+        for snapshot in history {
+            let leaf = snapshot["checkpoint_id"].as_str().unwrap();
+            let read = json_of(&memscope(
+                url,
+                Some(key),
+                &["history", thread_id, "--leaf", leaf],
+            ));
+            assert_eq!(
+                ids(&read["messages"]),
+                ids(&snapshot["messages"]),
+                "{thread_id} at {leaf}"
+            );
+        }
+    }
+
+    let refused = memscope(url, None, &["history", encrypted_thread]);
+    assert_eq!(refused.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("LANGGRAPH_AES_KEY"));
+}
+
+/// The files of a directory, by name.
+pub fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
