@@ -280,12 +280,19 @@ pub async fn run_with_progress(
     Ok(report.unwrap_or_default())
 }
 
+/// doctor's answer on a checkpoint database, whose checks it does not make yet.
+const CHECKPOINTS_NOT_CHECKED: InspectError = InspectError::NotChecked(
+    "doctor does not check LangGraph checkpoint databases yet; `memscope info` gives their \
+     threads, checkpoints and bytes",
+);
+
 /// How many messages a scan reads, for a progress gauge: a count, so rows written since may
 /// take a scan past it.
 pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
     match store.profile().capabilities().conversations {
         ConversationShape::RegenerationTrees => {}
         ConversationShape::FlowSessions => return doctor_langflow::messages_to_scan(store).await,
+        ConversationShape::CheckpointThreads => return Err(CHECKPOINTS_NOT_CHECKED),
     }
     let counts = store.table_counts().await?;
     Ok(counts
@@ -321,6 +328,7 @@ pub async fn run_until(
                 findings: scan.findings.into_iter().map(Finding::Langflow).collect(),
             }));
         }
+        ConversationShape::CheckpointThreads => return Err(CHECKPOINTS_NOT_CHECKED),
     }
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.

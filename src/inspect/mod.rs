@@ -65,6 +65,9 @@ pub enum InspectError {
     UnknownMessage { id: String, conversation: String },
     #[error("{0}")]
     BadSetting(String),
+    /// A check memscope does not make on this kind of database.
+    #[error("{0}")]
+    NotChecked(&'static str),
     /// A node or other name that matched nothing, with the valid ones.
     #[error(transparent)]
     Unknown(#[from] crate::memory::names::Unknown),

@@ -99,6 +99,8 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         ConversationShape::RegenerationTrees => store.require(Part::Conversations)?,
         // Langflow's message log is its conversations; the scan reads it through the adapter.
         ConversationShape::FlowSessions => {}
+        // Refused by the scan itself, with the reason, as in the TUI.
+        ConversationShape::CheckpointThreads => {}
     }
     let (counter, _) = counter_from(context, &args.tokens)?;
     let settings = DoctorSettings {
