@@ -11,7 +11,7 @@ use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
 use crate::memory::tree::MessageTree;
-use crate::store::Part;
+use crate::store::{Part, Store};
 
 #[derive(Serialize)]
 struct Node {
@@ -27,7 +27,7 @@ struct Node {
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(super) struct Report {
     conversation_id: String,
     conversation_name: String,
     /// Deleted in Dify (hidden there); shown as stored.
@@ -122,7 +122,18 @@ fn render(report: &Report) -> String {
 
 pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
     let store = context.open_for(Part::Conversations).await?;
-    let conversation = load_conversation(&store, &args.conversation).await?;
+    let report = report(context, &store, args).await?;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+/// What `thread` shows of a conversation (`export` bundles it too).
+pub(super) async fn report(
+    context: &Context,
+    store: &Store,
+    args: &ThreadArgs,
+) -> CliResult<Report> {
+    let conversation = load_conversation(store, &args.conversation).await?;
     let tree = conversation.tree();
     let leaf = args
         .leaf
@@ -146,8 +157,7 @@ pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
         nodes: nodes(&conversation, &tree, &view),
         view,
     };
-    emit(context.global.json, &report, render)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }
 
 #[cfg(test)]
