@@ -229,18 +229,7 @@ fn write_file(out: &Path, text: &str, replace: bool) -> CliResult<()> {
         name.to_string_lossy(),
         std::process::id()
     ));
-    let written = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&partial)?;
-        file.write_all(text.as_bytes())?;
-        file.write_all(b"\n")?;
-        file.sync_all()?;
-        if replace {
-            std::fs::rename(&partial, out)
-        } else {
-            std::fs::hard_link(&partial, out)?;
-            std::fs::remove_file(&partial)
-        }
-    })();
+    let written = write_whole(&partial, out, text, replace);
     written.map_err(|e| {
         let _ = std::fs::remove_file(&partial);
         if e.kind() == std::io::ErrorKind::AlreadyExists {
@@ -249,4 +238,19 @@ fn write_file(out: &Path, text: &str, replace: bool) -> CliResult<()> {
             CliError::failure(format!("cannot write {}: {e}", out.display()))
         }
     })
+}
+
+/// Writes `text` into `partial`, then moves it to `out`: over an existing file only when
+/// `replace`, else by a hard link that fails on an existing name.
+fn write_whole(partial: &Path, out: &Path, text: &str, replace: bool) -> std::io::Result<()> {
+    let mut file = std::fs::File::create(partial)?;
+    file.write_all(text.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()?;
+    if replace {
+        std::fs::rename(partial, out)
+    } else {
+        std::fs::hard_link(partial, out)?;
+        std::fs::remove_file(partial)
+    }
 }
