@@ -197,7 +197,7 @@ fn tui_strings_name_things_for_the_user() {
         "only in Dify's extraction",
         "only on the true tree path",
         "regeneration: sibling 1 of 2",
-        "thread: Dify / parent fix / tree",
+        "thread: Dify / tree path / parent fix",
     ] {
         assert!(text.contains(legend), "the help lacks {legend:?}");
     }

@@ -171,7 +171,7 @@ impl Action {
             Action::ToggleDeleted => "deleted conversations: hidden / shown",
             Action::Collapse => "collapse / parent",
             Action::Expand => "expand",
-            Action::ToggleThreadMode => "thread: Dify / parent fix / tree",
+            Action::ToggleThreadMode => "thread: Dify / tree path / parent fix",
             Action::JumpLatest => "latest leaf",
             Action::ToggleNodes => "nodes pane",
             Action::NextSource => "memory file / output context / prompts",

@@ -155,3 +155,23 @@ pub struct NodeContextArgs {
     #[command(flatten)]
     pub tokens: TokenArgs,
 }
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Conversation id (Dify) or session id (Langflow)
+    pub conversation: String,
+    /// Write the bundle to this file (written whole, or not at all) instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// With --out: replace the file if it exists (without it, an existing file is kept and the export refused)
+    #[arg(long, requires = "out")]
+    pub yes: bool,
+    /// Langflow: the flow (name or id) whose Agent reads the session, when the session is in several
+    #[arg(long, value_name = "NAME|ID")]
+    pub flow: Option<String>,
+    /// max_token_limit of the budgets (default from config: Dify's 2000)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub max_tokens: Option<i64>,
+    #[command(flatten)]
+    pub tokens: TokenArgs,
+}

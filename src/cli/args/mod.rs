@@ -15,8 +15,8 @@ pub use chat_memory::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
 pub use inspect::{
-    ConversationsArgs, DoctorArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs, ThreadArgs,
-    ThreadMode, TokenArgs, TokensArgs,
+    ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs,
+    ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
 };
 pub use mb::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
 pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
@@ -86,6 +86,19 @@ pub enum Command {
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
     NodeContext(NodeContextArgs),
+    /// Write one JSON bundle of a conversation for a bug report, credentials removed
+    ///
+    /// The bundle holds what `thread`, `history`, `nodes` and `node-context` print with --json
+    /// (a Dify conversation's tree and thread, its history with the token budget, each chatflow
+    /// node's context; a Langflow session's flows and what its Agent is fed), the database's kind
+    /// (source, backend, schema revision) and memscope's version. Passwords in URLs, signed URL
+    /// parameters, API keys and tokens, and fields named for a secret are replaced with
+    /// [redacted]; `secrets_redacted` counts them. Read the bundle before you share it: a secret
+    /// of an unknown shape in a message's text stays.
+    ///
+    /// Without --out the bundle goes to standard output. With --out it is written whole or not at
+    /// all, and an existing file is never replaced unless --yes is given (exit 2 otherwise).
+    Export(ExportArgs),
     /// Memory bases: list, create, sync into their knowledge base, check, regenerate, search
     Mb(MbArgs),
     /// Every knowledge base under the KB root, memory bases marked

@@ -11,10 +11,10 @@ use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
 use crate::memory::tokens::CountCache;
-use crate::store::{ConversationShape, Part};
+use crate::store::{ConversationShape, Part, Store};
 
 #[derive(Serialize)]
-struct Report {
+pub(super) struct Report {
     conversation_id: String,
     conversation_name: String,
     /// Deleted in Dify (hidden there); shown as stored.
@@ -88,11 +88,22 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         ));
     }
     store.require(Part::Conversations)?;
+    let report = report(context, &store, args).await?;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+/// The history of a Dify conversation with its budget (`export` bundles it too).
+pub(super) async fn report(
+    context: &Context,
+    store: &Store,
+    args: &HistoryArgs,
+) -> CliResult<Report> {
     let (counter, model) = counter_from(context, &args.tokens)?;
     let requested = args
         .message_limit
         .or(Some(context.resolved.config.history.message_limit));
-    let loaded = load_window(&store, &args.conversation, requested).await?;
+    let loaded = load_window(store, &args.conversation, requested).await?;
     let settings = BudgetSettings {
         counter,
         max_tokens: args
@@ -147,6 +158,5 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         messages: view.lines(),
         text,
     };
-    emit(context.global.json, &report, render)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }

@@ -22,7 +22,7 @@ use crate::sources::langflow::messages::{session_flows, session_messages};
 use crate::store::Store;
 
 #[derive(Serialize)]
-struct Line {
+pub(super) struct Line {
     index: usize,
     id: String,
     timestamp: DateTime<Utc>,
@@ -39,7 +39,7 @@ struct Line {
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(super) struct Report {
     session_id: String,
     flow: Option<String>,
     flow_id: Option<String>,
@@ -103,6 +103,17 @@ fn render(r: &Report) -> String {
 }
 
 pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> CliResult {
+    let report = history_report(context, store, args).await?;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+/// What a session's Agent is fed, with its budget (`export` bundles it too).
+pub(super) async fn history_report(
+    context: &Context,
+    store: &Store,
+    args: &HistoryArgs,
+) -> CliResult<Report> {
     let flows = session_flows(store, &args.conversation).await?;
     let flow = flows
         .choose(args.flow.as_deref())
@@ -193,8 +204,7 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
         messages,
         table,
     };
-    emit(context.global.json, &report, render)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }
 
 #[derive(Serialize)]

@@ -5,6 +5,7 @@ pub mod chat_memory;
 pub mod conversations;
 pub mod demo;
 pub mod doctor;
+pub mod export;
 pub mod history;
 pub mod info;
 mod langflow;

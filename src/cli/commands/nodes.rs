@@ -18,7 +18,7 @@ use crate::memory::history::{HistoryOptions, PopRule};
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::CountCache;
-use crate::store::Part;
+use crate::store::{Part, Store};
 
 fn settings(
     context: &Context,
@@ -51,14 +51,14 @@ async fn thread(
 }
 
 #[derive(Serialize)]
-struct NodeRow {
+pub(super) struct NodeRow {
     #[serde(flatten)]
     node: NodeSummary,
     latest_context: Option<LatestContext>,
 }
 
 #[derive(Serialize)]
-struct NodesReport {
+pub(super) struct NodesReport {
     conversation_id: String,
     conversation_name: String,
     /// Deleted in Dify (hidden there); shown as stored.
@@ -77,6 +77,16 @@ struct NodesReport {
 
 fn is_zero(count: &usize) -> bool {
     *count == 0
+}
+
+impl NodesReport {
+    /// The ids of the nodes that ran, in the order listed.
+    pub(super) fn node_ids(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|row| row.node.node_id.clone())
+            .collect()
+    }
 }
 
 fn render_nodes(r: &NodesReport) -> String {
@@ -144,15 +154,26 @@ fn source_name(source: ContextSource) -> &'static str {
 
 pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
     let store = context.open_for(Part::NodeContexts).await?;
+    let report = list_report(context, &store, args).await?;
+    emit(context.global.json, &report, render_nodes)?;
+    Ok(ExitCode::Ok)
+}
+
+/// The nodes that ran in a conversation (`export` bundles them too).
+pub(super) async fn list_report(
+    context: &Context,
+    store: &Store,
+    args: &NodesArgs,
+) -> CliResult<NodesReport> {
     let settings = settings(context, &args.tokens, None)?;
-    let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
+    let thread = thread(store, &args.conversation, args.leaf.as_deref()).await?;
     let empty = (!thread.is_chatflow()).then(|| EmptyState::NotAChatflow {
         app_mode: thread.info.app_mode.clone(),
     });
-    let executions = load_conversation_executions(&store, &thread.info.id).await?;
+    let executions = load_conversation_executions(store, &thread.info.id).await?;
     let nodes = summarize_nodes(&thread, &executions);
     let storage = context.storage()?;
-    let mut latest = load_latest_executions(&store, &storage, &nodes).await?;
+    let mut latest = load_latest_executions(store, &storage, &nodes).await?;
     let mut cache = CountCache::default();
     let nodes = nodes
         .into_iter()
@@ -174,12 +195,11 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
         counter: settings.counter.description(),
         nodes,
     };
-    emit(context.global.json, &report, render_nodes)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }
 
 #[derive(Serialize)]
-struct ContextReport {
+pub(super) struct ContextReport {
     conversation_id: String,
     /// Deleted in Dify (hidden there); shown as stored.
     deleted: bool,
@@ -333,12 +353,23 @@ pub async fn load_context(
 
 pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     let store = context.open_for(Part::NodeContexts).await?;
+    let report = context_report(context, &store, args).await?;
+    emit(context.global.json, &report, render_context)?;
+    Ok(ExitCode::Ok)
+}
+
+/// One node's context with its budget and timeline (`export` bundles each node's).
+pub(super) async fn context_report(
+    context: &Context,
+    store: &Store,
+    args: &NodeContextArgs,
+) -> CliResult<ContextReport> {
     let settings = settings(context, &args.tokens, args.max_tokens)?;
-    let thread = thread(&store, &args.conversation, args.leaf.as_deref()).await?;
-    let node = find_node(&store, &thread, &args.node).await?;
+    let thread = thread(store, &args.conversation, args.leaf.as_deref()).await?;
+    let node = find_node(store, &thread, &args.node).await?;
     let storage = context.storage()?;
-    let sources = load_node_sources(&store, &storage, &thread, &node.node_id).await?;
-    let executions = load_timeline(&store, &storage, &thread, &node.node_id).await?;
+    let sources = load_node_sources(store, &storage, &thread, &node.node_id).await?;
+    let executions = load_timeline(store, &storage, &thread, &node.node_id).await?;
     let source = ContextSource::from(args.source);
     let mut cache = CountCache::default();
     let view = NodeContextView::compute(
@@ -368,6 +399,5 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
         sparkline: sparkline(&timeline.sizes()),
         timeline,
     };
-    emit(context.global.json, &report, render_context)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }

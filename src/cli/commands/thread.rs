@@ -11,7 +11,7 @@ use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
 use crate::memory::tree::MessageTree;
-use crate::store::{ConversationShape, Part};
+use crate::store::{ConversationShape, Part, Store};
 
 #[derive(Serialize)]
 struct Node {
@@ -27,7 +27,7 @@ struct Node {
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(super) struct Report {
     conversation_id: String,
     conversation_name: String,
     /// Deleted in Dify (hidden there); shown as stored.
@@ -126,7 +126,18 @@ pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
         return super::langgraph::thread(context, &store, args).await;
     }
     store.require(Part::Conversations)?;
-    let conversation = load_conversation(&store, &args.conversation).await?;
+    let report = report(context, &store, args).await?;
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+/// What `thread` shows of a conversation (`export` bundles it too).
+pub(super) async fn report(
+    context: &Context,
+    store: &Store,
+    args: &ThreadArgs,
+) -> CliResult<Report> {
+    let conversation = load_conversation(store, &args.conversation).await?;
     let tree = conversation.tree();
     let leaf = args
         .leaf
@@ -150,8 +161,7 @@ pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
         nodes: nodes(&conversation, &tree, &view),
         view,
     };
-    emit(context.global.json, &report, render)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }
 
 #[cfg(test)]
