@@ -15,7 +15,7 @@ use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
 use crate::memory::langgraph::tree::{CheckpointTree, Namespace, namespace_node};
 use crate::memory::models::context_window;
 use crate::memory::tokens::CounterFields;
-use crate::sources::langgraph::LangGraphDb;
+use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::threads::ThreadRow;
 use crate::store::Store;
 

@@ -13,7 +13,6 @@ use std::collections::BTreeSet;
 pub use read::{
     LangGraphPool, StoredBlob, StoredBody, StoredCheckpoint, StoredWrite, ThreadSummary,
 };
-pub use saver::{LangGraphDb, LangGraphError, Saver};
 pub use stored::CheckpointError;
 
 use super::adapter::{
