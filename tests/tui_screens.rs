@@ -17,6 +17,7 @@ use memscope::inspect::nodes::{
     NodeSources, NodeSummary, NodeThread, node_context, timeline,
 };
 use memscope::memory::model::StoredMessage;
+use memscope::memory::models::ContextWindow;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::CountCache;
 use memscope::store::{ConversationInfo, ConversationSummary};
@@ -846,4 +847,46 @@ fn a_long_database_path_is_cut_in_the_middle_so_the_status_counts_stay_whole() {
         "{status}"
     );
     assert!(status.contains("⚠ warnings: 1 (! lists them)"), "{status}");
+}
+
+/// The model line says how memscope knows the window: a family guess is called one, a model of
+/// no known family has none and names the setting, and a configured window is used.
+#[test]
+fn budget_panel_model_line_says_how_the_window_is_known() {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        Settings {
+            models: vec![
+                "gpt-4-foo".into(),
+                "my-local-model".into(),
+                "local-7b".into(),
+            ],
+            context_windows: [("local-7b".to_owned(), 50)].into(),
+            ..settings()
+        },
+        "sqlite:///data/memscope.db".to_owned(),
+        true,
+    );
+    start(&mut state);
+    conversation_loaded(&mut state, refund_rows());
+    let window = |state: &AppState| {
+        let conversation = state.conversation.as_ref().unwrap();
+        conversation.budget.as_ref().unwrap().context_window.clone()
+    };
+    let family = ContextWindow::Assumed {
+        tokens: 8_192,
+        family: "gpt-4",
+    };
+    assert_eq!(window(&state), family);
+    snapshot!("budget_panel_assumed_window", &state);
+    let cycle = |state: &mut AppState| {
+        let effects = key(state, 'm');
+        run_budgets(state, effects, &mut CountCache::new(1000));
+    };
+    cycle(&mut state);
+    assert_eq!(window(&state), ContextWindow::Unknown);
+    snapshot!("budget_panel_unknown_window", &state);
+    cycle(&mut state);
+    assert_eq!(window(&state), ContextWindow::Setting(50));
+    snapshot!("budget_panel_configured_window", &state);
 }

@@ -7,6 +7,7 @@ use super::args::{GlobalArgs, TokenArgs};
 use super::demo_database;
 use super::output::{CliError, CliResult};
 use crate::config::{self, Dirs, Overrides, Resolved, UrlSource};
+use crate::memory::models::ContextWindow;
 use crate::store::{Access, Part, Store};
 
 /// Everything a command needs: the resolved configuration and how to open the database.
@@ -124,6 +125,11 @@ pub fn counter_from(
     let encoding = args.encoding.as_deref().unwrap_or(&tokens.encoding);
     let counter = crate::inspect::token_counter(&model, counter, Some(encoding))?;
     Ok((counter, model))
+}
+
+/// The model's context window, `[tokens.context_windows]` first.
+pub fn context_window_of(context: &Context, model: &str) -> ContextWindow {
+    ContextWindow::of(model, &context.resolved.config.tokens.context_windows)
 }
 
 /// Reads a file, or standard input for `-`.

@@ -72,6 +72,9 @@ pub struct TokensConfig {
     pub counter: String,
     pub encoding: String,
     pub budget: i64,
+    /// Context windows by exact model name: they win over memscope's own table and its
+    /// guesses by model family.
+    pub context_windows: std::collections::BTreeMap<String, u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::memory::budget::{MessageTokens, Pruned, SuffixTotals, prune};
 use crate::memory::history::{History, HistoryOptions, assemble_history};
 use crate::memory::model::{MessageFile, StoredMessage};
-use crate::memory::models::context_window;
+use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CountCache, CounterKind, TokenCounter};
 
 /// How a budget is computed.
@@ -17,6 +17,8 @@ pub struct BudgetSettings {
     pub max_tokens: i64,
     /// The model the history is sent to: its context window is the hard limit.
     pub model: String,
+    /// The model's context window: `ContextWindow::of` with the configured windows.
+    pub context_window: ContextWindow,
     pub options: HistoryOptions,
 }
 
@@ -35,7 +37,7 @@ pub struct BudgetView {
     /// counter says 0 for everything: the size the model really receives.
     pub sent_tokens: u64,
     pub model: String,
-    pub context_window: Option<u64>,
+    pub context_window: ContextWindow,
 }
 
 impl BudgetView {
@@ -78,7 +80,7 @@ impl BudgetView {
             counter_fields: settings.counter.fields(),
             sent_tokens,
             model: settings.model.clone(),
-            context_window: context_window(&settings.model),
+            context_window: settings.context_window.clone(),
         }
     }
 
@@ -114,7 +116,9 @@ impl BudgetView {
 
     /// Whether what is sent fits the model's context window, when the window is known.
     pub fn fits_context(&self) -> Option<bool> {
-        self.context_window.map(|window| self.sent_tokens <= window)
+        self.context_window
+            .tokens()
+            .map(|window| self.sent_tokens <= window)
     }
 
     /// Plain-words warnings an operator should read first.
@@ -128,10 +132,11 @@ impl BudgetView {
                 self.sent_tokens
             ));
         }
-        if let (Some(false), Some(window)) = (self.fits_context(), self.context_window) {
+        if let (Some(false), Some(window)) = (self.fits_context(), self.context_window.tokens()) {
             warnings.push(format!(
-                "what is sent ({} tokens) exceeds {}'s context window of {window} tokens",
-                self.sent_tokens, self.model
+                "what is sent ({} tokens) exceeds {} of {window} tokens",
+                self.sent_tokens,
+                self.context_window.subject(&self.model)
             ));
         }
         if self.pruned.tokens_after as i128 > self.max_tokens as i128 && !self.counts.is_empty() {
@@ -203,6 +208,7 @@ mod tests {
             counter: TokenCounter::for_model(counter, "gpt-4o"),
             max_tokens,
             model: "gpt-4o".into(),
+            context_window: ContextWindow::Exact(128_000),
             options: HistoryOptions::default(),
         }
     }
@@ -282,6 +288,7 @@ mod tests {
         let mut cache = CountCache::default();
         let mut s = settings(CounterKind::OpenAi, i64::MAX);
         s.model = "gpt-4".into();
+        s.context_window = ContextWindow::Exact(8_192);
         let long = "lorem ipsum dolor ".repeat(4000);
         let rows = vec![row("1", None, &long, &long, 1)];
         let view = BudgetView::compute(&rows, &[], &s, &mut cache);

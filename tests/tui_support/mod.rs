@@ -32,6 +32,7 @@ pub fn settings() -> Settings {
         budget: 2000,
         message_limit: 0,
         app_window: true,
+        context_windows: Default::default(),
     }
 }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use crate::cli::output::table;
 use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetView};
+use crate::memory::models::{ContextWindow, ContextWindowFields};
 
 /// A budget's counter and token figures, flattened into each report in the same place.
 #[derive(Serialize)]
@@ -20,7 +21,12 @@ pub(super) struct BudgetFigures {
     pub(super) tokens_after: u64,
     /// What the model receives, by the classic formula when the counter is `zero`.
     pub(super) sent_tokens: u64,
-    pub(super) context_window: Option<u64>,
+    /// `context_window` with its source: `exact`, `setting`, `assumed` (and from which family)
+    /// or `unknown`.
+    #[serde(flatten)]
+    pub(super) context_window_fields: ContextWindowFields,
+    #[serde(skip)]
+    pub(super) context_window: ContextWindow,
 }
 
 impl BudgetFigures {
@@ -33,8 +39,28 @@ impl BudgetFigures {
             tokens_before: view.pruned.tokens_before,
             tokens_after: view.pruned.tokens_after,
             sent_tokens: view.sent_tokens,
-            context_window: view.context_window,
+            context_window_fields: view.context_window.fields(),
+            context_window: view.context_window.clone(),
         }
+    }
+
+    /// What is sent against the model's context window, a guessed window said to be one, and
+    /// an unknown one with how to set it.
+    pub(super) fn context_line(&self, fits: Option<bool>) -> String {
+        let window = &self.context_window;
+        let mut line = format!("sent: {} tokens", thousands(self.sent_tokens));
+        if let (Some(tokens), Some(fits)) = (window.tokens(), fits) {
+            line += &format!(
+                ", {} {} of {}",
+                if fits { "within" } else { "OVER" },
+                window.subject(&self.model),
+                thousands(tokens)
+            );
+        }
+        if let Some(advice) = window.advice(&self.model) {
+            line += &format!(" ({advice})");
+        }
+        line + "\n"
     }
 
     /// The counter line and the budget line: `dropped` of `total` messages pruned.

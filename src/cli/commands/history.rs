@@ -4,9 +4,8 @@ use serde::Serialize;
 
 use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::HistoryArgs;
-use crate::cli::context::{Context, counter_from};
+use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
-use crate::format::thousands;
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowSource, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
@@ -52,15 +51,7 @@ fn render(r: &Report) -> String {
             .map_or(String::new(), |id| format!(", placeholder {id} popped")),
         r.budget.describe(r.dropped, r.dropped + r.kept),
     );
-    if let (Some(window), Some(fits)) = (r.budget.context_window, r.fits_context) {
-        out.push_str(&format!(
-            "sent: {} tokens, {} {}'s context window of {}\n",
-            thousands(r.budget.sent_tokens),
-            if fits { "within" } else { "OVER" },
-            r.budget.model,
-            thousands(window)
-        ));
-    }
+    out += &r.budget.context_line(r.fits_context);
     for warning in &r.warnings {
         out.push_str(&format!("warning: {warning}\n"));
     }
@@ -100,6 +91,7 @@ pub(super) async fn report(
     args: &HistoryArgs,
 ) -> CliResult<Report> {
     let (counter, model) = counter_from(context, &args.tokens)?;
+    let context_window = context_window_of(context, &model);
     let requested = args
         .message_limit
         .or(Some(context.resolved.config.history.message_limit));
@@ -110,6 +102,7 @@ pub(super) async fn report(
             .max_tokens
             .unwrap_or(context.resolved.config.tokens.budget),
         model,
+        context_window,
         options: HistoryOptions {
             message_limit: Some(loaded.window as i64),
             ..HistoryOptions::default()

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::{ConversationsArgs, HistoryArgs};
-use crate::cli::context::{Context, counter_from};
+use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
@@ -87,6 +87,7 @@ fn render(r: &Report) -> String {
             .map_or(String::new(), |c| format!(", context id {c:?}")),
     );
     out += &r.budget.describe(r.dropped, r.dropped + r.kept);
+    out += &r.budget.context_line(r.fits_context);
     for (reason, count) in &r.left_out {
         out += &format!("left out: {count} {}\n", left_out_phrase(*reason));
     }
@@ -137,6 +138,7 @@ pub(super) async fn history_report(
         max_tokens: args
             .max_tokens
             .unwrap_or(context.resolved.config.tokens.budget),
+        context_window: context_window_of(context, &model),
         model,
         options: HistoryOptions::default(),
     };

@@ -7,13 +7,13 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::cli::args::{ConversationsArgs, HistoryArgs, ThreadArgs, ThreadMode};
-use crate::cli::context::{Context, counter_from};
+use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
 use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
 use crate::memory::langgraph::tree::{CheckpointTree, Namespace, namespace_node};
-use crate::memory::models::context_window;
+use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::threads::ThreadRow;
@@ -280,7 +280,8 @@ struct HistoryReport {
     max_tokens: i64,
     tokens_before: u64,
     tokens_after: u64,
-    context_window: Option<u64>,
+    #[serde(flatten)]
+    context_window: ContextWindowFields,
     fits_context: Option<bool>,
     dropped: usize,
     kept: usize,
@@ -419,7 +420,7 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
             kept: budget.kept[index],
         })
         .collect();
-    let window = context_window(&model);
+    let window = context_window_of(context, &model);
     let report = HistoryReport {
         thread_id: args.conversation.clone(),
         checkpoint_id: state.checkpoint_id,
@@ -431,8 +432,8 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
         max_tokens,
         tokens_before: budget.tokens_before,
         tokens_after: budget.tokens_after,
-        context_window: window,
-        fits_context: window.map(|w| budget.tokens_after <= w),
+        context_window: window.fields(),
+        fits_context: window.tokens().map(|w| budget.tokens_after <= w),
         dropped: budget.dropped(),
         kept: budget.kept.len() - budget.dropped(),
         unread: state

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::budget::{BudgetFigures, budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
-use crate::cli::context::{Context, counter_from};
+use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, table};
 use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetSettings};
@@ -29,6 +29,7 @@ fn settings(
     Ok(BudgetSettings {
         counter,
         max_tokens: max_tokens.unwrap_or(context.resolved.config.tokens.budget),
+        context_window: context_window_of(context, &model),
         model,
         options: HistoryOptions::default(),
     })

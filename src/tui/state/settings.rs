@@ -1,10 +1,13 @@
 //! The counting settings: model, counter, encoding, budget and history window, and the
 //! budget's bounds.
 
+use std::collections::BTreeMap;
+
 use crate::config::Resolved;
 use crate::inspect::budget::BudgetSettings;
 use crate::inspect::conversation::effective_window;
 use crate::memory::history::HistoryOptions;
+use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 
 /// How much one `+`/`-` changes the budget.
@@ -40,7 +43,7 @@ pub const MODELS: [&str; 6] = [
     "gpt-4.1",
     "gpt-4",
     "gpt-3.5-turbo",
-    "claude-3-5-sonnet",
+    "claude-3-5-sonnet-20241022",
 ];
 
 /// How budgets are computed; the keys of the budget panel change it.
@@ -56,6 +59,8 @@ pub struct Settings {
     pub message_limit: i64,
     /// Whether the app's memory window is honoured; off shows Dify's 500-row default.
     pub app_window: bool,
+    /// `[tokens.context_windows]`: context windows by exact model name.
+    pub context_windows: BTreeMap<String, u64>,
 }
 
 impl Settings {
@@ -101,6 +106,7 @@ impl Settings {
             budget,
             message_limit: resolved.config.history.message_limit,
             app_window: true,
+            context_windows: tokens.context_windows.clone(),
         };
         (settings, warnings)
     }
@@ -121,6 +127,7 @@ impl Settings {
             counter: self.counter(),
             max_tokens: self.budget,
             model: self.model().to_owned(),
+            context_window: ContextWindow::of(self.model(), &self.context_windows),
             options: HistoryOptions::default(),
         }
     }

@@ -263,30 +263,27 @@ fn summary_lines<'a>(
         ));
     }
     let sent = thousands(view.sent_tokens);
-    let fit = match (view.fits_context(), view.context_window) {
-        (Some(true), Some(window)) => Line::styled(
+    let window = &view.context_window;
+    let subject = window.subject(&view.model);
+    let advice = window
+        .advice(&view.model)
+        .map_or(String::new(), |advice| format!("; {advice}"));
+    let fit = match (view.fits_context(), window.tokens()) {
+        (Some(true), Some(tokens)) => Line::styled(
             format!(
-                "fits {}'s context window ({sent} of {} tokens)",
-                view.model,
-                thousands(window)
+                "fits {subject} ({sent} of {} tokens){advice}",
+                thousands(tokens)
             ),
             theme.ok,
         ),
-        (Some(false), Some(window)) => Line::styled(
+        (Some(false), Some(tokens)) => Line::styled(
             format!(
-                "does NOT fit {}'s context window: {sent} of {} tokens",
-                view.model,
-                thousands(window)
+                "does NOT fit {subject}: {sent} of {} tokens{advice}",
+                thousands(tokens)
             ),
             theme.error,
         ),
-        _ => Line::styled(
-            format!(
-                "context window of {} unknown: {sent} tokens sent",
-                view.model
-            ),
-            theme.dim,
-        ),
+        _ => Line::styled(format!("{sent} tokens sent{advice}"), theme.dim),
     };
     lines.push(fit);
     lines

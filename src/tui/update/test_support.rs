@@ -29,6 +29,7 @@ pub(super) fn settings() -> Settings {
         budget: 2000,
         message_limit: 0,
         app_window: true,
+        context_windows: Default::default(),
     }
 }
 
