@@ -13,7 +13,7 @@ mod sections;
 pub use error::ConfigError;
 pub use merge::{DEFAULT_CONFIG, THEMES, merge};
 pub use resolve::{
-    DATABASE_URL_ENV, Dirs, Overrides, Resolved, StorageSource, UrlSource, database_url, resolve,
+    DATABASE_URL_ENV, Dirs, Overrides, Resolved, StorageOrigin, UrlOrigin, database_url, resolve,
     sqlite_url,
 };
 pub use sections::{

@@ -100,7 +100,7 @@ fn internal_references(what: &str, text: &str, readme: bool) -> Vec<String> {
             "(Fixed,",
             "(Tree,",
             "ThreadMode",
-            "WindowSource",
+            "WindowOrigin",
             "Some(",
         ] {
             if line.contains(name) {

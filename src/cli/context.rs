@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::args::{GlobalArgs, TokenArgs};
 use super::demo_database;
 use super::output::{CliError, CliResult};
-use crate::config::{self, Dirs, Overrides, Resolved, UrlSource};
+use crate::config::{self, Dirs, Overrides, Resolved, UrlOrigin};
 use crate::memory::models::ContextWindow;
 use crate::store::{Access, Part, Store};
 
@@ -38,7 +38,7 @@ impl Context {
 
     /// The embedded default database's file, when that is the database in use.
     pub fn default_database_file(&self) -> Option<PathBuf> {
-        (self.resolved.url_source == UrlSource::EmbeddedDefault)
+        (self.resolved.url_source == UrlOrigin::EmbeddedDefault)
             .then(|| self.resolved.dirs.default_database_file())
     }
 
@@ -74,7 +74,7 @@ impl Context {
             .resolved
             .dify
             .as_ref()
-            .filter(|_| self.resolved.url_source == UrlSource::DifyEnv)
+            .filter(|_| self.resolved.url_source == UrlOrigin::DifyEnv)
             .and_then(|dify| {
                 dify.notes
                     .iter()

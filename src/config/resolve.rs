@@ -45,7 +45,7 @@ impl Dirs {
 /// created and filled with the demo on first run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum UrlSource {
+pub enum UrlOrigin {
     Flag,
     Environment,
     ConfigFile,
@@ -57,7 +57,7 @@ pub enum UrlSource {
 /// Where the object storage settings came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum StorageSource {
+pub enum StorageOrigin {
     ConfigFile,
     DifyEnv,
     EmbeddedDefault,
@@ -71,13 +71,13 @@ pub struct Resolved {
     /// The user config file that was read, if there was one.
     pub config_file: Option<PathBuf>,
     pub database_url: String,
-    pub url_source: UrlSource,
+    pub url_source: UrlOrigin,
     /// Where memscope writes demo files: the local storage directory (`<data dir>/storage` when
     /// the storage is not local).
     pub storage_root: PathBuf,
     /// Where Dify's files are read from, and who said so.
     pub storage: StorageBackend,
-    pub storage_source: StorageSource,
+    pub storage_source: StorageOrigin,
     /// Dify's settings, when `--dify-env` or `[dify] env_file` named them.
     pub dify: Option<DifySettings>,
     pub kb_root: PathBuf,
@@ -124,19 +124,19 @@ pub fn resolve(dirs: Dirs, overrides: &Overrides) -> Result<Resolved, ConfigErro
     };
     let dify_url = dify.as_ref().map(|d| d.database_url.expose().to_owned());
     let (database_url, url_source) = if let Some(url) = &overrides.database_url {
-        (database_url(url), UrlSource::Flag)
+        (database_url(url), UrlOrigin::Flag)
     } else if let Some(url) = dify_url.as_ref().filter(|_| overrides.dify_env.is_some()) {
-        (url.clone(), UrlSource::DifyEnv)
+        (url.clone(), UrlOrigin::DifyEnv)
     } else if let Some(url) = &overrides.env_database_url {
-        (database_url(url), UrlSource::Environment)
+        (database_url(url), UrlOrigin::Environment)
     } else if let Some(url) = dify_url {
-        (url, UrlSource::DifyEnv)
+        (url, UrlOrigin::DifyEnv)
     } else if !config.database.url.is_empty() {
-        (database_url(&config.database.url), UrlSource::ConfigFile)
+        (database_url(&config.database.url), UrlOrigin::ConfigFile)
     } else {
         (
             sqlite_url(&dirs.default_database_file()),
-            UrlSource::EmbeddedDefault,
+            UrlOrigin::EmbeddedDefault,
         )
     };
     let under_data = |configured: &str, default: &str| {
@@ -177,17 +177,17 @@ fn storage_backend(
     local_root: PathBuf,
     dify: Option<&DifySettings>,
     overrides: &Overrides,
-) -> Result<(StorageBackend, StorageSource), String> {
+) -> Result<(StorageBackend, StorageOrigin), String> {
     let configured = !storage.service.is_empty() || !storage.root.is_empty();
     if !configured {
         if let Some(dify) = dify {
-            return Ok((dify.storage.clone(), StorageSource::DifyEnv));
+            return Ok((dify.storage.clone(), StorageOrigin::DifyEnv));
         }
     }
     let source = if configured {
-        StorageSource::ConfigFile
+        StorageOrigin::ConfigFile
     } else {
-        StorageSource::EmbeddedDefault
+        StorageOrigin::EmbeddedDefault
     };
     let backend = match storage.service.as_str() {
         "" | "fs" => StorageBackend::Fs { root: local_root },
@@ -271,7 +271,7 @@ mod tests {
         let d = dirs(tmp.path());
         std::fs::create_dir_all(&d.config).unwrap();
         let default = resolve(d.clone(), &Overrides::default()).unwrap();
-        assert_eq!(default.url_source, UrlSource::EmbeddedDefault);
+        assert_eq!(default.url_source, UrlOrigin::EmbeddedDefault);
         assert!(default.database_url.ends_with("data/memscope.db"));
         assert_eq!(default.storage_root, d.data.join("storage"));
 
@@ -281,7 +281,7 @@ mod tests {
         )
         .unwrap();
         let from_file = resolve(d.clone(), &Overrides::default()).unwrap();
-        assert_eq!(from_file.url_source, UrlSource::ConfigFile);
+        assert_eq!(from_file.url_source, UrlOrigin::ConfigFile);
         assert_eq!(from_file.config_file, Some(d.user_config_file()));
 
         let env = Overrides {
@@ -290,14 +290,14 @@ mod tests {
         };
         assert_eq!(
             resolve(d.clone(), &env).unwrap().url_source,
-            UrlSource::Environment
+            UrlOrigin::Environment
         );
         let flag = Overrides {
             database_url: Some("sqlite:///g.db".into()),
             ..env
         };
         let resolved = resolve(d, &flag).unwrap();
-        assert_eq!(resolved.url_source, UrlSource::Flag);
+        assert_eq!(resolved.url_source, UrlOrigin::Flag);
         assert_eq!(resolved.database_url, "sqlite:///g.db");
     }
 
@@ -320,14 +320,14 @@ mod tests {
         let resolved = resolve(d.clone(), &flag).unwrap();
         assert_eq!(
             resolved.url_source,
-            UrlSource::DifyEnv,
+            UrlOrigin::DifyEnv,
             "--dify-env beats the environment"
         );
         assert_eq!(
             resolved.database_url,
             "postgres://postgres:pw@dbhost:5432/dify"
         );
-        assert_eq!(resolved.storage_source, StorageSource::DifyEnv);
+        assert_eq!(resolved.storage_source, StorageOrigin::DifyEnv);
         assert!(matches!(&resolved.storage, StorageBackend::S3(s3) if s3.bucket == "files"));
         let with_db = Overrides {
             database_url: Some("sqlite:///g.db".into()),
@@ -335,7 +335,7 @@ mod tests {
         };
         assert_eq!(
             resolve(d.clone(), &with_db).unwrap().url_source,
-            UrlSource::Flag
+            UrlOrigin::Flag
         );
 
         // From the config file, the environment's URL wins; [storage] root wins over Dify's.
@@ -352,8 +352,8 @@ mod tests {
             ..Overrides::default()
         };
         let resolved = resolve(d.clone(), &from_env).unwrap();
-        assert_eq!(resolved.url_source, UrlSource::Environment);
-        assert_eq!(resolved.storage_source, StorageSource::ConfigFile);
+        assert_eq!(resolved.url_source, UrlOrigin::Environment);
+        assert_eq!(resolved.storage_source, StorageOrigin::ConfigFile);
         assert_eq!(
             resolved.storage,
             StorageBackend::Fs {
@@ -362,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             resolve(d, &Overrides::default()).unwrap().url_source,
-            UrlSource::DifyEnv
+            UrlOrigin::DifyEnv
         );
     }
 

@@ -14,7 +14,7 @@ use crate::store::{ConversationInfo, Store};
 /// Where the row window in effect comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum WindowSource {
+pub enum WindowOrigin {
     /// `--message-limit` or the config's `history.message_limit`.
     Requested,
     /// The app's memory window (`MemoryConfig.window.size`).
@@ -25,11 +25,11 @@ pub enum WindowSource {
 
 /// The `message_limit` memory is called with, and why: an explicit limit (> 0) wins, then the
 /// app's window, then Dify's default of 500 rows.
-pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usize, WindowSource) {
+pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usize, WindowOrigin) {
     match (requested.filter(|&l| l > 0), app_window.filter(|&l| l > 0)) {
-        (Some(limit), _) => (row_window(Some(limit)), WindowSource::Requested),
-        (None, Some(limit)) => (row_window(Some(limit)), WindowSource::App),
-        (None, None) => (MAX_ROW_WINDOW, WindowSource::DifyDefault),
+        (Some(limit), _) => (row_window(Some(limit)), WindowOrigin::Requested),
+        (None, Some(limit)) => (row_window(Some(limit)), WindowOrigin::App),
+        (None, None) => (MAX_ROW_WINDOW, WindowOrigin::DifyDefault),
     }
 }
 
@@ -38,7 +38,7 @@ pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usi
 pub struct WindowedRows {
     pub info: ConversationInfo,
     pub window: usize,
-    pub window_source: WindowSource,
+    pub window_source: WindowOrigin,
     /// At most `window` rows, newest first.
     pub rows_newest_first: Vec<StoredMessage>,
     pub files: Vec<MessageFile>,
@@ -103,7 +103,7 @@ pub async fn load_windows(
         .into_iter()
         .map(|info| (info.id.clone(), info))
         .collect();
-    let windows: Vec<(ConversationInfo, usize, WindowSource)> = ids
+    let windows: Vec<(ConversationInfo, usize, WindowOrigin)> = ids
         .iter()
         .filter_map(|id| infos.remove(id))
         .map(|mut info| {
@@ -293,13 +293,13 @@ impl ThreadMode {
     }
 }
 
-impl WindowSource {
+impl WindowOrigin {
     /// Where the row window comes from, in the words the CLI and the TUI show.
     pub fn describe(self) -> &'static str {
         match self {
-            WindowSource::Requested => "requested",
-            WindowSource::App => "the app's window",
-            WindowSource::DifyDefault => "Dify's default",
+            WindowOrigin::Requested => "requested",
+            WindowOrigin::App => "the app's window",
+            WindowOrigin::DifyDefault => "Dify's default",
         }
     }
 }
@@ -428,13 +428,13 @@ mod tests {
     fn window_precedence_is_request_then_app_then_500() {
         assert_eq!(
             effective_window(Some(10), Some(20)),
-            (10, WindowSource::Requested)
+            (10, WindowOrigin::Requested)
         );
-        assert_eq!(effective_window(Some(0), Some(20)), (20, WindowSource::App));
-        assert_eq!(effective_window(None, Some(9999)), (500, WindowSource::App));
+        assert_eq!(effective_window(Some(0), Some(20)), (20, WindowOrigin::App));
+        assert_eq!(effective_window(None, Some(9999)), (500, WindowOrigin::App));
         assert_eq!(
             effective_window(Some(-1), None),
-            (500, WindowSource::DifyDefault)
+            (500, WindowOrigin::DifyDefault)
         );
     }
 }

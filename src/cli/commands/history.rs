@@ -7,7 +7,7 @@ use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
-use crate::inspect::conversation::{WindowSource, load_window};
+use crate::inspect::conversation::{WindowOrigin, load_window};
 use crate::memory::history::{HistoryOptions, history_prompt_text};
 use crate::memory::tokens::CountCache;
 use crate::store::{ConversationShape, Part, Store};
@@ -19,7 +19,7 @@ pub(super) struct Report {
     /// Deleted in Dify (hidden there); shown as stored.
     deleted: bool,
     window: usize,
-    window_source: WindowSource,
+    window_source: WindowOrigin,
     rows_loaded: usize,
     /// The newest row, dropped as the current request's placeholder.
     popped: Option<String>,

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table};
-use crate::config::{StorageSource, UrlSource};
+use crate::config::{StorageOrigin, UrlOrigin};
 use crate::format::thousands;
 use crate::storage::dify_env::TakenValue;
 
@@ -27,11 +27,11 @@ struct Info {
     /// Where the TUI writes its log.
     tui_log: PathBuf,
     database_url: String,
-    database_url_source: UrlSource,
+    database_url_source: UrlOrigin,
     /// Where Dify's files are read from (credentials hidden).
     storage: String,
     storage_settings: crate::storage::StorageBackend,
-    storage_source: StorageSource,
+    storage_source: StorageOrigin,
     /// The values taken from Dify's settings, and from where.
     dify: Option<DifyInfo>,
     kb_root: PathBuf,
@@ -206,17 +206,17 @@ fn render(info: &Info) -> String {
         info.tui_log.display(),
         info.database_url,
         match info.database_url_source {
-            UrlSource::Flag => "--db",
-            UrlSource::Environment => "MEMSCOPE_DATABASE_URL",
-            UrlSource::ConfigFile => "the config file",
-            UrlSource::EmbeddedDefault => "the built-in default: the demo database",
-            UrlSource::DifyEnv => "Dify's settings",
+            UrlOrigin::Flag => "--db",
+            UrlOrigin::Environment => "MEMSCOPE_DATABASE_URL",
+            UrlOrigin::ConfigFile => "the config file",
+            UrlOrigin::EmbeddedDefault => "the built-in default: the demo database",
+            UrlOrigin::DifyEnv => "Dify's settings",
         },
         info.storage,
         match info.storage_source {
-            StorageSource::ConfigFile => "[storage] in the config file",
-            StorageSource::DifyEnv => "Dify's settings",
-            StorageSource::EmbeddedDefault => "the built-in default",
+            StorageOrigin::ConfigFile => "[storage] in the config file",
+            StorageOrigin::DifyEnv => "Dify's settings",
+            StorageOrigin::EmbeddedDefault => "the built-in default",
         },
         info.kb_root.display(),
         info.model,
