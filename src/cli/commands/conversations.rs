@@ -3,9 +3,10 @@
 use chrono::NaiveDateTime;
 use serde::Serialize;
 
+use super::page::Page;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::format::{one_line, thousands};
 use crate::store::{
     ConversationCursor, ConversationFilter, ConversationShape, ConversationSummary, Part,
@@ -46,13 +47,6 @@ struct Row<'a> {
     deleted: bool,
 }
 
-#[derive(Serialize)]
-struct Page<'a> {
-    conversations: Vec<Row<'a>>,
-    /// Pass as `--after` for the next page; `null` on the last page.
-    next: Option<String>,
-}
-
 fn row(c: &ConversationSummary) -> Row<'_> {
     Row {
         id: &c.id,
@@ -67,14 +61,10 @@ fn row(c: &ConversationSummary) -> Row<'_> {
     }
 }
 
-fn render(page: &Page) -> String {
-    if page.conversations.is_empty() {
-        return "no conversations".to_owned();
-    }
-    let rows: Vec<Vec<String>> = page
-        .conversations
-        .iter()
-        .map(|c| {
+fn render(page: &Page<Row>) -> String {
+    page.render(
+        &["id", "name", "app", "mode", "messages", "last activity"],
+        |c| {
             let name = if c.deleted {
                 format!("[deleted] {}", c.name)
             } else {
@@ -88,16 +78,8 @@ fn render(page: &Page) -> String {
                 thousands(c.messages),
                 c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
             ]
-        })
-        .collect();
-    let mut out = table(
-        &["id", "name", "app", "mode", "messages", "last activity"],
-        &rows,
-    );
-    if let Some(next) = &page.next {
-        out.push_str(&format!("\n\nmore: --after {next}"));
-    }
-    out
+        },
+    )
 }
 
 pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
@@ -127,8 +109,9 @@ pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
         conversations.truncate(limit as usize);
         format_cursor(&conversations[conversations.len() - 1].cursor())
     });
+    let rows: Vec<Row> = conversations.iter().map(row).collect();
     let page = Page {
-        conversations: conversations.iter().map(row).collect(),
+        conversations: &rows,
         next,
     };
     emit(context.global.json, &page, render)?;

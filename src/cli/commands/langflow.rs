@@ -6,9 +6,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::budget::{BudgetFigures, budget_table};
+use super::page::Page;
 use crate::cli::args::{ConversationsArgs, HistoryArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
-use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
+use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::format::{one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::memory::agent_history::{
@@ -209,21 +210,17 @@ pub(super) async fn history_report(
     Ok(report)
 }
 
-#[derive(Serialize)]
-struct Page<'a> {
-    conversations: &'a [LangflowConversation],
-    /// Pass as `--after` for the next page; `null` on the last page.
-    next: Option<String>,
-}
-
-fn render_page(page: &Page) -> String {
-    if page.conversations.is_empty() {
-        return "no conversations".to_owned();
-    }
-    let rows: Vec<Vec<String>> = page
-        .conversations
-        .iter()
-        .map(|c| {
+fn render_page(page: &Page<LangflowConversation>) -> String {
+    page.render(
+        &[
+            "id",
+            "flow",
+            "flow id",
+            "messages",
+            "last activity",
+            "owner",
+        ],
+        |c| {
             vec![
                 one_line(&c.id, 36),
                 one_line(c.flow.as_deref().unwrap_or("(deleted flow)"), 24),
@@ -235,23 +232,8 @@ fn render_page(page: &Page) -> String {
                     .or_else(|| c.owner.clone())
                     .unwrap_or_default(),
             ]
-        })
-        .collect();
-    let mut out = table(
-        &[
-            "id",
-            "flow",
-            "flow id",
-            "messages",
-            "last activity",
-            "owner",
-        ],
-        &rows,
-    );
-    if let Some(next) = &page.next {
-        out.push_str(&format!("\n\nmore: --after {next}"));
-    }
-    out
+        },
+    )
 }
 
 pub async fn conversations(

@@ -6,6 +6,7 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
+use super::page::Page;
 use crate::cli::args::{ConversationsArgs, HistoryArgs, ThreadArgs, ThreadMode};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
@@ -19,21 +20,10 @@ use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::threads::ThreadRow;
 use crate::store::Store;
 
-#[derive(Serialize)]
-struct Page<'a> {
-    conversations: &'a [ThreadRow],
-    /// Pass as `--after` for the next page; `null` on the last page.
-    next: Option<String>,
-}
-
-fn render_page(page: &Page) -> String {
-    if page.conversations.is_empty() {
-        return "no conversations".to_owned();
-    }
-    let rows: Vec<Vec<String>> = page
-        .conversations
-        .iter()
-        .map(|t| {
+fn render_page(page: &Page<ThreadRow>) -> String {
+    page.render(
+        &["thread", "messages", "checkpoints", "last activity"],
+        |t| {
             vec![
                 one_line(&t.id, 36),
                 t.messages.map_or_else(
@@ -43,16 +33,8 @@ fn render_page(page: &Page) -> String {
                 thousands(t.checkpoints),
                 t.last_activity.clone().unwrap_or_default(),
             ]
-        })
-        .collect();
-    let mut out = table(
-        &["thread", "messages", "checkpoints", "last activity"],
-        &rows,
-    );
-    if let Some(next) = &page.next {
-        out.push_str(&format!("\n\nmore: --after {next}"));
-    }
-    out
+        },
+    )
 }
 
 pub async fn conversations(

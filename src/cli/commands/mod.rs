@@ -12,6 +12,7 @@ mod langflow;
 mod langgraph;
 pub mod mb;
 pub mod nodes;
+mod page;
 pub mod shell;
 pub mod summary;
 pub mod thread;
