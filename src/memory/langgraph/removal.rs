@@ -1,8 +1,8 @@
 //! The checkpoint LangGraph saves for `update_state(config, {"messages": [RemoveMessage(id),
 //! …]})` on a thread whose run has ended (langgraph 1.2's `bulk_update_state`): a child of the
 //! latest checkpoint, step + 1, its id a UUIDv6 whose clock sequence is that step, the
-//! `messages` channel without the removed messages under a new version (the greatest version
-//! + 1, as the savers' `get_next_version` makes it), `versions_seen` as it was,
+//! `messages` channel without the removed messages under a new version (one above the
+//! greatest, as the savers' `get_next_version` makes it), `versions_seen` as it was,
 //! `updated_channels` null, metadata `{source: "update", step, parents}`; and the one write
 //! it keeps on the latest checkpoint: channel `messages`, the list of `RemoveMessage`s, by the
 //! task `uuid5(latest id, "__interrupt__")` at path `~__interrupt__, 0000000000`.
