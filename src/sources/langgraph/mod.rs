@@ -5,6 +5,7 @@
 
 mod read;
 pub mod saver;
+pub mod sizes;
 mod stored;
 pub mod threads;
 
