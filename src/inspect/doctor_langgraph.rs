@@ -206,7 +206,7 @@ pub fn check_thread(
             Some(state.messages)
         }
         // Without the key the count below says it once for the thread.
-        Some(Err(error)) if !(needs_key(error) && !has_key) => {
+        Some(Err(error)) if has_key || !needs_key(error) => {
             findings.push(LangGraphFinding::UnreadableValue {
                 thread_id: thread_id.clone(),
                 checkpoint_id: None,
@@ -344,7 +344,7 @@ pub async fn run_until(
         progress(measured);
     }
     // The largest threads first: a per-kind limit shows those.
-    growth.sort_by(|a, b| b.0.cmp(&a.0));
+    growth.sort_by_key(|(bytes, _)| std::cmp::Reverse(*bytes));
     scan.findings = growth.into_iter().map(|(_, f)| f).chain(other).collect();
     Ok(Some(scan))
 }
