@@ -53,12 +53,6 @@ pub fn decode_typed(
     decode_plain(type_name, bytes)
 }
 
-/// A value as `JsonPlusSerializer.dumps_typed` stores it with type `msgpack`; `None` for a
-/// value holding a legacy `json` constructor, which has no msgpack form.
-pub fn encode_msgpack(value: &Value) -> Option<Vec<u8>> {
-    msgpack::encode(value)
-}
-
 fn decode_plain(type_name: &str, bytes: &[u8]) -> Result<Decoded, DecodeError> {
     let mut warnings = Vec::new();
     let value = match type_name {
