@@ -7,8 +7,7 @@ use serde_json::Value as Json;
 
 use super::value::{Object, Rebuild, Value};
 
-const EXT_NUMPY: i8 = 6;
-const EXT_DELTA_SNAPSHOT: i8 = 7;
+use super::msgpack::{EXT_DELTA_SNAPSHOT, EXT_NUMPY};
 
 /// Why a value cannot be written as msgpack.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod checkpoint;
 mod cipher;
 pub mod encode;
+pub mod footprint;
 mod lc_json;
 pub mod message;
 mod msgpack;
