@@ -5,6 +5,7 @@
 //!   writes (a twin database trimmed by LangGraph is compared, normalised for ids, times and
 //!   version suffixes), `get_state` returns exactly the kept messages, and the graph runs its
 //!   next turn; `trim undo` gives the state before back;
+//! - memscope's msgpack encoder gives back the bytes of every value LangGraph stored;
 //! - `checkpoints prune` keeps `get_state`, leaves `--keep-last` checkpoints in
 //!   `get_state_history`, survives an abort before its commit unchanged, and its archive
 //!   restores every row byte for byte; on PostgreSQL `--keep-last 1` leaves exactly the rows
@@ -16,6 +17,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use memscope::memory::langgraph::decode_typed;
+use memscope::memory::langgraph::encode::encode;
 use serde_json::{Value, json};
 
 const PYTHON_VAR: &str = "MEMSCOPE_LANGGRAPH_PYTHON";
@@ -335,6 +338,39 @@ fn postgres_admin() -> Option<String> {
     admin
 }
 
+/// Every msgpack value LangGraph stored (checkpoints and writes), decoded and encoded again
+/// by memscope, gives back LangGraph's bytes.
+fn encoder_gives_back_langgraphs_bytes(file: &Path) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let values: Vec<Vec<u8>> = runtime.block_on(async {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(file)
+            .read_only(true);
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .unwrap();
+        let values = sqlx::query_scalar(
+            "SELECT checkpoint FROM checkpoints WHERE type = 'msgpack' \
+             UNION ALL SELECT value FROM writes WHERE type = 'msgpack'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+        values
+    });
+    assert!(values.len() > 50);
+    for bytes in values {
+        let decoded = decode_typed("msgpack", &bytes, None).unwrap();
+        assert_eq!(encode(&decoded.value).unwrap(), bytes);
+    }
+}
+
 #[test]
 fn trim_is_langgraphs_update_state_on_sqlite() {
     let Some(python) = skipped() else { return };
@@ -342,6 +378,7 @@ fn trim_is_langgraphs_update_state_on_sqlite() {
     let file = dir.path().join("checkpoints.sqlite");
     let main = sqlite_target(&file);
     build(&python, &main, dir.path());
+    encoder_gives_back_langgraphs_bytes(&file);
     let twin_file = dir.path().join("twin.sqlite");
     std::fs::copy(&file, &twin_file).unwrap();
     trim_round(&python, &main, &sqlite_target(&twin_file), dir.path());

@@ -3,14 +3,13 @@
 //! `update_state` with `RemoveMessage`s (so only removals: a change or a summary would need
 //! messages of memscope's making, which `add_messages` would append at the end).
 
-use super::trim::{Source, plan_for, render};
-use crate::cli::args::TrimArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
+use crate::memory::langgraph::removal::removal_indices;
 use crate::memory::model::PromptMessage;
-use crate::memory::trim::Step;
+use crate::memory::trim::TrimPlan;
 use crate::sources::langgraph::saver::LangGraphDb;
-use crate::sources::langgraph::trim::{TrimTarget, UndoneTrim, ids_at};
+use crate::sources::langgraph::trim::{AppliedTrim, TrimTarget, UndoneTrim, ids_at};
 use crate::store::Store;
 
 /// A thread's latest state, read for a trim.
@@ -39,37 +38,16 @@ pub async fn load_thread(store: &Store, thread: &str) -> CliResult<LoadedThread>
     Ok(LoadedThread { target, messages })
 }
 
-/// Plans exactly as the preview does, then writes the removals as one checkpoint.
-pub async fn apply(
-    context: &Context,
+/// Writes a plan's removals as one checkpoint; `None` when the plan removes nothing.
+pub async fn write(
     store: &Store,
-    args: &TrimArgs,
     thread: &LoadedThread,
-    source: &Source,
+    plan: &TrimPlan,
     yes: bool,
-) -> CliResult {
-    let (mut report, policy) = plan_for(context, args, source).await?;
-    if policy.is_some_and(|p| !p.predefined_messages.is_empty()) {
-        return Err(CliError::usage(
-            "a policy's predefined messages are not in the thread: apply a policy without them",
-        ));
-    }
-    let only_removals = report.plan.steps.iter().all(|step| match step {
-        Step::Keep { .. } | Step::Remove { .. } => true,
-        Step::Modify { .. } => false,
-        Step::Summary => report.plan.summary.is_none(),
-    });
-    if !only_removals {
-        return Err(CliError::usage(
-            "this trim changes or adds messages (a partial message, a cleared tool result, a \
-             stubbed image or a summary); on a LangGraph thread apply writes removals only, as \
-             RemoveMessage does: preview it, or drop those options",
-        ));
-    }
-    let removed: Vec<usize> = report.plan.removed().map(|(index, _)| index).collect();
+) -> CliResult<Option<AppliedTrim>> {
+    let removed = removal_indices(plan).map_err(|e| CliError::usage(e.to_string()))?;
     if removed.is_empty() {
-        emit(context.global.json, &report, render)?;
-        return Ok(ExitCode::Ok);
+        return Ok(None);
     }
     store.ensure_writable_in_place()?;
     confirm(
@@ -80,9 +58,7 @@ pub async fn apply(
     let applied = db
         .apply_trim(&thread.target, &ids_at(&thread.target, removed))
         .await?;
-    report.checkpoint = Some(applied);
-    emit(context.global.json, &report, render)?;
-    Ok(ExitCode::Ok)
+    Ok(Some(applied))
 }
 
 pub async fn undo(context: &Context, thread: &str, yes: bool) -> CliResult {

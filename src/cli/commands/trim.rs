@@ -116,7 +116,7 @@ fn flags_counter(context: &Context, args: &TrimArgs) -> CliResult<(TrimCounter, 
     Ok((counter, description))
 }
 
-pub(super) enum Source {
+enum Source {
     Messages {
         label: String,
         messages: Vec<PromptMessage>,
@@ -147,10 +147,7 @@ impl Source {
     }
 }
 
-pub(super) async fn load_source(
-    context: &Context,
-    args: &TrimArgs,
-) -> CliResult<(Source, Option<Store>)> {
+async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, Option<Store>)> {
     if let Some(path) = &args.input {
         let text = crate::cli::context::read_input(path)?;
         let messages = crate::memory::wire::parse_messages(&text)?;
@@ -300,7 +297,7 @@ fn policy_from(context: &Context, args: &TrimArgs, source: &Source) -> CliResult
 }
 
 #[derive(Serialize)]
-pub(super) struct Report {
+struct Report {
     source: String,
     /// `trim_messages` or `policy`.
     mode: &'static str,
@@ -311,7 +308,7 @@ pub(super) struct Report {
     policy: Option<ChatMemoryPolicy>,
     messages_before: usize,
     messages_after: usize,
-    pub(super) plan: TrimPlan,
+    plan: TrimPlan,
     /// The trimmed list.
     result: Vec<PromptMessage>,
     /// Set by `apply`: the change to undo.
@@ -319,12 +316,12 @@ pub(super) struct Report {
     change_id: Option<String>,
     /// Set by `apply` on a LangGraph thread: the checkpoint written.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) checkpoint: Option<crate::sources::langgraph::trim::AppliedTrim>,
+    checkpoint: Option<crate::sources::langgraph::trim::AppliedTrim>,
     #[serde(skip)]
     context: Vec<PromptMessage>,
 }
 
-pub(super) fn render(r: &Report) -> String {
+fn render(r: &Report) -> String {
     let mut out = format!(
         "{}\n{} with {}\nmessages: {} -> {}   tokens: {} -> {}\n",
         r.source,
@@ -398,7 +395,7 @@ pub(super) fn render(r: &Report) -> String {
     out
 }
 
-pub(super) async fn plan_for(
+async fn plan_for(
     context: &Context,
     args: &TrimArgs,
     source: &Source,
@@ -488,7 +485,15 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     }
     let (source, store) = load_source(context, args).await?;
     if let (Source::Thread(thread), Some(store)) = (&source, &store) {
-        return super::langgraph_trim::apply(context, store, args, thread, &source, yes).await;
+        let (mut report, policy) = plan_for(context, args, &source).await?;
+        if policy.is_some_and(|p| !p.predefined_messages.is_empty()) {
+            return Err(CliError::usage(
+                "a policy's predefined messages are not in the thread: apply a policy without them",
+            ));
+        }
+        report.checkpoint = super::langgraph_trim::write(store, thread, &report.plan, yes).await?;
+        emit(context.global.json, &report, render)?;
+        return Ok(ExitCode::Ok);
     }
     if args.conversation.is_some() {
         return Err(refuse("a conversation thread"));

@@ -1,8 +1,8 @@
 //! The checkpoint LangGraph saves for `update_state(config, {"messages": [RemoveMessage(id),
 //! …]})` on a thread whose run has ended (langgraph 1.2's `bulk_update_state`): a child of the
 //! latest checkpoint, step + 1, its id a UUIDv6 whose clock sequence is that step, the
-//! `messages` channel without the removed messages under a new version (the greatest version
-//! + 1, as the savers' `get_next_version` makes it), `versions_seen` as it was,
+//! `messages` channel without the removed messages under a new version (one above the
+//! greatest, as the savers' `get_next_version` makes it), `versions_seen` as it was,
 //! `updated_channels` null, metadata `{source: "update", step, parents}`; and the one write
 //! it keeps on the latest checkpoint: channel `messages`, the list of `RemoveMessage`s, by the
 //! task `uuid5(latest id, "__interrupt__")` at path `~__interrupt__, 0000000000`.
@@ -19,6 +19,7 @@ use uuid::Uuid;
 use super::checkpoint::MESSAGES_CHANNEL;
 use super::encode::{python_json_object, remove_message};
 use super::value::Value;
+use crate::memory::trim::{Step, TrimPlan};
 
 /// The task path of an `update_state` write (`task_path_str((INTERRUPT, 0))`).
 pub const UPDATE_TASK_PATH: &str = "~__interrupt__, 0000000000";
@@ -169,6 +170,30 @@ pub fn update_task_id(checkpoint_id: &str) -> String {
     Uuid::try_parse(checkpoint_id)
         .map(|id| Uuid::new_v5(&id, b"__interrupt__").to_string())
         .unwrap_or_else(|_| checkpoint_id.to_owned())
+}
+
+/// Why a trim cannot be written as removals.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "this trim changes or adds messages (a partial message, a cleared tool result, a stubbed \
+     image or a summary); on a LangGraph thread apply writes removals only, as RemoveMessage \
+     does: preview it, or drop those options"
+)]
+pub struct NotOnlyRemovals;
+
+/// The indices a trim plan removes, when removing is all it does: what `update_state` with
+/// `RemoveMessage`s can write (a changed or added message would be appended at the end by
+/// `add_messages`, not put where the plan puts it).
+pub fn removal_indices(plan: &TrimPlan) -> Result<Vec<usize>, NotOnlyRemovals> {
+    let only_removals = plan.steps.iter().all(|step| match step {
+        Step::Keep { .. } | Step::Remove { .. } => true,
+        Step::Modify { .. } => false,
+        Step::Summary => plan.summary.is_none(),
+    });
+    if !only_removals {
+        return Err(NotOnlyRemovals);
+    }
+    Ok(plan.removed().map(|(index, _)| index).collect())
 }
 
 /// A stored message's `id`.

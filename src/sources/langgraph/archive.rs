@@ -218,25 +218,32 @@ fn cells(row: &SqliteRow) -> Vec<(String, Cell)> {
         .collect()
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+/// Lowercase hex, a table lookup per nibble (archives hold every deleted byte).
 fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX_DIGITS[usize::from(b >> 4)]);
+        out.push(HEX_DIGITS[usize::from(b & 0x0f)]);
+    }
+    String::from_utf8(out).expect("hex digits are ASCII")
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    (text.len() % 2 == 0)
-        .then(|| {
-            (0..text.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-                .collect()
-        })
-        .flatten()
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let text = text.as_bytes();
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    text.chunks_exact(2)
+        .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
+        .collect()
 }
 
 /// Every line of an archive, checked before anything is written.
@@ -418,5 +425,19 @@ async fn insert_all(pool: &LangGraphPool, lines: &[Line]) -> sqlx::Result<()> {
             }
             tx.commit().await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(unhex(&hex(&bytes)), Some(bytes));
+        assert_eq!(hex(&[0xab, 0x01]), "ab01");
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("zz"), None);
     }
 }

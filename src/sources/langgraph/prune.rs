@@ -71,6 +71,10 @@ pub struct PruneRequest {
     pub before: Option<String>,
 }
 
+/// `(ns, id, bytes)` of a checkpoint.
+type SizeRow = (String, String, i64);
+/// `(ns, id, writes, bytes)` of a checkpoint's writes.
+type WritesRow = (String, String, i64, i64);
 /// Row sizes of one thread: `(ns, id) → bytes` of checkpoints, `(ns, id) → (writes, bytes)`.
 type Sizes = (
     HashMap<CheckpointKey, i64>,
@@ -305,7 +309,7 @@ impl LangGraphDb {
 impl LangGraphPool {
     /// A thread's row sizes, as `info` counts bytes.
     async fn sizes(&self, thread: &str) -> sqlx::Result<Sizes> {
-        let (checkpoints, writes): (Vec<(String, String, i64)>, Vec<(String, String, i64, i64)>) =
+        let (checkpoints, writes): (Vec<SizeRow>, Vec<WritesRow>) =
             match self {
                 LangGraphPool::Sqlite(pool) => (
                     sqlx::query_as(
