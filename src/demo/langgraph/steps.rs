@@ -14,7 +14,8 @@ use chrono::NaiveDateTime;
 
 use super::messages::{Message, add_messages};
 use crate::demo::ids::DemoRng;
-use crate::memory::langgraph::{Value, encode_msgpack};
+use crate::memory::langgraph::Value;
+use crate::memory::langgraph::encode::encode;
 
 /// One row of SqliteSaver's `checkpoints`.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,7 +162,7 @@ fn list(messages: &[Message]) -> Value {
 }
 
 fn msgpack(value: &Value) -> Vec<u8> {
-    encode_msgpack(value).expect("the demo writes no legacy json values")
+    encode(value).expect("the demo writes no legacy json values")
 }
 
 const START: &str = "__start__";

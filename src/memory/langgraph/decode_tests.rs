@@ -23,7 +23,7 @@ fn s(text: &str) -> Value {
 }
 
 fn encode(value: &Value) -> Vec<u8> {
-    encode_msgpack(value).expect("the generated values have msgpack forms")
+    super::encode::encode(value).expect("the generated values have msgpack forms")
 }
 
 fn object(rebuild: Rebuild, module: &str, class: &str, data: Value, method: Option<&str>) -> Value {

@@ -10,11 +10,14 @@
 pub mod budget;
 pub mod checkpoint;
 mod cipher;
+pub mod encode;
 pub mod footprint;
 mod lc_json;
 pub mod message;
 mod msgpack;
 mod outcome;
+pub mod prune;
+pub mod removal;
 pub mod tree;
 pub mod value;
 
@@ -48,12 +51,6 @@ pub fn decode_typed(
         return decode_plain(inner, &plain);
     }
     decode_plain(type_name, bytes)
-}
-
-/// A value as `JsonPlusSerializer.dumps_typed` stores it with type `msgpack`; `None` for a
-/// value holding a legacy `json` constructor, which has no msgpack form.
-pub fn encode_msgpack(value: &Value) -> Option<Vec<u8>> {
-    msgpack::encode(value)
 }
 
 fn decode_plain(type_name: &str, bytes: &[u8]) -> Result<Decoded, DecodeError> {
