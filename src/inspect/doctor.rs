@@ -332,7 +332,14 @@ pub async fn run_until(
             }));
         }
         ConversationShape::CheckpointThreads => {
-            let scan = doctor_langgraph::run_until(store, stop, progress).await?;
+            let scan = doctor_langgraph::run_until(
+                store,
+                &settings.counter,
+                settings.budget,
+                stop,
+                progress,
+            )
+            .await?;
             return Ok(scan.map(|scan| DoctorReport {
                 conversations: scan.threads,
                 messages: scan.messages,

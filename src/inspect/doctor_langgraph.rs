@@ -12,6 +12,7 @@ use super::InspectError;
 use crate::format::{byte_size, noun, thousands};
 use crate::memory::langgraph::KEY_VARIABLE;
 use crate::memory::langgraph::footprint::{OrphanWrites, ThreadFootprint};
+use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
 use crate::sources::langgraph::threads::needs_key;
 use crate::store::{CancelFlag, Store};
@@ -65,6 +66,14 @@ pub enum LangGraphFinding {
     },
     /// Encrypted values while `LANGGRAPH_AES_KEY` is not set.
     EncryptedWithoutKey { thread_id: String, values: usize },
+    /// The latest state's messages are over the token budget: a model call sends them all
+    /// unless a node trims them.
+    OverBudget {
+        thread_id: String,
+        messages: usize,
+        tokens: u64,
+        budget: i64,
+    },
 }
 
 impl LangGraphFinding {
@@ -76,6 +85,7 @@ impl LangGraphFinding {
             LangGraphFinding::MissingParent { .. } => "missing_parent",
             LangGraphFinding::UnreadableValue { .. } => "unreadable_value",
             LangGraphFinding::EncryptedWithoutKey { .. } => "encrypted_without_key",
+            LangGraphFinding::OverBudget { .. } => "over_budget",
         }
     }
 
@@ -86,7 +96,8 @@ impl LangGraphFinding {
             | LangGraphFinding::UnreferencedBlobs { thread_id, .. }
             | LangGraphFinding::MissingParent { thread_id, .. }
             | LangGraphFinding::UnreadableValue { thread_id, .. }
-            | LangGraphFinding::EncryptedWithoutKey { thread_id, .. } => thread_id,
+            | LangGraphFinding::EncryptedWithoutKey { thread_id, .. }
+            | LangGraphFinding::OverBudget { thread_id, .. } => thread_id,
         }
     }
 
@@ -159,6 +170,19 @@ impl LangGraphFinding {
                 thousands(*values as u64),
                 noun(*values as u64, "value"),
             ),
+            LangGraphFinding::OverBudget {
+                thread_id,
+                messages,
+                tokens,
+                budget,
+            } => format!(
+                "thread {thread_id}: its latest state's {} {} are {} tokens, over the budget of \
+                 {}; a model call sends them all unless a node trims them",
+                thousands(*messages as u64),
+                noun(*messages as u64, "message"),
+                thousands(*tokens),
+                thousands(*budget),
+            ),
         }
     }
 }
@@ -191,6 +215,7 @@ pub fn check_thread(
     footprint: &ThreadFootprint,
     latest: Option<&Result<LatestState, LangGraphError>>,
     has_key: bool,
+    budget: i64,
 ) -> Vec<LangGraphFinding> {
     let thread_id = thread_id.to_owned();
     let mut findings = Vec::new();
@@ -203,6 +228,14 @@ pub fn check_thread(
                     reason: reason.clone(),
                 }
             }));
+            if state.tokens as i128 > budget as i128 {
+                findings.push(LangGraphFinding::OverBudget {
+                    thread_id: thread_id.clone(),
+                    messages: state.messages,
+                    tokens: state.tokens,
+                    budget,
+                });
+            }
             Some(state.messages)
         }
         // Without the key the count below says it once for the thread.
@@ -294,6 +327,8 @@ pub fn check_thread(
 pub struct LatestState {
     pub checkpoint_id: String,
     pub messages: usize,
+    /// Tokens of the messages a model is given, as the counter counts a list.
+    pub tokens: u64,
     /// Entries of `messages` that are no message memscope reads, and what was read but not
     /// understood (an unknown class or extension).
     pub problems: Vec<String>,
@@ -303,6 +338,8 @@ pub struct LatestState {
 /// checkpoints it has measured after each thread.
 pub async fn run_until(
     store: &Store,
+    counter: &TokenCounter,
+    budget: i64,
     stop: &CancelFlag,
     mut progress: impl FnMut(u64),
 ) -> Result<Option<LangGraphScan>, InspectError> {
@@ -316,6 +353,8 @@ pub async fn run_until(
     let mut growth = Vec::new();
     let mut other = Vec::new();
     let mut measured = 0u64;
+    // Counts are not reused across threads: a small cache keeps memory flat.
+    let mut cache = CountCache::new(4_096);
     for thread in &threads {
         if stop.is_cancelled() {
             return Ok(None);
@@ -328,13 +367,19 @@ pub async fn run_until(
         let footprint =
             ThreadFootprint::measure(&sizes.checkpoints, &sizes.writes, &sizes.blobs, KEEP_LAST);
         let latest = match &thread.latest_checkpoint_id {
-            Some(id) => Some(latest_state(&db, &thread.thread_id, id).await),
+            Some(id) => Some(latest_state(&db, &thread.thread_id, id, counter, &mut cache).await),
             None => None,
         };
         if let Some(Ok(state)) = &latest {
             scan.messages += state.messages;
         }
-        for finding in check_thread(&thread.thread_id, &footprint, latest.as_ref(), db.has_key()) {
+        for finding in check_thread(
+            &thread.thread_id,
+            &footprint,
+            latest.as_ref(),
+            db.has_key(),
+            budget,
+        ) {
             match finding {
                 LangGraphFinding::ThreadGrowth { .. } => growth.push((footprint.bytes, finding)),
                 finding => other.push(finding),
@@ -353,8 +398,15 @@ async fn latest_state(
     db: &LangGraphDb,
     thread_id: &str,
     checkpoint_id: &str,
+    counter: &TokenCounter,
+    cache: &mut CountCache,
 ) -> Result<LatestState, LangGraphError> {
     let state = db.state_at(thread_id, checkpoint_id).await?;
+    let prompt: Vec<_> = state
+        .messages
+        .iter()
+        .filter_map(|m| m.to_prompt_message())
+        .collect();
     let problems = state
         .unread
         .iter()
@@ -369,6 +421,7 @@ async fn latest_state(
     Ok(LatestState {
         checkpoint_id: state.checkpoint_id,
         messages: state.messages.len(),
+        tokens: cache.count_list(counter, &prompt),
         problems,
     })
 }

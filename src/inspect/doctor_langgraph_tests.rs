@@ -30,13 +30,14 @@ fn latest(messages: usize) -> Result<LatestState, LangGraphError> {
     Ok(LatestState {
         checkpoint_id: "c9".into(),
         messages,
+        tokens: messages as u64 * 10,
         problems: Vec::new(),
     })
 }
 
 #[test]
 fn a_long_thread_says_how_often_it_stores_its_messages_and_what_a_prune_frees() {
-    let findings = check_thread("t1", &footprint(1_300), Some(&latest(900)), false);
+    let findings = check_thread("t1", &footprint(1_300), Some(&latest(900)), false, 10_000);
     assert_eq!(findings.len(), 1);
     assert_eq!(findings[0].kind(), "thread_growth");
     assert_eq!(
@@ -45,7 +46,21 @@ fn a_long_thread_says_how_often_it_stores_its_messages_and_what_a_prune_frees() 
          the newest 10 frees 1,290 checkpoints, 168 MB"
     );
     // A short thread costs nothing worth a finding.
-    assert!(check_thread("t2", &footprint(KEEP_LAST), Some(&latest(9)), false).is_empty());
+    assert!(check_thread("t2", &footprint(KEEP_LAST), Some(&latest(9)), false, 2_000).is_empty());
+    // Over the budget, the latest state is a finding of its own.
+    let over = check_thread(
+        "t2",
+        &footprint(KEEP_LAST),
+        Some(&latest(900)),
+        false,
+        2_000,
+    );
+    assert_eq!(over.len(), 1);
+    assert_eq!(
+        over[0].describe(),
+        "thread t2: its latest state's 900 messages are 9,000 tokens, over the budget of 2,000; \
+         a model call sends them all unless a node trims them"
+    );
 }
 
 #[test]
@@ -64,7 +79,7 @@ fn rows_that_cannot_be_read_are_findings_and_a_missing_key_is_said_once() {
                 type_name: "msgpack+aes".into(),
             },
         }));
-    let findings = check_thread("secret", &rows, Some(&locked), false);
+    let findings = check_thread("secret", &rows, Some(&locked), false, 2_000);
     let kinds: Vec<&str> = findings.iter().map(LangGraphFinding::kind).collect();
     assert_eq!(
         kinds,
@@ -86,7 +101,7 @@ fn rows_that_cannot_be_read_are_findings_and_a_missing_key_is_said_once() {
             id: "c2".into(),
             error: DecodeError::WrongKey,
         }));
-    let findings = check_thread("secret", &rows, Some(&wrong), true);
+    let findings = check_thread("secret", &rows, Some(&wrong), true, 2_000);
     assert!(
         findings
             .iter()

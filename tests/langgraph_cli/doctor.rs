@@ -205,6 +205,21 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
         2
     );
 
+    // Under a small budget, each thread's latest state is over it by what `history` counts.
+    let output = memscope(url, Some(key), &["doctor", "--budget", "20"]);
+    let tight: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let over = findings(&tight, "over_budget");
+    assert!(!over.is_empty(), "{tight:#}");
+    for finding in over {
+        let thread = finding["thread_id"].as_str().unwrap();
+        let history = super::json_of(&memscope(url, Some(key), &["history", thread]));
+        assert_eq!(finding["tokens"], history["tokens_before"], "{thread}");
+        assert_eq!(
+            finding["messages"],
+            history["messages"].as_array().unwrap().len()
+        );
+    }
+
     let text = memscope_text_exit(url, &["doctor"]);
     assert!(
         text.contains(&format!(
