@@ -26,8 +26,9 @@ use crate::inspect::nodes::{
 use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
+use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::storage::ObjectStore;
-use crate::store::{ConversationFilter, ConversationSummary, Store};
+use crate::store::Store;
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 

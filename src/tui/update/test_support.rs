@@ -13,7 +13,8 @@ use crate::inspect::conversation::LoadedConversation;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread};
 use crate::memory::model::StoredMessage;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding};
-use crate::store::{ChatMemorySummary, ConversationInfo, ConversationSummary};
+use crate::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use crate::store::ChatMemorySummary;
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
 use crate::tui::state::{
