@@ -20,7 +20,7 @@ use memscope::inspect::nodes::{
 use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
-use memscope::store::{ConversationInfo, ConversationSummary};
+use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::theme::Theme;

@@ -20,7 +20,7 @@ use memscope::memory::model::StoredMessage;
 use memscope::memory::models::ContextWindow;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::CountCache;
-use memscope::store::{ConversationInfo, ConversationSummary};
+use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::update::{
@@ -473,7 +473,7 @@ fn budget_key_redraws_the_cut_line_in_the_next_frame() {
 fn node_thread(app_mode: &str) -> Arc<NodeThread> {
     let info = refund_conversation(Vec::new()).conversation.info.clone();
     Arc::new(NodeThread {
-        info: memscope::store::ConversationInfo {
+        info: memscope::sources::dify::queries::ConversationInfo {
             app_mode: Some(app_mode.to_owned()),
             ..info
         },

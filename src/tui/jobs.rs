@@ -23,11 +23,12 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
-use crate::memory::history::PopRule;
+use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
+use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::storage::ObjectStore;
-use crate::store::{ConversationFilter, ConversationSummary, Store};
+use crate::store::Store;
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 
@@ -162,7 +163,11 @@ impl JobRunner {
                     let result = with_cache(cache, move |cache| {
                         let rows = loaded.budget_rows(leaf, mode, window);
                         let files = &loaded.conversation.files;
-                        Box::new(BudgetView::compute(&rows, files, &settings, cache))
+                        Box::new(BudgetView::for_history(
+                            assemble_history(&rows, files, &settings.options),
+                            &settings,
+                            cache,
+                        ))
                     })
                     .await;
                     reply.send(LoadReport::Budget(result));
@@ -325,8 +330,11 @@ async fn count_threads(
         windows
             .into_iter()
             .map(|window| {
-                let view =
-                    BudgetView::compute(&window.rows_newest_first, &window.files, &settings, cache);
+                let view = BudgetView::for_history(
+                    assemble_history(&window.rows_newest_first, &window.files, &settings.options),
+                    &settings,
+                    cache,
+                );
                 (window.info.id, view.pruned.tokens_before)
             })
             .collect()

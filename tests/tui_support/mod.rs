@@ -9,6 +9,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::inspect::budget::BudgetView;
+use memscope::memory::history::assemble_history;
 use memscope::memory::tokens::{CountCache, CounterKind, Encoding};
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::theme::Theme;
@@ -97,7 +98,11 @@ pub fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut Count
         }) = effect
         {
             let rows = loaded.budget_rows(leaf, mode, window);
-            let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
+            let view = BudgetView::for_history(
+                assemble_history(&rows, &loaded.conversation.files, &settings.options),
+                &settings,
+                cache,
+            );
             let result = Ok(Box::new(view));
             update(
                 state,

@@ -2,6 +2,7 @@
 //! era the catalog shows (`schema.rs`).
 
 pub mod messages;
+pub mod queries;
 pub mod schema;
 
 use std::collections::BTreeSet;

@@ -1,6 +1,7 @@
 //! Tests of the budget: its cut line and its jobs.
 
 use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::history::assemble_history;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
 use crate::tui::action::Action;
 use crate::tui::state::BUDGET_STEP;
@@ -58,7 +59,11 @@ fn stale_budgets_are_dropped() {
         context_window: crate::memory::models::ContextWindow::Exact(128_000),
         options: Default::default(),
     };
-    let view = BudgetView::compute(&[], &[], &settings, &mut CountCache::new(10));
+    let view = BudgetView::for_history(
+        assemble_history(&[], &[], &settings.options),
+        &settings,
+        &mut CountCache::new(10),
+    );
     update(
         &mut state,
         Event::Job(JobEvent::load(

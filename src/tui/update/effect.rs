@@ -12,7 +12,7 @@ use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::tree::NodeIndex;
-use crate::store::{ConversationFilter, ConversationSummary};
+use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
 use crate::tui::state::{Loaded, NodeRow};
 

@@ -6,7 +6,7 @@ use rustc_hash::FxHashSet;
 use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
 use super::selection::moved;
-use crate::store::{ConversationFilter, ConversationSummary};
+use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt};
 

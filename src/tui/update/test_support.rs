@@ -11,9 +11,11 @@ use super::{start, update};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::LoadedConversation;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread};
+use crate::memory::history::assemble_history;
 use crate::memory::model::StoredMessage;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding};
-use crate::store::{ChatMemorySummary, ConversationInfo, ConversationSummary};
+use crate::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use crate::store::ChatMemorySummary;
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
 use crate::tui::state::{
@@ -215,7 +217,11 @@ pub(super) fn opened_with_budget() -> AppState {
 /// Computes the budget requested among `effects` and delivers it.
 pub(super) fn deliver_budget(state: &mut AppState, effects: &[Effect]) {
     let (generation, rows, settings) = budget_effect(effects);
-    let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
+    let view = BudgetView::for_history(
+        assemble_history(&rows, &[], &settings.options),
+        &settings,
+        &mut CountCache::new(100),
+    );
     update(
         state,
         Event::Job(JobEvent::load(
