@@ -138,6 +138,21 @@ impl LangGraphDb {
         Ok(CheckpointTree::build(&rows, &tasks))
     }
 
+    /// The checkpoint `get_state` reads: the greatest id of the root graph's, `None` when the
+    /// thread has only subgraph checkpoints. No checkpoint row is read, so this costs the same
+    /// on a thread of any length.
+    pub async fn latest_checkpoint(&self, thread: &str) -> Result<Option<String>, LangGraphError> {
+        let (latest, exists) = self
+            .pool
+            .latest_checkpoint_id(thread)
+            .await
+            .map_err(|e| self.failed(e))?;
+        if !exists {
+            return Err(LangGraphError::UnknownThread(thread.to_owned()));
+        }
+        Ok(latest)
+    }
+
     /// The state at a root checkpoint of a thread.
     pub async fn state_at(
         &self,
