@@ -67,10 +67,13 @@ impl LangGraphDb {
         let mut skipped = 0;
         let mut has_more = false;
         for summary in all {
-            let (row, texts) = self.thread_row(summary).await?;
+            let (row, messages) = self.thread_row(summary).await?;
             if let Some(needle) = &needle {
                 let found = row.id.to_lowercase().contains(needle)
-                    || texts.iter().any(|t| t.to_lowercase().contains(needle));
+                    || messages
+                        .iter()
+                        .filter_map(LangChainMessage::to_prompt_message)
+                        .any(|m| m.content.text().to_lowercase().contains(needle));
                 if !found {
                     continue;
                 }
@@ -88,12 +91,12 @@ impl LangGraphDb {
         Ok(ThreadPage { threads, has_more })
     }
 
-    /// A thread's row and the text of its latest messages. A checkpoint without its key is an
+    /// A thread's row and its latest messages (what a search reads). A checkpoint without its key is an
     /// error; one that cannot be read otherwise is a row that says why.
     async fn thread_row(
         &self,
         summary: ThreadSummary,
-    ) -> Result<(ThreadRow, Vec<String>), LangGraphError> {
+    ) -> Result<(ThreadRow, Vec<LangChainMessage>), LangGraphError> {
         let mut row = ThreadRow {
             id: summary.thread_id,
             messages: None,
@@ -109,13 +112,7 @@ impl LangGraphDb {
             Ok(state) => {
                 row.messages = Some(state.messages.len());
                 row.last_activity = Some(state.ts);
-                let texts = state
-                    .messages
-                    .iter()
-                    .filter_map(|m| m.to_prompt_message())
-                    .map(|m| m.content.text().into_owned())
-                    .collect();
-                Ok((row, texts))
+                Ok((row, state.messages))
             }
             Err(error) if needs_key(&error) => Err(error),
             Err(error) => {
