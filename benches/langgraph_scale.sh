@@ -115,7 +115,7 @@ row() {
     read -r lo mid hi < <(measure "$RUNS" "${ours[@]}")
     read -r blo bmid bhi < <(measure "$runs_base" "${base[@]}")
     local ratio
-    ratio=$(python3 -c "import sys; a, b = map(float, sys.argv[1:]); print(f'{a / b:.2f}x' if a >= b else f'1/{b / max(a, 1):.0f}')" "$mid" "$bmid")
+    ratio=$(python3 -c "import sys; a, b = map(float, sys.argv[1:]); print(f'{a / b:.2f}x' if a >= b else f'1/{b / max(a, 1):.1f}')" "$mid" "$bmid")
     printf '%-26s %6s %6s %6s ms | %-30s %7s %7s %7s ms | %8s  %-12s %s\n' "$label" "$lo" \
         "$mid" "$hi" "${base_label}" "$blo" "$bmid" "$bhi" "$ratio" "$target" "$(load)"
 }
