@@ -6,6 +6,10 @@
 //! Nothing is rebuilt or run. A payload that does not have its expected shape, or an unknown
 //! code, is kept raw with a warning. Nesting is bounded across extension payloads too, so no
 //! input can exhaust the stack.
+//!
+//! [`encode`] writes a value back as `ormsgpack` lays it out (integers and lengths in their
+//! smallest form, floats as 64 bits, objects as their extensions), for databases memscope
+//! writes in LangGraph's format.
 
 use super::outcome::{DecodeError, Warning};
 use super::value::{NumpyArray, Object, Rebuild, Value};
@@ -14,8 +18,8 @@ use super::value::{NumpyArray, Object, Rebuild, Value};
 /// much less: ormsgpack stops at 255).
 const MAX_DEPTH: usize = 512;
 
-const EXT_NUMPY: i8 = 6;
-const EXT_DELTA_SNAPSHOT: i8 = 7;
+pub(super) const EXT_NUMPY: i8 = 6;
+pub(super) const EXT_DELTA_SNAPSHOT: i8 = 7;
 
 /// Classes LangGraph's serializer rebuilds without a warning (`SAFE_MSGPACK_TYPES` of
 /// langgraph-checkpoint 4.3): anything else it rebuilds only while its strict mode is off, and
