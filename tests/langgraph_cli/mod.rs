@@ -105,7 +105,30 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
                 "{thread_id} at {leaf}"
             );
         }
+
+        // A search finds a thread by the text of its latest state's messages.
+        let last_text = state["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find_map(|m| m["content"].as_str().filter(|text| !text.is_empty()));
+        if let Some(text) = last_text {
+            let found = json_of(&memscope(
+                url,
+                Some(key),
+                &["conversations", "--search", &text.to_uppercase()],
+            ));
+            let found = found["conversations"].as_array().unwrap();
+            assert!(
+                found.iter().any(|r| r["id"] == *thread_id),
+                "{thread_id}: {text}"
+            );
+        }
     }
+    let unknown = memscope(url, Some(key), &["history", "no-such-thread"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("no thread no-such-thread"));
 
     let Some(encrypted_thread) = encrypted_thread else {
         return;

@@ -480,10 +480,8 @@ pub(super) async fn history_report(
     let checkpoint = match &args.leaf {
         Some(leaf) => leaf.clone(),
         None => db
-            .tree(&args.conversation)
+            .latest_checkpoint(&args.conversation)
             .await?
-            .latest()
-            .map(|c| c.id.clone())
             .ok_or_else(|| {
                 CliError::not_found(format!(
                     "thread {} has no checkpoint of its root graph",

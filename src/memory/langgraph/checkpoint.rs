@@ -87,6 +87,29 @@ impl Checkpoint {
         })
     }
 
+    /// As [`Checkpoint::from_value`], moving the channel values out of `body` rather than
+    /// copying them: a long thread's `messages` are nearly all of a checkpoint.
+    pub fn from_owned(mut body: Value) -> Result<Checkpoint, String> {
+        let values = match &mut body {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(key, _)| key.as_str() == Some("channel_values"))
+                .map(|(_, values)| std::mem::replace(values, Value::Null)),
+            _ => None,
+        };
+        let mut checkpoint = Checkpoint::from_value(&body)?;
+        if let Some(Value::Map(entries)) = values {
+            checkpoint.channel_values = entries
+                .into_iter()
+                .filter_map(|(key, value)| match key {
+                    Value::Str(key) => Some((key, value)),
+                    _ => None,
+                })
+                .collect();
+        }
+        Ok(checkpoint)
+    }
+
     /// Puts PostgresSaver's blob values back: each `(channel, version, value)` whose version is
     /// the checkpoint's version of that channel. `None` is a blob of type `empty`: no value.
     pub fn with_blobs<'a>(

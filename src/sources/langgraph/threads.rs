@@ -99,10 +99,13 @@ impl LangGraphDb {
             if stop.is_cancelled() {
                 break;
             }
-            let (row, texts) = self.thread_row(summary).await?;
+            let (row, messages) = self.thread_row(summary).await?;
             if let Some(needle) = &needle {
                 let matches = row.id.to_lowercase().contains(needle)
-                    || texts.iter().any(|t| t.to_lowercase().contains(needle));
+                    || messages
+                        .iter()
+                        .filter_map(LangChainMessage::to_prompt_message)
+                        .any(|m| m.content.text().to_lowercase().contains(needle));
                 if !matches {
                     continue;
                 }
@@ -114,13 +117,13 @@ impl LangGraphDb {
         Ok(())
     }
 
-    /// A thread's row and the text of its latest messages. A latest checkpoint that cannot be
-    /// read (an encrypted one without its key, say) is a row that says why; only a failed query
-    /// is an error.
+    /// A thread's row and its latest messages (what a search reads). A latest checkpoint that
+    /// cannot be read (an encrypted one without its key, say) is a row that says why; only a
+    /// failed query is an error.
     async fn thread_row(
         &self,
         summary: ThreadSummary,
-    ) -> Result<(ThreadRow, Vec<String>), LangGraphError> {
+    ) -> Result<(ThreadRow, Vec<LangChainMessage>), LangGraphError> {
         let mut row = ThreadRow {
             id: summary.thread_id,
             messages: None,
@@ -136,13 +139,7 @@ impl LangGraphDb {
             Ok(state) => {
                 row.messages = Some(state.messages.len());
                 row.last_activity = Some(state.ts);
-                let texts = state
-                    .messages
-                    .iter()
-                    .filter_map(|m| m.to_prompt_message())
-                    .map(|m| m.content.text().into_owned())
-                    .collect();
-                Ok((row, texts))
+                Ok((row, state.messages))
             }
             Err(error @ LangGraphError::Query { .. }) => Err(error),
             Err(error) => {
@@ -163,6 +160,21 @@ impl LangGraphDb {
             return Err(LangGraphError::UnknownThread(thread.to_owned()));
         }
         Ok(CheckpointTree::build(&rows, &tasks))
+    }
+
+    /// The checkpoint `get_state` reads: the greatest id of the root graph's, `None` when the
+    /// thread has only subgraph checkpoints. No checkpoint row is read, so this costs the same
+    /// on a thread of any length.
+    pub async fn latest_checkpoint(&self, thread: &str) -> Result<Option<String>, LangGraphError> {
+        let (latest, exists) = self
+            .pool
+            .latest_checkpoint_id(thread)
+            .await
+            .map_err(|e| self.failed(e))?;
+        if !exists {
+            return Err(LangGraphError::UnknownThread(thread.to_owned()));
+        }
+        Ok(latest)
     }
 
     /// The state at a root checkpoint of a thread.
