@@ -96,7 +96,7 @@ impl JobRunner {
                 let summarizer = self.summarizer.clone();
                 chat_memories::write(&mut self.tasks, store, summarizer, effect)
             }
-            // Dropping the task's future stops its query (see `store::search`).
+            // Dropping the task's future stops its query (see `sources/dify/queries/search.rs`).
             Effect::StopList => self.tasks.stop(Slot::List),
             Effect::PollNewest { id } => {
                 let store = self.store.clone();
