@@ -4,15 +4,16 @@
 //! parents that are not there, and the values whose stored type cannot be read (pickle, an
 //! encrypted value without its key, a type LangGraph never writes).
 //!
-//! Keeping the newest `N` keeps the `N` greatest ids of the root namespace (what
-//! `get_state_history` then lists) and each subgraph namespace whose task started from a kept
-//! checkpoint; every other checkpoint goes with its writes, and a blob goes when no kept
-//! checkpoint names its version.
+//! Keeping the newest `N` keeps what `checkpoints prune --keep-last N` keeps
+//! ([`select`](super::prune::select)): each namespace's `N` greatest ids, a subgraph call's
+//! namespace with the root checkpoint it started from; every other checkpoint goes with its
+//! writes, and a blob goes when no kept checkpoint names its version.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::prune::{CheckpointKey, KeepRule, select};
 use super::tree::{CheckpointRow, CheckpointTree, ROOT_NAMESPACE};
 use crate::memory::tree::TreeAnomaly;
 
@@ -128,12 +129,17 @@ impl ThreadFootprint {
     ) -> ThreadFootprint {
         let rows: Vec<CheckpointRow> = checkpoints.iter().map(|c| c.row.clone()).collect();
         let tree = CheckpointTree::build(&rows, &[]);
-        let kept = kept_checkpoints(&tree, keep_last);
+        let rule = KeepRule {
+            keep_last,
+            before_unix_nanos: None,
+        };
+        let deleted: BTreeSet<CheckpointKey> = select(&rows, rule).deleted.into_iter().collect();
         let key = |ns: &str, id: &str| (ns.to_owned(), id.to_owned());
         let known: BTreeSet<(String, String)> = checkpoints
             .iter()
             .map(|c| key(&c.row.checkpoint_ns, &c.row.checkpoint_id))
             .collect();
+        let kept = |owner: &CheckpointKey| known.contains(owner) && !deleted.contains(owner);
 
         let mut value_types = ValueTypes::default();
         let mut freed = Freed::default();
@@ -143,7 +149,7 @@ impl ThreadFootprint {
             if let Some(type_name) = &checkpoint.type_name {
                 value_types.note(type_name, 1);
             }
-            if !kept.contains(&key(
+            if !kept(&key(
                 &checkpoint.row.checkpoint_ns,
                 &checkpoint.row.checkpoint_id,
             )) {
@@ -161,7 +167,7 @@ impl ThreadFootprint {
                 value_types.note(type_name, group.writes as usize);
             }
             let owner = key(&group.checkpoint_ns, &group.checkpoint_id);
-            if !kept.contains(&owner) {
+            if !kept(&owner) {
                 freed.writes += group.writes;
                 freed.bytes += group.bytes;
             }
@@ -180,9 +186,7 @@ impl ThreadFootprint {
         let named_by = |only_kept: bool| -> BTreeSet<(&str, &str, &str)> {
             checkpoints
                 .iter()
-                .filter(|c| {
-                    !only_kept || kept.contains(&key(&c.row.checkpoint_ns, &c.row.checkpoint_id))
-                })
+                .filter(|c| !only_kept || kept(&key(&c.row.checkpoint_ns, &c.row.checkpoint_id)))
                 .flat_map(|c| {
                     c.channel_versions.iter().map(|(channel, version)| {
                         (
@@ -253,38 +257,6 @@ fn namespace_label(name: &str) -> String {
     } else {
         format!(" (subgraph {name})")
     }
-}
-
-/// The (namespace, id) of every checkpoint keeping the newest `keep_last` root checkpoints
-/// keeps.
-fn kept_checkpoints(tree: &CheckpointTree, keep_last: usize) -> BTreeSet<(String, String)> {
-    let mut root: Vec<&str> = tree
-        .root
-        .checkpoints
-        .iter()
-        .map(|c| c.id.as_str())
-        .collect();
-    root.sort_unstable_by(|a, b| b.cmp(a));
-    root.truncate(keep_last);
-    let mut kept: BTreeSet<(String, String)> = root
-        .iter()
-        .map(|id| (ROOT_NAMESPACE.to_owned(), (*id).to_owned()))
-        .collect();
-    for namespace in &tree.subgraphs {
-        let attached = namespace
-            .root_checkpoint
-            .as_deref()
-            .is_some_and(|id| root.contains(&id));
-        if attached {
-            kept.extend(
-                namespace
-                    .checkpoints
-                    .iter()
-                    .map(|c| (namespace.name.clone(), c.id.clone())),
-            );
-        }
-    }
-    kept
 }
 
 #[cfg(test)]
