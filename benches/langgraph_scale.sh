@@ -13,6 +13,7 @@
 #   conversations --limit 50   vs  SELECT thread_id, COUNT(*) FROM checkpoints GROUP BY thread_id
 #   history long               vs  reading `long`'s latest checkpoint (with its blobs on PostgreSQL)
 #   thread long                vs  LangGraph's get_state_history over `long`, as a process
+#   checkpoints prune/restore  of `long`, keeping its newest 10 (the data is put back)
 #
 #   benches/langgraph_scale.sh                 # generate what is missing, measure
 #   SKIP_POSTGRES=1 benches/langgraph_scale.sh # SQLite only
@@ -127,6 +128,29 @@ header() {
         "against" "min/median/max" "ratio" "target" "load"
 }
 
+# `checkpoints prune --keep-last 10` of thread `long` (1,290 checkpoints and their writes
+# archived, then deleted in one transaction) and the `restore` that puts them back, so the data
+# is unchanged for the next run; PRUNE_RUNS (3) cycles, min/median/max of each.
+prune_cycle() {
+    local url=$1 prunes=() restores=()
+    for _ in $(seq "${PRUNE_RUNS:-3}"); do
+        rm -f "$WORK/prune.archive"
+        local t0=$(date +%s%N)
+        "$MEMSCOPE" --db "$url" --write checkpoints prune --thread "$THREAD" --keep-last 10 \
+            --archive "$WORK/prune.archive" --yes >/dev/null
+        local t1=$(date +%s%N)
+        "$MEMSCOPE" --db "$url" --write checkpoints restore "$WORK/prune.archive" --yes >/dev/null
+        local t2=$(date +%s%N)
+        prunes+=($(((t1 - t0) / 1000000)))
+        restores+=($(((t2 - t1) / 1000000)))
+    done
+    local p=($(printf '%s\n' "${prunes[@]}" | sort -n)) r=($(printf '%s\n' "${restores[@]}" | sort -n))
+    printf '%-26s %6s %6s %6s ms | archive %s\n' "prune $THREAD --keep-last 10" "${p[0]}" \
+        "${p[$((${#p[@]} / 2))]}" "${p[-1]}" "$(du -h "$WORK/prune.archive" | cut -f1)"
+    printf '%-26s %6s %6s %6s ms | %s\n' "restore" "${r[0]}" "${r[$((${#r[@]} / 2))]}" \
+        "${r[-1]}" "$(load)"
+}
+
 echo "machine: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), $RUNS runs each" \
     "($RUNS_SLOW of LangGraph's own read)"
 
@@ -148,6 +172,7 @@ row "history $THREAD" "<= 5x" "$RUNS" "$MEMSCOPE" --db "$SQLITE_FILE" history "$
 base_label="LangGraph get_state_history"
 row "thread $THREAD" ">= 100x less" "$RUNS_SLOW" "$MEMSCOPE" --db "$SQLITE_FILE" thread \
     "$THREAD" -- "$PYTHON" "$DATA" history --sqlite "$SQLITE_FILE" --thread "$THREAD"
+prune_cycle "$SQLITE_FILE"
 
 if [ -z "${SKIP_POSTGRES:-}" ]; then
     echo
@@ -171,4 +196,5 @@ AND bl.channel = v.key AND bl.version = v.value"
     base_label="LangGraph get_state_history"
     row "thread $THREAD" ">= 100x less" "$RUNS_SLOW" "$MEMSCOPE" --db "$PG_URL" thread \
         "$THREAD" -- "$PYTHON" "$DATA" history --postgres "$PG_URL" --thread "$THREAD"
+    prune_cycle "$PG_URL"
 fi
