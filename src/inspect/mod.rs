@@ -9,6 +9,8 @@ pub mod doctor;
 pub mod doctor_langflow;
 pub mod memory_bases;
 pub mod nodes;
+pub mod session_budget;
+pub mod sessions;
 pub mod syncers;
 pub mod trim;
 

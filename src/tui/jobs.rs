@@ -6,6 +6,7 @@
 mod chat_memories;
 mod doctor;
 mod memory_bases;
+mod sessions;
 mod slot;
 
 use std::sync::{Arc, Mutex};
@@ -92,6 +93,7 @@ impl JobRunner {
         match effect {
             Effect::MemoryBases(effect) => self.memory_bases.run(effect),
             Effect::Doctor(effect) => self.doctor.run(effect),
+            Effect::Sessions(effect) => sessions::start(&mut self.tasks, store, cache, effect),
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::ChatMemory(effect) => {
                 let summarizer = self.summarizer.clone();

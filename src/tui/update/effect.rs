@@ -8,6 +8,7 @@ use crossterm::event::KeyEvent;
 use super::chat_memory_jobs::{MemoryEffect, MemoryJob};
 use super::doctor::{DoctorEffect, DoctorEvent};
 use super::memory_base_jobs::{MbEffect, MbEvent};
+use super::session_effects::{SessionEffect, SessionEvent};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
@@ -86,6 +87,8 @@ pub enum Effect {
     ChatMemory(MemoryEffect),
     /// The doctor view's scan.
     Doctor(DoctorEffect),
+    /// The session list and an open session or thread.
+    Sessions(SessionEffect),
     /// Text for the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
 }
@@ -140,6 +143,7 @@ pub enum JobEvent {
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
     Doctor(DoctorEvent),
+    Sessions(SessionEvent),
 }
 
 /// Each part's results travel as one kind of [`JobEvent`].
@@ -153,4 +157,9 @@ macro_rules! job_event_from {
     )*};
 }
 
-job_event_from!(MbEvent => MemoryBases, MemoryJob => ChatMemory, DoctorEvent => Doctor);
+job_event_from!(
+    MbEvent => MemoryBases,
+    MemoryJob => ChatMemory,
+    DoctorEvent => Doctor,
+    SessionEvent => Sessions
+);

@@ -1,0 +1,58 @@
+//! Jobs of the session list and an open session or thread: a page, a conversation and its
+//! budget, counted on a worker with the shared token cache.
+
+use std::sync::{Arc, Mutex};
+
+use super::slot::{Slot, Tasks, report, with_cache};
+use crate::inspect::session_budget::session_budget;
+use crate::inspect::sessions::{conversation_rows, load_session};
+use crate::memory::tokens::CountCache;
+use crate::store::Store;
+use crate::tui::update::{SessionEffect, SessionEvent};
+
+/// Starts `effect` in its slot: the list's page, the conversation, its budget.
+pub(super) fn start(
+    tasks: &mut Tasks,
+    store: Arc<Store>,
+    cache: Arc<Mutex<CountCache>>,
+    effect: SessionEffect,
+) {
+    let reply = tasks.reply();
+    match effect {
+        SessionEffect::LoadPage {
+            generation,
+            search,
+            offset,
+            limit,
+        } => tasks.load(Slot::List, async move {
+            let result = conversation_rows(&store, search.as_deref(), offset, limit)
+                .await
+                .map_err(report);
+            reply.send(SessionEvent::Page {
+                generation,
+                offset,
+                result,
+            });
+        }),
+        SessionEffect::Load { generation, key } => tasks.load(Slot::Conversation, async move {
+            let result = load_session(&store, &key)
+                .await
+                .map(Arc::new)
+                .map_err(report);
+            reply.send(SessionEvent::Loaded { generation, result });
+        }),
+        SessionEffect::Budget {
+            generation,
+            view,
+            n_messages,
+            settings,
+        } => tasks.load(Slot::Budget, async move {
+            let result = with_cache(cache, move |cache| {
+                session_budget(&view, n_messages, &settings, cache).map(Box::new)
+            })
+            .await
+            .and_then(|counted| counted);
+            reply.send(SessionEvent::Budget { generation, result });
+        }),
+    }
+}
