@@ -11,6 +11,7 @@
 //! `MEMSCOPE_TEST_PG_URL`; it creates its own database and drops it.
 
 mod langgraph_cli;
+mod langgraph_sessions;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -347,6 +348,7 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     let url = format!("sqlite://{}", file.display());
     langgraph_cli::compare_cli(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     assert_eq!(langgraph_cli::files(dir.path()), before);
+    langgraph_sessions::compare_sessions(&url, &oracle, ENCRYPTED_THREAD);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(&file)
@@ -418,5 +420,6 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         pool.close().await;
     });
     langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    langgraph_sessions::compare_sessions(&database.url, &oracle, ENCRYPTED_THREAD);
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -190,7 +190,10 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
             text.contains("of other flows using this session id"),
             "{text}"
         );
-        assert!(text.contains("reaches the model"), "{text}");
+        assert!(
+            text.contains("error-category text without the error flag"),
+            "{text}"
+        );
         for _ in 0..10 {
             press(&mut app, KeyCode::Char('<'));
         }
