@@ -238,7 +238,7 @@ fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>
     let mut asked = Vec::new();
     if let Some(id) = doctor::action(state, action, &mut asked) {
         match state.lists_sessions() {
-            true => session::open_from_doctor(state, id, effects),
+            true => sessions::open_from_doctor(state, id, effects),
             false => conversation::open_conversation(state, id, effects),
         }
     }

@@ -72,7 +72,7 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => {
                 set_budget(state, budget);
-                super::session::recompute_budget(state, effects);
+                super::budget::recompute_session_budget(state, effects);
             }
             Err(e) => state.message = Some(e),
         },

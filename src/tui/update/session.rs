@@ -3,36 +3,18 @@
 
 use std::sync::Arc;
 
-use super::budget::{budget_panel_action, set_budget};
+use super::budget::{budget_panel_action, recompute_session_budget, set_budget};
 use super::effect::Effect;
 use super::selection::moved;
 use super::session_effects::SessionEffect;
 use super::{settings, trim};
-use crate::inspect::doctor::Finding;
-use crate::inspect::doctor_langflow::LangflowFinding;
 use crate::inspect::session_budget::SessionBudget;
-use crate::inspect::sessions::{SessionKey, SessionView};
+use crate::inspect::sessions::SessionView;
 use crate::tui::action::Action;
-use crate::tui::state::memory_bases::Focus;
-use crate::tui::state::sessions::SessionState;
-use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, Screen, Tab, current};
+use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, Screen, current};
 
 /// `>` and `<` move Langflow's `n_messages` by this much.
 pub const HISTORY_STEP: u32 = 10;
-
-/// Opens the conversation `key` names; esc goes back to `back_to`.
-pub(super) fn open_session(
-    state: &mut AppState,
-    key: SessionKey,
-    back_to: Screen,
-    effects: &mut Vec<Effect>,
-) {
-    let generation = state.generation();
-    state.budget_panel = Default::default();
-    state.session = Some(SessionState::new(key.clone(), generation, back_to));
-    state.screen = Screen::Session;
-    effects.push(Effect::Sessions(SessionEffect::Load { generation, key }));
-}
 
 pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if state.session.is_none() {
@@ -75,7 +57,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
                 -BUDGET_STEP
             };
             set_budget(state, state.settings.budget + step);
-            recompute_budget(state, effects);
+            recompute_session_budget(state, effects);
         }
         Action::NextModel => settings::next_model(state, effects),
         Action::NextCounter => settings::next_counter(state, effects),
@@ -83,57 +65,6 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         Action::TrimPreview => trim::open_for_session(state, effects),
         _ => {}
     }
-}
-
-/// `c` on a session of the memory-bases tab: straight into its conversation, of the base's
-/// flow where sessions belong to flows; esc comes back.
-pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effect>) {
-    let tab = &state.memory_bases;
-    let chosen = match (&tab.search, tab.focus) {
-        (Some(search), _) => search
-            .hits
-            .get(search.selected)
-            .map(|hit| hit.session_id.clone()),
-        (None, Focus::Sessions) => tab.selected_session().map(|s| s.session.session_id.clone()),
-        (None, Focus::Bases) => None,
-    };
-    let (Some(session_id), Some(base)) = (chosen, tab.selected_base()) else {
-        state.message = Some("choose a session first (enter lists the base's sessions)".into());
-        return;
-    };
-    if let Some(why) = state.tab_missing(Tab::Conversations) {
-        state.message = Some(why.to_owned());
-        return;
-    }
-    if !state.lists_sessions() {
-        super::conversation::open_conversation(state, session_id, effects);
-        return;
-    }
-    let key = SessionKey {
-        id: session_id,
-        flow_id: Some(base.base.flow_id.clone()),
-    };
-    open_session(state, key, Screen::MemoryBases, effects);
-}
-
-/// Enter on a doctor finding: its session of its flow; a session id several flows use is
-/// looked up in the list instead, one row per flow. Esc comes back to the findings.
-pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
-    let finding = state.doctor.as_ref().and_then(|d| d.selected_finding());
-    let flow_id = match finding {
-        Some(Finding::Langflow(LangflowFinding::SharedSession { flows, .. })) => {
-            state.message = Some(format!(
-                "session {id:?} is used by {} flows: the list shows one row for each",
-                flows.len()
-            ));
-            state.screen = Screen::Conversations;
-            super::list::filter_list(state, id, effects);
-            return;
-        }
-        Some(Finding::Langflow(finding)) => finding.flow_id().map(str::to_owned),
-        _ => None,
-    };
-    open_session(state, SessionKey { id, flow_id }, Screen::Doctor, effects);
 }
 
 /// `>` or `<`: Langflow's Agent reads `n_messages` more or fewer; other histories have no
@@ -162,28 +93,7 @@ fn change_history(state: &mut AppState, action: Action, effects: &mut Vec<Effect
         0 => "n_messages 0: the Agent's memory is off, nothing is fed".to_owned(),
         n => format!("n_messages {n}: the Agent reads the newest {n} messages"),
     });
-    recompute_budget(state, effects);
-}
-
-/// Asks for the open conversation's budget under the settings in effect.
-pub(super) fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
-    let generation = state.generation();
-    let settings = state.settings.budget_settings();
-    let Some(session) = state.session.as_mut() else {
-        return;
-    };
-    let Some(view) = session.view.clone() else {
-        return;
-    };
-    state.budget_panel.offset = None;
-    session.budget_generation = generation;
-    session.budget_status = LoadStatus::Loading;
-    effects.push(Effect::Sessions(SessionEffect::Budget {
-        generation,
-        view,
-        n_messages: session.n_messages,
-        settings,
-    }));
+    recompute_session_budget(state, effects);
 }
 
 /// The conversation arrived: its budget is counted next.
@@ -201,7 +111,7 @@ pub(super) fn session_loaded(
             session.selected = session.selected.min(view.messages.len().saturating_sub(1));
             session.view = Some(view);
             session.status = LoadStatus::Loaded;
-            recompute_budget(state, effects);
+            recompute_session_budget(state, effects);
         }
         Err(error) => {
             // Nothing left to count: the spinner stops with the load.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::inspect::session_budget::session_budget;
+use crate::inspect::sessions::SessionKey;
 use crate::inspect::sessions::{HistorySource, SessionMessage};
 use crate::memory::agent_history::LangflowMessage;
 use crate::memory::model::{ChatMessage, PromptMessage, Role};
@@ -8,6 +9,7 @@ use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
 use crate::tui::state::trim::TrimSource;
 use crate::tui::update::session_effects::{SessionEffect, SessionEvent};
+use crate::tui::update::sessions::open_session;
 use crate::tui::update::test_support::{code, key, state};
 use crate::tui::update::{Event, JobEvent, update};
 use chrono::{TimeZone, Utc};

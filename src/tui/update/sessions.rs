@@ -1,13 +1,17 @@
 //! The conversation list of a database whose conversations are sessions or threads (Langflow,
-//! LangGraph): its pages by offset, its `/` search over ids and message text, and opening a row.
+//! LangGraph): its pages by offset, its `/` search over ids and message text, and opening a
+//! session from a row, from a memory base's session or from a doctor finding.
 
 use super::effect::Effect;
 use super::selection::moved;
-use super::session::open_session;
 use super::session_effects::SessionEffect;
-use crate::inspect::sessions::ConversationRowPage;
+use crate::inspect::doctor::Finding;
+use crate::inspect::doctor_langflow::LangflowFinding;
+use crate::inspect::sessions::{ConversationRowPage, SessionKey};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, Prompt, Screen, current};
+use crate::tui::state::memory_bases::Focus;
+use crate::tui::state::sessions::SessionState;
+use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, Prompt, Screen, Tab, current};
 
 /// Asks for the page the list is on or going to; `show_loading` empties nothing but says so.
 pub(super) fn reload(state: &mut AppState, show_loading: bool) -> Effect {
@@ -65,10 +69,77 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
         Action::Refresh => effects.push(reload(state, true)),
         Action::Doctor => effects.extend(super::doctor::open(state).map(Effect::Doctor)),
         Action::Back if !state.list.filter.is_empty() => {
-            super::list::filter_list(state, String::new(), effects);
+            state.list.filter.clear();
+            effects.push(first_page(state));
         }
         _ => {}
     }
+}
+
+/// Opens the conversation `key` names; esc goes back to `back_to`.
+pub(super) fn open_session(
+    state: &mut AppState,
+    key: SessionKey,
+    back_to: Screen,
+    effects: &mut Vec<Effect>,
+) {
+    let generation = state.generation();
+    state.budget_panel = Default::default();
+    state.session = Some(SessionState::new(key.clone(), generation, back_to));
+    state.screen = Screen::Session;
+    effects.push(Effect::Sessions(SessionEffect::Load { generation, key }));
+}
+
+/// `c` on a session of the memory-bases tab: straight into its conversation, of the base's
+/// flow where sessions belong to flows; esc comes back.
+pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let tab = &state.memory_bases;
+    let chosen = match (&tab.search, tab.focus) {
+        (Some(search), _) => search
+            .hits
+            .get(search.selected)
+            .map(|hit| hit.session_id.clone()),
+        (None, Focus::Sessions) => tab.selected_session().map(|s| s.session.session_id.clone()),
+        (None, Focus::Bases) => None,
+    };
+    let (Some(session_id), Some(base)) = (chosen, tab.selected_base()) else {
+        state.message = Some("choose a session first (enter lists the base's sessions)".into());
+        return;
+    };
+    if let Some(why) = state.tab_missing(Tab::Conversations) {
+        state.message = Some(why.to_owned());
+        return;
+    }
+    if !state.lists_sessions() {
+        super::conversation::open_conversation(state, session_id, effects);
+        return;
+    }
+    let key = SessionKey {
+        id: session_id,
+        flow_id: Some(base.base.flow_id.clone()),
+    };
+    open_session(state, key, Screen::MemoryBases, effects);
+}
+
+/// Enter on a doctor finding: its session of its flow; a session id several flows use is
+/// looked up in the list instead, one row per flow. Esc comes back to the findings.
+pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
+    let finding = state.doctor.as_ref().and_then(|d| d.selected_finding());
+    let flow_id = match finding {
+        Some(Finding::Langflow(LangflowFinding::SharedSession { flows, .. })) => {
+            state.message = Some(format!(
+                "session {id:?} is used by {} flows: the list shows one row for each",
+                flows.len()
+            ));
+            state.screen = Screen::Conversations;
+            state.list.filter = id;
+            effects.push(first_page(state));
+            return;
+        }
+        Some(Finding::Langflow(finding)) => finding.flow_id().map(str::to_owned),
+        _ => None,
+    };
+    open_session(state, SessionKey { id, flow_id }, Screen::Doctor, effects);
 }
 
 /// A page arrived, or failed: the shown page stays what it was on failure.
