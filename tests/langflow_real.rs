@@ -595,10 +595,11 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The TUI on a database Langflow made opens on the memory bases tab, lists the bases with
-/// Langflow's verdicts, and the tabs the database lacks say why they are empty.
+/// The TUI on a database Langflow made opens on every flow's sessions; its memory bases tab
+/// lists the bases with Langflow's verdicts, and `c` on a base's session opens its
+/// conversation of the base's flow.
 #[test]
-fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
+fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use memscope::config::{self, Dirs, Overrides};
     use memscope::store::{Access, Store};
@@ -609,7 +610,7 @@ fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
 
-    on_langflow("tui_opens_on_memory_bases", Backend::Sqlite, |built| {
+    on_langflow("tui_sessions_and_bases", Backend::Sqlite, |built| {
         let home = tempfile::tempdir().unwrap();
         let config_file = home.path().join("config.toml");
         std::fs::write(
@@ -636,14 +637,20 @@ fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
                 .await
                 .unwrap();
             let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
-            assert_eq!(app.state.screen, Screen::MemoryBases);
+            assert_eq!(app.state.screen, Screen::Conversations);
+            let press = |app: &mut App, code: KeyCode| {
+                app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+            };
             tokio::time::timeout(std::time::Duration::from_secs(60), async {
-                while app.state.memory_bases.status != LoadStatus::Loaded {
+                while app.state.sessions.status != LoadStatus::Loaded
+                    || app.state.memory_bases.status != LoadStatus::Loaded
+                {
                     assert!(app.next_job().await, "the job channel closed");
                 }
             })
             .await
-            .expect("the bases loaded in time");
+            .expect("the sessions and the bases loaded in time");
+            press(&mut app, KeyCode::Char('3'));
             let names: Vec<&str> = app
                 .state
                 .memory_bases
@@ -659,13 +666,62 @@ fn langflow_the_tui_opens_on_the_memory_bases_it_holds() {
                 terminal.backend().to_string()
             };
             assert!(draw(&mut app).contains("Support Memory"));
-            app.handle(Event::Key(KeyEvent::new(
-                KeyCode::Char('1'),
-                KeyModifiers::NONE,
-            )));
+            // From a session of a base straight into its conversation, of the base's flow.
+            tokio::time::timeout(std::time::Duration::from_secs(60), async {
+                while app.state.memory_bases.sessions_status != LoadStatus::Loaded
+                    || app.state.memory_bases.sessions.is_empty()
+                {
+                    assert!(app.next_job().await, "the job channel closed");
+                }
+            })
+            .await
+            .expect("the sessions loaded in time");
+            press(&mut app, KeyCode::Enter);
+            let base_flow = app
+                .state
+                .memory_bases
+                .selected_base()
+                .unwrap()
+                .base
+                .flow_id
+                .clone();
+            let session_id = app
+                .state
+                .memory_bases
+                .selected_session()
+                .unwrap()
+                .session
+                .session_id
+                .clone();
+            press(&mut app, KeyCode::Char('c'));
+            assert_eq!(app.state.screen, Screen::Session);
+            let opened = &app.state.session.as_ref().unwrap().key;
+            assert_eq!(opened.id, session_id);
+            assert_eq!(opened.flow_id.as_deref(), Some(base_flow.as_str()));
+            tokio::time::timeout(std::time::Duration::from_secs(60), async {
+                while app.state.session.as_ref().unwrap().budget_status != LoadStatus::Loaded {
+                    assert!(app.next_job().await, "the job channel closed");
+                }
+            })
+            .await
+            .expect("the session loaded in time");
+            let view = app.state.session.as_ref().unwrap().view.clone().unwrap();
+            assert!(!view.messages.is_empty());
+            let session = draw(&mut app);
+            assert!(
+                session.contains("Langflow keeps no regeneration tree"),
+                "{session}"
+            );
+            press(&mut app, KeyCode::Esc);
+            assert_eq!(app.state.screen, Screen::MemoryBases);
+
+            // The conversations tab lists every flow's sessions.
+            press(&mut app, KeyCode::Char('1'));
+            assert_eq!(app.state.screen, Screen::Conversations);
             let conversations = draw(&mut app);
             assert!(
-                conversations.contains("which has no conversations"),
+                conversations.contains("Sessions of every flow")
+                    && conversations.contains(&session_id),
                 "{conversations}"
             );
             app.shutdown().await;

@@ -11,6 +11,7 @@
 //! `MEMSCOPE_TEST_PG_URL`; it creates its own database and drops it.
 
 mod langgraph_cli;
+mod langgraph_sessions;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -348,6 +349,7 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     langgraph_cli::compare_cli(&url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
     langgraph_cli::export::check(&url, &oracle, AES_KEY);
     assert_eq!(langgraph_cli::files(dir.path()), before);
+    langgraph_sessions::compare_sessions(&url, &oracle, ENCRYPTED_THREAD);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(&file)
@@ -422,5 +424,6 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
     langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
     langgraph_cli::export::check(&database.url, &oracle, AES_KEY);
     langgraph_cli::doctor::check(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    langgraph_sessions::compare_sessions(&database.url, &oracle, ENCRYPTED_THREAD);
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -34,6 +34,8 @@ pub enum LangflowFinding {
     LongerThanWindow {
         session_id: String,
         flow: String,
+        /// The flow's id; `None` for messages written without one.
+        flow_id: Option<String>,
         window: u32,
         forgotten: usize,
     },
@@ -42,6 +44,8 @@ pub enum LangflowFinding {
     ErrorTextFed {
         session_id: String,
         flow: String,
+        /// The flow's id; `None` for messages written without one.
+        flow_id: Option<String>,
         message_ids: Vec<String>,
     },
     /// Messages no Agent's memory can read: without a flow (or of a deleted one), or without an
@@ -49,6 +53,8 @@ pub enum LangflowFinding {
     Unreachable {
         session_id: String,
         flow: String,
+        /// The flow's id; `None` for messages written without one.
+        flow_id: Option<String>,
         without_flow: usize,
         without_owner: usize,
     },
@@ -56,6 +62,8 @@ pub enum LangflowFinding {
     OverBudget {
         session_id: String,
         flow: String,
+        /// The flow's id; `None` for messages written without one.
+        flow_id: Option<String>,
         tokens: u64,
         budget: i64,
         messages: usize,
@@ -72,6 +80,18 @@ pub struct LangflowScan {
 }
 
 impl LangflowFinding {
+    /// The flow whose session the finding is about; `None` for a session id several flows use,
+    /// or for messages without a flow.
+    pub fn flow_id(&self) -> Option<&str> {
+        match self {
+            LangflowFinding::SharedSession { .. } => None,
+            LangflowFinding::LongerThanWindow { flow_id, .. }
+            | LangflowFinding::ErrorTextFed { flow_id, .. }
+            | LangflowFinding::Unreachable { flow_id, .. }
+            | LangflowFinding::OverBudget { flow_id, .. } => flow_id.as_deref(),
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             LangflowFinding::SharedSession { .. } => "shared_session",
@@ -105,6 +125,7 @@ impl LangflowFinding {
                 flow,
                 window,
                 forgotten,
+                ..
             } => format!(
                 "session {session_id:?} of {flow}: the Agent's memory feeds the newest {window} \
                  messages; {forgotten} older ones are not fed"
@@ -113,6 +134,7 @@ impl LangflowFinding {
                 session_id,
                 flow,
                 message_ids,
+                ..
             } => format!(
                 "session {session_id:?} of {flow}: {} error message(s) without the error flag are \
                  fed to the model as conversation ({})",
@@ -124,6 +146,7 @@ impl LangflowFinding {
                 flow,
                 without_flow,
                 without_owner,
+                ..
             } => format!(
                 "session {session_id:?} of {flow}: {without_flow} message(s) without a flow and \
                  {without_owner} without an owner, which no Agent's memory reads"
@@ -134,6 +157,7 @@ impl LangflowFinding {
                 tokens,
                 budget,
                 messages,
+                ..
             } => format!(
                 "session {session_id:?} of {flow}: the Agent's memory feeds {messages} messages of \
                  {tokens} tokens, over the budget of {budget}"
@@ -191,6 +215,7 @@ pub fn check_session(
         findings.push(LangflowFinding::Unreachable {
             session_id: session_id.clone(),
             flow: flow.clone(),
+            flow_id: conversation.flow_id.clone(),
             without_flow,
             without_owner,
         });
@@ -210,6 +235,7 @@ pub fn check_session(
         findings.push(LangflowFinding::LongerThanWindow {
             session_id: session_id.clone(),
             flow: flow.clone(),
+            flow_id: conversation.flow_id.clone(),
             window: AGENT_DEFAULT_N_MESSAGES,
             forgotten,
         });
@@ -218,6 +244,7 @@ pub fn check_session(
         findings.push(LangflowFinding::ErrorTextFed {
             session_id: session_id.clone(),
             flow: flow.clone(),
+            flow_id: conversation.flow_id.clone(),
             message_ids: fed.error_text_fed.clone(),
         });
     }
@@ -228,6 +255,7 @@ pub fn check_session(
         findings.push(LangflowFinding::OverBudget {
             session_id,
             flow,
+            flow_id: conversation.flow_id.clone(),
             tokens,
             budget,
             messages: messages.len(),

@@ -62,6 +62,7 @@ fn history_past_the_window_counts_what_is_forgotten() {
         vec![LangflowFinding::LongerThanWindow {
             session_id: "s".into(),
             flow: "Chat".into(),
+            flow_id: Some(FLOW.into()),
             window: 100,
             forgotten: 30,
         }]
@@ -80,6 +81,7 @@ fn error_text_is_found_only_without_the_error_flag() {
         vec![LangflowFinding::ErrorTextFed {
             session_id: "s".into(),
             flow: "Chat".into(),
+            flow_id: Some(FLOW.into()),
             message_ids: vec!["m1".into()],
         }]
     );
@@ -95,6 +97,7 @@ fn messages_without_a_flow_or_an_owner_are_unreachable() {
         vec![LangflowFinding::Unreachable {
             session_id: "s".into(),
             flow: "Chat".into(),
+            flow_id: Some(FLOW.into()),
             without_flow: 0,
             without_owner: 1,
         }]
@@ -110,6 +113,7 @@ fn messages_without_a_flow_or_an_owner_are_unreachable() {
         findings.contains(&LangflowFinding::Unreachable {
             session_id: "s".into(),
             flow: "no flow".into(),
+            flow_id: None,
             without_flow: 2,
             without_owner: 0,
         }),
@@ -160,6 +164,7 @@ fn findings_read_as_one_line_each() {
     let finding = LangflowFinding::LongerThanWindow {
         session_id: "long".into(),
         flow: "Sales Chat".into(),
+        flow_id: Some(FLOW.into()),
         window: 100,
         forgotten: 30,
     };

@@ -10,6 +10,8 @@ pub mod doctor_langflow;
 pub mod doctor_langgraph;
 pub mod memory_bases;
 pub mod nodes;
+pub mod session_budget;
+pub mod sessions;
 pub mod syncers;
 pub mod trim;
 

@@ -103,6 +103,18 @@ impl LeftOut {
         LeftOut::PastWindow,
         LeftOut::MemoryOff,
     ];
+
+    /// Which messages the reason leaves out, in words that follow a count.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LeftOut::OtherFlow => "of other flows using this session id",
+            LeftOut::OtherOwner => "of other owners",
+            LeftOut::OtherContext => "of other context ids",
+            LeftOut::ErrorFlag => "with the error flag",
+            LeftOut::PastWindow => "older than the newest n_messages",
+            LeftOut::MemoryOff => "not read: memory is off (n_messages 0) or the flow has no owner",
+        }
+    }
 }
 
 /// What the Agent's memory feeds the model, and what the session held besides.

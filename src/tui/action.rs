@@ -67,11 +67,14 @@ pub enum Action {
     Details,
     CopyId,
     Doctor,
+    HistoryUp,
+    HistoryDown,
+    ShowConversation,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 60] = [
+    pub const ALL: [Action; 63] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -94,6 +97,8 @@ impl Action {
         Action::JumpLatest,
         Action::ToggleNodes,
         Action::NextSource,
+        Action::HistoryUp,
+        Action::HistoryDown,
         Action::BudgetUp,
         Action::BudgetDown,
         Action::NextModel,
@@ -132,6 +137,7 @@ impl Action {
         Action::Details,
         Action::CopyId,
         Action::Doctor,
+        Action::ShowConversation,
     ];
 
     /// Whether a global binding of this action still applies inside a popup: moving, closing
@@ -213,6 +219,9 @@ impl Action {
             Action::Details => "the selected row whole",
             Action::CopyId => "copy the selected id (OSC 52)",
             Action::Doctor => "doctor: scan the database for problems",
+            Action::HistoryUp => "n_messages +",
+            Action::HistoryDown => "n_messages -",
+            Action::ShowConversation => "its conversation",
         }
     }
 }

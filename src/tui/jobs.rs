@@ -6,6 +6,7 @@
 mod chat_memories;
 mod doctor;
 mod memory_bases;
+mod sessions;
 mod slot;
 
 use std::sync::{Arc, Mutex};
@@ -124,6 +125,7 @@ impl JobRunner {
         match load {
             Load::MemoryBases(load) => self.memory_bases.load(generation, load),
             Load::Doctor(scan) => self.doctor.run(generation, scan),
+            Load::Sessions(load) => sessions::load(&mut self.tasks, generation, store, cache, load),
             Load::ChatMemory(load) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)

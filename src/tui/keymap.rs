@@ -23,6 +23,10 @@ pub enum KeyContext {
     Global,
     Conversations,
     Conversation,
+    /// The list of a database whose conversations are sessions or threads.
+    Sessions,
+    /// An open session or thread.
+    Session,
     Nodes,
     ChatMemories,
     MemoryBases,
@@ -46,6 +50,8 @@ impl KeyContext {
             KeyContext::Global => "Everywhere",
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
+            KeyContext::Sessions => "Session list",
+            KeyContext::Session => "Session",
             KeyContext::Nodes => "Nodes pane",
             KeyContext::ChatMemories => "Chat memories",
             KeyContext::MemoryBases => "Memory bases",

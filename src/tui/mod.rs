@@ -72,6 +72,7 @@ impl App {
         );
         state.config_warnings = warnings;
         state.missing_tabs = missing_tabs(store.profile());
+        state.shape = store.profile().capabilities().conversations;
         let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
             && store.profile().capabilities().ingestion == crate::store::Ingestion::Memscope;
         let (sender, jobs) = mpsc::unbounded_channel();
@@ -154,11 +155,21 @@ impl App {
     }
 }
 
-/// The tabs whose part the database lacks, each with the line that says why.
+/// The tabs whose part the database lacks, each with the line that says why. A database whose
+/// conversations are sessions or threads lists them in the conversations tab.
 fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
+    use crate::store::ConversationShape;
+    let held = |tab: Tab| match (tab, profile.capabilities().conversations) {
+        (Tab::Conversations, ConversationShape::RegenerationTrees)
+        | (Tab::ChatMemories | Tab::MemoryBases, _) => profile.has(tab.part()),
+        (
+            Tab::Conversations,
+            ConversationShape::FlowSessions | ConversationShape::CheckpointThreads,
+        ) => true,
+    };
     Tab::ALL
         .into_iter()
-        .filter(|tab| !profile.has(tab.part()))
+        .filter(|tab| !held(*tab))
         .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
         .collect()
 }

@@ -12,6 +12,9 @@ use std::sync::LazyLock;
 
 use super::*;
 
+mod export;
+mod tui;
+
 /// A database of chat sessions Langflow built, with what its memory read returned.
 struct Sessions {
     url: String,

@@ -11,7 +11,8 @@ use crate::cli::args::{ConversationsArgs, HistoryArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::format::{one_line, thousands};
-use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
+use crate::inspect::budget::{BudgetLine, BudgetSettings};
+use crate::inspect::session_budget::agent_memory_budget;
 use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LeftOut, agent_history,
 };
@@ -64,17 +65,6 @@ pub(super) struct Report {
     table: Vec<BudgetLine>,
 }
 
-fn left_out_phrase(reason: LeftOut) -> &'static str {
-    match reason {
-        LeftOut::OtherFlow => "of other flows using this session id",
-        LeftOut::OtherOwner => "of other owners",
-        LeftOut::OtherContext => "of other context ids",
-        LeftOut::ErrorFlag => "with the error flag",
-        LeftOut::PastWindow => "older than the newest n_messages",
-        LeftOut::MemoryOff => "not read: memory is off (n_messages 0) or the flow has no owner",
-    }
-}
-
 fn render(r: &Report) -> String {
     let mut out = format!(
         "session {:?} of flow {} ({}), owner {}\nn_messages {}{}\n",
@@ -90,7 +80,7 @@ fn render(r: &Report) -> String {
     out += &r.budget.describe(r.dropped, r.dropped + r.kept);
     out += &r.budget.context_line(r.fits_context);
     for (reason, count) in &r.left_out {
-        out += &format!("left out: {count} {}\n", left_out_phrase(*reason));
+        out += &format!("left out: {count} {}\n", reason.describe());
     }
     for warning in &r.warnings {
         out += &format!("warning: {warning}\n");
@@ -143,21 +133,14 @@ pub(super) async fn history_report(
         model,
         options: HistoryOptions::default(),
     };
-    let view = BudgetView::for_history(
-        fed.prompt_history(n_messages as usize),
+    let budget = agent_memory_budget(
+        &fed,
+        n_messages,
+        flow.owner.is_some(),
         &settings,
         &mut CountCache::default(),
     );
-    let mut warnings = view.warnings();
-    if !fed.error_text_fed.is_empty() {
-        warnings.push(format!(
-            "{} error message(s) without the error flag are fed to the model as conversation",
-            fed.error_text_fed.len()
-        ));
-    }
-    if flow.owner.is_none() {
-        warnings.push("the flow has no owner: Langflow's memory read returns nothing".into());
-    }
+    let view = &budget.view;
     let budget_lines = view.lines();
     let table = budget_lines
         .iter()
@@ -197,13 +180,13 @@ pub(super) async fn history_report(
         owner: flow.owner.clone(),
         n_messages,
         context_id: args.context_id.clone().filter(|c| !c.is_empty()),
-        budget: BudgetFigures::of(&view),
+        budget: BudgetFigures::of(view),
         fits_context: view.fits_context(),
         dropped: view.dropped(),
         kept: view.counts.len() - view.dropped(),
         left_out: fed.left_out.iter().copied().collect(),
         error_text_fed: fed.error_text_fed.clone(),
-        warnings,
+        warnings: budget.warnings.clone(),
         messages,
         table,
     };

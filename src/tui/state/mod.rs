@@ -16,6 +16,7 @@ mod load;
 pub mod memory_bases;
 mod nodes;
 mod screen;
+pub mod sessions;
 mod settings;
 pub mod tree_view;
 pub mod trim;
@@ -29,9 +30,11 @@ pub use screen::{Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::inspect::budget::BudgetView;
+use crate::store::ConversationShape;
 use chat_memories::ChatMemoriesState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
+use sessions::{SessionListState, SessionState};
 use trim::{SummarizerInfo, TrimState};
 
 /// How many messages `!` keeps: the newest, enough for a session's work.
@@ -85,6 +88,12 @@ pub struct AppState {
     pub budget_panel: BudgetPanelState,
     /// The doctor view's scan, from its start until the view is closed.
     pub doctor: Option<DoctorState>,
+    /// How the database keeps its conversations: which list and which view the tab shows.
+    pub shape: ConversationShape,
+    /// The list of a database whose conversations are sessions or threads.
+    pub sessions: SessionListState,
+    /// The open session or thread.
+    pub session: Option<SessionState>,
 }
 
 impl AppState {
@@ -117,7 +126,16 @@ impl AppState {
             missing_tabs: Vec::new(),
             budget_panel: BudgetPanelState::default(),
             doctor: None,
+            shape: ConversationShape::RegenerationTrees,
+            sessions: SessionListState::default(),
+            session: None,
         }
+    }
+
+    /// Whether the conversations tab lists sessions or threads rather than Dify's
+    /// conversations.
+    pub fn lists_sessions(&self) -> bool {
+        self.shape != ConversationShape::RegenerationTrees
     }
 
     /// Where keys go now: the popup in front, else the screen.
@@ -153,7 +171,9 @@ impl AppState {
             return context;
         }
         match self.screen {
+            Screen::Conversations if self.lists_sessions() => KeyContext::Sessions,
             Screen::Conversations => KeyContext::Conversations,
+            Screen::Session => KeyContext::Session,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,
@@ -165,6 +185,9 @@ impl AppState {
     /// The budget the conversation screen shows: the node context's with the nodes pane open,
     /// else the thread's.
     pub fn shown_budget(&self) -> Option<&BudgetView> {
+        if self.screen == Screen::Session {
+            return self.session.as_ref()?.budget.as_ref().map(|b| &b.view);
+        }
         let conversation = self.conversation.as_ref()?;
         match &conversation.nodes {
             Some(nodes) => nodes.context.as_ref().map(|view| &view.budget),
@@ -215,10 +238,20 @@ impl AppState {
                     || c.budget_status.is_loading()
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
+        let session_busy = self.screen == Screen::Session
+            && self
+                .session
+                .as_ref()
+                .is_some_and(|s| s.status.is_loading() || s.budget_status.is_loading());
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
-        self.list.status.is_loading()
+        let list_busy = match self.lists_sessions() {
+            true => self.sessions.status.is_loading(),
+            false => self.list.status.is_loading(),
+        };
+        list_busy
             || conversation_busy
+            || session_busy
             || memory_bases_busy
             || self.chat_memories_busy()
     }
@@ -246,6 +279,15 @@ impl AppState {
         let mut warnings = self.config_warnings.clone();
         warnings.extend(self.memory_bases.warnings());
         warnings.extend(self.jobs.watcher_error.clone());
+        if let Some(session) = self.session.as_ref() {
+            warnings.extend(session.view.iter().flat_map(|v| v.warnings.iter().cloned()));
+            warnings.extend(
+                session
+                    .budget
+                    .iter()
+                    .flat_map(|b| b.warnings.iter().cloned()),
+            );
+        }
         if let Some(conversation) = self.conversation.as_ref() {
             if let Some(loaded) = &conversation.loaded {
                 warnings.extend(loaded.tree.anomalies().iter().map(ToString::to_string));

@@ -9,6 +9,8 @@ use crate::store::Part;
 pub enum Screen {
     Conversations,
     Conversation,
+    /// A conversation without a regeneration tree: a Langflow session, a LangGraph thread.
+    Session,
     ChatMemories,
     MemoryBases,
     /// The doctor's scan of the whole database, opened from the conversation list.
@@ -18,7 +20,9 @@ pub enum Screen {
 impl Screen {
     pub fn tab(self) -> Tab {
         match self {
-            Screen::Conversations | Screen::Conversation | Screen::Doctor => Tab::Conversations,
+            Screen::Conversations | Screen::Conversation | Screen::Session | Screen::Doctor => {
+                Tab::Conversations
+            }
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }

@@ -28,6 +28,10 @@ pub enum TrimSource {
         node_id: String,
         source: ContextSource,
     },
+    /// What a session's or a thread's model is fed, as the budget panel shows it.
+    Session {
+        id: String,
+    },
 }
 
 impl TrimSource {
@@ -46,6 +50,7 @@ impl TrimSource {
             TrimSource::NodeContext {
                 node_id, source, ..
             } => format!("node {node_id}: {}", source.describe()),
+            TrimSource::Session { id } => format!("history of {}", short(id)),
         }
     }
 
@@ -55,6 +60,7 @@ impl TrimSource {
             TrimSource::ChatMemory { .. } => "a chat memory",
             TrimSource::Thread { .. } => "a conversation thread",
             TrimSource::NodeContext { .. } => "a node context",
+            TrimSource::Session { .. } => "a session's history",
         }
     }
 }

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::common::{placeholder, short_id};
 use crate::format::{noun, one_line, thousands};
 use crate::inspect::budget::BudgetView;
+use crate::memory::agent_history::LeftOut;
 use crate::memory::tokens::is_loaded;
 use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -46,8 +47,14 @@ pub fn draw(
 /// and where it comes from) and a thread; a node context is the list the node keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BudgetOf {
-    History { window: usize, note: &'static str },
+    History {
+        window: usize,
+        note: &'static str,
+    },
     NodeContext,
+    /// An open session's or thread's history (its rule and what it leaves out are the
+    /// session's).
+    Session,
 }
 
 /// A budget panel's contents: the view (absent until counted) and where its job stands.
@@ -228,8 +235,8 @@ fn summary_lines<'a>(
                 "{} messages, {} tokens before pruning; {} dropped, {} sent",
                 thousands(view.counts.len() as u64),
                 thousands(view.pruned.tokens_before),
-                thousands(view.dropped() as u64),
-                thousands((view.counts.len() - view.dropped()) as u64)
+                thousands(dropped(state, view, of) as u64),
+                thousands((view.counts.len() - dropped(state, view, of)) as u64)
             ),
             theme.text,
         ),
@@ -250,6 +257,9 @@ fn summary_lines<'a>(
             ),
             theme.dim,
         ));
+    }
+    if of == BudgetOf::Session {
+        lines.extend(session_notes(state, compact, theme));
     }
     if view.zero_counter_trap() {
         lines.push(Line::styled(
@@ -310,6 +320,7 @@ fn draw_rows(
         let text = match of {
             BudgetOf::History { .. } => "The history is empty: nothing is sent.",
             BudgetOf::NodeContext => "The context is empty: nothing is sent.",
+            BudgetOf::Session => "Nothing is fed to the model.",
         };
         frame.render_widget(placeholder(text, theme.dim), area);
         return;
@@ -325,13 +336,14 @@ fn draw_rows(
     )];
     for entry in offset..(offset + body).min(rows.total) {
         if cut > 0 && entry == cut {
+            let above = dropped(state, view, of);
             lines.push(Line::styled(
                 one_line(
                     &format!(
                         "──── cut: {} {} above {} dropped, {} below {} sent ────",
-                        thousands(cut as u64),
-                        noun(cut as u64, "message"),
-                        if cut == 1 { "is" } else { "are" },
+                        thousands(above as u64),
+                        noun(above as u64, "message"),
+                        if above == 1 { "is" } else { "are" },
                         thousands((messages.len() - cut) as u64),
                         if messages.len() - cut == 1 {
                             "is"
@@ -351,16 +363,112 @@ fn draw_rows(
             entry
         };
         let message = &messages[index];
+        let error_text = of == BudgetOf::Session && error_text_fed(state, &message.source_id);
+        let kept_above = of == BudgetOf::Session && kept_above_cut(state) == Some(index);
         let text = format!(
-            "{index:>4}  {:<9} {:>6}  {:>9}  {} {}",
+            "{index:>4}  {:<9} {:>6}  {:>9}  {} {}{}",
             message.message.role.as_str(),
             thousands(view.message_tokens(index)),
             thousands(view.totals.from(index)),
             short_id(&message.source_id),
+            match (error_text, kept_above) {
+                (true, _) => "⚑ error text: ",
+                (false, true) => "sent above the cut: ",
+                (false, false) => "",
+            },
             message.message.content.text()
         );
-        let style = if index < cut { theme.dim } else { theme.text };
+        let style = match (index < cut && !kept_above, error_text) {
+            (true, _) => theme.dim,
+            (false, true) => theme.warning,
+            (false, false) => theme.text,
+        };
         lines.push(Line::from(Span::styled(one_line(&text, width), style)));
     }
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+/// The open session's rule and what it leaves out, counted; a short panel keeps one line for
+/// what is left out and drops the rule.
+fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<Line<'a>> {
+    let Some(budget) = state.session.as_ref().and_then(|s| s.budget.as_ref()) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    if !compact {
+        lines.push(Line::styled(budget.rule.clone(), theme.dim));
+    }
+    let left_out: Vec<String> = budget
+        .left_out
+        .iter()
+        .map(|(reason, count)| {
+            let count = *count as u64;
+            match compact {
+                true => format!("{} {}", thousands(count), short_reason(*reason)),
+                false => format!(
+                    "{} {} {}",
+                    thousands(count),
+                    noun(count, "message"),
+                    reason.describe()
+                ),
+            }
+        })
+        .collect();
+    let style = theme.warning;
+    match compact {
+        true if !left_out.is_empty() => {
+            lines.push(Line::styled(
+                format!("left out: {}", left_out.join(", ")),
+                style,
+            ));
+        }
+        true => {}
+        false => lines.extend(
+            left_out
+                .into_iter()
+                .map(|text| Line::styled(format!("left out: {text}"), style)),
+        ),
+    }
+    if !budget.error_text_fed.is_empty() {
+        lines.push(Line::styled(
+            format!(
+                "⚑ error-category text without the error flag reaches the model: {}",
+                thousands(budget.error_text_fed.len() as u64)
+            ),
+            theme.error,
+        ));
+    }
+    lines
+}
+
+/// Why messages are left out, in a word or two for a short panel.
+fn short_reason(reason: LeftOut) -> &'static str {
+    match reason {
+        LeftOut::OtherFlow => "other flows",
+        LeftOut::OtherOwner => "other owners",
+        LeftOut::OtherContext => "other context ids",
+        LeftOut::ErrorFlag => "error flag",
+        LeftOut::PastWindow => "past n_messages",
+        LeftOut::MemoryOff => "memory off",
+    }
+}
+
+/// The open session's message above the cut that is sent anyway.
+fn kept_above_cut(state: &AppState) -> Option<usize> {
+    state.session.as_ref()?.budget.as_ref()?.kept_above_cut
+}
+
+/// Messages the cut drops: those above it, but one a trim keeps there.
+fn dropped(state: &AppState, view: &BudgetView, of: BudgetOf) -> usize {
+    let kept_above = of == BudgetOf::Session && kept_above_cut(state).is_some();
+    view.dropped() - usize::from(kept_above)
+}
+
+/// Whether message `id` of the open session is error-category text fed to the model.
+fn error_text_fed(state: &AppState, id: &str) -> bool {
+    state
+        .session
+        .as_ref()
+        .and_then(|s| s.budget.as_ref())
+        .is_some_and(|b| b.error_text_fed.iter().any(|fed| fed == id))
 }

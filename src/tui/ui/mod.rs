@@ -12,6 +12,8 @@ mod jobs;
 mod memory_bases;
 mod nodes;
 mod rows;
+pub mod session;
+mod sessions;
 mod trim;
 
 use ratatui::Frame;
@@ -32,10 +34,12 @@ pub const MIN_HEIGHT: u16 = 12;
 
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
-fn component(screen: Screen) -> &'static dyn Component {
-    match screen {
+fn component(state: &AppState) -> &'static dyn Component {
+    match state.screen {
+        Screen::Conversations if state.lists_sessions() => &sessions::SessionList,
         Screen::Conversations => &conversations::ConversationList,
         Screen::Conversation => &conversation::ConversationView,
+        Screen::Session => &session::SessionScreen,
         Screen::ChatMemories => &chat_memories::ChatMemoriesView,
         Screen::MemoryBases => &memory_bases::MemoryBasesView,
         Screen::Doctor => &doctor::DoctorView,
@@ -69,7 +73,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
     if state.first_run_hint {
         draw_first_run_hint(state, theme, frame, first_run);
     }
-    let screen = component(state.screen);
+    let screen = component(state);
     draw_header(state, theme, frame, header);
     match state.tab_missing(state.screen.tab()) {
         Some(why) => frame.render_widget(
@@ -135,6 +139,14 @@ fn breadcrumbs(state: &AppState) -> Vec<String> {
     let mut crumbs = Vec::new();
     if state.screen == Screen::Doctor {
         crumbs.push("doctor".to_owned());
+    }
+    if let Some(session) = state
+        .session
+        .as_ref()
+        .filter(|_| state.screen == Screen::Session)
+    {
+        crumbs.push(session.key.id.clone());
+        return crumbs;
     }
     let Some(conversation) = state
         .conversation

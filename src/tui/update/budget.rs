@@ -1,6 +1,7 @@
 //! The budget: its cut line, the panel's scrolling, and the budget job of the selected thread.
 
 use super::effect::{Effect, Load};
+use super::session_effects::SessionLoad;
 use crate::inspect::budget::BudgetView;
 use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::ExtractionMode;
@@ -81,6 +82,27 @@ pub(super) fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) 
         loaded,
     };
     effects.push(Effect::load(next_generation, budget));
+}
+
+/// Asks for the open conversation's budget under the settings in effect.
+pub(super) fn recompute_session_budget(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let settings = state.settings.budget_settings();
+    let Some(session) = state.session.as_mut() else {
+        return;
+    };
+    let Some(view) = session.view.clone() else {
+        return;
+    };
+    state.budget_panel.offset = None;
+    session.budget_generation = generation;
+    session.budget_status = LoadStatus::Loading;
+    let budget = SessionLoad::Budget {
+        view,
+        n_messages: session.n_messages,
+        settings,
+    };
+    effects.push(Effect::load(generation, budget));
 }
 
 pub(super) fn budget_computed(

@@ -27,6 +27,15 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
             .map(|line| ("job id", line.job_id.clone()));
     }
     match state.screen {
+        Screen::Conversations if state.lists_sessions() => state
+            .sessions
+            .selected_row()
+            .map(|row| ("conversation id", row.key.id.clone())),
+        Screen::Session => {
+            let session = state.session.as_ref()?;
+            let message = session.view.as_ref()?.messages.get(session.selected)?;
+            Some(("message id", message.message.id.clone()))
+        }
         Screen::Conversations => state
             .list
             .rows

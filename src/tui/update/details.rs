@@ -6,6 +6,7 @@ use crate::format::thousands;
 use crate::inspect::diff::side_by_side;
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
 use crate::inspect::nodes::Timeline;
+use crate::inspect::sessions::ConversationRow;
 use crate::kb::rows::SearchHit;
 use crate::memory::node_context::Disagreement;
 use crate::memory::thread::{StepDecision, ThreadComparison};
@@ -33,11 +34,22 @@ fn selected(state: &AppState) -> Option<Detail> {
         return lines.get(state.jobs.selected).map(|line| job(state, line));
     }
     match state.screen {
+        Screen::Conversations if state.lists_sessions() => {
+            state.sessions.selected_row().map(session_row)
+        }
         Screen::Conversations => state
             .list
             .rows
             .get(state.list.selected)
             .map(|row| conversation(row, state.list.thread_tokens.get(&row.id).copied())),
+        Screen::Session => {
+            let session = state.session.as_ref()?;
+            let message = session.view.as_ref()?.messages.get(session.selected)?;
+            Some(Detail::new(
+                format!(" Message {} ", message.message.id),
+                message.whole(),
+            ))
+        }
         Screen::Conversation => {
             let conversation = state.conversation.as_ref()?;
             match &conversation.nodes {
@@ -144,6 +156,26 @@ fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
         ),
     ]);
     Detail::new(format!(" Conversation {name} "), text)
+}
+
+/// A row of the session list: a Langflow session of one flow, or a LangGraph thread.
+fn session_row(row: &ConversationRow) -> Detail {
+    let mut pairs = vec![("id", row.key.id.clone())];
+    let optional = [
+        ("flow", row.flow_name.clone()),
+        ("flow id", row.key.flow_id.clone()),
+        ("messages", row.messages.map(thousands)),
+        ("checkpoints", row.checkpoints.map(thousands)),
+        ("last activity", row.last_activity.clone()),
+        ("owner", row.owner.clone()),
+        ("unread", row.problem.clone()),
+    ];
+    pairs.extend(
+        optional
+            .into_iter()
+            .filter_map(|(key, value)| Some((key, value?))),
+    );
+    Detail::new(format!(" {} ", row.key.id), fields(&pairs))
 }
 
 /// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.

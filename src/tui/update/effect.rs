@@ -8,6 +8,7 @@ use crossterm::event::KeyEvent;
 use super::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded};
 use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
+use super::session_effects::{SessionLoad, SessionLoaded};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
@@ -109,6 +110,8 @@ pub enum Load {
     ChatMemory(MemoryLoad),
     /// The doctor view's scan of the whole database, cancelling a scan still running.
     Doctor(DoctorScan),
+    /// The session list and an open session or thread.
+    Sessions(SessionLoad),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -157,6 +160,7 @@ pub enum LoadReport {
     MemoryBases(MbLoaded),
     ChatMemory(MemoryLoaded),
     Doctor(DoctorEvent),
+    Sessions(SessionLoaded),
 }
 
 /// Each part's effects, loads and results travel as one kind of the enum that carries them.
@@ -179,4 +183,6 @@ wrap_into!(
     MbLoaded => LoadReport::MemoryBases,
     MemoryLoaded => LoadReport::ChatMemory,
     DoctorEvent => LoadReport::Doctor,
+    SessionLoad => Load::Sessions,
+    SessionLoaded => LoadReport::Sessions,
 );

@@ -18,6 +18,10 @@ pub(super) fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<
         return;
     }
     state.list.filter = filter;
+    if state.lists_sessions() {
+        effects.push(super::sessions::first_page(state));
+        return;
+    }
     state.list.reset_pages();
     state.list.rows.clear();
     effects.push(reload_list(state, true));

@@ -6,7 +6,11 @@
 use super::chat_memory_jobs::MemoryLoaded;
 use super::effect::{Effect, LoadReport, Stamped};
 use super::memory_base_jobs::MbLoaded;
-use super::{budget, chat_memories, conversation, doctor, list, memory_base_results, nodes};
+use super::session_effects::SessionLoaded;
+use super::{
+    budget, chat_memories, conversation, doctor, list, memory_base_results, nodes, session,
+    sessions,
+};
 use crate::tui::state::AppState;
 
 /// Hands a load's report to its screen. `false` when it was stale, or changed nothing.
@@ -36,6 +40,11 @@ pub(super) fn on_load(
         LoadReport::MemoryBases(report) => memory_base_results::on_load(state, report, effects),
         LoadReport::ChatMemory(report) => chat_memories::on_load(state, report, effects),
         LoadReport::Doctor(report) => doctor::on_report(state, report),
+        LoadReport::Sessions(report) => match report {
+            SessionLoaded::Page { offset, result } => sessions::page_loaded(state, offset, result),
+            SessionLoaded::Opened(result) => session::session_loaded(state, result, effects),
+            SessionLoaded::Budget(result) => session::budget_computed(state, result),
+        },
     }
 }
 
@@ -71,5 +80,10 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
                 .map(|t| t.plan_generation),
         },
         LoadReport::Doctor(_) => state.doctor.as_ref().map(|d| d.generation),
+        LoadReport::Sessions(report) => match report {
+            SessionLoaded::Page { .. } => Some(state.sessions.generation),
+            SessionLoaded::Opened(_) => state.session.as_ref().map(|s| s.generation),
+            SessionLoaded::Budget(_) => state.session.as_ref().map(|s| s.budget_generation),
+        },
     }
 }

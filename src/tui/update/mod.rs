@@ -26,6 +26,9 @@ mod nodes;
 mod popups;
 mod prompt;
 mod selection;
+mod session;
+mod session_effects;
+mod sessions;
 mod settings;
 mod tabs;
 #[cfg(test)]
@@ -35,6 +38,7 @@ pub mod trim;
 pub use effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 pub use list::KEPT_THREAD_COUNTS;
 pub use memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
+pub use session_effects::{SessionLoad, SessionLoaded};
 
 use super::action::Action;
 use super::keymap::KeyChord;
@@ -87,7 +91,10 @@ fn log_news(state: &mut AppState, said_before: Option<String>, from_job: bool) {
 pub fn start(state: &mut AppState) -> Vec<Effect> {
     let mut effects = Vec::new();
     if state.tab_missing(Tab::Conversations).is_none() {
-        effects.push(list::reload_list(state, true));
+        effects.push(match state.lists_sessions() {
+            true => sessions::reload(state, true),
+            false => list::reload_list(state, true),
+        });
     }
     if state.tab_missing(Tab::MemoryBases).is_none() {
         memory_bases::start(state, &mut effects);
@@ -214,8 +221,12 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         // A tab whose part the database lacks shows why, and does nothing else.
         _ if state.tab_missing(state.screen.tab()).is_some() => return false,
         _ => match state.screen {
+            Screen::Conversations if state.lists_sessions() => {
+                sessions::list_action(state, action, effects)
+            }
             Screen::Conversations => list::list_action(state, action, effects),
             Screen::Conversation => conversation::conversation_action(state, action, effects),
+            Screen::Session => session::session_action(state, action, effects),
             Screen::ChatMemories => chat_memories::action(state, action, effects),
             Screen::MemoryBases => memory_bases::action(state, action, effects),
             Screen::Doctor => doctor_action(state, action, effects),
@@ -227,7 +238,11 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
 /// The doctor view's keys; enter opens the selected finding's conversation.
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if let Some(id) = doctor::action(state, action, effects) {
-        conversation::open_conversation(state, id, effects);
+        if state.lists_sessions() {
+            sessions::open_from_doctor(state, id, effects);
+        } else {
+            conversation::open_conversation(state, id, effects);
+        }
     }
 }
 
@@ -246,11 +261,16 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
     let shown = state.tab_missing(state.screen.tab()).is_none();
     if shown && state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
         match state.screen {
+            Screen::Conversations if state.lists_sessions() => {
+                if state.sessions.status == LoadStatus::Loaded {
+                    effects.push(sessions::reload(state, false));
+                }
+            }
             Screen::Conversations if state.list.status == LoadStatus::Loaded => {
                 effects.push(list::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
-            Screen::Conversations | Screen::Doctor => {}
+            Screen::Conversations | Screen::Session | Screen::Doctor => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }

@@ -70,7 +70,10 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         }
         ("doctor", _) => effects.extend(super::doctor::open(state)),
         ("budget", Some(n)) => match parse_budget(n) {
-            Ok(budget) => set_budget(state, budget),
+            Ok(budget) => {
+                set_budget(state, budget);
+                super::budget::recompute_session_budget(state, effects);
+            }
             Err(e) => state.message = Some(e),
         },
         ("model", Some(name)) => settings::set_model(state, name, effects),

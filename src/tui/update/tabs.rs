@@ -15,7 +15,11 @@ pub(super) fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>
         state.conversations_screen = state.screen;
     }
     state.screen = match tab {
-        Tab::Conversations if state.conversation.is_some() || state.doctor.is_some() => {
+        Tab::Conversations
+            if state.conversation.is_some()
+                || state.session.is_some()
+                || state.doctor.is_some() =>
+        {
             state.conversations_screen
         }
         Tab::Conversations => Screen::Conversations,

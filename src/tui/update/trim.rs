@@ -94,6 +94,23 @@ pub(super) fn open_for_node(state: &mut AppState, effects: &mut Vec<Effect>) {
     open_counted(state, source, messages, counts, effects);
 }
 
+/// Opens the preview over what the open session's or thread's model is fed.
+pub(super) fn open_for_session(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let Some(session) = state.session.as_ref() else {
+        return;
+    };
+    let Some(budget) = &session.budget else {
+        state.message = Some("the history's budget is still loading".to_owned());
+        return;
+    };
+    let source = TrimSource::Session {
+        id: session.key.id.clone(),
+    };
+    let messages = budget.view.history.prompt_messages().cloned().collect();
+    let counts = budget.view.counts.clone();
+    open_counted(state, source, messages, counts, effects);
+}
+
 /// A history whose counts a budget view already took: no job, the plan is there at once.
 fn open_counted(
     state: &mut AppState,

@@ -1,0 +1,240 @@
+use super::*;
+use crate::inspect::session_budget::session_budget;
+use crate::inspect::sessions::SessionKey;
+use crate::inspect::sessions::{HistorySource, SessionMessage};
+use crate::memory::agent_history::LangflowMessage;
+use crate::memory::model::{ChatMessage, PromptMessage, Role};
+use crate::memory::tokens::CountCache;
+use crate::store::ConversationShape;
+use crate::tui::state::Overlay;
+use crate::tui::state::trim::TrimSource;
+use crate::tui::update::effect::{Load, Stamped};
+use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
+use crate::tui::update::sessions::open_session;
+use crate::tui::update::test_support::{code, key, state};
+use crate::tui::update::{Event, JobEvent, update};
+use chrono::{TimeZone, Utc};
+use crossterm::event::KeyCode;
+
+const FLOW: &str = "11111111-1111-1111-1111-111111111111";
+const OWNER: &str = "22222222-2222-2222-2222-222222222222";
+
+fn stored(n: u32, sender: &str, category: &str) -> LangflowMessage {
+    LangflowMessage {
+        id: format!("m{n}"),
+        timestamp: Utc.timestamp_opt(1_700_000_000 + i64::from(n), 0).unwrap(),
+        flow_id: Some(FLOW.into()),
+        session_id: "s".into(),
+        context_id: None,
+        owner: Some(OWNER.into()),
+        run_id: Some(format!("run{}", n / 2)),
+        sender: sender.into(),
+        sender_name: sender.into(),
+        text: format!("text of message {n}"),
+        files: Vec::new(),
+        error: false,
+        category: category.into(),
+        stored_order: u64::from(n),
+    }
+}
+
+fn shown(m: &LangflowMessage) -> SessionMessage {
+    SessionMessage {
+        message: ChatMessage {
+            id: m.id.clone(),
+            message: PromptMessage::text(Role::User, m.text.clone()),
+            created_at: Some(m.timestamp.naive_utc()),
+            usage: None,
+        },
+        run: m.run_id.clone(),
+        sender: m.sender.clone(),
+        files: Vec::new(),
+        marks: Vec::new(),
+        owner: m.owner.clone(),
+        context_id: None,
+    }
+}
+
+/// A session of 30 messages, the 4th of them error text without the error flag.
+fn flow_view() -> Arc<SessionView> {
+    let rows: Vec<LangflowMessage> = (0..30)
+        .map(|n| {
+            let sender = if n % 2 == 0 { "User" } else { "Machine" };
+            stored(n, sender, if n == 3 { "error" } else { "message" })
+        })
+        .collect();
+    Arc::new(SessionView {
+        key: SessionKey {
+            id: "s".into(),
+            flow_id: Some(FLOW.into()),
+        },
+        heading: "session \"s\" of flow Chat".into(),
+        structure: "Langflow keeps no regeneration tree".into(),
+        messages: rows.iter().map(shown).collect(),
+        source: HistorySource::AgentMemory {
+            rows,
+            flow_id: Some(FLOW.into()),
+            owner: Some(OWNER.into()),
+        },
+        warnings: Vec::new(),
+    })
+}
+
+/// The state with `view` open and loaded, and the effects its arrival asked for.
+fn opened(view: Arc<SessionView>) -> (AppState, Vec<Effect>) {
+    let mut state = state();
+    state.shape = ConversationShape::FlowSessions;
+    let mut effects = Vec::new();
+    open_session(
+        &mut state,
+        view.key.clone(),
+        Screen::Conversations,
+        &mut effects,
+    );
+    let generation = state.session.as_ref().unwrap().generation;
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::load(generation, SessionLoaded::Opened(Ok(view)))),
+    );
+    (state, effects)
+}
+
+fn budget_asked(effects: &[Effect]) -> Option<(u64, u32)> {
+    effects.iter().find_map(|effect| match effect {
+        Effect::Load(Stamped {
+            generation,
+            value: Load::Sessions(SessionLoad::Budget { n_messages, .. }),
+        }) => Some((*generation, *n_messages)),
+        _ => None,
+    })
+}
+
+/// Runs the budget job as the runner would and hands its result back.
+fn count(state: &mut AppState, effects: &[Effect]) {
+    let Some(Effect::Load(Stamped {
+        generation,
+        value:
+            Load::Sessions(SessionLoad::Budget {
+                view,
+                n_messages,
+                settings,
+            }),
+    })) = effects.iter().find(|e| {
+        matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::Sessions(SessionLoad::Budget { .. }),
+                ..
+            })
+        )
+    })
+    else {
+        panic!("no budget asked: {effects:?}");
+    };
+    let result = session_budget(view, *n_messages, settings, &mut CountCache::default());
+    update(
+        state,
+        Event::Job(JobEvent::load(
+            *generation,
+            SessionLoaded::Budget(result.map(Box::new)),
+        )),
+    );
+}
+
+#[test]
+fn the_budget_is_what_the_agent_reads_and_n_messages_moves_it() {
+    let (mut state, effects) = opened(flow_view());
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(100));
+    count(&mut state, &effects);
+    let budget = state.session.as_ref().unwrap().budget.as_ref().unwrap();
+    assert_eq!(budget.fed.len(), 30);
+    assert_eq!(budget.error_text_fed, vec!["m3".to_owned()]);
+    assert!(budget.left_out.is_empty());
+
+    let effects = update(&mut state, key('<'));
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(90));
+    for _ in 0..9 {
+        update(&mut state, key('<'));
+    }
+    let effects = update(&mut state, key('>'));
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(10));
+    count(&mut state, &effects);
+    let session = state.session.as_ref().unwrap();
+    let budget = session.budget.as_ref().unwrap();
+    assert_eq!(budget.fed.len(), 10);
+    assert_eq!(
+        budget.left_out,
+        vec![(crate::memory::agent_history::LeftOut::PastWindow, 20)]
+    );
+    assert!(budget.error_text_fed.is_empty(), "m3 is past the window");
+    assert_eq!(session.is_fed("m29"), Some(true));
+    assert_eq!(session.is_fed("m0"), Some(false));
+}
+
+#[test]
+fn a_budget_another_request_overtook_is_dropped() {
+    let (mut state, first) = opened(flow_view());
+    let second = update(&mut state, key('+'));
+    let (old, _) = budget_asked(&first).unwrap();
+    let (new, _) = budget_asked(&second).unwrap();
+    assert!(new > old);
+    count(&mut state, &first);
+    assert!(state.session.as_ref().unwrap().budget.is_none());
+    count(&mut state, &second);
+    assert!(state.session.as_ref().unwrap().budget.is_some());
+}
+
+#[test]
+fn t_previews_a_trim_of_the_fed_history_and_i_shows_a_message_whole() {
+    let (mut state, effects) = opened(flow_view());
+    update(&mut state, key('T'));
+    assert_eq!(
+        state.overlay,
+        Overlay::None,
+        "no budget yet: nothing to trim"
+    );
+    count(&mut state, &effects);
+    update(&mut state, key('T'));
+    assert_eq!(state.overlay, Overlay::Trim);
+    let trim = state.trim.as_ref().unwrap();
+    assert_eq!(trim.source, TrimSource::Session { id: "s".into() });
+    assert_eq!(trim.messages_before(), 30);
+    update(&mut state, code(KeyCode::Esc));
+
+    update(&mut state, key('j'));
+    update(&mut state, key('i'));
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("no detail: {:?}", state.overlay);
+    };
+    assert!(detail.text.contains("text of message 1"), "{}", detail.text);
+    assert!(detail.text.contains("run run0"), "{}", detail.text);
+}
+
+#[test]
+fn a_thread_has_no_message_window_and_says_so() {
+    let mut view = (*flow_view()).clone();
+    view.source = HistorySource::Checkpoint {
+        checkpoint_id: "c".into(),
+        messages: Vec::new(),
+    };
+    let (mut state, _) = opened(Arc::new(view));
+    let effects = update(&mut state, key('>'));
+    assert!(budget_asked(&effects).is_none());
+    assert!(
+        state
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("Langflow Agent's"),
+        "{:?}",
+        state.message
+    );
+}
+
+#[test]
+fn esc_goes_back_where_the_session_was_opened_from() {
+    let (mut state, _) = opened(flow_view());
+    state.session.as_mut().unwrap().back_to = Screen::MemoryBases;
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::MemoryBases);
+}

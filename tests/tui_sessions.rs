@@ -1,0 +1,418 @@
+//! The conversations tab of a Langflow database (one row per flow's session) and of a LangGraph
+//! database (one row per thread), and the session view with what the model is fed, drawn into a
+//! TestBackend at both sizes and compared with insta snapshots. The state is driven through
+//! `update` as the app drives it; job results are computed by the same functions the job runner
+//! calls and delivered by hand.
+
+#[macro_use]
+mod tui_support;
+
+use tui_support::{code, key, screen_text};
+
+use std::sync::Arc;
+
+use chrono::{TimeZone, Utc};
+use crossterm::event::KeyCode;
+use memscope::inspect::session_budget::session_budget;
+use memscope::inspect::sessions::{
+    ConversationRow, ConversationRowPage, HistorySource, SessionKey, SessionMessage, SessionView,
+    checkpoint_message,
+};
+use memscope::memory::agent_history::LangflowMessage;
+use memscope::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
+use memscope::memory::model::{ChatMessage, PromptMessage, Role};
+use memscope::memory::tokens::CountCache;
+use memscope::store::ConversationShape;
+use memscope::tui::keymap::Keymap;
+use memscope::tui::state::{AppState, Settings};
+use memscope::tui::update::{
+    Effect, Event, JobEvent, Load, SessionLoad, SessionLoaded, Stamped, start, update,
+};
+use serde_json::json;
+
+const SUPPORT: &str = "5e0c1a2b-0000-4000-8000-000000000001";
+const SALES: &str = "5e0c1a2b-0000-4000-8000-000000000002";
+const OWNER: &str = "0a0e0000-0000-4000-8000-00000000000a";
+
+/// A 60-token budget, so the sessions here show a cut line (the thread's trim keeps its system
+/// message above it).
+fn settings() -> Settings {
+    Settings {
+        budget: 60,
+        ..tui_support::settings()
+    }
+}
+
+fn state(shape: ConversationShape) -> AppState {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        settings(),
+        "sqlite:///data/langflow.db".to_owned(),
+        true,
+    );
+    state.shape = shape;
+    start(&mut state);
+    state
+}
+
+fn deliver(state: &mut AppState, generation: u64, report: SessionLoaded) -> Vec<Effect> {
+    update(state, Event::Job(JobEvent::load(generation, report)))
+}
+
+fn flow_row(
+    session: &str,
+    flow: &str,
+    flow_id: &str,
+    messages: i64,
+    minute: u32,
+) -> ConversationRow {
+    ConversationRow {
+        key: SessionKey {
+            id: session.to_owned(),
+            flow_id: Some(flow_id.to_owned()),
+        },
+        flow_name: Some(flow.to_owned()),
+        messages: Some(messages),
+        checkpoints: None,
+        last_activity: Some(format!("2026-01-05 09:{minute:02}")),
+        owner: Some("history-owner".to_owned()),
+        problem: None,
+    }
+}
+
+fn list_loaded(state: &mut AppState, rows: Vec<ConversationRow>, has_more: bool) {
+    let generation = state.sessions.generation;
+    let page = Ok(ConversationRowPage { rows, has_more });
+    deliver(
+        state,
+        generation,
+        SessionLoaded::Page {
+            offset: 0,
+            result: page,
+        },
+    );
+}
+
+fn langflow_rows() -> Vec<ConversationRow> {
+    vec![
+        flow_row("long", "Sales Chat", SALES, 130, 40),
+        flow_row("New Session 0", "Support Chat", SUPPORT, 16, 30),
+        flow_row("New Session 0", "Sales Chat", SALES, 2, 20),
+    ]
+}
+
+fn stored(n: u32, sender: &str, text: &str, run: u32) -> LangflowMessage {
+    LangflowMessage {
+        id: format!("{n:08x}-1111-4000-8000-000000000000"),
+        timestamp: Utc
+            .timestamp_opt(1_767_603_600 + i64::from(n) * 7, 0)
+            .unwrap(),
+        flow_id: Some(SUPPORT.into()),
+        session_id: "New Session 0".into(),
+        context_id: None,
+        owner: Some(OWNER.into()),
+        run_id: Some(format!("{run:08x}-2222-4000-8000-000000000000")),
+        sender: sender.into(),
+        sender_name: if sender == "User" { "User" } else { "AI" }.into(),
+        text: text.into(),
+        files: Vec::new(),
+        error: false,
+        category: "message".into(),
+        stored_order: u64::from(n),
+    }
+}
+
+/// What the session view shows of a stored row (the loader's own conversion is exercised on
+/// real databases in `tests/langflow_history`).
+fn shown(m: &LangflowMessage) -> SessionMessage {
+    let mut marks = Vec::new();
+    if m.error {
+        marks.push("error flag: never fed to the model".to_owned());
+    } else if m.category == "error" {
+        marks.push("error category without the error flag: fed to the model".to_owned());
+    }
+    SessionMessage {
+        message: ChatMessage {
+            id: m.id.clone(),
+            message: PromptMessage::text(
+                if m.sender == "User" {
+                    Role::User
+                } else {
+                    Role::Assistant
+                },
+                m.text.clone(),
+            ),
+            created_at: Some(m.timestamp.naive_utc()),
+            usage: None,
+        },
+        run: m.run_id.clone(),
+        sender: format!("{} · {}", m.sender, m.sender_name),
+        files: m.files.clone(),
+        marks,
+        owner: m.owner.clone(),
+        context_id: None,
+    }
+}
+
+fn support_session() -> SessionView {
+    let mut rows = vec![
+        stored(0, "User", "My order 1182 never arrived.", 0),
+        stored(
+            1,
+            "Machine",
+            "Sorry about that! Let me check order 1182 for you.",
+            0,
+        ),
+        stored(2, "User", "Any news? It has been two weeks.", 1),
+        stored(3, "Machine", "Error: rate limited", 1),
+        stored(4, "User", "Hello? Please refund me.", 2),
+        stored(5, "Machine", "I have started a refund for order 1182.", 2),
+    ];
+    rows[3].category = "error".into();
+    let mut flagged = stored(6, "Machine", "Error: tool call failed", 2);
+    flagged.error = true;
+    flagged.category = "error".into();
+    rows.push(flagged);
+    rows[2].files = vec!["New Session 0/receipt.png".into()];
+    SessionView {
+        key: SessionKey {
+            id: "New Session 0".into(),
+            flow_id: Some(SUPPORT.into()),
+        },
+        heading: format!(
+            "session \"New Session 0\" of flow Support Chat ({SUPPORT}), owner {OWNER} (the \
+             session id is used by 1 other flow(s) too)"
+        ),
+        structure: "Langflow keeps no regeneration tree: a session is one flat log, shown in \
+                    order and grouped by run"
+            .into(),
+        messages: rows.iter().map(shown).collect(),
+        source: HistorySource::AgentMemory {
+            rows,
+            flow_id: Some(SUPPORT.into()),
+            owner: Some(OWNER.into()),
+        },
+        warnings: Vec::new(),
+    }
+}
+
+/// Opens the selected row, delivers `view` and counts its budget as the job runner would.
+fn open(state: &mut AppState, view: SessionView) {
+    let effects = code(state, KeyCode::Enter);
+    let generation = match &effects[..] {
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Sessions(SessionLoad::Open { .. }),
+            }),
+        ] => *generation,
+        other => panic!("expected a session load, got {other:?}"),
+    };
+    let effects = deliver(state, generation, SessionLoaded::Opened(Ok(Arc::new(view))));
+    run_budgets(state, effects);
+}
+
+fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
+    for effect in effects {
+        if let Effect::Load(Stamped {
+            generation,
+            value:
+                Load::Sessions(SessionLoad::Budget {
+                    view,
+                    n_messages,
+                    settings,
+                }),
+        }) = effect
+        {
+            let result = session_budget(&view, n_messages, &settings, &mut CountCache::new(100));
+            deliver(
+                state,
+                generation,
+                SessionLoaded::Budget(result.map(Box::new)),
+            );
+        }
+    }
+}
+
+#[test]
+fn langflow_sessions_loaded() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), true);
+    key(&mut state, 'j');
+    snapshot!("langflow_sessions_loaded", &state);
+}
+
+#[test]
+fn langflow_sessions_searching() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), false);
+    key(&mut state, '/');
+    for c in "refund".chars() {
+        key(&mut state, c);
+    }
+    snapshot!("langflow_sessions_searching", &state);
+}
+
+#[test]
+fn langflow_session_loading() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), false);
+    code(&mut state, KeyCode::Enter);
+    snapshot!("langflow_session_loading", &state);
+}
+
+#[test]
+fn langflow_session_with_what_the_agent_is_fed() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), false);
+    key(&mut state, 'j');
+    open(&mut state, support_session());
+    key(&mut state, 'j');
+    key(&mut state, 'j');
+    snapshot!("langflow_session_fed", &state);
+    // The window shrinks: the oldest messages are left out and counted.
+    let effects = key(&mut state, '<');
+    run_budgets(&mut state, effects);
+    let mut effects = Vec::new();
+    for _ in 0..8 {
+        effects = key(&mut state, '<');
+    }
+    run_budgets(&mut state, effects);
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("n_messages 10"), "{text}");
+    let effects = key(&mut state, '<');
+    run_budgets(&mut state, effects);
+    snapshot!("langflow_session_memory_off", &state);
+}
+
+#[test]
+fn langflow_session_help_names_its_keys() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), false);
+    open(&mut state, support_session());
+    let bar = tui_support::hint_bar(&state, 120, 32);
+    assert!(
+        bar.contains("> n_messages +") && bar.contains("< n_messages -"),
+        "{bar}"
+    );
+    key(&mut state, '?');
+    let text = screen_text(&state, 120, 32);
+    for hint in [
+        "n_messages +",
+        "trim preview",
+        "budget +",
+        "the message whole",
+    ] {
+        assert!(text.contains(hint), "{hint}: {text}");
+    }
+}
+
+fn thread_rows() -> Vec<ConversationRow> {
+    let thread = |id: &str, messages: Option<i64>, checkpoints: i64, problem: Option<&str>| {
+        ConversationRow {
+            key: SessionKey {
+                id: id.to_owned(),
+                flow_id: None,
+            },
+            flow_name: None,
+            messages,
+            checkpoints: Some(checkpoints),
+            last_activity: Some("2026-02-01T10:00:00.000000+00:00".to_owned()),
+            owner: None,
+            problem: problem.map(str::to_owned),
+        }
+    };
+    vec![
+        thread("weather-7", Some(4), 6, None),
+        thread(
+            "encrypted-2",
+            None,
+            3,
+            Some("checkpoint is encrypted; set the key"),
+        ),
+    ]
+}
+
+fn lc(kind: &str, text: &str) -> LangChainMessage {
+    LangChainMessage {
+        class: String::new(),
+        kind: kind.to_owned(),
+        id: Some(format!("msg-{}", text.len())),
+        content: json!(text),
+        name: None,
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        status: None,
+        role: None,
+        usage_metadata: None,
+    }
+}
+
+fn weather_thread() -> SessionView {
+    let mut call = lc("ai", "");
+    call.tool_calls = vec![LangChainToolCall {
+        id: Some("call-1".into()),
+        name: "get_weather".into(),
+        args: json!({"city": "Lisbon"}),
+    }];
+    call.usage_metadata = Some(json!({"input_tokens": 41, "output_tokens": 12}));
+    let mut tool = lc(
+        "tool",
+        "{\"temperature\": 21, \"sky\": \"clear\", \"wind\": \"4 km/h\"}",
+    );
+    tool.name = Some("get_weather".into());
+    tool.tool_call_id = Some("call-1".into());
+    let messages = vec![
+        lc("system", "You are a helpful weather assistant."),
+        lc("human", "Hi, I am planning a trip to Portugal next week."),
+        lc(
+            "ai",
+            "Great! Ask me about the weather anywhere in Portugal.",
+        ),
+        lc("human", "What is the weather in Lisbon today?"),
+        call,
+        tool,
+        lc("ai", "It is 21 °C and clear in Lisbon, with a light wind."),
+    ];
+    SessionView {
+        key: SessionKey {
+            id: "weather-7".into(),
+            flow_id: None,
+        },
+        heading: "thread weather-7 at its latest checkpoint 1f0-5 (2026-02-01T10:00:00+00:00)"
+            .into(),
+        structure: "LangGraph keeps a tree of 6 checkpoints, each the whole state after a step: \
+                    shown here is the latest one's messages channel"
+            .into(),
+        messages: messages
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| checkpoint_message(i, m))
+            .collect(),
+        source: HistorySource::Checkpoint {
+            checkpoint_id: "1f0-5".into(),
+            messages,
+        },
+        warnings: Vec::new(),
+    }
+}
+
+#[test]
+fn langgraph_threads_loaded() {
+    let mut state = state(ConversationShape::CheckpointThreads);
+    list_loaded(&mut state, thread_rows(), false);
+    snapshot!("langgraph_threads_loaded", &state);
+}
+
+#[test]
+fn langgraph_thread_with_its_budget() {
+    let mut state = state(ConversationShape::CheckpointThreads);
+    list_loaded(&mut state, thread_rows(), false);
+    open(&mut state, weather_thread());
+    key(&mut state, 'G');
+    key(&mut state, 'k');
+    snapshot!("langgraph_thread_budget", &state);
+    key(&mut state, 'i');
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("\"wind\": \"4 km/h\""), "{text}");
+}
