@@ -320,6 +320,7 @@ fn as_history(context: &NodeContext) -> History {
                 },
             })
             .collect(),
+        paused: Vec::new(),
     }
 }
 
