@@ -108,26 +108,3 @@ pub async fn load_thread(
         archived,
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::inspect::nodes::fixtures::thread;
-
-    #[test]
-    fn the_apps_mode_decides_and_a_turns_recorded_mode_stands_in_for_a_deleted_app() {
-        let mut chatflow = thread(2);
-        assert!(chatflow.is_chatflow());
-        // The app's row is gone (the conversation list's join found none).
-        chatflow.info.app_mode = None;
-        assert!(!chatflow.is_chatflow(), "no mode recorded anywhere");
-        chatflow.turns[1].app_mode = Some(CHATFLOW_MODE.to_owned());
-        assert!(chatflow.is_chatflow());
-        // The newest turn's record counts, and the app's own mode wins over it.
-        chatflow.turns[1].app_mode = Some("chat".to_owned());
-        chatflow.turns[0].app_mode = Some(CHATFLOW_MODE.to_owned());
-        assert!(!chatflow.is_chatflow());
-        chatflow.info.app_mode = Some(CHATFLOW_MODE.to_owned());
-        assert!(chatflow.is_chatflow());
-    }
-}
