@@ -9,7 +9,7 @@ use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
 use memscope::inspect::budget::{BudgetSettings, BudgetView};
 use memscope::inspect::conversation::load_window;
-use memscope::memory::history::HistoryOptions;
+use memscope::memory::history::{HistoryOptions, assemble_history};
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter, preload};
 use memscope::store::Store;
@@ -109,7 +109,11 @@ fn history(c: &mut Criterion) {
     let assemble = |cache: &mut CountCache| {
         runtime.block_on(async {
             let rows = load_window(&store, &conversation_id, None).await.unwrap();
-            BudgetView::compute(&rows.rows_newest_first, &rows.files, &settings, cache)
+            BudgetView::for_history(
+                assemble_history(&rows.rows_newest_first, &rows.files, &settings.options),
+                &settings,
+                cache,
+            )
         })
     };
     let view = assemble(&mut CountCache::default());
@@ -139,9 +143,8 @@ fn history(c: &mut Criterion) {
             b.iter(|| {
                 runtime.block_on(async {
                     let rows = load_window(&store, &conversation_id, None).await.unwrap();
-                    BudgetView::compute(
-                        &rows.rows_newest_first,
-                        &rows.files,
+                    BudgetView::for_history(
+                        assemble_history(&rows.rows_newest_first, &rows.files, &settings.options),
                         &settings,
                         &mut CountCache::default(),
                     )

@@ -8,6 +8,8 @@
 #
 #   benches/mysql_scale.sh                   # generate on both, measure, drop
 #   MESSAGES=200000 benches/mysql_scale.sh   # a smaller size
+#   KEEP=1 benches/mysql_scale.sh            # keep both databases afterwards
+#   SKIP_GENERATE=1 benches/mysql_scale.sh   # measure the databases kept earlier
 #
 # Environment: MYSQL_ADMIN_URL (default mysql://root@127.0.0.1:3306), PG_ADMIN_URL (default
 # postgres://postgres@127.0.0.1:5432/postgres), DB_NAME (memscope_mysql_scale), RUNS (5),
@@ -201,11 +203,13 @@ VACUUM ANALYZE;
 SQL
 }
 
-for server in mysql postgres; do
-    start=$(date +%s)
-    "generate_$server"
-    echo "$server: generated in $(($(date +%s) - start)) s (load $(load))"
-done
+if [ -z "${SKIP_GENERATE:-}" ]; then
+    for server in mysql postgres; do
+        start=$(date +%s)
+        "generate_$server"
+        echo "$server: generated in $(($(date +%s) - start)) s (load $(load))"
+    done
+fi
 echo "rows: $(my "$DB_NAME" -e 'SELECT COUNT(*) FROM messages') messages in MySQL," \
     "$(pg -c 'SELECT COUNT(*) FROM messages') in PostgreSQL;" \
     "$(pg -c 'SELECT COUNT(*) FROM conversations') conversations"

@@ -87,7 +87,8 @@ const RARE: &str = "marginalia";
 const RUNS: usize = 7;
 
 async fn searches(url: &str) {
-    use memscope::store::{Access, ConversationFilter, Store};
+    use memscope::sources::dify::queries::ConversationFilter;
+    use memscope::store::{Access, Store};
     let search = |text: &str| ConversationFilter {
         search: Some(text.to_owned()),
         ..ConversationFilter::default()

@@ -345,7 +345,8 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     // test's own read-only pool below, which leaves `-wal` and `-shm`).
     let before = langgraph_cli::files(dir.path());
     let url = format!("sqlite://{}", file.display());
-    langgraph_cli::compare_cli(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    langgraph_cli::compare_cli(&url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
+    langgraph_cli::export::check(&url, &oracle, AES_KEY);
     assert_eq!(langgraph_cli::files(dir.path()), before);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
@@ -359,6 +360,7 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Sqlite(pool.clone()), &oracle).await;
         pool.close().await;
     });
+    langgraph_cli::doctor::check(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     mark("sqlite_saver_reads_as_langgraph_reads_it");
 }
 
@@ -417,6 +419,8 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Postgres(pool.clone()), &oracle).await;
         pool.close().await;
     });
-    langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
+    langgraph_cli::export::check(&database.url, &oracle, AES_KEY);
+    langgraph_cli::doctor::check(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -18,8 +18,9 @@ use memscope::memory::model::Role;
 use memscope::memory::node_context::{Disagreement, NodeProblem};
 use memscope::memory::thread::ExtractionMode;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
+use memscope::sources::dify::queries::ConversationFilter;
 use memscope::storage::{ObjectStore, StorageBackend};
-use memscope::store::{ConversationFilter, Store};
+use memscope::store::Store;
 
 const RESEARCHER: &str = "1733817600001";
 const WRITER: &str = "1733817600002";

@@ -9,8 +9,9 @@ use common::fixtures::{
     app, at, conversation, full_batch, id, message, message_file, node_execution, upload_file,
     workflow_run,
 };
+use memscope::sources::dify::queries::{ConversationCursor, ConversationFilter};
 use memscope::store::rows::{Batch, ConversationRow};
-use memscope::store::{Access, ConversationCursor, ConversationFilter, Store};
+use memscope::store::{Access, Store};
 
 /// The conversation whose app row is missing; its id has a prefix no other id shares.
 const ORPHAN: u128 = 0xabcdef12_0000_4000_8000_000000000024;

@@ -6,9 +6,10 @@
 mod common;
 
 use common::fixtures::{app, conversation, id, message};
+use memscope::sources::dify::queries::ConversationFilter;
+use memscope::sources::dify::queries::search::{SearchPath, TextIndex};
 use memscope::store::rows::{Batch, ConversationRow};
-use memscope::store::search::{SearchPath, TextIndex};
-use memscope::store::{Access, Backend, ConversationFilter, Store};
+use memscope::store::{Access, Backend, Store};
 
 /// Characters the generated texts draw from: ASCII in both cases, letters whose case folding
 /// goes beyond ASCII, LIKE's wildcards and escape, FTS5's quote, spaces.
@@ -192,7 +193,7 @@ db_tests! {
             })
             .await
             .expect("insert");
-        let ids = |rows: Vec<memscope::store::ConversationSummary>| -> Vec<String> {
+        let ids = |rows: Vec<memscope::sources::dify::queries::ConversationSummary>| -> Vec<String> {
             rows.into_iter().map(|c| c.id).collect()
         };
         let found = store.list_conversations(&searching("PARCEL")).await.expect("search");

@@ -6,7 +6,8 @@ use super::InspectError;
 use super::conversation::conversation_info;
 use crate::memory::agent_session::{AgentSessionRow, SessionSnapshot, read_snapshot};
 use crate::sources::dify::agent_sessions::conversation_agent_sessions;
-use crate::store::{ConversationInfo, Store};
+use crate::sources::dify::queries::ConversationInfo;
+use crate::store::Store;
 
 /// One session and what its snapshot holds.
 #[derive(Debug, Clone, Serialize)]

@@ -4,8 +4,7 @@
 use serde::Serialize;
 
 use crate::memory::budget::{MessageTokens, Pruned, SuffixTotals, prune};
-use crate::memory::history::{History, HistoryOptions, PausedTurn, assemble_history};
-use crate::memory::model::{MessageFile, StoredMessage};
+use crate::memory::history::{History, HistoryOptions, PausedTurn};
 use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CountCache, CounterKind, TokenCounter};
 
@@ -41,18 +40,9 @@ pub struct BudgetView {
 }
 
 impl BudgetView {
-    /// Counts `rows_newest_first` (at most the window) as memory would and finds the cut line.
-    pub fn compute(
-        rows_newest_first: &[StoredMessage],
-        files: &[MessageFile],
-        settings: &BudgetSettings,
-        cache: &mut CountCache,
-    ) -> BudgetView {
-        let history = assemble_history(rows_newest_first, files, &settings.options);
-        Self::for_history(history, settings, cache)
-    }
-
-    /// Counts an already assembled history: a budget change recounts nothing (cache hits only).
+    /// Counts a history, whichever source's memory assembled it (Dify's rows through
+    /// `assemble_history`, Langflow's and LangGraph's messages at their source's edge, a node's
+    /// context), and finds the cut line. A budget change recounts nothing (cache hits only).
     pub fn for_history(
         history: History,
         settings: &BudgetSettings,
@@ -188,7 +178,8 @@ impl BudgetView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::model::UUID_NIL;
+    use crate::memory::history::assemble_history;
+    use crate::memory::model::{StoredMessage, UUID_NIL};
     use chrono::NaiveDate;
 
     fn row(
@@ -214,6 +205,19 @@ mod tests {
         }
     }
 
+    /// The budget of Dify's rows, newest first, as its memory assembles them.
+    fn dify_budget(
+        rows: &[StoredMessage],
+        settings: &BudgetSettings,
+        cache: &mut CountCache,
+    ) -> BudgetView {
+        BudgetView::for_history(
+            assemble_history(rows, &[], &settings.options),
+            settings,
+            cache,
+        )
+    }
+
     fn rows() -> Vec<StoredMessage> {
         let long = "word ".repeat(400);
         vec![
@@ -226,12 +230,7 @@ mod tests {
     #[test]
     fn pruning_drops_the_oldest_until_the_budget_holds() {
         let mut cache = CountCache::default();
-        let view = BudgetView::compute(
-            &rows(),
-            &[],
-            &settings(CounterKind::OpenAi, 100),
-            &mut cache,
-        );
+        let view = dify_budget(&rows(), &settings(CounterKind::OpenAi, 100), &mut cache);
         assert_eq!(view.counts.len(), 6);
         assert_eq!(
             view.dropped(),
@@ -249,7 +248,7 @@ mod tests {
     #[test]
     fn the_zero_counter_prunes_nothing_and_says_so() {
         let mut cache = CountCache::default();
-        let view = BudgetView::compute(&rows(), &[], &settings(CounterKind::Zero, 100), &mut cache);
+        let view = dify_budget(&rows(), &settings(CounterKind::Zero, 100), &mut cache);
         assert_eq!(view.dropped(), 0);
         assert_eq!(view.pruned.tokens_after, 0);
         assert!(
@@ -264,12 +263,7 @@ mod tests {
     #[test]
     fn a_budget_change_recounts_nothing() {
         let mut cache = CountCache::default();
-        let first = BudgetView::compute(
-            &rows(),
-            &[],
-            &settings(CounterKind::OpenAi, 100),
-            &mut cache,
-        );
+        let first = dify_budget(&rows(), &settings(CounterKind::OpenAi, 100), &mut cache);
         let misses = cache.stats().misses;
         let second = BudgetView::for_history(
             first.history.clone(),
@@ -292,7 +286,7 @@ mod tests {
         s.context_window = ContextWindow::Exact(8_192);
         let long = "lorem ipsum dolor ".repeat(4000);
         let rows = vec![row("1", None, &long, &long, 1)];
-        let view = BudgetView::compute(&rows, &[], &s, &mut cache);
+        let view = dify_budget(&rows, &s, &mut cache);
         assert_eq!(view.fits_context(), Some(false));
         assert!(view.warnings().iter().any(|w| w.contains("context window")));
     }

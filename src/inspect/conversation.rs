@@ -9,7 +9,8 @@ use crate::memory::history::{MAX_ROW_WINDOW, row_window};
 use crate::memory::model::{MessageFile, StoredMessage, ThreadNode};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
 use crate::memory::tree::{MessageTree, NodeIndex};
-use crate::store::{ConversationInfo, Store};
+use crate::sources::dify::queries::ConversationInfo;
+use crate::store::Store;
 
 /// Where the row window in effect comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

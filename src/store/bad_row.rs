@@ -13,7 +13,7 @@ pub struct BadRow {
 }
 
 /// The `id` column of a row that did not decode, as far as it reads.
-pub(super) fn unreadable_row_id<R: sqlx::Row>(raw: &R) -> String
+pub(crate) fn unreadable_row_id<R: sqlx::Row>(raw: &R) -> String
 where
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,

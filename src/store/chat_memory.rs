@@ -13,9 +13,9 @@ use sqlx::{AssertSqlSafe, FromRow};
 use super::catalog::Backend;
 use super::error::StoreError;
 use super::handle::Store;
+use super::ids::IdMatch;
 use super::insert::{CHAT_MEMORY_MESSAGES, insert_postgres, insert_sqlite};
 use super::pool::DbPool;
-use super::queries::IdMatch;
 use super::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 
 /// One chat memory with its message count.

@@ -32,7 +32,7 @@ pub struct Store {
     /// The URL with its password redacted: what every error names.
     pub(crate) url: String,
     pub(crate) read_only: bool,
-    pub(super) catalog: Catalog,
+    pub(crate) catalog: Catalog,
     pub(crate) profile: Profile,
 }
 

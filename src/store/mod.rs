@@ -1,4 +1,4 @@
-//! The memory database: connection, schema and migrations, and the queries memscope makes.
+//! The memory database: connection, schema and migrations, and what every source's reads share.
 //!
 //! One [`Store`] (`handle.rs`) serves SQLite and PostgreSQL through the pools of `pool.rs`. Each
 //! query is written once, in PostgreSQL syntax (see [`sql`]), and each method body is written
@@ -9,27 +9,26 @@
 #[macro_use]
 pub(crate) mod pool;
 
-mod bad_row;
-mod cancel;
+pub(crate) mod bad_row;
+pub(crate) mod cancel;
 pub(crate) mod casts;
 pub mod catalog;
 mod chat_memory;
-mod error;
+pub(crate) mod error;
 pub(crate) mod handle;
+pub(crate) mod ids;
 mod insert;
 pub mod job_processes;
 pub mod memory_bases;
 mod mysql;
-mod mysql_text;
+pub(crate) mod mysql_text;
 mod mysql_url;
 mod nodes;
 pub(crate) mod owners;
 pub mod profile;
-mod queries;
 pub mod rows;
-pub mod search;
 pub(crate) mod sql;
-mod sqlite_scan;
+pub(crate) mod sqlite_scan;
 mod uploads;
 
 pub use bad_row::BadRow;
@@ -38,17 +37,14 @@ pub use catalog::Backend;
 pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
 pub use error::{StoreError, redact_url};
 pub use handle::{Access, SCHEMA_VERSION, Store};
+pub(crate) use ids::like_escape;
+pub use ids::{ID_CANDIDATES, IdMatch};
 pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
 pub use profile::{
     Capabilities, ConversationShape, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part,
     Profile, dashed_id,
-};
-pub(crate) use queries::like_escape;
-pub use queries::{
-    BadNodeJson, ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
-    DanglingRunRef, ID_CANDIDATES, IdMatch, TableCount,
 };
 pub use sql::strip_casts;
 pub use uploads::MessageUpload;

@@ -10,7 +10,7 @@ use sqlx::FromRow;
 use super::bad_row::BadRow;
 use super::error::StoreError;
 use super::handle::Store;
-use super::queries::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query};
+use super::ids::{IN_LIST_LEN, canonical_uuid, canonical_uuids, in_list_query};
 
 /// One execution as the nodes pane lists it: no JSON columns.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]

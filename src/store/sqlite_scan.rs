@@ -44,7 +44,7 @@ enum Event {
 }
 
 /// Where the scan's SQL comes from: the messages query of the open database's dialect.
-pub(super) struct ScanSql {
+pub(crate) struct ScanSql {
     /// The ordered scan, its first column `rowid`, then the columns `MessageRecord` reads.
     pub scan: String,
     /// One message by `rowid` (`$1`), its columns those `MessageRecord` reads.
@@ -52,7 +52,7 @@ pub(super) struct ScanSql {
 }
 
 /// Why the fast path could not start; the caller then scans through sqlx.
-pub(super) enum Unavailable {
+pub(crate) enum Unavailable {
     /// SQLite would not prepare the scan (a table without `rowid`, say).
     Prepare,
     Sqlx(sqlx::Error),
@@ -62,7 +62,7 @@ pub(super) enum Unavailable {
 /// first) and `bad_row` for each row sqlx cannot read. `decode` is sqlx's decoding of one row.
 /// Once `stop` is cancelled nothing more is handed over, and the scan thread has ended when
 /// this returns.
-pub(super) async fn for_each_conversation<R, V, B>(
+pub(crate) async fn for_each_conversation<R, V, B>(
     pool: &SqlitePool,
     sql: ScanSql,
     decode: fn(&SqliteRow) -> Result<R, BadRow>,
@@ -433,7 +433,7 @@ impl sqlx::error::DatabaseError for StepError {
 
 /// sqlx's decoding of one row into `R`, the unreadable case reported as [`BadRow`] the way
 /// every other scan reports it.
-pub(super) fn decode_row<R>(raw: &SqliteRow, table: &'static str) -> Result<R, BadRow>
+pub(crate) fn decode_row<R>(raw: &SqliteRow, table: &'static str) -> Result<R, BadRow>
 where
     R: for<'r> FromRow<'r, SqliteRow>,
 {

@@ -3,6 +3,7 @@
 //! doctor and nodes; `chat_memory`; `trim`; `mb`: memory bases, capture and watch).
 
 mod chat_memory;
+mod checkpoints;
 mod inspect;
 mod mb;
 mod trim;
@@ -14,6 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use chat_memory::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
+pub use checkpoints::{CheckpointsCommand, PruneArgs};
 pub use inspect::{
     AgentSessionsArgs, ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs,
     NodeSource, NodesArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
@@ -82,6 +84,9 @@ pub enum Command {
     /// Preview trims on any history, apply them to chat memories, undo the last one
     #[command(subcommand)]
     Trim(TrimCommand),
+    /// LangGraph checkpoints: prune a thread's older ones (archived first), restore an archive
+    #[command(subcommand)]
+    Checkpoints(CheckpointsCommand),
     /// List the nodes that ran in a chatflow conversation, with their latest context size
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
@@ -143,4 +148,9 @@ pub struct DemoArgs {
     /// Random seed: the same seed gives the same data
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Write a LangGraph checkpoint database instead: a new SQLite file at PATH, in
+    /// SqliteSaver's layout and format, with a tool-using agent, a rewound conversation, an
+    /// operator's edit, a graph that deletes old messages, a subgraph and a long thread
+    #[arg(long, value_name = "PATH", conflicts_with = "scale")]
+    pub langgraph: Option<PathBuf>,
 }

@@ -8,9 +8,8 @@ use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::format::{one_line, thousands};
-use crate::store::{
-    ConversationCursor, ConversationFilter, ConversationShape, ConversationSummary, Part,
-};
+use crate::sources::dify::queries::{ConversationCursor, ConversationFilter, ConversationSummary};
+use crate::store::{ConversationShape, Part};
 
 const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
 

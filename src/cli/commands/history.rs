@@ -8,7 +8,7 @@ use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowOrigin, load_window};
-use crate::memory::history::{HistoryOptions, PausedTurn, history_prompt_text};
+use crate::memory::history::{HistoryOptions, PausedTurn, assemble_history, history_prompt_text};
 use crate::memory::tokens::CountCache;
 use crate::store::{ConversationShape, Part, Store};
 
@@ -111,9 +111,8 @@ pub(super) async fn report(
         },
     };
     let mut cache = CountCache::default();
-    let view = BudgetView::compute(
-        &loaded.rows_newest_first,
-        &loaded.files,
+    let view = BudgetView::for_history(
+        assemble_history(&loaded.rows_newest_first, &loaded.files, &settings.options),
         &settings,
         &mut cache,
     );

@@ -3,6 +3,8 @@
 //! `messages` channel at a checkpoint with its token budget and the cut of the trim LangGraph's
 //! documentation recommends.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -18,23 +20,38 @@ use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::threads::ThreadRow;
-use crate::store::Store;
+use crate::store::{CancelFlag, Store};
+
+const LIST_HEADERS: [&str; 4] = ["thread", "messages", "checkpoints", "last activity"];
+
+fn list_cells(t: &ThreadRow) -> [String; 4] {
+    [
+        one_line(&t.id, 36),
+        t.messages
+            .map_or_else(|| "unreadable".to_owned(), |n| thousands(n as u64)),
+        thousands(t.checkpoints),
+        t.last_activity.clone().unwrap_or_default(),
+    ]
+}
+
+/// Why each listed thread's messages could not be counted, in full.
+fn unreadable_lines(threads: &[ThreadRow]) -> String {
+    threads
+        .iter()
+        .filter_map(|t| {
+            Some(format!(
+                "\nunreadable: thread {}: {}",
+                t.id,
+                t.error.as_deref()?
+            ))
+        })
+        .collect()
+}
 
 fn render_page(page: &Page<ThreadRow>) -> String {
-    page.render(
-        &["thread", "messages", "checkpoints", "last activity"],
-        |t| {
-            vec![
-                one_line(&t.id, 36),
-                t.messages.map_or_else(
-                    || format!("unread: {}", one_line(t.error.as_deref().unwrap_or(""), 40)),
-                    |n| thousands(n as u64),
-                ),
-                thousands(t.checkpoints),
-                t.last_activity.clone().unwrap_or_default(),
-            ]
-        },
-    )
+    let mut out = page.render(&LIST_HEADERS, |t| list_cells(t).to_vec());
+    out += &unreadable_lines(page.conversations);
+    out
 }
 
 pub async fn conversations(
@@ -58,9 +75,11 @@ pub async fn conversations(
             ))
         })?,
     };
-    let page = db
-        .thread_page(args.search.as_deref(), offset, args.limit as usize)
-        .await?;
+    let search = args.search.as_deref().filter(|s| !s.is_empty());
+    if let (Some(search), false) = (search, context.global.json) {
+        return print_while_searching(&db, search, offset, args.limit as usize).await;
+    }
+    let page = db.thread_page(search, offset, args.limit as usize).await?;
     let next = page
         .has_more
         .then(|| (offset + page.threads.len()).to_string());
@@ -73,6 +92,86 @@ pub async fn conversations(
         render_page,
     )?;
     Ok(ExitCode::Ok)
+}
+
+/// Widths of the streamed table: a row is printed before the next is known.
+const STREAM_WIDTHS: [usize; 4] = [36, 10, 11, 32];
+
+fn stream_line(cells: &[String; 4]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(STREAM_WIDTHS)
+        .enumerate()
+        .map(|(i, (cell, w))| {
+            if i == 1 || i == 2 {
+                format!("{cell:>w$}")
+            } else {
+                format!("{cell:<w$}")
+            }
+        })
+        .collect();
+    padded.join("  ").trim_end().to_owned()
+}
+
+/// A search reads every thread's latest checkpoint: each match prints as it is found (Ctrl-C
+/// stops the scan), the reasons a thread could not be read after it.
+async fn print_while_searching(
+    db: &LangGraphDb,
+    search: &str,
+    offset: usize,
+    limit: usize,
+) -> CliResult {
+    use std::io::Write;
+    eprintln!("searching every thread's latest messages: matches print as found");
+    let mut out = std::io::stdout();
+    let (mut skipped, mut printed, mut more) = (0, 0, false);
+    let mut unreadable = Vec::new();
+    let mut write_error = None;
+    db.scan_threads(Some(search), &CancelFlag::default(), |row| {
+        if skipped < offset {
+            skipped += 1;
+            return ControlFlow::Continue(());
+        }
+        if printed == limit {
+            more = true;
+            return ControlFlow::Break(());
+        }
+        let mut text = String::new();
+        if printed == 0 {
+            text += &stream_line(&LIST_HEADERS.map(str::to_owned));
+            text.push('\n');
+        }
+        text += &stream_line(&list_cells(&row));
+        text.push('\n');
+        printed += 1;
+        if row.error.is_some() {
+            unreadable.push(row);
+        }
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            write_error.get_or_insert(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    let mut tail = match (printed, more) {
+        (0, _) => "no conversations".to_owned(),
+        (_, true) => format!("\nmore: --after {}", offset + printed),
+        (_, false) => String::new(),
+    };
+    tail += &unreadable_lines(&unreadable);
+    if !tail.is_empty() {
+        tail.push('\n');
+    }
+    let written = match write_error {
+        Some(e) => Err(e),
+        None => out.write_all(tail.as_bytes()),
+    };
+    match written {
+        // A closed pipe (`memscope … | head`) is not an error worth a message.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::Ok),
+    }
 }
 
 /// A checkpoint as `thread` lists it.
@@ -104,7 +203,7 @@ struct Subgraph {
 }
 
 #[derive(Serialize)]
-struct ThreadReport {
+pub(super) struct ThreadReport {
     thread_id: String,
     latest: Option<String>,
     leaf: Option<String>,
@@ -217,11 +316,21 @@ pub async fn thread(context: &Context, store: &Store, args: &ThreadArgs) -> CliR
             "--mode is Dify's: a LangGraph thread's path is its parent links",
         ));
     }
-    let db = LangGraphDb::open(store)?;
-    let tree = db.tree(&args.conversation).await?;
-    let report = thread_report(&args.conversation, &tree, args.leaf.as_deref())?;
+    let report = tree_report(store, &args.conversation, args.leaf.as_deref()).await?;
     emit(context.global.json, &report, render_thread)?;
     Ok(ExitCode::Ok)
+}
+
+/// A thread's checkpoint tree with the path to `leaf` (to the latest without one), as `thread`
+/// prints it (`export` bundles it too).
+pub(super) async fn tree_report(
+    store: &Store,
+    thread_id: &str,
+    leaf: Option<&str>,
+) -> CliResult<ThreadReport> {
+    let db = LangGraphDb::open(store)?;
+    let tree = db.tree(thread_id).await?;
+    thread_report(thread_id, &tree, leaf)
 }
 
 /// One message of the state, with LangChain's fields and its place in the budget.
@@ -248,7 +357,7 @@ struct Line {
 }
 
 #[derive(Serialize)]
-struct HistoryReport {
+pub(super) struct HistoryReport {
     thread_id: String,
     checkpoint_id: String,
     ts: String,
@@ -344,6 +453,18 @@ fn line_text(line: &Line) -> String {
 }
 
 pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> CliResult {
+    let report = history_report(context, store, args).await?;
+    emit(context.global.json, &report, render_history)?;
+    Ok(ExitCode::Ok)
+}
+
+/// The `messages` channel at a checkpoint with its budget, as `history` prints it (`export`
+/// bundles it too).
+pub(super) async fn history_report(
+    context: &Context,
+    store: &Store,
+    args: &HistoryArgs,
+) -> CliResult<HistoryReport> {
     if args.flow.is_some()
         || args.n_messages.is_some()
         || args.context_id.is_some()
@@ -359,10 +480,8 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
     let checkpoint = match &args.leaf {
         Some(leaf) => leaf.clone(),
         None => db
-            .tree(&args.conversation)
+            .latest_checkpoint(&args.conversation)
             .await?
-            .latest()
-            .map(|c| c.id.clone())
             .ok_or_else(|| {
                 CliError::not_found(format!(
                     "thread {} has no checkpoint of its root graph",
@@ -426,6 +545,5 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
         warnings: state.warnings,
         messages,
     };
-    emit(context.global.json, &report, render_history)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }

@@ -5,7 +5,8 @@ use serde::Serialize;
 use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
-use crate::store::{ConversationFilter, Part};
+use crate::sources::dify::queries::ConversationFilter;
+use crate::store::Part;
 
 #[derive(Serialize)]
 struct Summary {

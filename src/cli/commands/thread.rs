@@ -189,7 +189,7 @@ impl Report {
 mod tests {
     use super::*;
     use crate::memory::model::StoredMessage;
-    use crate::store::ConversationInfo;
+    use crate::sources::dify::queries::ConversationInfo;
 
     fn time(seconds: i64) -> chrono::NaiveDateTime {
         chrono::DateTime::from_timestamp(1_750_000_000 + seconds, 0)

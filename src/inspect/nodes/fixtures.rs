@@ -7,7 +7,7 @@ use super::offloads::{ExecutionDocs, FullColumn};
 use super::sources::{MemoryFileRead, NodeSources};
 use super::thread::{CHATFLOW_MODE, NodeThread};
 use crate::memory::node_context::ThreadTurn;
-use crate::store::ConversationInfo;
+use crate::sources::dify::queries::ConversationInfo;
 
 pub(crate) fn info(app_mode: &str) -> ConversationInfo {
     ConversationInfo {

@@ -7,9 +7,10 @@ use super::offloads::{ExecutionDocs, resolve_offloads};
 use super::thread::NodeThread;
 use crate::inspect::InspectError;
 use crate::memory::node_context::NodeProblem;
+use crate::sources::dify::queries::ConversationInfo;
 use crate::storage::ObjectStore;
 use crate::storage::files::FileReadError;
-use crate::store::{ConversationInfo, Store};
+use crate::store::Store;
 
 /// The node memory file as read from object storage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

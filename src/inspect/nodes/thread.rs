@@ -7,7 +7,8 @@ use crate::inspect::conversation::{conversation_info, load_conversation};
 use crate::memory::history::{MAX_ROW_WINDOW, PopRule};
 use crate::memory::node_context::{NodeProblem, ThreadTurn, thread_turns};
 use crate::memory::thread::ExtractionMode;
-use crate::store::{ConversationInfo, Store};
+use crate::sources::dify::queries::ConversationInfo;
+use crate::store::Store;
 
 /// The only app mode with node memory: it needs a conversation id, which workflows lack.
 pub const CHATFLOW_MODE: &str = "advanced-chat";

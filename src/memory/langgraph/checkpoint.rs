@@ -87,6 +87,29 @@ impl Checkpoint {
         })
     }
 
+    /// As [`Checkpoint::from_value`], moving the channel values out of `body` rather than
+    /// copying them: a long thread's `messages` are nearly all of a checkpoint.
+    pub fn from_owned(mut body: Value) -> Result<Checkpoint, String> {
+        let values = match &mut body {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(key, _)| key.as_str() == Some("channel_values"))
+                .map(|(_, values)| std::mem::replace(values, Value::Null)),
+            _ => None,
+        };
+        let mut checkpoint = Checkpoint::from_value(&body)?;
+        if let Some(Value::Map(entries)) = values {
+            checkpoint.channel_values = entries
+                .into_iter()
+                .filter_map(|(key, value)| match key {
+                    Value::Str(key) => Some((key, value)),
+                    _ => None,
+                })
+                .collect();
+        }
+        Ok(checkpoint)
+    }
+
     /// Puts PostgresSaver's blob values back: each `(channel, version, value)` whose version is
     /// the checkpoint's version of that channel. `None` is a blob of type `empty`: no value.
     pub fn with_blobs<'a>(
@@ -105,12 +128,22 @@ impl Checkpoint {
         self
     }
 
-    /// The `messages` channel read as LangChain messages, with the entries that are not; an
-    /// absent channel is an empty conversation.
+    /// The `messages` channel read as LangChain messages, with the entries that are not; a
+    /// channel never written is an empty conversation.
     pub fn messages(&self) -> (Vec<LangChainMessage>, Vec<UnreadMessage>) {
         let mut messages = Vec::new();
         let mut unread = Vec::new();
         let stored = match self.channel_values.get(MESSAGES_CHANNEL) {
+            // A DeltaChannel stores no value between its snapshots, though it has a version.
+            None if self.channel_versions.contains_key(MESSAGES_CHANNEL) => {
+                unread.push(UnreadMessage {
+                    index: 0,
+                    reason: "the channel has a version but no stored value: a DeltaChannel \
+                             rebuilds it from earlier writes, which memscope does not replay"
+                        .to_owned(),
+                });
+                return (messages, unread);
+            }
             None | Some(Value::Null) => return (messages, unread),
             Some(Value::List(items)) => items.as_slice(),
             Some(Value::DeltaSnapshot(_)) => {

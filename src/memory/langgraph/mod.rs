@@ -10,10 +10,14 @@
 pub mod budget;
 pub mod checkpoint;
 mod cipher;
+pub mod encode;
+pub mod footprint;
 mod lc_json;
 pub mod message;
 mod msgpack;
 mod outcome;
+pub mod prune;
+pub mod removal;
 pub mod tree;
 pub mod value;
 

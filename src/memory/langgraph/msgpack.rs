@@ -6,6 +6,10 @@
 //! Nothing is rebuilt or run. A payload that does not have its expected shape, or an unknown
 //! code, is kept raw with a warning. Nesting is bounded across extension payloads too, so no
 //! input can exhaust the stack.
+//!
+//! [`encode`] writes a value back as `ormsgpack` lays it out (integers and lengths in their
+//! smallest form, floats as 64 bits, objects as their extensions), for databases memscope
+//! writes in LangGraph's format.
 
 use super::outcome::{DecodeError, Warning};
 use super::value::{NumpyArray, Object, Rebuild, Value};
@@ -14,8 +18,8 @@ use super::value::{NumpyArray, Object, Rebuild, Value};
 /// much less: ormsgpack stops at 255).
 const MAX_DEPTH: usize = 512;
 
-const EXT_NUMPY: i8 = 6;
-const EXT_DELTA_SNAPSHOT: i8 = 7;
+pub(super) const EXT_NUMPY: i8 = 6;
+pub(super) const EXT_DELTA_SNAPSHOT: i8 = 7;
 
 /// Classes LangGraph's serializer rebuilds without a warning (`SAFE_MSGPACK_TYPES` of
 /// langgraph-checkpoint 4.3): anything else it rebuilds only while its strict mode is off, and
@@ -75,8 +79,11 @@ fn decode_at(
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, DecodeError> {
     let mut rest = bytes;
-    let raw = rmpv::decode::read_value_with_max_depth(&mut rest, MAX_DEPTH.saturating_sub(depth))
-        .map_err(|e| DecodeError::Msgpack(e.to_string()))?;
+    // Borrowed from `bytes`: strings, binaries and extension payloads are copied once, into
+    // the value, not first into rmpv's own.
+    let raw =
+        rmpv::decode::read_value_ref_with_max_depth(&mut rest, MAX_DEPTH.saturating_sub(depth))
+            .map_err(|e| DecodeError::Msgpack(e.to_string()))?;
     if !rest.is_empty() {
         return Err(DecodeError::Msgpack(format!(
             "{} bytes after the value",
@@ -86,32 +93,31 @@ fn decode_at(
     Ok(convert(raw, depth, warnings))
 }
 
-fn convert(raw: rmpv::Value, depth: usize, warnings: &mut Vec<Warning>) -> Value {
+fn convert(raw: rmpv::ValueRef<'_>, depth: usize, warnings: &mut Vec<Warning>) -> Value {
     match raw {
-        rmpv::Value::Nil => Value::Null,
-        rmpv::Value::Boolean(b) => Value::Bool(b),
-        rmpv::Value::Integer(n) => match n.as_i64() {
+        rmpv::ValueRef::Nil => Value::Null,
+        rmpv::ValueRef::Boolean(b) => Value::Bool(b),
+        rmpv::ValueRef::Integer(n) => match n.as_i64() {
             Some(n) => Value::Int(n),
             None => Value::UInt(n.as_u64().unwrap_or(u64::MAX)),
         },
-        rmpv::Value::F32(f) => Value::Float(f64::from(f)),
-        rmpv::Value::F64(f) => Value::Float(f),
-        rmpv::Value::String(s) => {
-            if s.is_str() {
-                Value::Str(s.into_str().unwrap_or_default())
-            } else {
+        rmpv::ValueRef::F32(f) => Value::Float(f64::from(f)),
+        rmpv::ValueRef::F64(f) => Value::Float(f),
+        rmpv::ValueRef::String(s) => match s.as_str() {
+            Some(text) => Value::Str(text.to_owned()),
+            None => {
                 warnings.push(Warning::InvalidUtf8);
                 Value::Str(String::from_utf8_lossy(s.as_bytes()).into_owned())
             }
-        }
-        rmpv::Value::Binary(bytes) => Value::Bytes(bytes),
-        rmpv::Value::Array(items) => Value::List(
+        },
+        rmpv::ValueRef::Binary(bytes) => Value::Bytes(bytes.to_vec()),
+        rmpv::ValueRef::Array(items) => Value::List(
             items
                 .into_iter()
                 .map(|item| convert(item, depth + 1, warnings))
                 .collect(),
         ),
-        rmpv::Value::Map(entries) => Value::Map(
+        rmpv::ValueRef::Map(entries) => Value::Map(
             entries
                 .into_iter()
                 .map(|(k, v)| {
@@ -122,20 +128,23 @@ fn convert(raw: rmpv::Value, depth: usize, warnings: &mut Vec<Warning>) -> Value
                 })
                 .collect(),
         ),
-        rmpv::Value::Ext(code, bytes) => extension(code, bytes, depth + 1, warnings),
+        rmpv::ValueRef::Ext(code, bytes) => extension(code, bytes, depth + 1, warnings),
     }
 }
 
-fn extension(code: i8, bytes: Vec<u8>, depth: usize, warnings: &mut Vec<Warning>) -> Value {
+fn extension(code: i8, bytes: &[u8], depth: usize, warnings: &mut Vec<Warning>) -> Value {
     let mut inner = Vec::new();
-    let payload = match decode_at(&bytes, depth, &mut inner) {
+    let payload = match decode_at(bytes, depth, &mut inner) {
         Ok(payload) => payload,
         Err(error) => {
             warnings.push(Warning::UnreadableExtension {
                 code,
                 reason: error.to_string(),
             });
-            return Value::Raw { ext: code, bytes };
+            return Value::Raw {
+                ext: code,
+                bytes: bytes.to_vec(),
+            };
         }
     };
     warnings.append(&mut inner);
@@ -149,7 +158,10 @@ fn extension(code: i8, bytes: Vec<u8>, depth: usize, warnings: &mut Vec<Warning>
     };
     read.unwrap_or_else(|reason| {
         warnings.push(Warning::UnreadableExtension { code, reason });
-        Value::Raw { ext: code, bytes }
+        Value::Raw {
+            ext: code,
+            bytes: bytes.to_vec(),
+        }
     })
 }
 

@@ -3,6 +3,7 @@
 
 pub mod agent_sessions;
 pub mod messages;
+pub mod queries;
 pub mod schema;
 
 use std::collections::BTreeSet;

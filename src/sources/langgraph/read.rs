@@ -88,6 +88,36 @@ impl LangGraphPool {
         }
     }
 
+    /// The greatest checkpoint id of a thread's root namespace, the one `get_state` reads, and
+    /// whether the thread has any checkpoint: both from the primary key's index, no row read.
+    pub async fn latest_checkpoint_id(
+        &self,
+        thread_id: &str,
+    ) -> sqlx::Result<(Option<String>, bool)> {
+        match self {
+            LangGraphPool::Sqlite(pool) => {
+                sqlx::query_as(
+                    "SELECT (SELECT MAX(checkpoint_id) FROM checkpoints \
+                     WHERE thread_id = ?1 AND checkpoint_ns = ''), \
+                     EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = ?1)",
+                )
+                .bind(thread_id)
+                .fetch_one(pool)
+                .await
+            }
+            LangGraphPool::Postgres(pool) => {
+                sqlx::query_as(
+                    "SELECT (SELECT MAX(checkpoint_id) FROM checkpoints \
+                     WHERE thread_id = $1 AND checkpoint_ns = ''), \
+                     EXISTS (SELECT 1 FROM checkpoints WHERE thread_id = $1)",
+                )
+                .bind(thread_id)
+                .fetch_one(pool)
+                .await
+            }
+        }
+    }
+
     /// A thread's checkpoint rows without their bodies, and its writes' task paths: all a tree
     /// needs.
     pub async fn thread_rows(

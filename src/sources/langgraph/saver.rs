@@ -11,7 +11,7 @@ use crate::memory::langgraph::{AesKey, KEY_VARIABLE, Warning};
 use crate::store::handle::Store;
 
 /// The saver whose tables these are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Saver {
     SqliteSaver,
     PostgresSaver,
@@ -73,11 +73,17 @@ impl LangGraphDb {
         })
     }
 
-    pub(super) fn failed(&self, source: sqlx::Error) -> LangGraphError {
+    /// A failed query, naming the database.
+    pub fn failed(&self, source: sqlx::Error) -> LangGraphError {
         LangGraphError::Query {
             url: self.url.clone(),
             source,
         }
+    }
+
+    /// Whether `LANGGRAPH_AES_KEY` gave a key.
+    pub fn has_key(&self) -> bool {
+        self.key.is_some()
     }
 
     /// A stored checkpoint decoded with the key, if any.

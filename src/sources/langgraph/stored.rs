@@ -41,12 +41,12 @@ impl StoredCheckpoint {
                     }
                 })?;
                 warnings.extend(decoded.warnings);
-                let checkpoint = Checkpoint::from_value(&decoded.value).map_err(body_error)?;
+                let checkpoint = Checkpoint::from_owned(decoded.value).map_err(body_error)?;
                 Ok((checkpoint, warnings))
             }
             StoredBody::Json { body, blobs } => {
                 let checkpoint =
-                    Checkpoint::from_value(&Value::from_json(body)).map_err(body_error)?;
+                    Checkpoint::from_owned(Value::from_json(body)).map_err(body_error)?;
                 let mut values = Vec::with_capacity(blobs.len());
                 for blob in blobs {
                     let value = match (blob.type_name.as_str(), &blob.bytes) {

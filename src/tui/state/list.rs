@@ -1,7 +1,7 @@
 //! The conversations list: the shown page, its keyset cursor and the pages around it.
 
 use super::load::LoadStatus;
-use crate::store::{ConversationCursor, ConversationSummary};
+use crate::sources::dify::queries::{ConversationCursor, ConversationSummary};
 
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;

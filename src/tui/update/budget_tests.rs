@@ -1,11 +1,12 @@
 //! Tests of the budget: its cut line and its jobs.
 
 use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::history::assemble_history;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
 use crate::tui::action::Action;
 use crate::tui::state::BUDGET_STEP;
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{Event, JobEvent, LoadReport, update};
 
 #[test]
 fn budget_keys_move_the_cut_line_without_a_job() {
@@ -58,13 +59,17 @@ fn stale_budgets_are_dropped() {
         context_window: crate::memory::models::ContextWindow::Exact(128_000),
         options: Default::default(),
     };
-    let view = BudgetView::compute(&[], &[], &settings, &mut CountCache::new(10));
+    let view = BudgetView::for_history(
+        assemble_history(&[], &[], &settings.options),
+        &settings,
+        &mut CountCache::new(10),
+    );
     update(
         &mut state,
-        Event::Job(JobEvent::Budget {
-            generation: first,
-            result: Ok(Box::new(view)),
-        }),
+        Event::Job(JobEvent::load(
+            first,
+            LoadReport::Budget(Ok(Box::new(view))),
+        )),
     );
     assert!(conversation(&state).budget.is_none());
     assert!(conversation(&state).budget_status.is_loading());

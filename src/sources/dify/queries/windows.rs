@@ -8,10 +8,11 @@ use rustc_hash::FxHashMap;
 
 use super::columns::MessageRecord;
 use super::conversations::ConversationInfo;
-use super::ids::{IN_LIST_LEN, canonical_uuids, in_list_query, padded};
 use crate::memory::model::StoredMessage;
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
+use crate::store::ids::{IN_LIST_LEN, canonical_uuids, in_list_query, padded};
+use crate::store::pool::on_pool;
 
 static CONVERSATION_INFOS_SQL: LazyLock<String> = LazyLock::new(|| {
     in_list_query(

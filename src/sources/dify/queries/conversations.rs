@@ -4,9 +4,10 @@
 use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
-use super::ids::{IdMatch, canonical_uuid, id_prefix_pattern};
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
+use crate::store::ids::{IdMatch, canonical_uuid, id_prefix_pattern};
+use crate::store::pool::on_pool;
 
 /// A position in the conversation list: the last row of the previous page.
 #[derive(Debug, Clone, PartialEq, Eq)]

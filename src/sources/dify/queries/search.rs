@@ -22,10 +22,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures_util::TryStreamExt;
 use serde::Serialize;
 
-use super::error::StoreError;
-use super::handle::Store;
-use super::pool::DbPool;
-use super::queries::{ConversationFilter, ConversationSummary, canonical_uuid, like_escape};
+use super::conversations::{ConversationFilter, ConversationSummary};
+use crate::store::error::StoreError;
+use crate::store::handle::Store;
+use crate::store::ids::{canonical_uuid, like_escape};
+use crate::store::pool::DbPool;
 
 /// The `memscope_meta` key the search migration writes: which index message text has.
 const META_KEY: &str = "message_search";
@@ -199,7 +200,7 @@ impl Store {
         let failed = |e| self.query_failed(e);
         match &self.pool {
             DbPool::Sqlite(pool, dialect) => {
-                let sql = super::sql::dialect_text(*dialect, q.sql);
+                let sql = crate::store::sql::dialect_text(*dialect, q.sql);
                 let mut conn = Interruptible::acquire(pool).await.map_err(failed)?;
                 let mut rows = bound!(sql).fetch(&mut **conn.connection());
                 while let Some(found) = rows.try_next().await.map_err(failed)? {
@@ -209,7 +210,7 @@ impl Store {
                 conn.finish().await.map_err(failed)?;
             }
             DbPool::Postgres(pool, dialect) => {
-                let sql = super::sql::dialect_text(*dialect, q.sql);
+                let sql = crate::store::sql::dialect_text(*dialect, q.sql);
                 let mut rows = bound!(sql).fetch(pool);
                 while let Some(found) = rows.try_next().await.map_err(failed)? {
                     row(found);
@@ -217,9 +218,9 @@ impl Store {
             }
             // MySQL binds by position: the parameters in the order its text reads them.
             DbPool::Mysql(pool, dialect) => {
-                let sql = super::sql::dialect_text(*dialect, q.sql);
+                let sql = crate::store::sql::dialect_text(*dialect, q.sql);
                 let mut query = sqlx::query_as::<_, ConversationSummary>(sql);
-                for n in super::mysql_text::bind_order(q.sql) {
+                for n in crate::store::mysql_text::bind_order(q.sql) {
                     query = match n {
                         1 => query.bind(&q.app_id),
                         2 => query.bind(&q.contains),

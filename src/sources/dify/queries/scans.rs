@@ -11,7 +11,7 @@ use crate::store::bad_row::{BadRow, unreadable_row_id};
 use crate::store::cancel::CancelFlag;
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
-use crate::store::pool::DbPool;
+use crate::store::pool::{DbPool, on_pool};
 use crate::store::sql::dialect_text;
 use crate::store::sqlite_scan;
 

@@ -7,10 +7,11 @@ use std::sync::LazyLock;
 use sqlx::FromRow;
 
 use super::columns::MessageRecord;
-use super::ids::{canonical_uuid, canonical_uuids, in_list_query};
 use crate::memory::model::{MessageFile, StoredMessage};
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
+use crate::store::ids::{canonical_uuid, canonical_uuids, in_list_query};
+use crate::store::pool::on_pool;
 
 static MESSAGE_FILES_SQL: LazyLock<String> = LazyLock::new(|| {
     in_list_query(
