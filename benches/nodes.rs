@@ -307,6 +307,7 @@ fn nodes(c: &mut Criterion<ProcessCpuTime>) {
         .map(|turn| ThreadTurn {
             message_id: uuid(0, 1 + turn),
             workflow_run_id: uuid(0, 100_000 + turn),
+            app_mode: None,
         })
         .collect();
     let load_and_compute_timeline = |thread: &memscope::inspect::nodes::NodeThread| {

@@ -205,6 +205,7 @@ fn node_thread() -> Arc<NodeThread> {
             .map(|n| ThreadTurn {
                 message_id: id(n),
                 workflow_run_id: id(n + NODE_TURNS),
+                app_mode: None,
             })
             .collect(),
         dangling: Vec::new(),

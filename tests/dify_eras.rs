@@ -48,7 +48,12 @@ fn rows(era: Era) -> Vec<String> {
         app(FLOW, "Flow", "advanced-chat"),
         conversation(era, LIVE, SUPPORT, "Live chat", "chat", false),
         conversation(era, CHATFLOW, FLOW, "Flow chat", "advanced-chat", false),
-        Message::turn(50, LIVE, SUPPORT, None, "2024-08-02 00:00:10").insert(era),
+        // Answered, as its message records, by the app in agent mode: marked in the thread.
+        Message {
+            app_mode: Some("agent-chat"),
+            ..Message::turn(50, LIVE, SUPPORT, None, "2024-08-02 00:00:10")
+        }
+        .insert(era),
         Message {
             answer: "",
             status: "error",
@@ -119,6 +124,7 @@ fn rows(era: Era) -> Vec<String> {
         rows.push(
             Message {
                 workflow_run: Some(ARCHIVED_RUN),
+                app_mode: Some("advanced-chat"),
                 ..Message::turn(55, CHATFLOW, FLOW, None, "2024-08-02 00:00:38")
             }
             .insert(era),
@@ -127,10 +133,56 @@ fn rows(era: Era) -> Vec<String> {
             Message {
                 answer: "",
                 status: "paused",
+                app_mode: Some("chat"),
                 ..Message::turn(56, LIVE, SUPPORT, Some(52), "2024-08-02 00:00:50")
             }
             .insert(era),
         );
+        // Agent V2's sessions: the live chat's own, its snapshot as the Agent backend's
+        // compositor writes it; and one of an agent node of the chatflow's run, retired, its
+        // snapshot cut short.
+        let session =
+            |id: u64,
+             owner: &str,
+             conversation: Option<u64>,
+             node: Option<&str>,
+             status: &str,
+             snapshot: &str| {
+                format!(
+                "INSERT INTO agent_runtime_sessions (id, tenant_id, app_id, owner_type, agent_id,
+                    backend_run_id, session_snapshot, workflow_run_id, node_id,
+                    composition_layer_specs, conversation_id, status, cleaned_at, created_at,
+                    updated_at) VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid, '{owner}',
+                    '{}'::uuid, 'backend-{id}', '{snapshot}', {}, {}, '[]', {}, '{status}', {},
+                    '2024-08-02 00:00:5{}', '2024-08-02 00:00:5{}');",
+                uid(id),
+                uid(common::dify::TENANT),
+                uid(if conversation.is_some() { SUPPORT } else { FLOW }),
+                uid(66),
+                node.map_or("NULL".to_owned(), |_| format!("'{}'::uuid", uid(RUN))),
+                node.map_or("NULL".to_owned(), |node| format!("'{node}'")),
+                conversation.map_or("NULL".to_owned(), |c| format!("'{}'::uuid", uid(c))),
+                if status == "cleaned" { "'2024-08-02 00:00:59'" } else { "NULL" },
+                id % 10,
+                id % 10 + 1,
+            )
+            };
+        rows.push(session(
+            60,
+            "conversation",
+            Some(LIVE),
+            None,
+            "active",
+            r#"{"schema_version": 1, "layers": [{"name": "history", "lifecycle_state": "suspended", "runtime_state": {"messages": [], "turns": 2}}, {"name": "workspace", "lifecycle_state": "closed", "runtime_state": {}}]}"#,
+        ));
+        rows.push(session(
+            62,
+            "workflow_run",
+            None,
+            Some("agent1"),
+            "cleaned",
+            r#"{"schema_version": 1, "layers": [{"name": "hist"#,
+        ));
         rows.push(format!(
             "INSERT INTO workflow_archive_logs (id, tenant_id, app_id, workflow_id,
                 workflow_run_id, created_by_role, created_by, run_version, run_status,
@@ -206,6 +258,7 @@ async fn check_era(db: common::TestDb, era: Era) {
     );
     assert_eq!(schema["archived_runs"], era.has_archive(), "{info}");
     assert_eq!(schema["message_app_mode"], era.has_archive(), "{info}");
+    assert_eq!(schema["agent_sessions"], era.has_archive(), "{info}");
     assert_eq!(
         schema["deleted_count"],
         u8::from(era.has_deleted_flag()),
@@ -273,6 +326,35 @@ async fn check_era(db: common::TestDb, era: Era) {
     }
     assert_eq!(ids(&thread["tree_path"]), tree_path, "{thread}");
     assert_eq!(thread["deleted"], false);
+    // Each message's recorded app mode where the column exists; a pause marked in the tree.
+    let modes: Vec<&Value> = thread["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|node| &node["app_mode"])
+        .collect();
+    let shown = text(home, url, &["thread", &uid(LIVE)], 0);
+    if era.has_archive() {
+        assert_eq!(
+            modes,
+            [
+                &Value::from("agent-chat"),
+                &Value::Null,
+                &Value::Null,
+                &Value::from("chat")
+            ],
+            "{thread}"
+        );
+        assert!(shown.contains("[answered as agent-chat]"), "{shown}");
+        assert_eq!(shown.matches("[answered as").count(), 1, "{shown}");
+        assert!(
+            shown.contains("A: (paused for human input, nothing answered yet)"),
+            "{shown}"
+        );
+    } else {
+        assert!(modes.iter().all(|mode| mode.is_null()), "{thread}");
+        assert!(!shown.contains("paused"), "{shown}");
+    }
     assert_eq!(thread["comparison"]["kind"], "same", "{thread}");
 
     // history: before threads Dify's query skipped unanswered rows, the failed turn with them.
@@ -291,9 +373,65 @@ async fn check_era(db: common::TestDb, era: Era) {
     assert_eq!(sources, expected_sources, "{history}");
     if era.has_archive() {
         assert_eq!(history["popped"], uid(56), "{history}");
+        assert_eq!(
+            history["paused"],
+            serde_json::json!([{"message_id": uid(56), "effect": "pending"}]),
+            "{history}"
+        );
+        let said = text(home, url, &["history", &uid(LIVE)], 0);
+        assert!(
+            said.contains(&format!(
+                "warning: message {} is paused for human input with nothing answered yet",
+                uid(56)
+            )),
+            "{said}"
+        );
         read.push(uid(56));
+    } else {
+        assert_eq!(history["paused"], serde_json::json!([]), "{history}");
     }
     assert_eq!(history["rows_loaded"], read.len(), "{history}");
+
+    // agent-sessions: the conversation's own, and those of its runs' agent nodes; none where
+    // the schema has no such table.
+    let live_sessions = json(home, url, &["agent-sessions", &uid(LIVE)], 0);
+    let flow_sessions = json(home, url, &["agent-sessions", &uid(CHATFLOW)], 0);
+    assert_eq!(live_sessions["has_sessions_table"], era.has_archive());
+    if era.has_archive() {
+        assert_eq!(
+            ids(&live_sessions["sessions"]),
+            [uid(60)],
+            "{live_sessions}"
+        );
+        let snapshot = &live_sessions["sessions"][0]["snapshot"];
+        assert_eq!(snapshot["kind"], "layers", "{snapshot}");
+        assert_eq!(
+            snapshot["layers"][0],
+            serde_json::json!({"name": "history", "lifecycle_state": "suspended",
+                "runtime_state": ["messages", "turns"]})
+        );
+        assert_eq!(
+            ids(&flow_sessions["sessions"]),
+            [uid(62)],
+            "{flow_sessions}"
+        );
+        let retired = &flow_sessions["sessions"][0];
+        assert_eq!(retired["status"], "cleaned");
+        assert_eq!(retired["node_id"], "agent1");
+        assert_eq!(retired["snapshot"]["kind"], "unreadable", "{retired}");
+        let said = text(home, url, &["agent-sessions", &uid(LIVE)], 0);
+        assert!(
+            said.contains(
+                "snapshot schema 1, 2 layers: history (suspended: messages, turns); \
+                 workspace (closed: no runtime state)"
+            ),
+            "{said}"
+        );
+    } else {
+        assert_eq!(live_sessions["sessions"], serde_json::json!([]));
+        let said = text(home, url, &["agent-sessions", &uid(LIVE)], 0);
+        assert!(said.contains("no agent runtime sessions"), "{said}");
+    }
 
     // doctor: the deleted conversation is neither scanned nor counted; an archived run is said
     // to be archived, not found missing.
@@ -414,14 +552,19 @@ fn without_urls(value: Value) -> Value {
     }
 }
 
+/// Puts the chatflow's offloaded outputs where memscope, run with `home`, reads uploads.
+fn write_offloaded_outputs(home: &Path, url: &str) {
+    let info = json(home, url, &["info"], 0);
+    let file = Path::new(info["storage_settings"]["root"].as_str().unwrap()).join(OFFLOAD_KEY);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, full_outputs()).unwrap();
+}
+
 fn compare_reads(era: Era, postgres: &str, mysql: &str) {
     let home = tempfile::tempdir().unwrap();
     let home = home.path();
     if era.has_offload() {
-        let info = json(home, postgres, &["info"], 0);
-        let file = Path::new(info["storage_settings"]["root"].as_str().unwrap()).join(OFFLOAD_KEY);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, full_outputs()).unwrap();
+        write_offloaded_outputs(home, postgres);
     }
     let first_page = json(home, postgres, &["conversations", "--limit", "1"], 0);
     let cursor = first_page["next"]
@@ -450,6 +593,8 @@ fn compare_reads(era: Era, postgres: &str, mysql: &str) {
         vec!["history", &live],
         vec!["history", &live, "--message-limit", "1"],
         vec!["nodes", &flow],
+        vec!["agent-sessions", &live],
+        vec!["agent-sessions", &flow],
         vec!["node-context", &flow, "llm1"],
         vec!["node-context", &flow, "llm1", "--source", "prompts"],
         vec!["doctor"],
@@ -487,5 +632,154 @@ mod same_reads_as_postgres {
         for era in Era::ALL {
             same_as_postgres(era, module_path!()).await;
         }
+    }
+}
+
+/// The TUI on the newest era's rows in PostgreSQL and in MySQL: the conversation list, the
+/// chatflow with its budget panel and its nodes pane, the live chat with its pause, and the
+/// doctor view draw the same frames. The session writes nothing: `mysqldump` before and after
+/// is the same.
+mod same_tui_as_postgres {
+    use std::time::Duration;
+
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use memscope::config::{self, Dirs, Overrides};
+    use memscope::store::{Access, Store};
+    use memscope::tui::App;
+    use memscope::tui::state::LoadStatus;
+    use memscope::tui::theme::Theme;
+    use memscope::tui::update::Event;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+
+    async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while !done(app) {
+                assert!(app.next_job().await, "the job channel closed");
+            }
+        })
+        .await
+        .expect("the jobs finished in time");
+    }
+
+    fn idle(app: &App) -> bool {
+        !app.state.busy()
+    }
+
+    fn press(app: &mut App, code: KeyCode) {
+        app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    }
+
+    fn screen(app: &mut App) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(140, 40)).unwrap();
+        app.state.dirty = true;
+        app.draw_if_dirty(&mut terminal).unwrap();
+        terminal.backend().to_string()
+    }
+
+    /// The frames of one session over `url`, run with `home` as the CLI runs.
+    async fn frames(home: &Path, url: &str) -> Vec<String> {
+        let dirs = Dirs {
+            data: home.join("data").join("memscope"),
+            config: home.join("config").join("memscope"),
+        };
+        let overrides = Overrides {
+            database_url: Some(url.to_owned()),
+            ..Overrides::default()
+        };
+        let resolved = config::resolve(dirs, &overrides).unwrap();
+        let store = Store::open(&resolved.database_url, Access::Auto)
+            .await
+            .unwrap();
+        let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
+        // The status line names the database: the one thing that differs by design.
+        app.state.database = "<database>".to_owned();
+        let mut frames = Vec::new();
+        settle(&mut app, |a| {
+            a.state.list.status == LoadStatus::Loaded
+                && a.state.list.thread_tokens.len() == a.state.list.rows.len()
+        })
+        .await;
+        frames.push(screen(&mut app));
+        // The chatflow (newest first): its tree and budget panel, then its nodes pane.
+        press(&mut app, KeyCode::Enter);
+        settle(&mut app, idle).await;
+        frames.push(screen(&mut app));
+        press(&mut app, KeyCode::Char('o'));
+        settle(&mut app, idle).await;
+        frames.push(screen(&mut app));
+        press(&mut app, KeyCode::Char('o'));
+        press(&mut app, KeyCode::Esc);
+        // The live chat: its failed turn, its pause marked, the budget's warnings.
+        press(&mut app, KeyCode::Down);
+        press(&mut app, KeyCode::Enter);
+        settle(&mut app, idle).await;
+        frames.push(screen(&mut app));
+        press(&mut app, KeyCode::Char('!'));
+        frames.push(screen(&mut app));
+        press(&mut app, KeyCode::Esc);
+        press(&mut app, KeyCode::Esc);
+        press(&mut app, KeyCode::Char('D'));
+        settle(&mut app, |a| {
+            a.state.doctor.as_ref().is_some_and(|d| !d.is_running())
+        })
+        .await;
+        // The scan's rate and duration are the clock's, not the database's.
+        let doctor = app.state.doctor.as_mut().unwrap();
+        doctor.last = doctor.started;
+        frames.push(screen(&mut app));
+        app.shutdown().await;
+        frames
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mysql() {
+        let test = module_path!();
+        common::mysql::run_mysql(test, move |mysql| async move {
+            let compared = common::in_postgres_schema(test, move |postgres| async move {
+                let era = Era::Archive;
+                build(&postgres, era, &rows(era)).await;
+                build(&mysql, era, &rows(era)).await;
+                let dump_before = common::mysql::dump(mysql.url());
+                let home = tempfile::tempdir().unwrap();
+                write_offloaded_outputs(home.path(), postgres.url());
+                let on_postgres = frames(home.path(), postgres.url()).await;
+                let on_mysql = frames(home.path(), mysql.url()).await;
+                assert_eq!(on_postgres.len(), on_mysql.len());
+                for (postgres, mysql) in on_postgres.iter().zip(&on_mysql) {
+                    assert_eq!(postgres, mysql, "PostgreSQL:\n{postgres}\nMySQL:\n{mysql}");
+                }
+                // What the frames show is what the reads say, not two empty screens alike.
+                let [list, chatflow, nodes, live, warnings, doctor] = &on_mysql[..] else {
+                    panic!("six frames");
+                };
+                assert!(
+                    list.contains("Flow chat") && list.contains("Live chat"),
+                    "{list}"
+                );
+                assert!(chatflow.contains("flow question"), "{chatflow}");
+                assert!(nodes.contains("llm1") || nodes.contains("LLM"), "{nodes}");
+                assert!(live.contains("[paused] question"), "{live}");
+                assert!(live.contains("(empty: paused for human input)"), "{live}");
+                assert!(
+                    warnings.contains("is paused for human input with nothing answered yet"),
+                    "{warnings}"
+                );
+                assert!(doctor.contains("Scanned "), "{doctor}");
+                assert_eq!(
+                    dump_before,
+                    common::mysql::dump(mysql.url()),
+                    "the session wrote"
+                );
+            })
+            .await;
+            assert!(
+                compared,
+                "MySQL's TUI is compared with PostgreSQL's: set MEMSCOPE_TEST_PG_URL"
+            );
+        })
+        .await;
     }
 }

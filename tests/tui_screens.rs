@@ -483,6 +483,7 @@ fn node_thread(app_mode: &str) -> Arc<NodeThread> {
             .map(|n| ThreadTurn {
                 message_id: id(n),
                 workflow_run_id: id(n + 0x100),
+                app_mode: None,
             })
             .collect(),
         dangling: Vec::new(),

@@ -98,6 +98,7 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
         }
         Some(Command::Nodes(args)) => commands::nodes::list(context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(context, &args).await,
+        Some(Command::AgentSessions(args)) => commands::agent_sessions::run(context, &args).await,
         Some(Command::Export(args)) => commands::export::run(context, &args).await,
         Some(Command::Mb(args)) => commands::mb::run(context, &args).await,
         Some(Command::Kbs) => commands::mb::kbs(context).await,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::memory::budget::{MessageTokens, Pruned, SuffixTotals, prune};
-use crate::memory::history::{History, HistoryOptions};
+use crate::memory::history::{History, HistoryOptions, PausedTurn};
 use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CountCache, CounterKind, TokenCounter};
 
@@ -129,6 +129,7 @@ impl BudgetView {
                 self.context_window.subject(&self.model)
             ));
         }
+        warnings.extend(self.history.paused.iter().map(PausedTurn::describe));
         if self.pruned.tokens_after as i128 > self.max_tokens as i128 && !self.counts.is_empty() {
             warnings.push(format!(
                 "the newest message alone ({} tokens) is over the budget of {}: pruning keeps it anyway",

@@ -2,6 +2,7 @@
 //! from the store, then pure functions that derive its thread, its token budget and its
 //! problems from the memory semantics.
 
+pub mod agent_sessions;
 pub mod budget;
 pub mod conversation;
 pub mod diff;

@@ -165,6 +165,7 @@ impl AgentHistory<'_> {
             thread: self.messages.iter().map(|m| m.id.clone()).collect(),
             popped: None,
             messages,
+            paused: Vec::new(),
         }
     }
 }

@@ -56,6 +56,57 @@ impl PopRule {
     }
 }
 
+/// `messages.status` of a chatflow turn paused for a human-input form (Dify 1.13). Dify saves
+/// the row when the run pauses (the answer streamed so far, the counts so far) and sets it back
+/// to `normal` when the resumed run saves it again.
+pub const PAUSED_STATUS: &str = "paused";
+
+/// What Dify's memory makes of a paused row. Its queries read rows whatever their status (see
+/// [`PopRule`]), so the pause changes nothing in the rules; what it changes is which rows meet
+/// them: a paused row is the one row whose own run reads memory again after it was saved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseEffect {
+    /// The newest row, nothing answered or counted at the pause: dropped as the pending
+    /// request, as any placeholder is.
+    Pending,
+    /// The newest row, saved with part of an answer or with counts: not a placeholder, so when
+    /// the run resumes an LLM node after the form reads this turn's own question and its
+    /// answer so far in its history, before the same question again.
+    OwnTurnInHistory,
+    /// An older row: the conversation went on while it stayed paused, and its question and the
+    /// answer saved at the pause (possibly empty) stay in the history like any row's.
+    LeftPaused,
+}
+
+/// A paused row of the thread memory reads, and what memory makes of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PausedTurn {
+    pub message_id: String,
+    pub effect: PauseEffect,
+}
+
+impl PausedTurn {
+    /// What the pause means for the history, in plain words.
+    pub fn describe(&self) -> String {
+        let id = &self.message_id;
+        match self.effect {
+            PauseEffect::Pending => format!(
+                "message {id} is paused for human input with nothing answered yet: memory \
+                 drops it as the pending request"
+            ),
+            PauseEffect::OwnTurnInHistory => format!(
+                "message {id} is paused for human input after part of its run: when it \
+                 resumes, memory sends this turn's own question and answer so far as history"
+            ),
+            PauseEffect::LeftPaused => format!(
+                "message {id} is still paused for human input while the conversation went on: \
+                 its question and the answer saved at the pause stay in the history"
+            ),
+        }
+    }
+}
+
 /// Where a row's files go and in which order.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,6 +158,9 @@ pub struct History {
     pub popped: Option<String>,
     /// Two per thread row: the query, then the answer.
     pub messages: Vec<HistoryMessage>,
+    /// The paused rows among the thread and the popped row, oldest first.
+    #[serde(default)]
+    pub paused: Vec<PausedTurn>,
 }
 
 impl History {
@@ -140,6 +194,31 @@ fn used_thread(
     };
     rows.reverse();
     UsedThread { rows, popped }
+}
+
+impl UsedThread {
+    /// The paused rows among the thread and the popped row, oldest first. Only the newest
+    /// row's own run can still resume and read memory again.
+    fn paused(&self, rows_newest_first: &[StoredMessage]) -> Vec<PausedTurn> {
+        let newest = self.rows.last().copied().filter(|_| self.popped.is_none());
+        self.rows
+            .iter()
+            .map(|&row| {
+                let effect = if Some(row) == newest {
+                    PauseEffect::OwnTurnInHistory
+                } else {
+                    PauseEffect::LeftPaused
+                };
+                (row, effect)
+            })
+            .chain(self.popped.map(|row| (row, PauseEffect::Pending)))
+            .filter(|&(row, _)| rows_newest_first[row].status == PAUSED_STATUS)
+            .map(|(row, effect)| PausedTurn {
+                message_id: rows_newest_first[row].id.clone(),
+                effect,
+            })
+            .collect()
+    }
 }
 
 /// `get_history_prompt_messages` before pruning, from the conversation's rows newest first and
@@ -203,6 +282,7 @@ pub fn assemble_history(
             .collect(),
         popped: thread.popped.map(|row| loaded[row].id.clone()),
         messages,
+        paused: thread.paused(loaded),
     }
 }
 

@@ -18,6 +18,7 @@ fn row(link: &Link, answer: &str, answer_tokens: i64) -> StoredMessage {
         invoke_from: None,
         workflow_run_id: Some(format!("run-{}", link.id)),
         created_at: chrono::NaiveDateTime::default(),
+        app_mode: None,
     }
 }
 
@@ -128,7 +129,23 @@ fn a_paused_row_is_read_by_its_answer_not_its_status() {
     assert_eq!(history.popped.as_deref(), Some("3"));
     assert_eq!(history.thread, ["1", "2"]);
     assert_eq!(texts(&history), ["q1", "a1", "q2", ""]);
-    // Paused after streaming part of an answer: kept whole, as a normal row would be.
+    let effects = |history: &History| -> Vec<(String, PauseEffect)> {
+        history
+            .paused
+            .iter()
+            .map(|p| (p.message_id.clone(), p.effect))
+            .collect()
+    };
+    // The older pause stays in the history; the newest is the pending request.
+    assert_eq!(
+        effects(&history),
+        [
+            ("2".to_owned(), PauseEffect::LeftPaused),
+            ("3".to_owned(), PauseEffect::Pending)
+        ]
+    );
+    // Paused after streaming part of an answer: kept whole, as a normal row would be, so the
+    // resumed run reads its own turn.
     let turns = [
         paused(&chain[0], "Waiting for appr", 4),
         row(&chain[1], "a2", 5),
@@ -136,6 +153,27 @@ fn a_paused_row_is_read_by_its_answer_not_its_status() {
     let history = assemble_history(&turns, &[], &HistoryOptions::default());
     assert_eq!(history.popped, None);
     assert_eq!(texts(&history), ["q2", "a2", "q3", "Waiting for appr"]);
+    assert_eq!(
+        effects(&history),
+        [("3".to_owned(), PauseEffect::OwnTurnInHistory)]
+    );
+    // Counts saved but nothing streamed (an LLM node ran before the form): not a placeholder
+    // either, so the resumed run reads its own question with an empty answer.
+    let turns = [paused(&chain[0], "", 12), row(&chain[1], "a2", 5)];
+    let history = assemble_history(&turns, &[], &HistoryOptions::default());
+    assert_eq!(texts(&history), ["q2", "a2", "q3", ""]);
+    assert_eq!(
+        effects(&history),
+        [("3".to_owned(), PauseEffect::OwnTurnInHistory)]
+    );
+    assert!(history.paused[0].describe().contains("own question"));
+    // Rows that are not paused give no pause, whatever their answer.
+    let turns = [row(&chain[0], "", 0), row(&chain[1], "", 0)];
+    assert!(
+        assemble_history(&turns, &[], &HistoryOptions::default())
+            .paused
+            .is_empty()
+    );
 }
 
 #[test]

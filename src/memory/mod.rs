@@ -1,6 +1,7 @@
 //! The memory semantics: threads, trees, history, tokens and budgets. Pure code: no IO, no UI.
 
 pub mod agent_history;
+pub mod agent_session;
 pub mod budget;
 pub mod documents;
 pub mod history;

@@ -26,6 +26,10 @@ pub struct StoredMessage {
     pub workflow_run_id: Option<String>,
     /// Second precision in Dify, so ties between rows are possible.
     pub created_at: NaiveDateTime,
+    /// `messages.app_mode` (Dify since October 2025): the app mode the turn was answered in,
+    /// `None` where the column is missing or empty.
+    #[serde(default)]
+    pub app_mode: Option<String>,
 }
 
 impl StoredMessage {
@@ -52,6 +56,7 @@ impl StoredMessage {
             invoke_from: None,
             workflow_run_id: None,
             created_at,
+            app_mode: None,
         }
     }
 

@@ -337,6 +337,7 @@ impl RowReader {
             invoke_from: self.optional_text(10)?,
             workflow_run_id: self.optional_text(11)?,
             created_at: plain_timestamp(self.text(12)?)?,
+            app_mode: self.optional_text(13)?.filter(|mode| !mode.is_empty()),
         })
     }
 }

@@ -23,8 +23,9 @@ pub enum Era {
     Offload,
     /// Offload, and no `conversations.is_deleted` any more.
     NoDeletedFlag,
-    /// The newest: `messages.app_mode` (October 2025) and `workflow_archive_logs`, the runs
-    /// Dify's retention service moved out of the database (January 2026).
+    /// The newest: `messages.app_mode` (October 2025), `workflow_archive_logs`, the runs
+    /// Dify's retention service moved out of the database (January 2026), and Agent V2's
+    /// `agent_runtime_sessions` (May 2026).
     Archive,
 }
 
@@ -97,7 +98,16 @@ pub fn schema(era: Era) -> String {
                 run_total_tokens bigint NOT NULL DEFAULT 0, run_total_steps int DEFAULT 0,
                 run_created_at timestamp NOT NULL, run_finished_at timestamp,
                 run_exceptions_count int DEFAULT 0, trigger_metadata text,
-                archived_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);",
+                archived_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);
+            CREATE TABLE agent_runtime_sessions (id uuid PRIMARY KEY, tenant_id uuid NOT NULL,
+                app_id uuid NOT NULL, owner_type varchar(32) NOT NULL, agent_id uuid NOT NULL,
+                backend_run_id varchar(255), session_snapshot text NOT NULL, workflow_id uuid,
+                workflow_run_id uuid, node_id varchar(255), node_execution_id varchar(255),
+                binding_id uuid, agent_config_snapshot_id uuid,
+                composition_layer_specs text NOT NULL, conversation_id uuid,
+                status varchar(32) NOT NULL DEFAULT 'active', cleaned_at timestamp,
+                created_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,
+                updated_at timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP);",
         )
     } else {
         ("", "")
@@ -230,6 +240,8 @@ pub struct Message<'a> {
     pub error: Option<&'a str>,
     pub agent_based: bool,
     pub workflow_run: Option<u64>,
+    /// `messages.app_mode`, written where the era has the column.
+    pub app_mode: Option<&'a str>,
     /// `YYYY-MM-DD HH:MM:SS`: Dify's one-second precision.
     pub created_at: &'a str,
 }
@@ -254,6 +266,7 @@ impl<'a> Message<'a> {
             error: None,
             agent_based: false,
             workflow_run: None,
+            app_mode: None,
             created_at,
         }
     }
@@ -270,14 +283,22 @@ impl<'a> Message<'a> {
         } else {
             ("", String::new())
         };
+        let (mode_column, mode_value) = if era.has_archive() {
+            (
+                ", app_mode",
+                format!(", {}", text_or_null(self.app_mode, "")),
+            )
+        } else {
+            ("", String::new())
+        };
         format!(
             "INSERT INTO messages (id, app_id, conversation_id, inputs, query, message,
                 message_tokens, message_unit_price, answer, answer_tokens, answer_unit_price,
                 currency, status, error, invoke_from, from_source, from_account_id, created_at,
-                updated_at, agent_based, workflow_run_id{parent_column})
+                updated_at, agent_based, workflow_run_id{parent_column}{mode_column})
              VALUES ('{}'::uuid, '{}'::uuid, '{}'::uuid, '{{}}', '{}', '[]', 10, 0.001, '{}',
                 {}, 0.002, 'USD', '{}', {}, 'explore', 'console', '{}'::uuid, '{}', '{}', {},
-                {}{parent_value});",
+                {}{parent_value}{mode_value});",
             uid(self.id),
             uid(self.app),
             uid(self.conversation),

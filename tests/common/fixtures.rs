@@ -65,6 +65,7 @@ pub fn message(n: u128, conversation: &ConversationRow, created: i64) -> Message
             invoke_from: Some("web-app".to_owned()),
             workflow_run_id: None,
             created_at: at(created),
+            app_mode: None,
         },
     }
 }

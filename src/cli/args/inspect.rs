@@ -127,6 +127,12 @@ pub struct NodesArgs {
     pub tokens: TokenArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct AgentSessionsArgs {
+    /// Conversation id (an Agent App conversation, or a chatflow's whose agent nodes ran)
+    pub conversation: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NodeSource {
     /// The node memory file in object storage

@@ -17,8 +17,8 @@ pub use chat_memory::{
 };
 pub use checkpoints::{CheckpointsCommand, PruneArgs};
 pub use inspect::{
-    ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs,
-    ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
+    AgentSessionsArgs, ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs,
+    NodeSource, NodesArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
 };
 pub use mb::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
 pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
@@ -91,6 +91,8 @@ pub enum Command {
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline
     NodeContext(NodeContextArgs),
+    /// List a Dify conversation's Agent V2 runtime sessions with what their snapshots hold
+    AgentSessions(AgentSessionsArgs),
     /// Write one JSON bundle of a conversation for a bug report, credentials removed
     ///
     /// The bundle holds what `thread`, `history`, `nodes` and `node-context` print with --json

@@ -8,7 +8,7 @@ use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
 use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowOrigin, load_window};
-use crate::memory::history::{HistoryOptions, assemble_history, history_prompt_text};
+use crate::memory::history::{HistoryOptions, PausedTurn, assemble_history, history_prompt_text};
 use crate::memory::tokens::CountCache;
 use crate::store::{ConversationShape, Part, Store};
 
@@ -23,6 +23,8 @@ pub(super) struct Report {
     rows_loaded: usize,
     /// The newest row, dropped as the current request's placeholder.
     popped: Option<String>,
+    /// Rows paused for human input, and what memory makes of each.
+    paused: Vec<PausedTurn>,
     #[serde(flatten)]
     budget: BudgetFigures,
     fits_context: Option<bool>,
@@ -142,6 +144,7 @@ pub(super) async fn report(
         window_source: loaded.window_source,
         rows_loaded: loaded.rows_newest_first.len(),
         popped: view.history.popped.clone(),
+        paused: view.history.paused.clone(),
         budget: BudgetFigures::of(&view),
         fits_context: view.fits_context(),
         dropped: view.dropped(),

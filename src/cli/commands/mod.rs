@@ -1,5 +1,6 @@
 //! One module per command.
 
+pub mod agent_sessions;
 mod budget;
 pub mod chat_memory;
 pub mod conversations;

@@ -10,6 +10,7 @@ use crate::format::one_line;
 use crate::inspect::conversation::{
     LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
 };
+use crate::memory::history::PAUSED_STATUS;
 use crate::memory::tree::MessageTree;
 use crate::store::{ConversationShape, Part, Store};
 
@@ -22,6 +23,9 @@ struct Node {
     sibling: (usize, usize),
     on_thread: bool,
     status: String,
+    /// The app mode the message recorded (`messages.app_mode`), where the column exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app_mode: Option<String>,
     query: String,
     answer: String,
 }
@@ -30,6 +34,8 @@ struct Node {
 pub(super) struct Report {
     conversation_id: String,
     conversation_name: String,
+    /// `conversations.mode`: a message that recorded another mode is marked.
+    conversation_mode: String,
     /// Deleted in Dify (hidden there); shown as stored.
     deleted: bool,
     #[serde(flatten)]
@@ -51,6 +57,7 @@ fn nodes(conversation: &LoadedConversation, tree: &MessageTree, view: &ThreadVie
                 sibling: (position + 1, count),
                 on_thread: on_thread.contains(row.id.as_str()),
                 status: row.status.clone(),
+                app_mode: row.app_mode.clone(),
                 query: row.query.clone(),
                 answer: row.answer.clone(),
             }
@@ -102,11 +109,19 @@ fn render(report: &Report) -> String {
         };
         let answer = match (node.answer.is_empty(), node.status.as_str()) {
             (_, "error") => "(error)".to_owned(),
+            (true, PAUSED_STATUS) => "(paused for human input, nothing answered yet)".to_owned(),
+            (false, PAUSED_STATUS) => {
+                format!("{} (paused for human input)", one_line(&node.answer, 40))
+            }
             (true, _) => "(empty answer)".to_owned(),
             (false, _) => one_line(&node.answer, 40),
         };
+        let mode = match &node.app_mode {
+            Some(mode) if *mode != report.conversation_mode => format!("  [answered as {mode}]"),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "{}{marker} {}{siblings}  Q: {}  A: {}\n",
+            "{}{marker} {}{siblings}  Q: {}  A: {}{mode}\n",
             indent(node.depth),
             &node.id[..node.id.len().min(8)],
             one_line(&node.query, 40),
@@ -154,14 +169,20 @@ pub(super) async fn report(
         ModeArg::Tree => ThreadMode::Tree,
     };
     let view = thread_view(&conversation, &tree, leaf, mode, window);
-    let report = Report {
-        conversation_id: conversation.info.id.clone(),
-        conversation_name: conversation.info.name.clone(),
-        deleted: conversation.info.is_deleted,
-        nodes: nodes(&conversation, &tree, &view),
-        view,
-    };
-    Ok(report)
+    Ok(Report::of(&conversation, &tree, view))
+}
+
+impl Report {
+    fn of(conversation: &LoadedConversation, tree: &MessageTree, view: ThreadView) -> Report {
+        Report {
+            conversation_id: conversation.info.id.clone(),
+            conversation_name: conversation.info.name.clone(),
+            conversation_mode: conversation.info.mode.clone(),
+            deleted: conversation.info.is_deleted,
+            nodes: nodes(conversation, tree, &view),
+            view,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -223,13 +244,7 @@ mod tests {
         let conversation = regenerated_chain(turns);
         let tree = conversation.tree();
         let view = thread_view(&conversation, &tree, None, ThreadMode::Dify, 500);
-        let report = Report {
-            conversation_id: conversation.info.id.clone(),
-            conversation_name: conversation.info.name.clone(),
-            deleted: false,
-            nodes: nodes(&conversation, &tree, &view),
-            view,
-        };
+        let report = Report::of(&conversation, &tree, view);
         assert_eq!(report.nodes.len(), 2 * turns);
         assert_eq!(
             report.nodes.iter().map(|n| n.depth).max(),

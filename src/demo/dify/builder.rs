@@ -147,6 +147,7 @@ impl ConversationBuilder {
                 invoke_from: self.conversation.invoke_from.clone(),
                 workflow_run_id: None,
                 created_at: self.clock,
+                app_mode: None,
             },
         });
         index

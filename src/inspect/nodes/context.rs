@@ -320,6 +320,7 @@ fn as_history(context: &NodeContext) -> History {
                 },
             })
             .collect(),
+        paused: Vec::new(),
     }
 }
 
@@ -331,6 +332,7 @@ mod tests {
     use crate::inspect::nodes::fixtures::{
         docs, info, missing_file, outputs, sources, thread, turn,
     };
+    use crate::inspect::nodes::thread::CHATFLOW_MODE;
 
     #[test]
     fn sources_cycle() {
@@ -489,5 +491,22 @@ mod tests {
         let lines = view.budget.lines();
         assert_eq!(lines[0].source_id, "context[0]");
         assert_eq!((lines[0].side, lines[1].side), (Side::Query, Side::Answer));
+    }
+
+    #[test]
+    fn the_apps_mode_decides_and_a_turns_recorded_mode_stands_in_for_a_deleted_app() {
+        let mut chatflow = thread(2);
+        assert!(chatflow.is_chatflow());
+        // The app's row is gone (the conversation list's join found none).
+        chatflow.info.app_mode = None;
+        assert!(!chatflow.is_chatflow(), "no mode recorded anywhere");
+        chatflow.turns[1].app_mode = Some(CHATFLOW_MODE.to_owned());
+        assert!(chatflow.is_chatflow());
+        // The newest turn's record counts, and the app's own mode wins over it.
+        chatflow.turns[1].app_mode = Some("chat".to_owned());
+        chatflow.turns[0].app_mode = Some(CHATFLOW_MODE.to_owned());
+        assert!(!chatflow.is_chatflow());
+        chatflow.info.app_mode = Some(CHATFLOW_MODE.to_owned());
+        assert!(chatflow.is_chatflow());
     }
 }

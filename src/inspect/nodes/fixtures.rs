@@ -32,6 +32,7 @@ pub(crate) fn turn(n: usize) -> ThreadTurn {
     ThreadTurn {
         message_id: format!("m{n}"),
         workflow_run_id: format!("run-{n}"),
+        app_mode: None,
     }
 }
 

@@ -28,8 +28,11 @@ pub struct NodeThread {
 }
 
 impl NodeThread {
+    /// Whether node memory applies: the app is a chatflow. Where the app's row is gone, the
+    /// mode the newest turn recorded (`messages.app_mode`) says it instead.
     pub fn is_chatflow(&self) -> bool {
-        self.info.app_mode.as_deref() == Some(CHATFLOW_MODE)
+        let recorded = self.turns.last().and_then(|t| t.app_mode.as_deref());
+        self.info.app_mode.as_deref().or(recorded) == Some(CHATFLOW_MODE)
     }
 
     pub fn last_turn(&self) -> Option<&ThreadTurn> {

@@ -13,6 +13,9 @@ use crate::memory::thread::ExtractionMode;
 pub struct ThreadTurn {
     pub message_id: String,
     pub workflow_run_id: String,
+    /// The app mode the message recorded (`messages.app_mode`, Dify since October 2025).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_mode: Option<String>,
 }
 
 /// The thread's turns oldest first, exactly as node memory derives them (reference §3.2):
@@ -22,19 +25,19 @@ pub fn thread_turns(
     extraction: ExtractionMode,
     pop_rule: PopRule,
 ) -> Vec<ThreadTurn> {
-    let message_of_run: HashMap<&str, &str> = rows_newest_first
+    let message_of_run: HashMap<&str, &StoredMessage> = rows_newest_first
         .iter()
-        .filter_map(|row| Some((row.workflow_run_id.as_deref()?, row.id.as_str())))
+        .filter_map(|row| Some((row.workflow_run_id.as_deref()?, row)))
         .collect();
     thread_workflow_run_ids(rows_newest_first, extraction, pop_rule)
         .into_iter()
-        .map(|run_id| ThreadTurn {
-            message_id: message_of_run
-                .get(run_id)
-                .copied()
-                .unwrap_or_default()
-                .to_owned(),
-            workflow_run_id: run_id.to_owned(),
+        .map(|run_id| {
+            let message = message_of_run.get(run_id);
+            ThreadTurn {
+                message_id: message.map_or_else(String::new, |m| m.id.clone()),
+                workflow_run_id: run_id.to_owned(),
+                app_mode: message.and_then(|m| m.app_mode.clone()),
+            }
         })
         .collect()
 }
@@ -45,6 +48,7 @@ pub(super) fn turn(message_id: &str, run_id: &str) -> ThreadTurn {
     ThreadTurn {
         message_id: message_id.into(),
         workflow_run_id: run_id.into(),
+        app_mode: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Dify's databases: conversations, their messages and workflow node executions, in the schema
 //! era the catalog shows (`schema.rs`).
 
+pub mod agent_sessions;
 pub mod messages;
 pub mod queries;
 pub mod schema;

@@ -32,6 +32,9 @@ pub struct DifySchema {
     /// `messages.app_mode` (Dify's migration of October 2025): each message records the app
     /// mode it was answered in.
     pub message_app_mode: bool,
+    /// `agent_runtime_sessions` (Dify's migration of May 2026, Agent V2): the Agent backend's
+    /// sessions of Agent App conversations and of agent nodes' runs.
+    pub agent_sessions: bool,
 }
 
 impl DifySchema {
@@ -44,6 +47,7 @@ impl DifySchema {
         agent_thoughts: true,
         archived_runs: true,
         message_app_mode: true,
+        agent_sessions: true,
     };
 
     pub fn of(catalog: &Catalog) -> DifySchema {
@@ -56,6 +60,7 @@ impl DifySchema {
                 && catalog.has_column("messages", "agent_based"),
             archived_runs: catalog.has_table("workflow_archive_logs"),
             message_app_mode: catalog.has_column("messages", "app_mode"),
+            agent_sessions: catalog.has_table("agent_runtime_sessions"),
         }
     }
 
@@ -77,6 +82,7 @@ impl DifySchema {
             (self.agent_thoughts, "agent thoughts"),
             (self.archived_runs, "archived workflow runs"),
             (self.message_app_mode, "message app modes"),
+            (self.agent_sessions, "agent runtime sessions"),
         ]
         .into_iter()
         .filter_map(|(has, label)| has.then_some(label))
@@ -136,6 +142,7 @@ impl DifySchema {
                 "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
                  NULL::uuid AS file_id WHERE false)",
             ),
+            (self.message_app_mode, "m.app_mode", "NULL::text"),
             (
                 self.archived_runs,
                 "workflow_archive_logs",

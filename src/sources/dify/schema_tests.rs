@@ -73,11 +73,28 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
         &["workflow_node_execution_offload", "workflow_archive_logs"],
     );
     let parts = Profile::detect(&archiving, Backend::Mysql).unwrap().dify;
-    assert!(parts.archived_runs && parts.message_app_mode);
+    assert!(parts.archived_runs && parts.message_app_mode && !parts.agent_sessions);
     assert_eq!(
         parts.found(),
         "regeneration threads, offloaded outputs, dialogue counts, archived workflow runs, \
          message app modes"
+    );
+
+    let agent_v2 = dify_catalog(
+        &["id", "parent_message_id", "app_mode"],
+        &["id", "dialogue_count"],
+        &[
+            "workflow_node_execution_offload",
+            "workflow_archive_logs",
+            "agent_runtime_sessions",
+        ],
+    );
+    let parts = Profile::detect(&agent_v2, Backend::Postgres).unwrap().dify;
+    assert!(parts.agent_sessions);
+    assert!(
+        parts
+            .found()
+            .ends_with("message app modes, agent runtime sessions")
     );
     assert!(
         parts

@@ -9,6 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use super::common::{Component, framed, pane_block, placeholder, short_id};
 use super::{budget, nodes};
 use crate::format::one_line;
+use crate::memory::history::PAUSED_STATUS;
 use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::tui::state::tree_view::Mark;
 use crate::tui::state::{AppState, ConversationState, DemoState, LoadStatus, Loaded};
@@ -129,8 +130,15 @@ fn draw_tree(
             String::new()
         };
         let indent = "  ".repeat(line.branch_depth.min(width / 4));
+        // A pause is the one status that changes what memory makes of a row: marked ahead of
+        // the question, which the line cuts.
+        let paused = if message.status == PAUSED_STATUS {
+            "[paused] "
+        } else {
+            ""
+        };
         let text = format!(
-            "{indent}{fold}{marker} {} {}{sibling}",
+            "{indent}{fold}{marker} {} {paused}{}{sibling}",
             short_id(id),
             message.query
         );
@@ -205,7 +213,9 @@ fn draw_detail(
         label("query"),
         Span::styled(message.query.clone(), theme.text),
     ]));
-    let answer = if message.answer.is_empty() {
+    let answer = if message.answer.is_empty() && message.status == PAUSED_STATUS {
+        Span::styled("(empty: paused for human input)", theme.warning)
+    } else if message.answer.is_empty() {
         Span::styled("(empty: a placeholder or a failed run)", theme.warning)
     } else {
         Span::styled(message.answer.clone(), theme.text)

@@ -243,6 +243,7 @@ pub(super) fn node_thread() -> Arc<NodeThread> {
         turns: vec![crate::memory::node_context::ThreadTurn {
             message_id: "c".to_owned(),
             workflow_run_id: "run-c".to_owned(),
+            app_mode: None,
         }],
         dangling: Vec::new(),
         archived: Vec::new(),

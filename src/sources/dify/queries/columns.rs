@@ -14,7 +14,7 @@ macro_rules! message_columns {
          m.parent_message_id::text AS parent_message_id, m.query, m.answer, \
          m.message_tokens::bigint AS message_tokens, m.answer_tokens::bigint AS answer_tokens, \
          m.status, m.error, m.invoke_from, m.workflow_run_id::text AS workflow_run_id, \
-         m.created_at"
+         m.created_at, m.app_mode AS app_mode"
     };
 }
 
@@ -47,6 +47,7 @@ pub(super) struct MessageRecord {
     invoke_from: Option<String>,
     workflow_run_id: Option<String>,
     created_at: NaiveDateTime,
+    app_mode: Option<String>,
 }
 
 impl From<MessageRecord> for StoredMessage {
@@ -64,6 +65,7 @@ impl From<MessageRecord> for StoredMessage {
             invoke_from: r.invoke_from,
             workflow_run_id: r.workflow_run_id,
             created_at: r.created_at,
+            app_mode: r.app_mode.filter(|mode| !mode.is_empty()),
         }
     }
 }
