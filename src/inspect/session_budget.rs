@@ -131,6 +131,7 @@ fn checkpoint_budget(
         rows_given: ids.len(),
         thread: ids.clone(),
         popped: None,
+        paused: Vec::new(),
         messages,
     };
     let mut view = BudgetView::for_history(history, settings, cache);
