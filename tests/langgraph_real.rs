@@ -11,6 +11,7 @@
 //! `MEMSCOPE_TEST_PG_URL`; it creates its own database and drops it.
 
 mod langgraph_cli;
+mod langgraph_tui;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -346,6 +347,9 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     let before = langgraph_cli::files(dir.path());
     let url = format!("sqlite://{}", file.display());
     langgraph_cli::compare_cli(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    for thread in ["agent", "pruned", "nested"] {
+        langgraph_tui::compare_tui(&url, &oracle, thread);
+    }
     assert_eq!(langgraph_cli::files(dir.path()), before);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
@@ -418,5 +422,8 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         pool.close().await;
     });
     langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    for thread in ["agent", "pruned", "nested"] {
+        langgraph_tui::compare_tui(&database.url, &oracle, thread);
+    }
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod diff;
 pub mod doctor;
 pub mod doctor_langflow;
+pub mod langgraph_thread;
 pub mod memory_bases;
 pub mod nodes;
 pub mod syncers;

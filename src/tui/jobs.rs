@@ -4,6 +4,7 @@
 //! the latest, so the latest request wins.
 
 mod chat_memories;
+mod checkpoints;
 mod doctor;
 mod memory_bases;
 mod slot;
@@ -92,6 +93,7 @@ impl JobRunner {
         match effect {
             Effect::MemoryBases(effect) => self.memory_bases.run(effect),
             Effect::Doctor(effect) => self.doctor.run(effect),
+            Effect::Checkpoints(effect) => checkpoints::start(&mut self.tasks, store, effect),
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::ChatMemory(effect) => {
                 let summarizer = self.summarizer.clone();

@@ -38,6 +38,8 @@ pub enum KeyContext {
     Detail,
     /// The doctor view: its scan, then its findings.
     Doctor,
+    /// A LangGraph thread's checkpoint tree.
+    Checkpoints,
 }
 
 impl KeyContext {
@@ -56,6 +58,7 @@ impl KeyContext {
             KeyContext::Help => "Help",
             KeyContext::Detail => "Detail popup",
             KeyContext::Doctor => "Doctor",
+            KeyContext::Checkpoints => "Checkpoint tree",
         }
     }
 

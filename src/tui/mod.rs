@@ -72,6 +72,7 @@ impl App {
         );
         state.config_warnings = warnings;
         state.missing_tabs = missing_tabs(store.profile());
+        state.conversation_shape = store.profile().capabilities().conversations;
         let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
             && store.profile().capabilities().ingestion == crate::store::Ingestion::Memscope;
         let (sender, jobs) = mpsc::unbounded_channel();
@@ -158,8 +159,8 @@ impl App {
 fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
     Tab::ALL
         .into_iter()
-        .filter(|tab| !profile.has(tab.part()))
-        .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
+        .filter(|tab| !tab.parts().iter().any(|part| profile.has(*part)))
+        .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.parts()[0]))))
         .collect()
 }
 

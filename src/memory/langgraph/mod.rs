@@ -15,6 +15,8 @@ pub mod message;
 mod msgpack;
 mod outcome;
 pub mod tree;
+#[cfg(test)]
+pub(crate) mod tree_fixtures;
 pub mod value;
 
 pub use cipher::AesKey;

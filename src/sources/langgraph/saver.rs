@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::read::LangGraphPool;
-use super::read::StoredCheckpoint;
+use super::read::{StoredCheckpoint, StoredWrite};
 use super::stored::CheckpointError;
 use crate::memory::langgraph::checkpoint::Checkpoint;
-use crate::memory::langgraph::{AesKey, KEY_VARIABLE, Warning};
+use crate::memory::langgraph::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warning};
 use crate::store::handle::Store;
 
 /// The saver whose tables these are.
@@ -73,7 +73,7 @@ impl LangGraphDb {
         })
     }
 
-    pub(super) fn failed(&self, source: sqlx::Error) -> LangGraphError {
+    pub fn failed(&self, source: sqlx::Error) -> LangGraphError {
         LangGraphError::Query {
             url: self.url.clone(),
             source,
@@ -86,6 +86,11 @@ impl LangGraphDb {
         stored: &StoredCheckpoint,
     ) -> Result<(Checkpoint, Vec<Warning>), LangGraphError> {
         Ok(stored.decode(self.key.as_ref())?)
+    }
+
+    /// A task's stored write decoded with the key, if any.
+    pub fn decode_write(&self, write: &StoredWrite) -> Result<Decoded, DecodeError> {
+        write.decode(self.key.as_ref())
     }
 }
 

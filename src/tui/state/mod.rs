@@ -8,6 +8,7 @@ use super::keymap::{KeyContext, Keymap};
 
 mod budget;
 pub mod chat_memories;
+pub mod checkpoints;
 mod conversation;
 pub mod doctor;
 pub mod form;
@@ -29,7 +30,9 @@ pub use screen::{Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::inspect::budget::BudgetView;
+use crate::store::ConversationShape;
 use chat_memories::ChatMemoriesState;
+use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use trim::{SummarizerInfo, TrimState};
@@ -85,6 +88,10 @@ pub struct AppState {
     pub budget_panel: BudgetPanelState,
     /// The doctor view's scan, from its start until the view is closed.
     pub doctor: Option<DoctorState>,
+    /// How the database keeps its conversations: what opening one shows.
+    pub conversation_shape: ConversationShape,
+    /// The open LangGraph thread.
+    pub checkpoints: Option<CheckpointsState>,
 }
 
 impl AppState {
@@ -117,6 +124,8 @@ impl AppState {
             missing_tabs: Vec::new(),
             budget_panel: BudgetPanelState::default(),
             doctor: None,
+            conversation_shape: ConversationShape::RegenerationTrees,
+            checkpoints: None,
         }
     }
 
@@ -159,6 +168,7 @@ impl AppState {
             Screen::ChatMemories => KeyContext::ChatMemories,
             Screen::MemoryBases => KeyContext::MemoryBases,
             Screen::Doctor => KeyContext::Doctor,
+            Screen::Checkpoints => KeyContext::Checkpoints,
         }
     }
 
@@ -215,10 +225,16 @@ impl AppState {
                     || c.budget_status.is_loading()
                     || c.nodes.as_ref().is_some_and(NodesState::is_loading)
             });
+        let thread_busy = self.screen == Screen::Checkpoints
+            && self
+                .checkpoints
+                .as_ref()
+                .is_some_and(|t| t.status.is_loading() || t.shown_status.is_loading());
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         self.list.status.is_loading()
             || conversation_busy
+            || thread_busy
             || memory_bases_busy
             || self.chat_memories_busy()
     }

@@ -13,12 +13,16 @@ pub enum Screen {
     MemoryBases,
     /// The doctor's scan of the whole database, opened from the conversation list.
     Doctor,
+    /// A LangGraph thread: its checkpoint tree and the selected checkpoint.
+    Checkpoints,
 }
 
 impl Screen {
     pub fn tab(self) -> Tab {
         match self {
-            Screen::Conversations | Screen::Conversation | Screen::Doctor => Tab::Conversations,
+            Screen::Conversations | Screen::Conversation | Screen::Doctor | Screen::Checkpoints => {
+                Tab::Conversations
+            }
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }
@@ -36,12 +40,13 @@ pub enum Tab {
 impl Tab {
     pub const ALL: [Tab; 3] = [Tab::Conversations, Tab::ChatMemories, Tab::MemoryBases];
 
-    /// The part of a database the tab shows.
-    pub fn part(self) -> Part {
+    /// The parts of a database the tab shows, any one of them: the conversations tab shows
+    /// LangGraph's checkpoint threads too.
+    pub fn parts(self) -> &'static [Part] {
         match self {
-            Tab::Conversations => Part::Conversations,
-            Tab::ChatMemories => Part::ChatMemories,
-            Tab::MemoryBases => Part::MemoryBases,
+            Tab::Conversations => &[Part::Conversations, Part::Checkpoints],
+            Tab::ChatMemories => &[Part::ChatMemories],
+            Tab::MemoryBases => &[Part::MemoryBases],
         }
     }
 

@@ -3,6 +3,7 @@
 
 mod budget;
 mod chat_memories;
+mod checkpoints;
 mod common;
 mod conversation;
 mod conversations;
@@ -39,6 +40,7 @@ fn component(screen: Screen) -> &'static dyn Component {
         Screen::ChatMemories => &chat_memories::ChatMemoriesView,
         Screen::MemoryBases => &memory_bases::MemoryBasesView,
         Screen::Doctor => &doctor::DoctorView,
+        Screen::Checkpoints => &checkpoints::CheckpointsView,
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crossterm::event::KeyEvent;
 
 use super::chat_memory_jobs::{MemoryEffect, MemoryJob};
+use super::checkpoint_jobs::{CheckpointEffect, CheckpointEvent};
 use super::doctor::{DoctorEffect, DoctorEvent};
 use super::memory_base_jobs::{MbEffect, MbEvent};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
@@ -86,6 +87,8 @@ pub enum Effect {
     ChatMemory(MemoryEffect),
     /// The doctor view's scan.
     Doctor(DoctorEffect),
+    /// A LangGraph thread's tree and its shown checkpoint.
+    Checkpoints(CheckpointEffect),
     /// Text for the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
 }
@@ -140,6 +143,7 @@ pub enum JobEvent {
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
     Doctor(DoctorEvent),
+    Checkpoints(CheckpointEvent),
 }
 
 /// Each part's results travel as one kind of [`JobEvent`].
@@ -153,4 +157,9 @@ macro_rules! job_event_from {
     )*};
 }
 
-job_event_from!(MbEvent => MemoryBases, MemoryJob => ChatMemory, DoctorEvent => Doctor);
+job_event_from!(
+    MbEvent => MemoryBases,
+    MemoryJob => ChatMemory,
+    DoctorEvent => Doctor,
+    CheckpointEvent => Checkpoints
+);

@@ -9,6 +9,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 mod budget;
 pub mod chat_memories;
 mod chat_memory_jobs;
+mod checkpoint_detail;
+mod checkpoint_jobs;
+mod checkpoints;
 mod conversation;
 mod copy;
 mod details;
@@ -30,6 +33,7 @@ mod tabs;
 mod test_support;
 pub mod trim;
 
+pub use checkpoint_jobs::{CheckpointEffect, CheckpointEvent};
 pub use effect::{Effect, Event, JobEvent, LoadedNodes};
 pub use list::KEPT_THREAD_COUNTS;
 pub use memory_base_jobs::{MbEffect, MbEvent, SyncResult};
@@ -37,6 +41,7 @@ pub use memory_base_jobs::{MbEffect, MbEvent, SyncResult};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{AppState, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab};
+use crate::store::ConversationShape;
 use tabs::show_tab;
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -217,6 +222,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Screen::ChatMemories => chat_memories::action(state, action, effects),
             Screen::MemoryBases => memory_bases::action(state, action, effects),
             Screen::Doctor => doctor_action(state, action, effects),
+            Screen::Checkpoints => checkpoints::action(state, action, effects),
         },
     }
     true
@@ -229,6 +235,16 @@ fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>
         conversation::open_conversation(state, id, effects);
     }
     effects.extend(asked.into_iter().map(Effect::Doctor));
+}
+
+/// Opens a conversation as the database keeps them: a LangGraph thread on its checkpoint tree.
+fn open_any_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
+    match state.conversation_shape {
+        ConversationShape::CheckpointThreads => checkpoints::open_thread(state, id, effects),
+        ConversationShape::RegenerationTrees | ConversationShape::FlowSessions => {
+            conversation::open_conversation(state, id, effects)
+        }
+    }
 }
 
 /// Hands a job's result to the screen it belongs to. `false` when it was stale.
@@ -258,6 +274,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         JobEvent::MemoryBases(event) => memory_base_results::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => chat_memories::on_job(state, job, effects),
         JobEvent::Doctor(event) => doctor::on_job(state, event),
+        JobEvent::Checkpoints(event) => checkpoints::on_job(state, event, effects),
     }
 }
 
@@ -270,7 +287,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 effects.push(list::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
-            Screen::Conversations | Screen::Doctor => {}
+            Screen::Conversations | Screen::Doctor | Screen::Checkpoints => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
