@@ -3,6 +3,7 @@
 //! doctor and nodes; `chat_memory`; `trim`; `mb`: memory bases, capture and watch).
 
 mod chat_memory;
+mod checkpoints;
 mod inspect;
 mod mb;
 mod trim;
@@ -14,6 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use chat_memory::{
     ChatMemoryAddArgs, ChatMemoryCommand, ChatMemoryDeleteArgs, DeleteScopeArg, MessageRole,
 };
+pub use checkpoints::{CheckpointsCommand, PruneArgs};
 pub use inspect::{
     ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs,
     ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
@@ -82,6 +84,9 @@ pub enum Command {
     /// Preview trims on any history, apply them to chat memories, undo the last one
     #[command(subcommand)]
     Trim(TrimCommand),
+    /// LangGraph checkpoints: prune a thread's older ones (archived first), restore an archive
+    #[command(subcommand)]
+    Checkpoints(CheckpointsCommand),
     /// List the nodes that ran in a chatflow conversation, with their latest context size
     Nodes(NodesArgs),
     /// Show what one node of a chatflow remembers and sent, with its token budget and timeline

@@ -10,19 +10,15 @@ use super::inspect::NodeSource;
 pub enum TrimCommand {
     /// What a trim would do, changing nothing
     Preview(Box<TrimArgs>),
-    /// Apply a chat memory's trim (its policy, changed by the flags) in one transaction
+    /// Apply a trim in one transaction: a chat memory's (its policy, changed by the flags), or
+    /// a LangGraph thread's (as update_state with RemoveMessage writes it)
     #[command(
         mut_arg("input", |a| a.hide(true)),
-        mut_arg("conversation", |a| a.hide(true)),
+        mut_arg("conversation", |a| a.help("A LangGraph thread (removals written as update_state writes them)")),
         mut_arg("node", |a| a.hide(true)),
         mut_arg("leaf", |a| a.hide(true)),
         mut_arg("node_source", |a| a.hide(true)),
-        mut_arg("include_system", |a| a.hide(true)),
-        mut_arg("start_on", |a| a.hide(true)),
-        mut_arg("end_on", |a| a.hide(true)),
-        mut_arg("allow_partial", |a| a.hide(true)),
-        mut_arg("split_on", |a| a.hide(true)),
-        mut_arg("strategy", |a| a.help("drop-oldest or drop-middle (default: the memory's policy)"))
+        mut_arg("strategy", |a| a.help("first|last (a LangGraph thread), drop-oldest|drop-middle (default: the memory's policy)"))
     )]
     Apply {
         #[command(flatten)]
@@ -31,11 +27,16 @@ pub enum TrimCommand {
         #[arg(long)]
         yes: bool,
     },
-    /// Restore the last change of a chat memory exactly
+    /// Restore the last change of a chat memory exactly, or delete a LangGraph thread's trim
+    /// checkpoint
+    #[command(group(clap::ArgGroup::new("undone").required(true)))]
     Undo {
         /// Chat memory id
-        #[arg(long, value_name = "ID")]
-        chat_memory: String,
+        #[arg(long, value_name = "ID", group = "undone")]
+        chat_memory: Option<String>,
+        /// A LangGraph thread whose latest checkpoint is memscope's trim
+        #[arg(long, value_name = "THREAD", group = "undone")]
+        conversation: Option<String>,
         /// Confirm the undo
         #[arg(long)]
         yes: bool,

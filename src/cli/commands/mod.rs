@@ -10,6 +10,8 @@ pub mod history;
 pub mod info;
 mod langflow;
 mod langgraph;
+pub mod langgraph_prune;
+mod langgraph_trim;
 pub mod mb;
 pub mod nodes;
 mod page;

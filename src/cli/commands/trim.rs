@@ -20,6 +20,7 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
     ChatMemoryPolicy, Step, Strategy, TextSplitter, TrimOptions, TrimPlan, parse_message_types,
 };
+use crate::sources::ConversationShape;
 use crate::store::{Part, Store};
 use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
 
@@ -27,7 +28,19 @@ pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
     match command {
         TrimCommand::Preview(args) => preview(context, &args).await,
         TrimCommand::Apply { args, yes } => apply(context, &args, yes).await,
-        TrimCommand::Undo { chat_memory, yes } => undo(context, &chat_memory, yes).await,
+        TrimCommand::Undo {
+            chat_memory: Some(id),
+            yes,
+            ..
+        } => undo(context, &id, yes).await,
+        TrimCommand::Undo {
+            conversation: Some(thread),
+            yes,
+            ..
+        } => super::langgraph_trim::undo(context, &thread, yes).await,
+        TrimCommand::Undo { .. } => Err(CliError::usage(
+            "name what to undo: --chat-memory ID, or --conversation THREAD of a LangGraph database",
+        )),
     }
 }
 
@@ -103,18 +116,21 @@ fn flags_counter(context: &Context, args: &TrimArgs) -> CliResult<(TrimCounter, 
     Ok((counter, description))
 }
 
-enum Source {
+pub(super) enum Source {
     Messages {
         label: String,
         messages: Vec<PromptMessage>,
     },
     ChatMemory(Box<LoadedMemory>),
+    /// A LangGraph thread's latest state.
+    Thread(Box<super::langgraph_trim::LoadedThread>),
 }
 
 impl Source {
     fn label(&self) -> String {
         match self {
             Source::Messages { label, .. } => label.clone(),
+            Source::Thread(thread) => thread.label(),
             Source::ChatMemory(loaded) => format!(
                 "chat memory {} ({} / {})",
                 loaded.memory.id, loaded.memory.label, loaded.memory.chat_id
@@ -125,12 +141,16 @@ impl Source {
     fn messages(&self) -> Vec<PromptMessage> {
         match self {
             Source::Messages { messages, .. } => messages.clone(),
+            Source::Thread(thread) => thread.messages.clone(),
             Source::ChatMemory(loaded) => loaded.messages(),
         }
     }
 }
 
-async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, Option<Store>)> {
+pub(super) async fn load_source(
+    context: &Context,
+    args: &TrimArgs,
+) -> CliResult<(Source, Option<Store>)> {
     if let Some(path) = &args.input {
         let text = crate::cli::context::read_input(path)?;
         let messages = crate::memory::wire::parse_messages(&text)?;
@@ -143,6 +163,12 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         (Some(_), None) => Part::Conversations,
         _ => Part::ChatMemories,
     };
+    if let (Some(thread), None) = (&args.conversation, &args.node)
+        && store.profile().capabilities().conversations == ConversationShape::CheckpointThreads
+    {
+        let loaded = super::langgraph_trim::load_thread(&store, thread).await?;
+        return Ok((Source::Thread(Box::new(loaded)), Some(store)));
+    }
     store.require(part)?;
     if let (Some(id), Some(node)) = (&args.conversation, &args.node) {
         let source = args
@@ -219,7 +245,7 @@ fn policy_from(context: &Context, args: &TrimArgs, source: &Source) -> CliResult
     let mut base = match (&args.policy, source) {
         (Some(json), _) => ChatMemoryPolicy::from_json(json)?,
         (None, Source::ChatMemory(loaded)) => loaded.policy.clone(),
-        (None, Source::Messages { .. }) => ChatMemoryPolicy::default(),
+        (None, Source::Messages { .. } | Source::Thread(_)) => ChatMemoryPolicy::default(),
     };
     if base.summarization.prompt.is_none() {
         base.summarization.prompt = context
@@ -274,7 +300,7 @@ fn policy_from(context: &Context, args: &TrimArgs, source: &Source) -> CliResult
 }
 
 #[derive(Serialize)]
-struct Report {
+pub(super) struct Report {
     source: String,
     /// `trim_messages` or `policy`.
     mode: &'static str,
@@ -285,17 +311,20 @@ struct Report {
     policy: Option<ChatMemoryPolicy>,
     messages_before: usize,
     messages_after: usize,
-    plan: TrimPlan,
+    pub(super) plan: TrimPlan,
     /// The trimmed list.
     result: Vec<PromptMessage>,
     /// Set by `apply`: the change to undo.
     #[serde(skip_serializing_if = "Option::is_none")]
     change_id: Option<String>,
+    /// Set by `apply` on a LangGraph thread: the checkpoint written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) checkpoint: Option<crate::sources::langgraph::trim::AppliedTrim>,
     #[serde(skip)]
     context: Vec<PromptMessage>,
 }
 
-fn render(r: &Report) -> String {
+pub(super) fn render(r: &Report) -> String {
     let mut out = format!(
         "{}\n{} with {}\nmessages: {} -> {}   tokens: {} -> {}\n",
         r.source,
@@ -359,10 +388,17 @@ fn render(r: &Report) -> String {
             "\n\napplied as change {id}; `memscope trim undo` restores it"
         ));
     }
+    if let Some(applied) = &r.checkpoint {
+        out.push_str(&format!(
+            "\n\nwritten as checkpoint {} (update, step {}), child of {}; \
+             `memscope trim undo --conversation {} --yes` removes it",
+            applied.checkpoint_id, applied.step, applied.parent_checkpoint_id, applied.thread_id
+        ));
+    }
     out
 }
 
-async fn plan_for(
+pub(super) async fn plan_for(
     context: &Context,
     args: &TrimArgs,
     source: &Source,
@@ -430,6 +466,7 @@ fn report(
         plan,
         result,
         change_id: None,
+        checkpoint: None,
         context: context.to_vec(),
     }
 }
@@ -446,11 +483,15 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     if args.node.is_some() {
         return Err(refuse("a node context"));
     }
-    if args.conversation.is_some() {
-        return Err(refuse("a conversation thread"));
-    }
     if args.input.is_some() {
         return Err(refuse("a JSON list of messages"));
+    }
+    let (source, store) = load_source(context, args).await?;
+    if let (Source::Thread(thread), Some(store)) = (&source, &store) {
+        return super::langgraph_trim::apply(context, store, args, thread, &source, yes).await;
+    }
+    if args.conversation.is_some() {
+        return Err(refuse("a conversation thread"));
     }
     if is_langchain(args) {
         return Err(CliError::usage(
@@ -458,7 +499,6 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
              first|last is for previews",
         ));
     }
-    let (source, store) = load_source(context, args).await?;
     let (Source::ChatMemory(loaded), Some(store)) = (&source, store) else {
         return Err(refuse("this history"));
     };

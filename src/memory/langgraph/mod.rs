@@ -10,10 +10,13 @@
 pub mod budget;
 pub mod checkpoint;
 mod cipher;
+pub mod encode;
 mod lc_json;
 pub mod message;
 mod msgpack;
 mod outcome;
+pub mod prune;
+pub mod removal;
 pub mod tree;
 #[cfg(test)]
 pub(crate) mod tree_fixtures;

@@ -1,12 +1,17 @@
 //! LangGraph's checkpoint savers (SqliteSaver 3.1, PostgresSaver 3.2): recognising their tables
 //! (also beside other tables in one database), the reads the adapter is built on, and a stored
 //! checkpoint decoded with `memory::langgraph`. The rows are read as the savers wrote them;
-//! memscope writes nothing to a LangGraph database.
+//! memscope's writes (with `--write`) are LangGraph's own: a trim as `update_state` writes it
+//! (`trim.rs`), and a prune of older checkpoints, archived to a file first (`prune.rs`,
+//! `archive.rs`). It adds no table, row or file of its own to the database.
 
+pub mod archive;
+pub mod prune;
 mod read;
 pub mod saver;
 mod stored;
 pub mod threads;
+pub mod trim;
 
 use std::collections::BTreeSet;
 

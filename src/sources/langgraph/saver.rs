@@ -11,7 +11,7 @@ use crate::memory::langgraph::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warni
 use crate::store::handle::Store;
 
 /// The saver whose tables these are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Saver {
     SqliteSaver,
     PostgresSaver,

@@ -1,0 +1,189 @@
+//! `checkpoints prune` and `checkpoints restore` on a LangGraph database: the plan, the prune
+//! with its archive, and the archive put back.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cli::args::{CheckpointsCommand, PruneArgs};
+use crate::cli::context::Context;
+use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
+use crate::format::thousands;
+use crate::memory::langgraph::prune::KeepRule;
+use crate::sources::ConversationShape;
+use crate::sources::langgraph::archive::Archive;
+use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
+use crate::sources::langgraph::saver::LangGraphDb;
+use crate::store::Store;
+
+pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
+    match command {
+        CheckpointsCommand::Prune(args) => prune(context, &args).await,
+        CheckpointsCommand::Restore { archive, yes } => restore(context, &archive, yes).await,
+    }
+}
+
+async fn open(context: &Context) -> CliResult<(Store, LangGraphDb)> {
+    let store = context.open().await?;
+    if store.profile().capabilities().conversations != ConversationShape::CheckpointThreads {
+        return Err(CliError::usage(format!(
+            "checkpoints work on a LangGraph checkpoint database; this one is {}",
+            store.profile().describe()
+        )));
+    }
+    let db = LangGraphDb::open(&store)?;
+    Ok((store, db))
+}
+
+/// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 instant, as nanoseconds since 1970.
+fn parse_before(text: &str) -> CliResult<u64> {
+    let instant = chrono::DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight exists").and_utc())
+        })
+        .map_err(|_| {
+            CliError::usage(format!(
+                "--before {text}: expected a date (2026-05-01) or an RFC 3339 instant \
+                 (2026-05-01T12:00:00Z)"
+            ))
+        })?;
+    instant
+        .timestamp_nanos_opt()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| CliError::usage(format!("--before {text}: out of range")))
+}
+
+#[derive(Serialize)]
+struct Pruned {
+    #[serde(flatten)]
+    plan: PrunePlan,
+    /// Whether the rows were deleted (`false`: the plan only).
+    pruned: bool,
+    archive: Option<PathBuf>,
+    vacuumed: bool,
+}
+
+fn render(p: &Pruned) -> String {
+    if p.plan.threads.is_empty() {
+        return "nothing to prune: every thread keeps all its checkpoints".to_owned();
+    }
+    let rows: Vec<Vec<String>> = p
+        .plan
+        .threads
+        .iter()
+        .map(|t| {
+            vec![
+                t.thread_id.clone(),
+                format!(
+                    "{} of {}",
+                    thousands(t.checkpoints as u64),
+                    thousands(t.checkpoints_before as u64)
+                ),
+                thousands(t.writes),
+                thousands(t.blobs as u64),
+                thousands(t.bytes),
+            ]
+        })
+        .collect();
+    let verb = if p.pruned { "deleted" } else { "would delete" };
+    let mut out = format!(
+        "{verb} {} checkpoints, {} writes, {} blobs: {} bytes (keeping the {} newest of each thread{})\n\n",
+        thousands(p.plan.checkpoints as u64),
+        thousands(p.plan.writes),
+        thousands(p.plan.blobs as u64),
+        thousands(p.plan.bytes),
+        p.plan.keep_last,
+        p.plan
+            .before
+            .as_deref()
+            .map(|b| format!(" and all saved from {b} on"))
+            .unwrap_or_default(),
+    );
+    out.push_str(&table(
+        &["thread", "checkpoints", "writes", "blobs", "bytes"],
+        &rows,
+    ));
+    if let Some(archive) = &p.archive {
+        out.push_str("\n\nthe deleted rows are archived in (`memscope checkpoints restore ARCHIVE --yes` puts them back):\n");
+        out.push_str(&archive.display().to_string());
+    }
+    if p.vacuumed {
+        out.push_str("\n\nvacuumed: the freed space went back to the file system");
+    }
+    out
+}
+
+fn default_archive(context: &Context) -> PathBuf {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    context
+        .resolved
+        .dirs
+        .data
+        .join("langgraph-archives")
+        .join(format!("prune-{stamp}.jsonl"))
+}
+
+async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
+    let before = args.before.as_deref().map(parse_before).transpose()?;
+    let (store, db) = open(context).await?;
+    let request = PruneRequest {
+        threads: args.threads.clone(),
+        rule: KeepRule {
+            keep_last: usize::try_from(args.keep_last).unwrap_or(usize::MAX),
+            before_unix_nanos: before,
+        },
+        before: args.before.clone(),
+    };
+    let plan = db.prune_plan(&request).await?;
+    if plan.threads.is_empty() || !args.yes {
+        let report = Pruned {
+            plan,
+            pruned: false,
+            archive: None,
+            vacuumed: false,
+        };
+        let nothing = report.plan.threads.is_empty();
+        emit(context.global.json, &report, render)?;
+        if nothing {
+            return Ok(ExitCode::Ok);
+        }
+        confirm(args.yes, "prune deletes these checkpoints (archived first)")?;
+    }
+    store.ensure_writable_in_place()?;
+    let archive = args
+        .archive
+        .clone()
+        .unwrap_or_else(|| default_archive(context));
+    let archive = std::path::absolute(&archive)
+        .map_err(|e| CliError::failure(format!("{}: {e}", archive.display())))?;
+    let plan = db.prune(&request, &archive).await?;
+    if args.vacuum {
+        db.vacuum().await?;
+    }
+    let report = Pruned {
+        plan,
+        pruned: true,
+        archive: Some(archive),
+        vacuumed: args.vacuum,
+    };
+    emit(context.global.json, &report, render)?;
+    Ok(ExitCode::Ok)
+}
+
+async fn restore(context: &Context, archive: &Path, yes: bool) -> CliResult {
+    let (store, db) = open(context).await?;
+    store.ensure_writable_in_place()?;
+    confirm(yes, "restore puts the archived rows back into the database")?;
+    let restored = db.restore(archive).await?;
+    emit(context.global.json, &restored, |r: &Archive| {
+        format!(
+            "restored {} rows and {} parents from {}",
+            thousands(r.rows as u64),
+            thousands(r.parents as u64),
+            r.path.display()
+        )
+    })?;
+    Ok(ExitCode::Ok)
+}

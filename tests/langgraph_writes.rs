@@ -1,0 +1,632 @@
+//! memscope's writes to checkpoint databases LangGraph 1.2.22 wrote itself
+//! (`tests/langgraph/build_db.py`), judged by LangGraph's own code (`tests/langgraph/judge.py`)
+//! on SqliteSaver and PostgresSaver:
+//! - `trim apply` writes what LangGraph's own `update_state` with the same `RemoveMessage`s
+//!   writes (a twin database trimmed by LangGraph is compared, normalised for ids, times and
+//!   version suffixes), `get_state` returns exactly the kept messages, and the graph runs its
+//!   next turn; `trim undo` gives the state before back;
+//! - `checkpoints prune` keeps `get_state`, leaves `--keep-last` checkpoints in
+//!   `get_state_history`, survives an abort before its commit unchanged, and its archive
+//!   restores every row byte for byte; on PostgreSQL `--keep-last 1` leaves exactly the rows
+//!   PostgresSaver's own `prune` leaves.
+//!
+//! Without `MEMSCOPE_LANGGRAPH_PYTHON` the tests pass and say they were skipped; with
+//! `MEMSCOPE_LANGGRAPH_WRITES_MARKER_DIR` set, each test that ran leaves a marker there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+const PYTHON_VAR: &str = "MEMSCOPE_LANGGRAPH_PYTHON";
+const MARKER_VAR: &str = "MEMSCOPE_LANGGRAPH_WRITES_MARKER_DIR";
+const AES_KEY: &str = "memscope-test-key-0123456789abcd";
+const THREAD: &str = "agent";
+
+fn python() -> Option<String> {
+    std::env::var(PYTHON_VAR).ok().filter(|p| !p.is_empty())
+}
+
+fn mark(name: &str) {
+    if let Ok(dir) = std::env::var(MARKER_VAR) {
+        std::fs::write(Path::new(&dir).join(name), "ran").unwrap();
+    }
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/langgraph")
+        .join(name)
+}
+
+/// A database as memscope (`url`) and LangGraph's scripts (`--sqlite FILE`, `--postgres URL`)
+/// name it.
+#[derive(Clone)]
+struct Target {
+    url: String,
+    python_args: [String; 2],
+}
+
+fn run_python(python: &str, args: &[&str]) -> Value {
+    let output = Command::new(python)
+        .args(args)
+        .output()
+        .expect("python runs");
+    assert!(
+        output.status.success(),
+        "{args:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or(Value::Null)
+}
+
+fn build(python: &str, target: &Target, dir: &Path) {
+    let oracle = dir.join("oracle.json");
+    let build = script("build_db.py");
+    run_python(
+        python,
+        &[
+            build.to_str().unwrap(),
+            &target.python_args[0],
+            &target.python_args[1],
+            "--out",
+            oracle.to_str().unwrap(),
+            "--aes-key",
+            AES_KEY,
+        ],
+    );
+}
+
+/// What LangGraph reads of `thread`, after `extra` (`--remove IDS`, `--invoke TEXT`,
+/// `--langgraph-prune`).
+fn judge(python: &str, target: &Target, thread: &str, extra: &[&str]) -> Value {
+    let judge = script("judge.py");
+    let mut args = vec![
+        judge.to_str().unwrap(),
+        &target.python_args[0],
+        &target.python_args[1],
+        "--thread",
+        thread,
+    ];
+    args.extend_from_slice(extra);
+    run_python(python, &args)
+}
+
+fn memscope(home: &Path, url: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("LANGGRAPH_AES_KEY", AES_KEY)
+        .env_remove("MEMSCOPE_FAULT_POINT")
+        .args(["--json", "--db", url])
+        .args(args)
+        .output()
+        .expect("memscope runs")
+}
+
+fn ok_json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "memscope failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn exit_code(output: &Output) -> Option<i32> {
+    output.status.code()
+}
+
+fn message_ids(snapshot: &Value) -> Vec<String> {
+    snapshot["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// `get_state`'s checkpoint and messages, and how many checkpoints `get_state_history` lists.
+fn seen(judged: &Value) -> Value {
+    json!({
+        "checkpoint_id": judged["state"]["checkpoint_id"],
+        "messages": judged["state"]["messages"],
+        "next": judged["state"]["next"],
+        "history": judged["history"].as_array().unwrap().len(),
+    })
+}
+
+const TRIM: &[&str] = &[
+    "--conversation",
+    THREAD,
+    "--strategy",
+    "last",
+    "--counter",
+    "messages",
+    "--max-tokens",
+    "4",
+];
+
+fn trim_args(verb: &str, extra: &[&str]) -> Vec<String> {
+    ["trim", verb]
+        .iter()
+        .chain(TRIM)
+        .chain(extra)
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+fn run(home: &Path, url: &str, args: &[String]) -> Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    memscope(home, url, &args)
+}
+
+/// Trim, compare with LangGraph's own update on `twin` (the same database before the trim),
+/// undo, trim again and run one more turn.
+fn trim_round(python: &str, main: &Target, twin: &Target, home: &Path) {
+    let before = judge(python, main, THREAD, &[]);
+    let url = main.url.as_str();
+
+    let preview = ok_json(&run(home, url, &trim_args("preview", &[])));
+    let removed_at: Vec<usize> = preview["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["step"] == "remove")
+        .map(|s| s["index"].as_u64().unwrap() as usize)
+        .collect();
+    assert!(!removed_at.is_empty());
+    let before_ids = message_ids(&before["state"]);
+    let expected_removed: Vec<String> = removed_at.iter().map(|i| before_ids[*i].clone()).collect();
+    assert_eq!(preview["messages_after"], 4);
+
+    // Read-only without --write, and nothing without --yes: the thread is as before.
+    let refused = run(home, url, &trim_args("apply", &["--yes"]));
+    assert_ne!(exit_code(&refused), Some(0));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--write"));
+    let mut unconfirmed = vec!["--write".to_owned()];
+    unconfirmed.extend(trim_args("apply", &[]));
+    assert_eq!(exit_code(&run(home, url, &unconfirmed)), Some(2));
+    assert_eq!(seen(&judge(python, main, THREAD, &[])), seen(&before));
+
+    let mut apply = vec!["--write".to_owned()];
+    apply.extend(trim_args("apply", &["--yes"]));
+    let applied = ok_json(&run(home, url, &apply));
+    let checkpoint = &applied["checkpoint"];
+    let removed: Vec<String> = serde_json::from_value(checkpoint["removed"].clone()).unwrap();
+    assert_eq!(
+        removed, expected_removed,
+        "apply removes what the preview removes"
+    );
+
+    let trimmed = judge(python, main, THREAD, &[]);
+    let by_langgraph = judge(python, twin, THREAD, &["--remove", &removed.join(",")]);
+    assert_eq!(
+        trimmed["latest"], by_langgraph["latest"],
+        "the rows LangGraph's update_state writes"
+    );
+    assert_eq!(
+        trimmed["state"]["messages"],
+        by_langgraph["state"]["messages"]
+    );
+    assert_eq!(trimmed["state"]["next"], by_langgraph["state"]["next"]);
+    let kept: Vec<String> = before_ids
+        .iter()
+        .filter(|id| !removed.contains(id))
+        .cloned()
+        .collect();
+    assert_eq!(message_ids(&trimmed["state"]), kept);
+    assert_eq!(
+        trimmed["state"]["checkpoint_id"],
+        checkpoint["checkpoint_id"]
+    );
+    assert_eq!(
+        trimmed["state"]["parent_checkpoint_id"],
+        before["state"]["checkpoint_id"]
+    );
+    assert_eq!(trimmed["state"]["metadata"]["source"], "update");
+    assert_eq!(
+        trimmed["history"].as_array().unwrap().len(),
+        before["history"].as_array().unwrap().len() + 1
+    );
+    // memscope's own history reads the same messages.
+    let history = ok_json(&memscope(home, url, &["history", THREAD]));
+    assert_eq!(history["messages"].as_array().unwrap().len(), kept.len());
+
+    let mut undo: Vec<String> = ["--write", "trim", "undo", "--conversation", THREAD, "--yes"]
+        .map(str::to_owned)
+        .to_vec();
+    ok_json(&run(home, url, &undo));
+    let undone = judge(python, main, THREAD, &[]);
+    assert_eq!(seen(&undone), seen(&before));
+    assert_eq!(undone["latest"], before["latest"]);
+
+    let again = ok_json(&run(home, url, &apply));
+    let turned = judge(python, main, THREAD, &["--invoke", "One more question?"]);
+    let after = &turned["after_invoke"];
+    let after_ids = message_ids(after);
+    assert_eq!(
+        after_ids[..kept.len()],
+        kept[..],
+        "the next turn starts from the kept messages"
+    );
+    assert_eq!(
+        after_ids.len(),
+        kept.len() + 4,
+        "a question, a tool call, its result, an answer"
+    );
+    assert_eq!(after["next"], json!([]));
+    assert_ne!(after["checkpoint_id"], again["checkpoint"]["checkpoint_id"]);
+
+    // A run went on from the trim: undo refuses, and the thread stays.
+    let refused = run(home, url, &std::mem::take(&mut undo));
+    assert_ne!(exit_code(&refused), Some(0));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("nothing to undo"));
+}
+
+/// A database of its own beside `MEMSCOPE_TEST_PG_URL`'s, dropped when the test ends;
+/// optionally a copy of another (`CREATE DATABASE … TEMPLATE`).
+struct PostgresDatabase {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl PostgresDatabase {
+    fn create(admin: &str, template: Option<&PostgresDatabase>) -> PostgresDatabase {
+        let name = format!("memscope_lgw_{}", uuid::Uuid::new_v4().simple());
+        let sql = match template {
+            Some(t) => format!("CREATE DATABASE {name} TEMPLATE {}", t.name),
+            None => format!("CREATE DATABASE {name}"),
+        };
+        let created = Command::new("psql")
+            .args([admin, "-qc", &sql])
+            .status()
+            .expect("psql runs");
+        assert!(created.success(), "{sql}");
+        let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
+        PostgresDatabase {
+            admin: admin.to_owned(),
+            url: format!("{base}/{name}"),
+            name,
+        }
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            url: self.url.clone(),
+            python_args: ["--postgres".to_owned(), self.url.clone()],
+        }
+    }
+}
+
+impl Drop for PostgresDatabase {
+    fn drop(&mut self) {
+        let _ = Command::new("psql")
+            .args([
+                &self.admin,
+                "-qc",
+                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
+            ])
+            .status();
+    }
+}
+
+fn sqlite_target(file: &Path) -> Target {
+    Target {
+        url: format!("sqlite://{}", file.display()),
+        python_args: ["--sqlite".to_owned(), file.to_str().unwrap().to_owned()],
+    }
+}
+
+fn skipped() -> Option<String> {
+    let python = python();
+    if python.is_none() {
+        eprintln!("LangGraph test skipped ({PYTHON_VAR} is not set; .ci/langgraph sets it up)");
+    }
+    python
+}
+
+fn postgres_admin() -> Option<String> {
+    let admin = std::env::var("MEMSCOPE_TEST_PG_URL").ok();
+    if admin.is_none() {
+        eprintln!("LangGraph test skipped (MEMSCOPE_TEST_PG_URL is not set)");
+    }
+    admin
+}
+
+#[test]
+fn trim_is_langgraphs_update_state_on_sqlite() {
+    let Some(python) = skipped() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("checkpoints.sqlite");
+    let main = sqlite_target(&file);
+    build(&python, &main, dir.path());
+    let twin_file = dir.path().join("twin.sqlite");
+    std::fs::copy(&file, &twin_file).unwrap();
+    trim_round(&python, &main, &sqlite_target(&twin_file), dir.path());
+    mark("trim_is_langgraphs_update_state_on_sqlite");
+}
+
+#[test]
+fn trim_is_langgraphs_update_state_on_postgres() {
+    let Some(python) = skipped() else { return };
+    let Some(admin) = postgres_admin() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let main = PostgresDatabase::create(&admin, None);
+    build(&python, &main.target(), dir.path());
+    let twin = PostgresDatabase::create(&admin, Some(&main));
+    trim_round(&python, &main.target(), &twin.target(), dir.path());
+    mark("trim_is_langgraphs_update_state_on_postgres");
+}
+
+/// Every row of the saver's tables, each value with its type, sorted.
+fn dump(target: &Target) -> Vec<String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        if target.python_args[0] == "--sqlite" {
+            let options = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(&target.python_args[1])
+                .read_only(true);
+            let pool = sqlx::sqlite::SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_with(options)
+                .await
+                .unwrap();
+            let mut rows = Vec::new();
+            for (table, columns) in [
+                ("checkpoints", "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"),
+                ("writes", "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value"),
+            ] {
+                let cells: Vec<String> = columns
+                    .split(", ")
+                    .map(|c| format!("typeof({c}) || ':' || COALESCE(hex({c}), '')"))
+                    .collect();
+                let sql = format!("SELECT '{table} ' || {} FROM {table}", cells.join(" || ' ' || "));
+                let found: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str())).fetch_all(&pool).await.unwrap();
+                rows.extend(found);
+            }
+            pool.close().await;
+            rows.sort();
+            rows
+        } else {
+            let pool = sqlx::postgres::PgPoolOptions::new()
+                .max_connections(1)
+                .connect(&target.url)
+                .await
+                .unwrap();
+            let mut rows = Vec::new();
+            for table in ["checkpoints", "checkpoint_writes", "checkpoint_blobs"] {
+                let sql = format!("SELECT '{table} ' || row_to_json(t)::text FROM {table} t");
+                let found: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str())).fetch_all(&pool).await.unwrap();
+                rows.extend(found);
+            }
+            pool.close().await;
+            rows.sort();
+            rows
+        }
+    })
+}
+
+fn prune_args(extra: &[&str]) -> Vec<String> {
+    ["--write", "checkpoints", "prune"]
+        .iter()
+        .chain(extra)
+        .map(|s| (*s).to_owned())
+        .collect()
+}
+
+/// Prune with its plan, an abort before the commit, LangGraph's reading after it, the restore
+/// byte for byte, and a prune of every thread after which the graph runs on.
+fn prune_round(python: &str, main: &Target, home: &Path) {
+    let url = main.url.as_str();
+    let rows_before = dump(main);
+    let before = judge(python, main, THREAD, &[]);
+    let nested_before = judge(python, main, "nested", &[]);
+    let history_before = before["history"].as_array().unwrap().len();
+
+    // The plan, without --yes: exit 2, nothing deleted.
+    let plan_only: Vec<String> = [
+        "checkpoints",
+        "prune",
+        "--thread",
+        THREAD,
+        "--keep-last",
+        "3",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let planned = run(home, url, &plan_only);
+    assert_eq!(exit_code(&planned), Some(2));
+    let plan: Value = serde_json::from_slice(&planned.stdout).unwrap();
+    assert_eq!(plan["threads"][0]["thread_id"], THREAD);
+    assert_eq!(plan["threads"][0]["checkpoints"], history_before - 3);
+    assert!(plan["bytes"].as_i64().unwrap() > 0);
+    assert_eq!(dump(main), rows_before);
+
+    // Aborted after archiving and deleting, before the commit: the database is as before.
+    let aborted_archive = home.join("aborted.jsonl");
+    let aborted = Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("MEMSCOPE_FAULT_POINT", "before-commit")
+        .args(["--db", url])
+        .args(prune_args(&[
+            "--thread",
+            THREAD,
+            "--keep-last",
+            "3",
+            "--yes",
+        ]))
+        .args(["--archive", aborted_archive.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!aborted.status.success());
+    assert_eq!(
+        dump(main),
+        rows_before,
+        "an abort before the commit changes nothing"
+    );
+
+    // The prune, in text: the archive's absolute path on a line of its own.
+    let archive = home.join("archives").join("agent.jsonl");
+    let pruned = Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env_remove("MEMSCOPE_FAULT_POINT")
+        .args(["--db", url])
+        .args(prune_args(&[
+            "--thread",
+            THREAD,
+            "--keep-last",
+            "3",
+            "--yes",
+        ]))
+        .args(["--archive", archive.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        pruned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pruned.stderr)
+    );
+    let text = String::from_utf8_lossy(&pruned.stdout);
+    assert!(
+        text.lines().any(|l| l == archive.to_str().unwrap()),
+        "{text}"
+    );
+    let after = judge(python, main, THREAD, &[]);
+    assert_eq!(
+        after["state"]["checkpoint_id"],
+        before["state"]["checkpoint_id"]
+    );
+    assert_eq!(after["state"]["messages"], before["state"]["messages"]);
+    assert_eq!(after["state"]["next"], before["state"]["next"]);
+    assert_eq!(after["history"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        seen(&judge(python, main, "nested", &[])),
+        seen(&nested_before)
+    );
+
+    let restored = ok_json(&memscope(
+        home,
+        url,
+        &[
+            "--write",
+            "checkpoints",
+            "restore",
+            archive.to_str().unwrap(),
+            "--yes",
+        ],
+    ));
+    assert_eq!(
+        restored["rows"].as_u64().unwrap() as i64,
+        plan["checkpoints"].as_i64().unwrap()
+            + plan["writes"].as_i64().unwrap()
+            + plan["blobs"].as_i64().unwrap()
+    );
+    assert_eq!(
+        dump(main),
+        rows_before,
+        "restore puts every row back byte for byte"
+    );
+    // A second restore of the same archive fails whole.
+    let twice = memscope(
+        home,
+        url,
+        &[
+            "--write",
+            "checkpoints",
+            "restore",
+            archive.to_str().unwrap(),
+            "--yes",
+        ],
+    );
+    assert_ne!(exit_code(&twice), Some(0));
+    assert_eq!(dump(main), rows_before);
+
+    // Every thread down to its 2 newest (the encrypted one too: nothing is decoded), then one
+    // more turn of the agent.
+    ok_json(&run(home, url, &prune_args(&["--keep-last", "2", "--yes"])));
+    assert_eq!(
+        seen(&judge(python, main, "nested", &[]))["checkpoint_id"],
+        nested_before["state"]["checkpoint_id"]
+    );
+    let turned = judge(python, main, THREAD, &["--invoke", "Still there?"]);
+    assert_eq!(turned["history"].as_array().unwrap().len(), 2);
+    let after_turn = message_ids(&turned["after_invoke"]);
+    assert_eq!(
+        after_turn.len(),
+        before["state"]["messages"].as_array().unwrap().len() + 4
+    );
+}
+
+#[test]
+fn prune_keeps_what_langgraph_reads_on_sqlite() {
+    let Some(python) = skipped() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("checkpoints.sqlite");
+    let main = sqlite_target(&file);
+    build(&python, &main, dir.path());
+    prune_round(&python, &main, dir.path());
+    mark("prune_keeps_what_langgraph_reads_on_sqlite");
+}
+
+/// The keys PostgresSaver's tables hold (and each checkpoint's parent).
+fn keys(target: &Target) -> Vec<String> {
+    dump(target)
+        .into_iter()
+        .map(|row| {
+            let (table, json) = row.split_once(' ').unwrap();
+            let row: Value = serde_json::from_str(json).unwrap();
+            let fields: &[&str] = match table {
+                "checkpoints" => &[
+                    "thread_id",
+                    "checkpoint_ns",
+                    "checkpoint_id",
+                    "parent_checkpoint_id",
+                ],
+                "checkpoint_writes" => &[
+                    "thread_id",
+                    "checkpoint_ns",
+                    "checkpoint_id",
+                    "task_id",
+                    "idx",
+                ],
+                _ => &["thread_id", "checkpoint_ns", "channel", "version"],
+            };
+            format!(
+                "{table} {}",
+                json!(fields.iter().map(|f| row[*f].clone()).collect::<Vec<_>>())
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn prune_keeps_what_langgraph_reads_on_postgres() {
+    let Some(python) = skipped() else { return };
+    let Some(admin) = postgres_admin() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let main = PostgresDatabase::create(&admin, None);
+    build(&python, &main.target(), dir.path());
+    // PostgresSaver's own prune (keep_latest) on a twin leaves the rows memscope's
+    // --keep-last 1 leaves.
+    let twin = PostgresDatabase::create(&admin, Some(&main));
+    let own = PostgresDatabase::create(&admin, Some(&main));
+    judge(&python, &twin.target(), "nested", &["--langgraph-prune"]);
+    ok_json(&run(
+        dir.path(),
+        &own.url,
+        &prune_args(&["--thread", "nested", "--keep-last", "1", "--yes"]),
+    ));
+    assert_eq!(keys(&own.target()), keys(&twin.target()));
+
+    prune_round(&python, &main.target(), dir.path());
+    mark("prune_keeps_what_langgraph_reads_on_postgres");
+}
