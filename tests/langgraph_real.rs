@@ -351,6 +351,7 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
         langgraph_tui::compare_tui(&url, &oracle, thread);
     }
     assert_eq!(langgraph_cli::files(dir.path()), before);
+    langgraph_tui::trim_and_undo(&url, "agent");
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(&file)
@@ -425,5 +426,6 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
     for thread in ["agent", "pruned", "nested"] {
         langgraph_tui::compare_tui(&database.url, &oracle, thread);
     }
+    langgraph_tui::trim_and_undo(&database.url, "agent");
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -294,3 +294,15 @@ fn moving_up_the_tree_reads_that_checkpoint_and_a_failure_says_why() {
     );
     snapshot!("thread_checkpoint_failed", &state);
 }
+
+#[test]
+fn t_previews_a_trim_of_the_shown_checkpoint_s_messages() {
+    let mut state = state();
+    let (generation, _) = opened(&mut state);
+    deliver(&mut state, generation, 9);
+    key(&mut state, 'T');
+    assert_eq!(state.overlay, Overlay::Trim);
+    let trim = state.trim.as_ref().unwrap();
+    assert_eq!(trim.sessions.as_ref().unwrap().tokens.messages.len(), 7);
+    snapshot!("thread_trim_preview", &state);
+}

@@ -18,7 +18,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::Value;
 
-async fn app(url: &str, root: &Path) -> App {
+async fn app(url: &str, root: &Path, access: Access) -> App {
     let dirs = Dirs {
         data: root.join("data"),
         config: root.join("config"),
@@ -28,9 +28,7 @@ async fn app(url: &str, root: &Path) -> App {
         ..Overrides::default()
     };
     let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&resolved.database_url, Access::Auto)
-        .await
-        .unwrap();
+    let store = Store::open(&resolved.database_url, access).await.unwrap();
     App::new(&resolved, store, None, Theme::monochrome()).unwrap()
 }
 
@@ -80,6 +78,126 @@ fn message_ids(messages: &Value) -> Vec<Value> {
         .collect()
 }
 
+fn open(app: &mut App, thread_id: &str) {
+    press(app, KeyCode::Char(':'));
+    for c in format!("conv {thread_id}").chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter);
+}
+
+fn shown_ids(app: &App) -> Vec<String> {
+    let thread = app.state.checkpoints.as_ref().unwrap();
+    let shown = &thread.shown.as_ref().unwrap().state;
+    shown
+        .messages
+        .iter()
+        .map(|m| m.id.clone().unwrap())
+        .collect()
+}
+
+/// `T`, `A`, `y` on the latest checkpoint of `thread_id` writes the preview's removals as a new
+/// latest checkpoint holding exactly the messages the preview keeps; `u`, `y` deletes it again.
+/// A read-only open refuses both and says why.
+pub fn trim_and_undo(url: &str, thread_id: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let root = tempfile::tempdir().unwrap();
+        let mut read_only = app(url, root.path(), Access::Auto).await;
+        open(&mut read_only, thread_id);
+        settle(&mut read_only, shown_selected).await;
+        press(&mut read_only, KeyCode::Char('u'));
+        let said = read_only.state.message.clone().unwrap_or_default();
+        assert!(said.contains("without --write"), "{said}");
+
+        let mut app = app(url, root.path(), Access::Write).await;
+        open(&mut app, thread_id);
+        settle(&mut app, shown_selected).await;
+        let before = shown_ids(&app);
+        let latest = app
+            .state
+            .checkpoints
+            .as_ref()
+            .unwrap()
+            .tree
+            .as_ref()
+            .unwrap()
+            .latest
+            .clone();
+        // A budget that keeps only the newest messages.
+        app.state.settings.budget = 12;
+        press(&mut app, KeyCode::Char('T'));
+        let plan = app
+            .state
+            .trim
+            .as_ref()
+            .unwrap()
+            .plan
+            .clone()
+            .unwrap()
+            .unwrap();
+        let kept: Vec<String> = plan
+            .steps
+            .iter()
+            .filter_map(|step| match step {
+                memscope::memory::trim::Step::Keep { index } => Some(before[*index].clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            kept.len() < before.len(),
+            "the budget removes messages: {plan:?}"
+        );
+        press(&mut app, KeyCode::Char('A'));
+        assert!(
+            matches!(
+                app.state.overlay,
+                memscope::tui::state::Overlay::ConfirmCheckpoint(_)
+            ),
+            "apply asks first: {:?} {:?}",
+            app.state.overlay,
+            app.state.message
+        );
+        press(&mut app, KeyCode::Char('y'));
+        let written = |a: &App| {
+            a.state
+                .message
+                .as_deref()
+                .is_some_and(|m| !m.starts_with("writing"))
+        };
+        settle(&mut app, written).await;
+        let said = app.state.message.clone().unwrap();
+        assert!(said.starts_with("wrote checkpoint"), "{said}");
+        settle(&mut app, shown_selected).await;
+        let thread = app.state.checkpoints.as_ref().unwrap();
+        let new_latest = thread.tree.as_ref().unwrap().latest.clone();
+        assert_ne!(new_latest, latest);
+        assert_eq!(
+            thread.selected().unwrap().1.source.as_deref(),
+            Some("update")
+        );
+        assert_eq!(
+            shown_ids(&app),
+            kept,
+            "the new latest holds what the preview kept"
+        );
+
+        press(&mut app, KeyCode::Char('u'));
+        press(&mut app, KeyCode::Char('y'));
+        settle(&mut app, written).await;
+        let said = app.state.message.clone().unwrap();
+        assert!(said.starts_with("deleted trim checkpoint"), "{said}");
+        settle(&mut app, shown_selected).await;
+        let thread = app.state.checkpoints.as_ref().unwrap();
+        assert_eq!(thread.tree.as_ref().unwrap().latest, latest);
+        assert_eq!(shown_ids(&app), before);
+    });
+}
+
 /// Opens `thread_id` with `:conv` and walks its whole tree, comparing each root checkpoint's
 /// messages with `get_state_history` and its writes with `list`'s pending writes.
 pub fn compare_tui(url: &str, oracle: &Value, thread_id: &str) {
@@ -90,18 +208,14 @@ pub fn compare_tui(url: &str, oracle: &Value, thread_id: &str) {
         .unwrap();
     runtime.block_on(async {
         let root = tempfile::tempdir().unwrap();
-        let mut app = app(url, root.path()).await;
+        let mut app = app(url, root.path(), Access::Auto).await;
         assert!(
             app.state
                 .tab_missing(memscope::tui::state::Tab::Conversations)
                 .is_none(),
             "a LangGraph database has conversations: its threads"
         );
-        press(&mut app, KeyCode::Char(':'));
-        for c in format!("conv {thread_id}").chars() {
-            press(&mut app, KeyCode::Char(c));
-        }
-        press(&mut app, KeyCode::Enter);
+        open(&mut app, thread_id);
         assert_eq!(app.state.screen, Screen::Checkpoints);
         settle(&mut app, shown_selected).await;
 

@@ -8,8 +8,9 @@ use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree, load_checkpo
 use crate::memory::langgraph::budget::MessagesBudget;
 use crate::memory::tokens::TokenCounter;
 use crate::sources::langgraph::saver::LangGraphDb;
+use crate::store::CancelFlag;
 use crate::store::Store;
-use crate::tui::state::checkpoints::ShownCheckpoint;
+use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
 use crate::tui::update::{CheckpointEffect, CheckpointEvent};
 
 pub(super) fn start(tasks: &mut Tasks, store: Arc<Store>, effect: CheckpointEffect) {
@@ -35,6 +36,15 @@ pub(super) fn start(tasks: &mut Tasks, store: Arc<Store>, effect: CheckpointEffe
                 Err(error) => Err(report(error)),
             };
             reply.send(CheckpointEvent::Shown { generation, result });
+        }),
+        CheckpointEffect::Write(write) => tasks.write(CancelFlag::default(), async move {
+            let thread_id = match &write {
+                CheckpointWrite::Trim { thread_id, .. } | CheckpointWrite::Undo { thread_id } => {
+                    thread_id.clone()
+                }
+            };
+            let result = written(&store, write).await;
+            reply.send(CheckpointEvent::Written { thread_id, result });
         }),
         CheckpointEffect::Count {
             generation,
@@ -64,6 +74,42 @@ async fn read(
     load_checkpoint(&db, thread_id, namespace, checkpoint_id)
         .await
         .map_err(report)
+}
+
+/// Carries a confirmed write out, in the saver's own format, and says what it did.
+async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String> {
+    let db = LangGraphDb::open(store).map_err(report)?;
+    match write {
+        CheckpointWrite::Trim {
+            thread_id,
+            checkpoint_id,
+            remove,
+        } => {
+            let target = db.trim_target(&thread_id).await.map_err(report)?;
+            if target.checkpoint_id != checkpoint_id {
+                return Err(format!(
+                    "thread {thread_id} moved on to checkpoint {} since the preview: nothing \
+                     written; preview it again",
+                    target.checkpoint_id
+                ));
+            }
+            let applied = db.apply_trim(&target, &remove).await.map_err(report)?;
+            Ok(format!(
+                "wrote checkpoint {} after {}: {} messages removed, {} left (u undoes it)",
+                applied.checkpoint_id,
+                applied.parent_checkpoint_id,
+                applied.removed.len(),
+                applied.messages_after
+            ))
+        }
+        CheckpointWrite::Undo { thread_id } => {
+            let undone = db.undo_trim(&thread_id).await.map_err(report)?;
+            Ok(format!(
+                "deleted trim checkpoint {}; the latest is {} again",
+                undone.checkpoint_id, undone.latest_checkpoint_id
+            ))
+        }
+    }
 }
 
 /// Counts the messages on a blocking thread: a long thread's tokenizing takes a while.

@@ -9,6 +9,27 @@ use super::load::LoadStatus;
 use crate::inspect::langgraph_thread::{CheckpointLine, CheckpointState, ThreadTree, TreeRow};
 use crate::memory::langgraph::budget::MessagesBudget;
 
+/// A write to a LangGraph thread, waiting for its confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointWrite {
+    /// The removal of `remove` (message ids) as a new checkpoint after `checkpoint_id`, the
+    /// thread's latest: what `update_state` with `RemoveMessage`s writes.
+    Trim {
+        thread_id: String,
+        checkpoint_id: String,
+        remove: Vec<String>,
+    },
+    /// Deletes memscope's trim checkpoint, the thread's latest.
+    Undo { thread_id: String },
+}
+
+/// A checkpoint write and the question that asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointConfirm {
+    pub question: String,
+    pub write: CheckpointWrite,
+}
+
 /// What the pane beside the tree shows of the selected checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CheckpointPane {

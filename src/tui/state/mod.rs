@@ -148,7 +148,7 @@ impl AppState {
     fn context_with(&self, overlay: &Overlay) -> KeyContext {
         match overlay {
             Overlay::Trim => return KeyContext::TrimPreview,
-            Overlay::Confirm(_) => return KeyContext::Confirm,
+            Overlay::Confirm(_) | Overlay::ConfirmCheckpoint(_) => return KeyContext::Confirm,
             Overlay::Form(_) => return KeyContext::Form,
             Overlay::Jobs => return KeyContext::Jobs,
             Overlay::Detail(_) => return KeyContext::Detail,

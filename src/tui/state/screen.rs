@@ -1,6 +1,7 @@
 //! What is in front: the screen, its tab, and the popup or prompt over it.
 
 use super::chat_memories::{Confirm, MemoryForm};
+use super::checkpoints::CheckpointConfirm;
 use crate::inspect::diff::DiffRow;
 use crate::store::Part;
 
@@ -86,6 +87,8 @@ pub enum Overlay {
     Trim,
     /// A write waiting for yes or no.
     Confirm(Confirm),
+    /// A write to a LangGraph thread waiting for yes or no.
+    ConfirmCheckpoint(CheckpointConfirm),
     /// A chat memory form (add, delete).
     Form(MemoryForm),
     /// A value shown whole: a message, the warnings.

@@ -28,12 +28,21 @@ pub enum TrimSource {
         node_id: String,
         source: ContextSource,
     },
+    /// A LangGraph thread's `messages` at one of its checkpoints.
+    Checkpoint {
+        thread_id: String,
+        checkpoint_id: String,
+    },
 }
 
 impl TrimSource {
-    /// Whether a plan can be applied to it.
+    /// Whether a plan can be applied to it: a chat memory's list, or a LangGraph thread's
+    /// messages (written as a new checkpoint).
     pub fn applies(&self) -> bool {
-        matches!(self, TrimSource::ChatMemory { .. })
+        matches!(
+            self,
+            TrimSource::ChatMemory { .. } | TrimSource::Checkpoint { .. }
+        )
     }
 
     pub fn describe(&self) -> String {
@@ -46,6 +55,10 @@ impl TrimSource {
             TrimSource::NodeContext {
                 node_id, source, ..
             } => format!("node {node_id}: {}", source.describe()),
+            TrimSource::Checkpoint {
+                thread_id,
+                checkpoint_id,
+            } => format!("thread {thread_id} at checkpoint {checkpoint_id}"),
         }
     }
 
@@ -55,6 +68,7 @@ impl TrimSource {
             TrimSource::ChatMemory { .. } => "a chat memory",
             TrimSource::Thread { .. } => "a conversation thread",
             TrimSource::NodeContext { .. } => "a node context",
+            TrimSource::Checkpoint { .. } => "a checkpoint's messages",
         }
     }
 }

@@ -96,6 +96,9 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
             }
         }
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
+        Overlay::ConfirmCheckpoint(confirm) => {
+            confirm_popup(state, &confirm.question, theme, frame, body)
+        }
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
         Overlay::Detail(detail) => draw_detail(detail, theme, frame, body),

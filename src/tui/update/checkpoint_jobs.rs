@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree};
 use crate::memory::tokens::TokenCounter;
-use crate::tui::state::checkpoints::ShownCheckpoint;
+use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
 
 /// Work of the thread screen for the job runner.
 #[derive(Debug, Clone)]
@@ -20,6 +20,8 @@ pub enum CheckpointEffect {
         counter: TokenCounter,
         max_tokens: i64,
     },
+    /// A confirmed write: one transaction.
+    Write(CheckpointWrite),
     /// The shown checkpoint's messages counted again (the counter or the budget changed).
     Count {
         generation: u64,
@@ -39,5 +41,10 @@ pub enum CheckpointEvent {
     Shown {
         generation: u64,
         result: Result<ShownCheckpoint, String>,
+    },
+    /// A write finished: what it did, or why it failed.
+    Written {
+        thread_id: String,
+        result: Result<String, String>,
     },
 }

@@ -170,6 +170,10 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             trim::action(state, action, effects);
             return true;
         }
+        Overlay::ConfirmCheckpoint(_) if action != Action::ToggleHelp => {
+            checkpoints::confirm_action(state, action, effects);
+            return true;
+        }
         Overlay::Confirm(_) if action != Action::ToggleHelp => {
             chat_memories::confirm_action(state, action, effects);
             return true;
@@ -182,6 +186,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         | Overlay::Prompt(_)
         | Overlay::Trim
         | Overlay::Confirm(_)
+        | Overlay::ConfirmCheckpoint(_)
         | Overlay::Form(_) => {}
     }
     match action {
