@@ -25,7 +25,9 @@ use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
-use memscope::tui::update::{Effect, Event, JobEvent, LoadedNodes, start, update};
+use memscope::tui::update::{
+    Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped, start, update,
+};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tui_support::run_budgets;
@@ -113,18 +115,20 @@ fn opened_state(cache: &mut CountCache) -> AppState {
     let result = Ok(vec![summary]);
     update(
         &mut state,
-        Event::Job(JobEvent::List { generation, result }),
+        Event::Job(JobEvent::load(generation, LoadReport::List(result))),
     );
     let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
-    let Some(Effect::LoadConversation { generation, .. }) =
-        update(&mut state, Event::Key(enter)).pop()
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::Conversation { .. },
+    })) = update(&mut state, Event::Key(enter)).pop()
     else {
         panic!("Enter opens the conversation");
     };
     let result = Ok(conversation());
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Conversation { generation, result }),
+        Event::Job(JobEvent::load(generation, LoadReport::Conversation(result))),
     );
     run_budgets(&mut state, effects, cache);
     state
@@ -244,7 +248,11 @@ fn no_memory_file() -> MemoryFileRead {
 /// The long conversation with its nodes pane open on a loaded node, context and timeline.
 fn nodes_state(cache: &mut CountCache, executions: &[ExecutionDocs]) -> AppState {
     let mut state = opened_state(cache);
-    let Some(Effect::LoadNodes { generation, .. }) = update(&mut state, key('o')).pop() else {
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::Nodes { .. },
+    })) = update(&mut state, key('o')).pop()
+    else {
         panic!("o opens the nodes pane");
     };
     let row = NodeRow {
@@ -264,7 +272,7 @@ fn nodes_state(cache: &mut CountCache, executions: &[ExecutionDocs]) -> AppState
     });
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Nodes { generation, result }),
+        Event::Job(JobEvent::load(generation, LoadReport::Nodes(result))),
     );
     run_node_jobs(&mut state, effects, executions, cache);
     state
@@ -279,13 +287,16 @@ fn run_node_jobs(
 ) {
     for effect in effects {
         let job = match effect {
-            Effect::LoadNodeContext {
+            Effect::Load(Stamped {
                 generation,
-                thread,
-                node_id,
-                source,
-                settings,
-            } => {
+                value:
+                    Load::NodeContext {
+                        thread,
+                        node_id,
+                        source,
+                        settings,
+                    },
+            }) => {
                 let sources = NodeSources {
                     node_id,
                     memory_file: no_memory_file(),
@@ -294,15 +305,14 @@ fn run_node_jobs(
                 let context = node_context(&thread, &sources, source);
                 let view = NodeContextView::compute(context, &settings, cache);
                 let result = Ok(Box::new(view));
-                JobEvent::NodeContext { generation, result }
+                JobEvent::load(generation, LoadReport::NodeContext(result))
             }
-            Effect::LoadTimeline {
+            Effect::Load(Stamped {
                 generation,
-                thread,
-                node_id,
-            } => {
+                value: Load::Timeline { thread, node_id },
+            }) => {
                 let result = Ok(timeline(&thread, &node_id, &no_memory_file(), executions));
-                JobEvent::Timeline { generation, result }
+                JobEvent::load(generation, LoadReport::Timeline(result))
             }
             _ => continue,
         };

@@ -25,7 +25,7 @@ use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, Settings};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
-use memscope::tui::update::{Effect, Event, JobEvent, start, update};
+use memscope::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, start, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tui_support::run_budgets;
@@ -146,10 +146,14 @@ fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
     let result = Ok(vec![summary]);
     update(
         &mut state,
-        Event::Job(JobEvent::List { generation, result }),
+        Event::Job(JobEvent::load(generation, LoadReport::List(result))),
     );
     let enter = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
-    let Some(Effect::LoadConversation { generation, .. }) = update(&mut state, enter).pop() else {
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::Conversation { .. },
+    })) = update(&mut state, enter).pop()
+    else {
         panic!("Enter opens the conversation");
     };
     (state, generation)
@@ -196,7 +200,7 @@ fn big_conversation(c: &mut Criterion) {
             let result = Ok(load());
             update(
                 &mut state,
-                Event::Job(JobEvent::Conversation { generation, result }),
+                Event::Job(JobEvent::load(generation, LoadReport::Conversation(result))),
             );
             terminal
                 .draw(|frame| ui::draw(black_box(&state), &theme, frame))
@@ -211,7 +215,7 @@ fn big_conversation(c: &mut Criterion) {
             let result = Ok(loaded.clone());
             update(
                 &mut state,
-                Event::Job(JobEvent::Conversation { generation, result }),
+                Event::Job(JobEvent::load(generation, LoadReport::Conversation(result))),
             );
             terminal
                 .draw(|frame| ui::draw(black_box(&state), &theme, frame))
@@ -226,7 +230,7 @@ fn big_conversation(c: &mut Criterion) {
     let result = Ok(loaded.clone());
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Conversation { generation, result }),
+        Event::Job(JobEvent::load(generation, LoadReport::Conversation(result))),
     );
     run_budgets(&mut state, effects, &mut cache);
 

@@ -16,7 +16,9 @@ use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
 use memscope::tui::state::{AppState, Overlay, Settings};
-use memscope::tui::update::{CheckpointEffect, CheckpointEvent, Effect, Event, JobEvent, update};
+use memscope::tui::update::{
+    CheckpointLoad, CheckpointLoaded, Effect, Event, JobEvent, Load, Stamped, update,
+};
 use serde_json::json;
 use tui_support::{code, key, screen_text};
 
@@ -157,7 +159,12 @@ fn state() -> AppState {
 
 fn tree_generation(effects: &[Effect]) -> u64 {
     match effects {
-        [Effect::Checkpoints(CheckpointEffect::LoadTree { generation, .. })] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Checkpoints(CheckpointLoad::Tree { .. }),
+            }),
+        ] => *generation,
         other => panic!("expected the tree's load: {other:?}"),
     }
 }
@@ -166,10 +173,9 @@ fn checkpoint_request(effects: &[Effect]) -> (u64, String) {
     effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::Checkpoints(CheckpointEffect::LoadCheckpoint {
+            Effect::Load(Stamped {
                 generation,
-                checkpoint_id,
-                ..
+                value: Load::Checkpoints(CheckpointLoad::Checkpoint { checkpoint_id, .. }),
             }) => Some((*generation, checkpoint_id.clone())),
             _ => None,
         })
@@ -185,10 +191,10 @@ fn opened(state: &mut AppState) -> (u64, String) {
     let generation = tree_generation(&code(state, KeyCode::Enter));
     let effects = update(
         state,
-        Event::Job(JobEvent::Checkpoints(CheckpointEvent::Tree {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(thread_tree()),
-        })),
+            CheckpointLoaded::Tree(Ok(thread_tree())),
+        )),
     );
     checkpoint_request(&effects)
 }
@@ -200,14 +206,14 @@ fn deliver(state: &mut AppState, generation: u64, n: u32) {
         .map_err(|e| e.to_string());
     update(
         state,
-        Event::Job(JobEvent::Checkpoints(CheckpointEvent::Shown {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(ShownCheckpoint {
+            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
                 state: checkpoint,
                 budget,
                 max_tokens: state.settings.budget,
-            }),
-        })),
+            })),
+        )),
     );
 }
 
@@ -287,10 +293,12 @@ fn moving_up_the_tree_reads_that_checkpoint_and_a_failure_says_why() {
     assert_eq!(id_up, id(8));
     update(
         &mut state,
-        Event::Job(JobEvent::Checkpoints(CheckpointEvent::Shown {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("checkpoint 1f0c…: LANGGRAPH_AES_KEY is not set".to_owned()),
-        })),
+            CheckpointLoaded::Shown(Err(
+                "checkpoint 1f0c…: LANGGRAPH_AES_KEY is not set".to_owned()
+            )),
+        )),
     );
     snapshot!("thread_checkpoint_failed", &state);
 }

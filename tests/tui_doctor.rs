@@ -14,7 +14,7 @@ use memscope::memory::thread::ThreadComparison;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::AppState;
 use memscope::tui::update::doctor::DoctorEvent;
-use memscope::tui::update::{Event, JobEvent, start, update};
+use memscope::tui::update::{Event, JobEvent, LoadReport, start, update};
 
 fn id(n: u32) -> String {
     format!("{n:08x}-0000-4000-8000-000000000000")
@@ -24,8 +24,8 @@ fn at(seconds: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_750_000_000 + seconds, 0).unwrap()
 }
 
-fn deliver(state: &mut AppState, event: DoctorEvent) {
-    update(state, Event::Job(JobEvent::Doctor(event)));
+fn deliver(state: &mut AppState, event: JobEvent) {
+    update(state, Event::Job(event));
 }
 
 fn generation(state: &AppState) -> u64 {
@@ -44,28 +44,23 @@ fn scanning(scanned: u64) -> AppState {
     let list = state.list.generation;
     update(
         &mut state,
-        Event::Job(JobEvent::List {
-            generation: list,
-            result: Ok(Vec::new()),
-        }),
+        Event::Job(JobEvent::load(list, LoadReport::List(Ok(Vec::new())))),
     );
     key(&mut state, 'D');
     let generation = generation(&state);
     deliver(
         &mut state,
-        DoctorEvent::Started {
+        JobEvent::load(
             generation,
-            total: 1_000_000,
-            at: at(0),
-        },
+            DoctorEvent::Started {
+                total: 1_000_000,
+                at: at(0),
+            },
+        ),
     );
     deliver(
         &mut state,
-        DoctorEvent::Progress {
-            generation,
-            scanned,
-            at: at(8),
-        },
+        JobEvent::load(generation, DoctorEvent::Progress { scanned, at: at(8) }),
     );
     state
 }
@@ -113,11 +108,13 @@ fn finished() -> AppState {
     };
     deliver(
         &mut state,
-        DoctorEvent::Finished {
+        JobEvent::load(
             generation,
-            result: Ok(Box::new(report)),
-            at: at(12),
-        },
+            DoctorEvent::Finished {
+                result: Ok(Box::new(report)),
+                at: at(12),
+            },
+        ),
     );
     state
 }

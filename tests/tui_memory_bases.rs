@@ -18,7 +18,9 @@ use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
 use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
-use memscope::tui::update::{Effect, Event, JobEvent, MbEffect, MbEvent, SyncResult, update};
+use memscope::tui::update::{
+    Effect, Event, JobEvent, Load, MbEffect, MbEvent, MbLoad, MbLoaded, Stamped, SyncResult, update,
+};
 use serde_json::json;
 
 fn at(seconds: i64) -> DateTime<Utc> {
@@ -120,8 +122,8 @@ fn typed(state: &mut AppState, text: &str) {
     }
 }
 
-fn deliver(state: &mut AppState, event: MbEvent) -> Vec<Effect> {
-    update(state, Event::Job(JobEvent::MemoryBases(event)))
+fn deliver(state: &mut AppState, event: impl Into<JobEvent>) -> Vec<Effect> {
+    update(state, Event::Job(event.into()))
 }
 
 fn mb_effects(effects: Vec<Effect>) -> Vec<MbEffect> {
@@ -134,10 +136,24 @@ fn mb_effects(effects: Vec<Effect>) -> Vec<MbEffect> {
         .collect()
 }
 
+/// The loads among `effects`, each with its generation.
+fn mb_loads(effects: Vec<Effect>) -> Vec<(u64, MbLoad)> {
+    effects
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Load(Stamped {
+                generation,
+                value: Load::MemoryBases(load),
+            }) => Some((generation, load)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Delivers the sessions the last effects asked for, for the base they name.
 fn deliver_sessions(state: &mut AppState, effects: Vec<Effect>) {
-    for effect in mb_effects(effects) {
-        if let MbEffect::LoadSessions { generation, base } = effect {
+    for (generation, load) in mb_loads(effects) {
+        if let MbLoad::Sessions { base } = load {
             let status = bases().into_iter().find(|b| b.base.id == base.id).unwrap();
             let sessions = match status.base.id.as_str() {
                 "base-1" => vec![
@@ -152,10 +168,7 @@ fn deliver_sessions(state: &mut AppState, effects: Vec<Effect>) {
             };
             deliver(
                 state,
-                MbEvent::Sessions {
-                    generation,
-                    result: Ok(sessions),
-                },
+                JobEvent::load(generation, MbLoaded::Sessions(Ok(sessions))),
             );
         }
     }
@@ -166,19 +179,13 @@ fn tab(read_only: bool) -> AppState {
     let mut state = state(read_only);
     let effects = key(&mut state, '3');
     assert_eq!(state.screen, Screen::MemoryBases);
-    let generation = mb_effects(effects)
+    let generation = mb_loads(effects)
         .into_iter()
-        .find_map(|e| match e {
-            MbEffect::LoadBases { generation } => Some(generation),
-            _ => None,
-        })
+        .find_map(|(generation, load)| matches!(load, MbLoad::Bases).then_some(generation))
         .expect("entering the tab loads the bases");
     let effects = deliver(
         &mut state,
-        MbEvent::Bases {
-            generation,
-            result: Ok(bases()),
-        },
+        JobEvent::load(generation, MbLoaded::Bases(Ok(bases()))),
     );
     deliver_sessions(&mut state, effects);
     state
@@ -233,10 +240,7 @@ fn a_reload_keeps_the_selected_base_and_a_deleted_one_moves_on() {
     reordered.reverse();
     deliver(
         &mut state,
-        MbEvent::Bases {
-            generation,
-            result: Ok(reordered),
-        },
+        JobEvent::load(generation, MbLoaded::Bases(Ok(reordered))),
     );
     assert_eq!(
         state.memory_bases.selected_base().unwrap().base.name,
@@ -244,12 +248,9 @@ fn a_reload_keeps_the_selected_base_and_a_deleted_one_moves_on() {
     );
     assert!(!state.memory_bases.sessions.is_empty());
     let effects = key(&mut state, 'r');
-    let generation = mb_effects(effects)
+    let generation = mb_loads(effects)
         .into_iter()
-        .find_map(|e| match e {
-            MbEffect::LoadBases { generation } => Some(generation),
-            _ => None,
-        })
+        .find_map(|(generation, load)| matches!(load, MbLoad::Bases).then_some(generation))
         .unwrap();
     let without_support: Vec<BaseStatus> = bases()
         .into_iter()
@@ -257,10 +258,7 @@ fn a_reload_keeps_the_selected_base_and_a_deleted_one_moves_on() {
         .collect();
     deliver(
         &mut state,
-        MbEvent::Bases {
-            generation,
-            result: Ok(without_support),
-        },
+        JobEvent::load(generation, MbLoaded::Bases(Ok(without_support))),
     );
     assert_eq!(
         state.memory_bases.selected_base().unwrap().base.name,
@@ -360,17 +358,9 @@ fn a_completed_sync_reports_and_reloads() {
         state.message.as_deref(),
         Some("Research notes: ingested 26 message(s)")
     );
-    let effects = mb_effects(effects);
-    assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, MbEffect::LoadBases { .. }))
-    );
-    assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, MbEffect::LoadJobs { .. }))
-    );
+    let loads = mb_loads(effects);
+    assert!(loads.iter().any(|(_, l)| matches!(l, MbLoad::Bases)));
+    assert!(loads.iter().any(|(_, l)| matches!(l, MbLoad::Jobs { .. })));
 }
 
 fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
@@ -598,30 +588,19 @@ fn search_asks_for_hits_and_drops_stale_ones() {
     let mut state = tab(false);
     key(&mut state, '/');
     typed(&mut state, "rollout");
-    let effects = mb_effects(code(&mut state, KeyCode::Enter));
-    let [
-        MbEffect::Search {
-            generation, query, ..
-        },
-    ] = &effects[..]
-    else {
-        panic!("{effects:?}");
+    let loads = mb_loads(code(&mut state, KeyCode::Enter));
+    let [(generation, MbLoad::Search { query, .. })] = &loads[..] else {
+        panic!("{loads:?}");
     };
     assert_eq!(query, "rollout");
     deliver(
         &mut state,
-        MbEvent::Hits {
-            generation: generation - 1,
-            result: Ok(hits()),
-        },
+        JobEvent::load(generation - 1, MbLoaded::Hits(Ok(hits()))),
     );
     assert!(state.memory_bases.search.as_ref().unwrap().hits.is_empty());
     deliver(
         &mut state,
-        MbEvent::Hits {
-            generation: *generation,
-            result: Ok(hits()),
-        },
+        JobEvent::load(*generation, MbLoaded::Hits(Ok(hits()))),
     );
     let search = state.memory_bases.search.as_ref().unwrap();
     assert_eq!(search.hits.len(), 2);
@@ -660,14 +639,11 @@ fn job_row(job: &str, session: &str, status: &str, created: i64, finished: Optio
 
 /// A running job of this process, a finished one of the job table and a failed one.
 fn jobs_open(state: &mut AppState) {
-    let effects = mb_effects(key(state, 'w'));
+    let loads = mb_loads(key(state, 'w'));
     assert_eq!(state.overlay, Overlay::Jobs);
-    let generation = effects
+    let generation = loads
         .iter()
-        .find_map(|e| match e {
-            MbEffect::LoadJobs { generation, .. } => Some(*generation),
-            _ => None,
-        })
+        .find_map(|(generation, load)| matches!(load, MbLoad::Jobs { .. }).then_some(*generation))
         .expect("the popup asks for the job table");
     deliver(
         state,
@@ -685,33 +661,35 @@ fn jobs_open(state: &mut AppState) {
     );
     deliver(
         state,
-        MbEvent::Jobs {
+        JobEvent::load(
             generation,
-            result: Ok(vec![
-                job_row(
-                    "0a1b2c3d-0000-4000-8000-000000000000",
-                    "research-ada-0001",
-                    "in_progress",
-                    1000,
-                    None,
-                ),
-                job_row(
-                    "5f5c5275-0000-4000-8000-000000000000",
-                    "support-ada-0001",
-                    "completed",
-                    500,
-                    Some(520),
-                ),
-                job_row(
-                    "05f63101-0000-4000-8000-000000000000",
-                    "support-ada-0002",
-                    "failed",
-                    300,
-                    Some(301),
-                ),
-            ]),
-            now: at(1004),
-        },
+            MbLoaded::Jobs {
+                result: Ok(vec![
+                    job_row(
+                        "0a1b2c3d-0000-4000-8000-000000000000",
+                        "research-ada-0001",
+                        "in_progress",
+                        1000,
+                        None,
+                    ),
+                    job_row(
+                        "5f5c5275-0000-4000-8000-000000000000",
+                        "support-ada-0001",
+                        "completed",
+                        500,
+                        Some(520),
+                    ),
+                    job_row(
+                        "05f63101-0000-4000-8000-000000000000",
+                        "support-ada-0002",
+                        "failed",
+                        300,
+                        Some(301),
+                    ),
+                ]),
+                now: at(1004),
+            },
+        ),
     );
 }
 
@@ -751,7 +729,7 @@ fn the_jobs_popup_cancels_the_selected_running_job_only() {
 fn a_finished_job_reloads_the_tab_and_leaves_the_running_count() {
     let mut state = tab(false);
     jobs_open(&mut state);
-    let effects = mb_effects(deliver(
+    let loads = mb_loads(deliver(
         &mut state,
         MbEvent::Progress {
             progress: progress(
@@ -766,11 +744,7 @@ fn a_finished_job_reloads_the_tab_and_leaves_the_running_count() {
         },
     ));
     assert_eq!(state.jobs.running(), 0);
-    assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, MbEffect::LoadBases { .. }))
-    );
+    assert!(loads.iter().any(|(_, l)| matches!(l, MbLoad::Bases)));
     let rolled_back = progress(
         "77777777-0000-4000-8000-000000000000",
         "research-ada-0002",
@@ -907,16 +881,13 @@ fn screen_search_results() {
     let mut state = tab(false);
     key(&mut state, '/');
     typed(&mut state, "rollout");
-    let effects = mb_effects(code(&mut state, KeyCode::Enter));
-    let [MbEffect::Search { generation, .. }] = &effects[..] else {
-        panic!("{effects:?}");
+    let loads = mb_loads(code(&mut state, KeyCode::Enter));
+    let [(generation, MbLoad::Search { .. })] = &loads[..] else {
+        panic!("{loads:?}");
     };
     deliver(
         &mut state,
-        MbEvent::Hits {
-            generation: *generation,
-            result: Ok(hits()),
-        },
+        JobEvent::load(*generation, MbLoaded::Hits(Ok(hits()))),
     );
     snapshot!("mb_search_results", &state);
 }
@@ -936,10 +907,10 @@ fn screen_loading_and_error() {
     let generation = state.memory_bases.generation;
     deliver(
         &mut state,
-        MbEvent::Bases {
+        JobEvent::load(
             generation,
-            result: Err("no such table: memory_base".to_owned()),
-        },
+            MbLoaded::Bases(Err("no such table: memory_base".to_owned())),
+        ),
     );
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("no such table"), "{text}");
@@ -949,17 +920,11 @@ fn screen_loading_and_error() {
 fn searched(state: &mut AppState, hits: Vec<SearchHit>) {
     key(state, '/');
     typed(state, "rollout");
-    let effects = mb_effects(code(state, KeyCode::Enter));
-    let [MbEffect::Search { generation, .. }] = &effects[..] else {
-        panic!("{effects:?}");
+    let loads = mb_loads(code(state, KeyCode::Enter));
+    let [(generation, MbLoad::Search { .. })] = &loads[..] else {
+        panic!("{loads:?}");
     };
-    deliver(
-        state,
-        MbEvent::Hits {
-            generation: *generation,
-            result: Ok(hits),
-        },
-    );
+    deliver(state, JobEvent::load(*generation, MbLoaded::Hits(Ok(hits))));
 }
 
 #[test]

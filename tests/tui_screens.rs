@@ -23,7 +23,9 @@ use memscope::memory::tokens::CountCache;
 use memscope::store::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
-use memscope::tui::update::{Effect, Event, JobEvent, LoadedNodes, start, update};
+use memscope::tui::update::{
+    Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped, start, update,
+};
 use serde_json::json;
 
 fn id(n: u32) -> String {
@@ -145,19 +147,17 @@ fn list_loaded(state: &mut AppState) {
     ];
     let effects = deliver(
         state,
-        JobEvent::List {
-            generation,
-            result: Ok(rows),
-        },
+        JobEvent::load(generation, LoadReport::List(Ok(rows))),
     );
-    if let Some(Effect::CountThreads { generation, .. }) = effects.first() {
+    if let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::CountThreads { .. },
+    })) = effects.first()
+    {
         let tokens = vec![(id(1), 118), (id(2), 942)];
         deliver(
             state,
-            JobEvent::ThreadTokens {
-                generation: *generation,
-                tokens,
-            },
+            JobEvent::load(*generation, LoadReport::ThreadTokens(tokens)),
         );
     }
 }
@@ -169,7 +169,12 @@ fn open(state: &mut AppState) -> u64 {
         Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
     );
     match &effects[..] {
-        [Effect::LoadConversation { generation, .. }] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Conversation { .. },
+            }),
+        ] => *generation,
         other => panic!("expected a conversation load, got {other:?}"),
     }
 }
@@ -179,10 +184,10 @@ fn conversation_loaded(state: &mut AppState, rows: Vec<StoredMessage>) {
     let generation = open(state);
     let effects = deliver(
         state,
-        JobEvent::Conversation {
+        JobEvent::load(
             generation,
-            result: Ok(refund_conversation(rows)),
-        },
+            LoadReport::Conversation(Ok(refund_conversation(rows))),
+        ),
     );
     run_budgets(state, effects, &mut CountCache::new(1000));
 }
@@ -198,10 +203,7 @@ fn conversations_empty() {
     let generation = state.list.generation;
     deliver(
         &mut state,
-        JobEvent::List {
-            generation,
-            result: Ok(Vec::new()),
-        },
+        JobEvent::load(generation, LoadReport::List(Ok(Vec::new()))),
     );
     snapshot!("conversations_empty", &state);
 }
@@ -213,10 +215,7 @@ fn conversations_error() {
     let error = "could not connect to postgres://memscope:***@db:5432/dify".to_owned();
     deliver(
         &mut state,
-        JobEvent::List {
-            generation,
-            result: Err(error),
-        },
+        JobEvent::load(generation, LoadReport::List(Err(error))),
     );
     snapshot!("conversations_error", &state);
 }
@@ -246,10 +245,7 @@ fn conversations_with_deleted_shown() {
     ];
     deliver(
         &mut state,
-        JobEvent::List {
-            generation,
-            result: Ok(rows),
-        },
+        JobEvent::load(generation, LoadReport::List(Ok(rows))),
     );
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("✗ deleted in Dify, shown"), "{text}");
@@ -286,10 +282,7 @@ fn conversation_error() {
     let error = format!("no conversation {} in sqlite:///data/memscope.db", id(1));
     deliver(
         &mut state,
-        JobEvent::Conversation {
-            generation,
-            result: Err(error),
-        },
+        JobEvent::load(generation, LoadReport::Conversation(Err(error))),
     );
     snapshot!("conversation_error", &state);
 }
@@ -581,13 +574,16 @@ fn run_node_jobs(state: &mut AppState, effects: Vec<Effect>) {
     let mut cache = CountCache::new(1000);
     for effect in effects {
         match effect {
-            Effect::LoadNodeContext {
+            Effect::Load(Stamped {
                 generation,
-                thread,
-                node_id,
-                source,
-                settings,
-            } => {
+                value:
+                    Load::NodeContext {
+                        thread,
+                        node_id,
+                        source,
+                        settings,
+                    },
+            }) => {
                 let sources = NodeSources {
                     node_id,
                     memory_file: memory_file(),
@@ -597,24 +593,17 @@ fn run_node_jobs(state: &mut AppState, effects: Vec<Effect>) {
                 let view = NodeContextView::compute(context, &settings, &mut cache);
                 deliver(
                     state,
-                    JobEvent::NodeContext {
-                        generation,
-                        result: Ok(Box::new(view)),
-                    },
+                    JobEvent::load(generation, LoadReport::NodeContext(Ok(Box::new(view)))),
                 );
             }
-            Effect::LoadTimeline {
+            Effect::Load(Stamped {
                 generation,
-                thread,
-                node_id,
-            } => {
+                value: Load::Timeline { thread, node_id },
+            }) => {
                 let built = timeline(&thread, &node_id, &memory_file(), &executions);
                 deliver(
                     state,
-                    JobEvent::Timeline {
-                        generation,
-                        result: Ok(built),
-                    },
+                    JobEvent::load(generation, LoadReport::Timeline(Ok(built))),
                 );
             }
             _ => {}
@@ -626,7 +615,12 @@ fn run_node_jobs(state: &mut AppState, effects: Vec<Effect>) {
 fn open_nodes(state: &mut AppState) -> u64 {
     conversation_loaded(state, refund_rows());
     match &key(state, 'o')[..] {
-        [Effect::LoadNodes { generation, .. }] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Nodes { .. },
+            }),
+        ] => *generation,
         other => panic!("expected a nodes load, got {other:?}"),
     }
 }
@@ -635,13 +629,13 @@ fn nodes_loaded(state: &mut AppState, app_mode: &str, rows: Vec<NodeRow>) -> Vec
     let generation = open_nodes(state);
     deliver(
         state,
-        JobEvent::Nodes {
+        JobEvent::load(
             generation,
-            result: Ok(LoadedNodes {
+            LoadReport::Nodes(Ok(LoadedNodes {
                 thread: node_thread(app_mode),
                 rows,
-            }),
-        },
+            })),
+        ),
     )
 }
 
@@ -661,10 +655,7 @@ fn nodes_pane_error() {
     let error = "error returned from database: no such table: workflow_node_executions";
     deliver(
         &mut state,
-        JobEvent::Nodes {
-            generation,
-            result: Err(error.to_owned()),
-        },
+        JobEvent::load(generation, LoadReport::Nodes(Err(error.to_owned()))),
     );
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("Could not load the nodes"), "{text}");
@@ -742,10 +733,13 @@ fn node_context_switches_source_and_budget() {
     assert!(
         matches!(
             &effects[..],
-            [Effect::LoadNodeContext {
-                source: ContextSource::Prompts,
+            [Effect::Load(Stamped {
+                value: Load::NodeContext {
+                    source: ContextSource::Prompts,
+                    ..
+                },
                 ..
-            }]
+            })]
         ),
         "only the context reloads: {effects:?}"
     );
@@ -775,9 +769,14 @@ fn node_selection_loads_the_other_node_and_esc_closes_the_pane() {
     let node_ids: Vec<&str> = effects
         .iter()
         .filter_map(|effect| match effect {
-            Effect::LoadNodeContext { node_id, .. } | Effect::LoadTimeline { node_id, .. } => {
-                Some(node_id.as_str())
-            }
+            Effect::Load(Stamped {
+                value: Load::NodeContext { node_id, .. },
+                ..
+            })
+            | Effect::Load(Stamped {
+                value: Load::Timeline { node_id, .. },
+                ..
+            }) => Some(node_id.as_str()),
             _ => None,
         })
         .collect();

@@ -18,9 +18,9 @@ use memscope::store::ChatMemorySummary;
 use memscope::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Overlay};
-use memscope::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
+use memscope::tui::update::chat_memories::{MemoryLoad, MemoryLoaded, MemoryPage};
 use memscope::tui::update::trim::sessions;
-use memscope::tui::update::{Effect, Event, JobEvent, update};
+use memscope::tui::update::{Effect, Event, JobEvent, Load, Stamped, update};
 use ratatui::style::Modifier;
 
 const POLICY: &str = r#"{"limit_type":"messages","max_messages":9,"strategy":"drop_middle",
@@ -126,8 +126,8 @@ fn rows() -> Vec<ChatMemoryMessageRow> {
         .collect()
 }
 
-fn deliver(state: &mut AppState, job: MemoryJob) -> Vec<Effect> {
-    update(state, Event::Job(JobEvent::ChatMemory(job)))
+fn deliver(state: &mut AppState, job: impl Into<JobEvent>) -> Vec<Effect> {
+    update(state, Event::Job(job.into()))
 }
 
 fn press(state: &mut AppState, code: KeyCode) -> Vec<Effect> {
@@ -147,22 +147,22 @@ fn list_loaded() -> AppState {
     let generation = state.chat_memories.generation;
     let effects = deliver(
         &mut state,
-        MemoryJob::List {
-            generation,
-            result: Ok(memories()),
-        },
+        JobEvent::load(generation, MemoryLoaded::List(Ok(memories()))),
     );
-    let Some(Effect::ChatMemory(MemoryEffect::CountTokens { generation, .. })) = effects.first()
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::ChatMemory(MemoryLoad::Tokens { .. }),
+    })) = effects.first()
     else {
         panic!("{effects:?}")
     };
     let generation = *generation;
     deliver(
         &mut state,
-        MemoryJob::Tokens {
+        JobEvent::load(
             generation,
-            tokens: vec![(id(1), 214), (id(2), 9_870)],
-        },
+            MemoryLoaded::Tokens(vec![(id(1), 214), (id(2), 9_870)]),
+        ),
     );
     state
 }
@@ -170,7 +170,13 @@ fn list_loaded() -> AppState {
 fn memory_open() -> AppState {
     let mut state = list_loaded();
     let effects = press(&mut state, KeyCode::Enter);
-    let [Effect::ChatMemory(MemoryEffect::LoadPage { generation, .. })] = effects[..] else {
+    let [
+        Effect::Load(Stamped {
+            generation,
+            value: Load::ChatMemory(MemoryLoad::Page { .. }),
+        }),
+    ] = effects[..]
+    else {
         panic!("{effects:?}")
     };
     let rows = rows();
@@ -191,14 +197,14 @@ fn memory_open() -> AppState {
     };
     deliver(
         &mut state,
-        MemoryJob::Page {
+        JobEvent::load(
             generation,
-            result: Ok(MemoryPage {
+            MemoryLoaded::Page(Ok(MemoryPage {
                 memory,
                 rows,
                 tokens,
-            }),
-        },
+            })),
+        ),
     );
     state
 }
@@ -206,7 +212,13 @@ fn memory_open() -> AppState {
 /// `T` on the open memory, and its list delivered counted.
 fn open_preview(state: &mut AppState) {
     let effects = press(state, KeyCode::Char('T'));
-    let [Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. })] = effects[..] else {
+    let [
+        Effect::Load(Stamped {
+            generation,
+            value: Load::ChatMemory(MemoryLoad::TrimSource { .. }),
+        }),
+    ] = effects[..]
+    else {
         panic!("{effects:?}")
     };
     let messages: Vec<PromptMessage> = rows().iter().map(row_message).collect();
@@ -217,13 +229,13 @@ fn open_preview(state: &mut AppState) {
     );
     deliver(
         state,
-        MemoryJob::TrimSource {
+        JobEvent::load(
             generation,
-            result: Ok((
+            MemoryLoaded::TrimSource(Ok((
                 Arc::new(sessions(tokens, messages)),
                 ChatMemoryPolicy::from_json(POLICY).unwrap(),
-            )),
-        },
+            ))),
+        ),
     );
 }
 
@@ -371,10 +383,10 @@ fn chat_memories_loading_and_error_states() {
     let generation = state.chat_memories.generation;
     deliver(
         &mut state,
-        MemoryJob::List {
+        JobEvent::load(
             generation,
-            result: Err("no such table: chat_memories".to_owned()),
-        },
+            MemoryLoaded::List(Err("no such table: chat_memories".to_owned())),
+        ),
     );
     snapshot!("chat_memories_error", &state);
 }

@@ -1,7 +1,7 @@
 //! The job runner: carries effects out on tokio tasks and reports every result on one channel.
 //! Every job starts through [`Tasks`] (`slot.rs`): a load takes its kind's slot and stops the
-//! previous one, a write runs to its end; the core drops any result whose generation is not
-//! the latest, so the latest request wins.
+//! previous one, and reports stamped with its request's generation; a write runs to its end.
+//! The core drops a report another request overtook (`update/loads.rs`), so the latest wins.
 
 mod chat_memories;
 mod checkpoints;
@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use self::slot::{Reply, Slot, Tasks, report, with_cache};
+use self::slot::{LoadReply, Slot, Tasks, report, with_cache};
 use super::state::{Loaded, NodeRow};
-use super::update::{Effect, JobEvent, LoadedNodes};
+use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{load_conversation, load_windows};
@@ -86,107 +86,133 @@ impl JobRunner {
     }
 
     pub fn run(&mut self, effect: Effect) {
-        let store = self.store.clone();
-        let cache = self.cache.clone();
-        let storage = self.storage.clone();
-        let reply = self.tasks.reply();
         match effect {
+            Effect::Load(Stamped { generation, value }) => self.load(generation, value),
             Effect::MemoryBases(effect) => self.memory_bases.run(effect),
-            Effect::Doctor(effect) => self.doctor.run(effect),
-            Effect::Checkpoints(effect) => checkpoints::start(&mut self.tasks, store, effect),
+            Effect::StopDoctor => self.doctor.cancel(),
+            Effect::Checkpoints(write) => {
+                checkpoints::write(&mut self.tasks, self.store.clone(), write)
+            }
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::ChatMemory(effect) => {
+                let store = self.store.clone();
                 let summarizer = self.summarizer.clone();
-                chat_memories::start(&mut self.tasks, store, cache, summarizer, effect)
+                chat_memories::write(&mut self.tasks, store, summarizer, effect)
             }
             // Dropping the task's future stops its query (see `store::search`).
             Effect::StopList => self.tasks.stop(Slot::List),
-            Effect::LoadList { generation, filter } => self.tasks.load(Slot::List, async move {
-                let result = list(&store, &reply, generation, &filter).await;
-                reply.send(JobEvent::List { generation, result });
+            Effect::PollNewest { id } => {
+                let store = self.store.clone();
+                let reply = self.tasks.reply();
+                self.tasks.poll(async move {
+                    match store.history_messages(&id, 1).await {
+                        Ok(rows) => {
+                            let newest = rows.into_iter().next().map(|m| m.id);
+                            reply.send(JobEvent::Newest { id, newest });
+                        }
+                        Err(error) => {
+                            report(error);
+                        }
+                    }
+                })
+            }
+        }
+    }
+
+    /// Starts the load requested as `generation` in its kind's slot.
+    fn load(&mut self, generation: u64, load: Load) {
+        let store = self.store.clone();
+        let cache = self.cache.clone();
+        let storage = self.storage.clone();
+        match load {
+            Load::MemoryBases(load) => self.memory_bases.load(generation, load),
+            Load::Doctor(scan) => self.doctor.run(generation, scan),
+            Load::Checkpoints(load) => checkpoints::load(&mut self.tasks, generation, store, load),
+            Load::ChatMemory(load) => {
+                let summarizer = self.summarizer.clone();
+                chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)
+            }
+            Load::List(filter) => self.tasks.load(Slot::List, generation, |reply| async move {
+                let result = list(&store, &reply, &filter).await;
+                reply.send(LoadReport::List(result));
             }),
-            Effect::CountThreads {
-                generation,
+            Load::CountThreads {
                 ids,
                 settings,
                 message_limit,
-            } => self.tasks.load(Slot::ThreadTokens, async move {
-                let counted = count_threads(&store, cache, &ids, settings, message_limit).await;
-                if let Some(tokens) = counted {
-                    reply.send(JobEvent::ThreadTokens { generation, tokens });
-                }
-            }),
-            Effect::LoadConversation { generation, id } => {
-                self.tasks.load(Slot::Conversation, async move {
-                    let result = conversation(&store, &id).await;
-                    reply.send(JobEvent::Conversation { generation, result });
-                })
+            } => self
+                .tasks
+                .load(Slot::ThreadTokens, generation, |reply| async move {
+                    let counted = count_threads(&store, cache, &ids, settings, message_limit).await;
+                    if let Some(tokens) = counted {
+                        reply.send(LoadReport::ThreadTokens(tokens));
+                    }
+                }),
+            Load::Conversation { id } => {
+                self.tasks
+                    .load(Slot::Conversation, generation, |reply| async move {
+                        let result = conversation(&store, &id).await;
+                        reply.send(LoadReport::Conversation(result));
+                    })
             }
-            Effect::ComputeBudget {
-                generation,
+            Load::Budget {
                 loaded,
                 leaf,
                 mode,
                 window,
                 settings,
-            } => self.tasks.load(Slot::Budget, async move {
-                let result = with_cache(cache, move |cache| {
-                    let rows = loaded.budget_rows(leaf, mode, window);
-                    let files = &loaded.conversation.files;
-                    Box::new(BudgetView::compute(&rows, files, &settings, cache))
-                })
-                .await;
-                reply.send(JobEvent::Budget { generation, result });
-            }),
-            Effect::PollNewest { id } => self.tasks.load(Slot::Poll, async move {
-                match store.history_messages(&id, 1).await {
-                    Ok(rows) => {
-                        let newest = rows.into_iter().next().map(|m| m.id);
-                        reply.send(JobEvent::Newest { id, newest });
-                    }
-                    Err(error) => {
-                        report(error);
-                    }
-                }
-            }),
-            Effect::LoadNodes {
-                generation,
+            } => self
+                .tasks
+                .load(Slot::Budget, generation, |reply| async move {
+                    let result = with_cache(cache, move |cache| {
+                        let rows = loaded.budget_rows(leaf, mode, window);
+                        let files = &loaded.conversation.files;
+                        Box::new(BudgetView::compute(&rows, files, &settings, cache))
+                    })
+                    .await;
+                    reply.send(LoadReport::Budget(result));
+                }),
+            Load::Nodes {
                 conversation_id,
                 leaf,
                 settings,
-            } => self.tasks.load(Slot::Nodes, async move {
-                let result = nodes(&store, &storage, cache, &conversation_id, leaf, settings).await;
-                reply.send(JobEvent::Nodes { generation, result });
-            }),
-            Effect::LoadNodeContext {
-                generation,
+            } => self
+                .tasks
+                .load(Slot::Nodes, generation, |reply| async move {
+                    let result =
+                        nodes(&store, &storage, cache, &conversation_id, leaf, settings).await;
+                    reply.send(LoadReport::Nodes(result));
+                }),
+            Load::NodeContext {
                 thread,
                 node_id,
                 source,
                 settings,
-            } => self.tasks.load(Slot::NodeContext, async move {
-                let result = match load_node_sources(&store, &storage, &thread, &node_id).await {
-                    Ok(sources) => {
-                        with_cache(cache, move |cache| {
-                            let context = node_context(&thread, &sources, source);
-                            Box::new(NodeContextView::compute(context, &settings, cache))
-                        })
-                        .await
-                    }
-                    Err(error) => Err(report(error)),
-                };
-                reply.send(JobEvent::NodeContext { generation, result });
-            }),
-            Effect::LoadTimeline {
-                generation,
-                thread,
-                node_id,
-            } => self.tasks.load(Slot::Timeline, async move {
-                let result = load_node_timeline(&store, &storage, &thread, &node_id)
-                    .await
-                    .map_err(report);
-                reply.send(JobEvent::Timeline { generation, result });
-            }),
+            } => self
+                .tasks
+                .load(Slot::NodeContext, generation, |reply| async move {
+                    let result = match load_node_sources(&store, &storage, &thread, &node_id).await
+                    {
+                        Ok(sources) => {
+                            with_cache(cache, move |cache| {
+                                let context = node_context(&thread, &sources, source);
+                                Box::new(NodeContextView::compute(context, &settings, cache))
+                            })
+                            .await
+                        }
+                        Err(error) => Err(report(error)),
+                    };
+                    reply.send(LoadReport::NodeContext(result));
+                }),
+            Load::Timeline { thread, node_id } => {
+                self.tasks
+                    .load(Slot::Timeline, generation, |reply| async move {
+                        let result = load_node_timeline(&store, &storage, &thread, &node_id)
+                            .await
+                            .map_err(report);
+                        reply.send(LoadReport::Timeline(result));
+                    })
+            }
         }
     }
 }
@@ -228,8 +254,7 @@ async fn nodes(
 /// quick enough to show whole.
 async fn list(
     store: &Store,
-    reply: &Reply,
-    generation: u64,
+    reply: &LoadReply,
     filter: &ConversationFilter,
 ) -> Result<Vec<ConversationSummary>, String> {
     let streams = store.search_path(filter.search.as_deref()).is_scan();
@@ -237,11 +262,7 @@ async fn list(
     store
         .stream_conversations(filter, |row| {
             if streams {
-                let found = row.clone();
-                reply.send(JobEvent::ListFound {
-                    generation,
-                    row: found,
-                });
+                reply.send(LoadReport::ListFound(row.clone()));
             }
             rows.push(row);
         })

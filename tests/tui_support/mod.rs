@@ -13,7 +13,7 @@ use memscope::memory::tokens::{CountCache, CounterKind, Encoding};
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::theme::Theme;
 use memscope::tui::ui;
-use memscope::tui::update::{Effect, Event, JobEvent, update};
+use memscope::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, update};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -84,19 +84,25 @@ pub fn hint_bar(state: &AppState, width: u16, height: u16) -> String {
 /// Runs every budget request among `effects` as the job runner would, and delivers the results.
 pub fn run_budgets(state: &mut AppState, effects: Vec<Effect>, cache: &mut CountCache) {
     for effect in effects {
-        if let Effect::ComputeBudget {
+        if let Effect::Load(Stamped {
             generation,
-            loaded,
-            leaf,
-            mode,
-            window,
-            settings,
-        } = effect
+            value:
+                Load::Budget {
+                    loaded,
+                    leaf,
+                    mode,
+                    window,
+                    settings,
+                },
+        }) = effect
         {
             let rows = loaded.budget_rows(leaf, mode, window);
             let view = BudgetView::compute(&rows, &loaded.conversation.files, &settings, cache);
             let result = Ok(Box::new(view));
-            update(state, Event::Job(JobEvent::Budget { generation, result }));
+            update(
+                state,
+                Event::Job(JobEvent::load(generation, LoadReport::Budget(result))),
+            );
         }
     }
 }

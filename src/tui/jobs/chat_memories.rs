@@ -1,5 +1,5 @@
-//! Jobs of the chat memories tab and the trim preview: reads, counts, the remote summary and
-//! the writes (each write is one transaction in the store).
+//! Jobs of the chat memories tab and the trim preview: its loads (reads, counts, the remote
+//! summary) and its writes (each write is one transaction in the store).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,88 +14,96 @@ use crate::store::{CancelFlag, Store};
 use crate::summarize::{Summarizer, extractive_plan, summarize_plan};
 use crate::tui::state::chat_memories::Write;
 use crate::tui::state::trim::TrimSessions;
-use crate::tui::update::chat_memories::{MemoryEffect, MemoryJob, MemoryPage};
+use crate::tui::update::chat_memories::{
+    MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded, MemoryPage,
+};
 use crate::tui::update::trim::sessions;
 
-/// Starts `effect`: loads in their slots, writes to their end.
-pub(super) fn start(
+/// Starts the load requested as `generation` in its slot.
+pub(super) fn load(
     tasks: &mut Tasks,
+    generation: u64,
     store: Arc<Store>,
     cache: Arc<Mutex<CountCache>>,
+    summarizer: Arc<Summarizer>,
+    load: MemoryLoad,
+) {
+    match load {
+        MemoryLoad::List => tasks.load(Slot::MemoryList, generation, |reply| async move {
+            let result = store.list_chat_memories().await.map_err(report);
+            reply.send(MemoryLoaded::List(result));
+        }),
+        MemoryLoad::Tokens { ids, counter } => {
+            tasks.load(Slot::MemoryTokens, generation, |reply| async move {
+                // Each memory's count is reported as soon as it is known.
+                for id in ids {
+                    let loaded = match load_memory(&store, &id).await {
+                        Ok(loaded) => loaded,
+                        Err(error) => {
+                            report(error);
+                            continue;
+                        }
+                    };
+                    let counter = counter.clone();
+                    let counted = with_cache(cache.clone(), move |cache| {
+                        cache.count_list(&counter, &loaded.messages())
+                    });
+                    let Ok(tokens) = counted.await else { return };
+                    reply.send(MemoryLoaded::Tokens(vec![(id, tokens)]));
+                }
+            })
+        }
+        MemoryLoad::Page {
+            id,
+            limit,
+            offset,
+            counter,
+        } => tasks.load(Slot::MemoryPage, generation, |reply| async move {
+            let result = page(&store, &cache, &id, limit, offset, &counter)
+                .await
+                .map_err(report);
+            reply.send(MemoryLoaded::Page(result));
+        }),
+        MemoryLoad::TrimSource { id, counter } => {
+            tasks.load(Slot::TrimSource, generation, |reply| async move {
+                let result = match load_memory(&store, &id).await {
+                    Ok(loaded) => {
+                        with_cache(cache, move |cache| {
+                            let messages = loaded.messages();
+                            let tokens = TrimSession::new(
+                                messages.clone(),
+                                TrimCounter::Tokens(counter),
+                                cache,
+                            );
+                            (Arc::new(sessions(tokens, messages)), loaded.policy)
+                        })
+                        .await
+                    }
+                    Err(error) => Err(report(error)),
+                };
+                reply.send(MemoryLoaded::TrimSource(result));
+            })
+        }
+        MemoryLoad::Summary {
+            sessions,
+            policy,
+            offline,
+        } => tasks.load(Slot::Summary, generation, |reply| async move {
+            let result = summary(&sessions, &policy, offline, &summarizer).await;
+            reply.send(MemoryLoaded::Summary(result));
+        }),
+    }
+}
+
+/// Starts a write, which runs to its end.
+pub(super) fn write(
+    tasks: &mut Tasks,
+    store: Arc<Store>,
     summarizer: Arc<Summarizer>,
     effect: MemoryEffect,
 ) {
     let reply = tasks.reply();
     match effect {
-        MemoryEffect::LoadList { generation } => tasks.load(Slot::MemoryList, async move {
-            let result = store.list_chat_memories().await.map_err(report);
-            reply.send(MemoryJob::List { generation, result });
-        }),
-        MemoryEffect::CountTokens {
-            generation,
-            ids,
-            counter,
-        } => tasks.load(Slot::MemoryTokens, async move {
-            // Each memory's count is reported as soon as it is known.
-            for id in ids {
-                let loaded = match load_memory(&store, &id).await {
-                    Ok(loaded) => loaded,
-                    Err(error) => {
-                        report(error);
-                        continue;
-                    }
-                };
-                let counter = counter.clone();
-                let counted = with_cache(cache.clone(), move |cache| {
-                    cache.count_list(&counter, &loaded.messages())
-                });
-                let Ok(tokens) = counted.await else { return };
-                reply.send(MemoryJob::Tokens {
-                    generation,
-                    tokens: vec![(id, tokens)],
-                });
-            }
-        }),
-        MemoryEffect::LoadPage {
-            generation,
-            id,
-            limit,
-            offset,
-            counter,
-        } => tasks.load(Slot::MemoryPage, async move {
-            let result = page(&store, &cache, &id, limit, offset, &counter)
-                .await
-                .map_err(report);
-            reply.send(MemoryJob::Page { generation, result });
-        }),
-        MemoryEffect::LoadTrimSource {
-            generation,
-            id,
-            counter,
-        } => tasks.load(Slot::TrimSource, async move {
-            let result = match load_memory(&store, &id).await {
-                Ok(loaded) => {
-                    with_cache(cache, move |cache| {
-                        let messages = loaded.messages();
-                        let tokens =
-                            TrimSession::new(messages.clone(), TrimCounter::Tokens(counter), cache);
-                        (Arc::new(sessions(tokens, messages)), loaded.policy)
-                    })
-                    .await
-                }
-                Err(error) => Err(report(error)),
-            };
-            reply.send(MemoryJob::TrimSource { generation, result });
-        }),
-        MemoryEffect::Summarize {
-            generation,
-            sessions,
-            policy,
-            offline,
-        } => tasks.load(Slot::Summary, async move {
-            let result = summary(&sessions, &policy, offline, &summarizer).await;
-            reply.send(MemoryJob::Summary { generation, result });
-        }),
         MemoryEffect::Write { write, counter } => tasks.write(CancelFlag::default(), async move {
             let memory_id = write.memory_id().to_owned();
             let result = run_write(&store, &summarizer, write, TrimCounter::Tokens(counter))

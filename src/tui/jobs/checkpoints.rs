@@ -11,51 +11,53 @@ use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
-use crate::tui::update::{CheckpointEffect, CheckpointEvent};
+use crate::tui::update::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
 
-pub(super) fn start(tasks: &mut Tasks, store: Arc<Store>, effect: CheckpointEffect) {
-    let reply = tasks.reply();
-    match effect {
-        CheckpointEffect::LoadTree {
-            generation,
-            thread_id,
-        } => tasks.load(Slot::CheckpointTree, async move {
-            let result = tree(&store, &thread_id).await.map_err(report);
-            reply.send(CheckpointEvent::Tree { generation, result });
-        }),
-        CheckpointEffect::LoadCheckpoint {
-            generation,
+/// Starts the load requested as `generation` in its kind's slot.
+pub(super) fn load(tasks: &mut Tasks, generation: u64, store: Arc<Store>, load: CheckpointLoad) {
+    match load {
+        CheckpointLoad::Tree { thread_id } => {
+            tasks.load(Slot::CheckpointTree, generation, |reply| async move {
+                let result = tree(&store, &thread_id).await.map_err(report);
+                reply.send(CheckpointLoaded::Tree(result));
+            })
+        }
+        CheckpointLoad::Checkpoint {
             thread_id,
             namespace,
             checkpoint_id,
             counter,
             max_tokens,
-        } => tasks.load(Slot::Checkpoint, async move {
+        } => tasks.load(Slot::Checkpoint, generation, |reply| async move {
             let result = match read(&store, &thread_id, &namespace, &checkpoint_id).await {
                 Ok(state) => count(Arc::new(state), counter, max_tokens).await,
                 Err(error) => Err(report(error)),
             };
-            reply.send(CheckpointEvent::Shown { generation, result });
+            reply.send(CheckpointLoaded::Shown(result));
         }),
-        CheckpointEffect::Write(write) => tasks.write(CancelFlag::default(), async move {
-            let thread_id = match &write {
-                CheckpointWrite::Trim { thread_id, .. } | CheckpointWrite::Undo { thread_id } => {
-                    thread_id.clone()
-                }
-            };
-            let result = written(&store, write).await;
-            reply.send(CheckpointEvent::Written { thread_id, result });
-        }),
-        CheckpointEffect::Count {
-            generation,
+        CheckpointLoad::Count {
             state,
             counter,
             max_tokens,
-        } => tasks.load(Slot::Checkpoint, async move {
+        } => tasks.load(Slot::Checkpoint, generation, |reply| async move {
             let result = count(state, counter, max_tokens).await;
-            reply.send(CheckpointEvent::Shown { generation, result });
+            reply.send(CheckpointLoaded::Shown(result));
         }),
     }
+}
+
+/// Runs a confirmed write to its end.
+pub(super) fn write(tasks: &mut Tasks, store: Arc<Store>, write: CheckpointWrite) {
+    let reply = tasks.reply();
+    tasks.write(CancelFlag::default(), async move {
+        let thread_id = match &write {
+            CheckpointWrite::Trim { thread_id, .. } | CheckpointWrite::Undo { thread_id } => {
+                thread_id.clone()
+            }
+        };
+        let result = written(&store, write).await;
+        reply.send(CheckpointWritten { thread_id, result });
+    });
 }
 
 async fn tree(store: &Store, thread_id: &str) -> Result<ThreadTree, String> {

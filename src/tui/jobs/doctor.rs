@@ -13,12 +13,12 @@ use std::time::Duration;
 use chrono::Utc;
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::slot::{Reply, Slot, Tasks};
+use super::slot::{LoadReply, Slot, Tasks};
 use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
 use crate::tui::update::JobEvent;
-use crate::tui::update::doctor::{DoctorEffect, DoctorEvent};
+use crate::tui::update::doctor::{DoctorEvent, DoctorScan};
 
 /// How often a running scan reports: often enough for the gauge and the elapsed time to move.
 const REPORT_EVERY: Duration = Duration::from_millis(200);
@@ -45,30 +45,20 @@ impl DoctorRunner {
         }
     }
 
-    pub fn run(&mut self, effect: DoctorEffect) {
-        self.cancel();
-        let DoctorEffect::Start {
-            generation,
-            counter,
-            budget,
-        } = effect
-        else {
-            return;
-        };
+    /// Starts the scan requested as `generation`, stopping one still running.
+    pub fn run(&mut self, generation: u64, scan_request: DoctorScan) {
         let settings = DoctorSettings {
-            counter,
-            budget,
+            counter: scan_request.counter,
+            budget: scan_request.budget,
             storage: Some(self.storage.clone()),
         };
         let stop = CancelFlag::default();
-        let job = scan(
-            self.store.clone(),
-            settings,
-            stop.clone(),
-            self.tasks.reply(),
-            generation,
-        );
-        self.tasks.load_until(Slot::Doctor, stop, job);
+        let store = self.store.clone();
+        let flag = stop.clone();
+        self.tasks
+            .load_until(Slot::Doctor, generation, stop, |reply| {
+                scan(store, settings, flag, reply)
+            });
     }
 
     /// Stops the running scan, if any (see the module's comment).
@@ -78,13 +68,7 @@ impl DoctorRunner {
 }
 
 /// Counts the messages, scans, and reports the count read so far every [`REPORT_EVERY`].
-async fn scan(
-    store: Arc<Store>,
-    settings: DoctorSettings,
-    stop: CancelFlag,
-    reply: Reply,
-    generation: u64,
-) {
+async fn scan(store: Arc<Store>, settings: DoctorSettings, stop: CancelFlag, reply: LoadReply) {
     let send = |event: DoctorEvent| {
         reply.send(event);
     };
@@ -93,7 +77,6 @@ async fn scan(
         Err(error) => {
             let result = Err(failure(error));
             send(DoctorEvent::Finished {
-                generation,
                 result,
                 at: Utc::now(),
             });
@@ -101,7 +84,6 @@ async fn scan(
         }
     };
     send(DoctorEvent::Started {
-        generation,
         total,
         at: Utc::now(),
     });
@@ -115,7 +97,6 @@ async fn scan(
         tokio::select! {
             result = &mut run => break result,
             _ = report_every.tick() => send(DoctorEvent::Progress {
-                generation,
                 scanned: scanned.load(Ordering::Relaxed),
                 at: Utc::now(),
             }),
@@ -128,7 +109,6 @@ async fn scan(
         Err(error) => Err(failure(error)),
     };
     send(DoctorEvent::Finished {
-        generation,
         result,
         at: Utc::now(),
     });
@@ -149,6 +129,7 @@ mod tests {
     use crate::demo::{BulkGenerator, BulkPlan};
     use crate::memory::tokens::{CounterKind, TokenCounter};
     use crate::storage::StorageBackend;
+    use crate::tui::update::{LoadReport, Stamped};
 
     #[tokio::test]
     async fn cancelling_ends_the_job_without_a_result() {
@@ -169,18 +150,21 @@ mod tests {
         .unwrap();
         let (events, mut reports) = mpsc::unbounded_channel();
         let mut runner = DoctorRunner::new(Arc::new(store), storage, events);
-        runner.run(DoctorEffect::Start {
-            generation: 1,
+        let scan = DoctorScan {
             counter: TokenCounter::for_model(CounterKind::Raw, "gpt-4o"),
             budget: 2_000,
-        });
+        };
+        runner.run(1, scan);
         // One runtime thread: the scan runs only while this test waits, so it cannot get
         // further than its start before the cancel.
         let started = reports.recv().await;
         assert!(
             matches!(
                 started,
-                Some(JobEvent::Doctor(DoctorEvent::Started { total: 10_000, .. }))
+                Some(JobEvent::Load(Stamped {
+                    generation: 1,
+                    value: LoadReport::Doctor(DoctorEvent::Started { total: 10_000, .. })
+                }))
             ),
             "{started:?}"
         );
@@ -189,7 +173,13 @@ mod tests {
         // The job's task is gone (its sender with it) and never reported a result.
         while let Some(event) = reports.recv().await {
             assert!(
-                matches!(event, JobEvent::Doctor(DoctorEvent::Progress { .. })),
+                matches!(
+                    event,
+                    JobEvent::Load(Stamped {
+                        value: LoadReport::Doctor(DoctorEvent::Progress { .. }),
+                        ..
+                    })
+                ),
                 "{event:?}"
             );
         }

@@ -1,6 +1,7 @@
-//! Memory-base work on tokio tasks: loads (latest wins, one slot each), writes and syncs (each
-//! its own task, never aborted by a later request), and the watcher. Running jobs report their
-//! progress as they go; everything comes back as [`MbEvent`]s on the runner's channel.
+//! Memory-base work on tokio tasks: loads (latest wins, one slot each, reported as stamped
+//! [`MbLoaded`]s), writes and syncs (each its own task, never aborted by a later request), and
+//! the watcher. Running jobs report their progress as they go, as [`MbEvent`]s on the runner's
+//! channel.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use crate::kb::embedder::HASHING_MODEL;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::{CancelFlag, JobProgress, MbSettings, SessionSync, SyncError, Trigger};
-use crate::tui::update::{JobEvent, MbEffect, MbEvent, SyncResult};
+use crate::tui::update::{JobEvent, MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
 
 /// Runs memory-base effects; the watcher is started separately.
 pub struct MbRunner {
@@ -91,6 +92,52 @@ impl MbRunner {
         }
     }
 
+    /// Starts the load requested as `generation` in its slot.
+    pub fn load(&mut self, generation: u64, load: MbLoad) {
+        let store = self.store.clone();
+        let config = self.config.clone();
+        match load {
+            MbLoad::Bases => self
+                .tasks
+                .load(Slot::Bases, generation, |reply| async move {
+                    let result = view::statuses(&store, &config).await.map_err(report);
+                    reply.send(MbLoaded::Bases(result));
+                }),
+            MbLoad::Sessions { base } => {
+                self.tasks
+                    .load(Slot::Sessions, generation, |reply| async move {
+                        let syncer = config.syncer(Store::clone(&store), &base.embedding_model);
+                        let result = match syncer {
+                            Ok(syncer) => view::sessions(&syncer, &base).await.map_err(report),
+                            Err(error) => Err(report(error)),
+                        };
+                        reply.send(MbLoaded::Sessions(result));
+                    })
+            }
+            MbLoad::Jobs { limit } => self.tasks.load(Slot::Jobs, generation, |reply| async move {
+                let mut result = store.ingestion_jobs(None, limit).await.map_err(report);
+                if let Ok(jobs) = &mut result {
+                    jobs.sort_by_key(|job| !job.is_active());
+                }
+                let now = Utc::now();
+                reply.send(MbLoaded::Jobs { result, now });
+            }),
+            MbLoad::Search { base, query, top_k } => {
+                self.tasks
+                    .load(Slot::Search, generation, |reply| async move {
+                        let result =
+                            match config.syncer(Store::clone(&store), &base.embedding_model) {
+                                Ok(syncer) => view::search(&syncer, &base, &query, None, top_k)
+                                    .await
+                                    .map_err(report),
+                                Err(error) => Err(report(error)),
+                            };
+                        reply.send(MbLoaded::Hits(result));
+                    })
+            }
+        }
+    }
+
     pub fn run(&mut self, effect: MbEffect) {
         let store = self.store.clone();
         let config = self.config.clone();
@@ -98,45 +145,6 @@ impl MbRunner {
         let flag = CancelFlag::default();
         let cancel = flag.clone();
         match effect {
-            MbEffect::LoadBases { generation } => self.tasks.load(Slot::Bases, async move {
-                let result = view::statuses(&store, &config).await.map_err(report);
-                reply.send(MbEvent::Bases { generation, result });
-            }),
-            MbEffect::LoadSessions { generation, base } => {
-                self.tasks.load(Slot::Sessions, async move {
-                    let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
-                        Ok(syncer) => view::sessions(&syncer, &base).await.map_err(report),
-                        Err(error) => Err(report(error)),
-                    };
-                    reply.send(MbEvent::Sessions { generation, result });
-                })
-            }
-            MbEffect::LoadJobs { generation, limit } => self.tasks.load(Slot::Jobs, async move {
-                let mut result = store.ingestion_jobs(None, limit).await.map_err(report);
-                if let Ok(jobs) = &mut result {
-                    jobs.sort_by_key(|job| !job.is_active());
-                }
-                let now = Utc::now();
-                reply.send(MbEvent::Jobs {
-                    generation,
-                    result,
-                    now,
-                });
-            }),
-            MbEffect::Search {
-                generation,
-                base,
-                query,
-                top_k,
-            } => self.tasks.load(Slot::Search, async move {
-                let result = match config.syncer(Store::clone(&store), &base.embedding_model) {
-                    Ok(syncer) => view::search(&syncer, &base, &query, None, top_k)
-                        .await
-                        .map_err(report),
-                    Err(error) => Err(report(error)),
-                };
-                reply.send(MbEvent::Hits { generation, result });
-            }),
             MbEffect::Sync { base, session } => self.tasks.write(flag, async move {
                 let scope = session.as_deref().map_or(Scope::Base, Scope::Session);
                 let progress = progress_to(reply.clone(), false);

@@ -1,7 +1,8 @@
 //! The one way the TUI runs a job. A load takes the slot of its kind: starting it stops the
-//! slot's previous task, so only the latest request's result comes back (and the core drops
-//! any that slipped through by its generation). A write or a sync has no slot: a later request
-//! never stops it mid-way, and quitting asks it to stop and waits a moment for it to roll back.
+//! slot's previous task, so only the latest request's result comes back, and every report it
+//! sends goes through its [`LoadReply`], stamped with its request's generation (the core drops
+//! any that slipped through). A write or a sync has no slot: a later request never stops it
+//! mid-way, and quitting asks it to stop and waits a moment for it to roll back.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::memory::tokens::CountCache;
 use crate::store::CancelFlag;
-use crate::tui::update::JobEvent;
+use crate::tui::update::{JobEvent, LoadReport};
 
 /// How long quitting waits for a write to roll back or commit before dropping it.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
@@ -55,6 +56,20 @@ impl Reply {
     }
 }
 
+/// Where one load's reports go, each stamped with the generation of its request.
+#[derive(Debug, Clone)]
+pub(super) struct LoadReply {
+    reply: Reply,
+    generation: u64,
+}
+
+impl LoadReply {
+    /// Sends `report`; `false` once the app stopped listening.
+    pub(super) fn send(&self, report: impl Into<LoadReport>) -> bool {
+        self.reply.send(JobEvent::load(self.generation, report))
+    }
+}
+
 /// A running task and the flag that asks it to stop where an abort cannot reach.
 type Running = (JoinHandle<()>, CancelFlag);
 
@@ -79,20 +94,38 @@ impl Tasks {
         self.reply.clone()
     }
 
-    /// Starts a load in `slot`, stopping the slot's previous one.
-    pub(super) fn load(&mut self, slot: Slot, job: impl Future<Output = ()> + Send + 'static) {
-        self.load_until(slot, CancelFlag::default(), job);
+    /// Starts the load requested as `generation` in `slot`, stopping the slot's previous one.
+    /// `job` reports through the reply it is given.
+    pub(super) fn load<F>(&mut self, slot: Slot, generation: u64, job: impl FnOnce(LoadReply) -> F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.load_until(slot, generation, CancelFlag::default(), job);
     }
 
     /// [`Tasks::load`] for a job that also watches `flag` (work an abort cannot stop).
-    pub(super) fn load_until(
+    pub(super) fn load_until<F>(
         &mut self,
         slot: Slot,
+        generation: u64,
         flag: CancelFlag,
-        job: impl Future<Output = ()> + Send + 'static,
-    ) {
+        job: impl FnOnce(LoadReply) -> F,
+    ) where
+        F: Future<Output = ()> + Send + 'static,
+    {
         self.stop(slot);
-        self.loads[slot as usize] = Some((tokio::spawn(job), flag));
+        let reply = LoadReply {
+            reply: self.reply(),
+            generation,
+        };
+        self.loads[slot as usize] = Some((tokio::spawn(job(reply)), flag));
+    }
+
+    /// Starts the poll for a conversation's newest message, stopping the previous poll. Its
+    /// report is not stamped: it names the conversation it read, which the core compares.
+    pub(super) fn poll(&mut self, job: impl Future<Output = ()> + Send + 'static) {
+        self.stop(Slot::Poll);
+        self.loads[Slot::Poll as usize] = Some((tokio::spawn(job), CancelFlag::default()));
     }
 
     /// Stops the load running in `slot`, if any.

@@ -9,17 +9,6 @@ pub enum LoadStatus {
     Failed(String),
 }
 
-/// `part` when `generation` is still its latest request (`latest` reads which that is): the one
-/// check that drops a job's result another request overtook. A part that is gone (a closed
-/// view) takes no result either.
-pub fn current<T>(
-    part: Option<&mut T>,
-    generation: u64,
-    latest: impl FnOnce(&T) -> u64,
-) -> Option<&mut T> {
-    part.filter(|part| latest(part) == generation)
-}
-
 impl LoadStatus {
     pub fn is_loading(&self) -> bool {
         matches!(self, LoadStatus::Loading)

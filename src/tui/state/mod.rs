@@ -24,7 +24,7 @@ pub mod trim;
 pub use budget::{BudgetPanelState, BudgetRows};
 pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, PAGE_SIZE, PagePosition};
-pub use load::{LoadStatus, current};
+pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
 pub use screen::{Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};

@@ -1,11 +1,11 @@
 //! The budget: its cut line, the panel's scrolling, and the budget job of the selected thread.
 
-use super::effect::Effect;
+use super::effect::{Effect, Load};
 use crate::inspect::budget::BudgetView;
 use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::ExtractionMode;
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET, current};
+use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET};
 
 /// `b` gives the budget panel the moving keys (its rows scroll) and takes them back; esc
 /// leaves it too. `false`: not the panel's key.
@@ -71,8 +71,7 @@ pub(super) fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) 
     if conversation.mode == ThreadMode::Fixed {
         settings.options.extraction = ExtractionMode::Fixed;
     }
-    effects.push(Effect::ComputeBudget {
-        generation: next_generation,
+    let budget = Load::Budget {
         window: state
             .settings
             .window(loaded.conversation.info.memory_window),
@@ -80,17 +79,15 @@ pub(super) fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) 
         mode: conversation.mode,
         settings,
         loaded,
-    });
+    };
+    effects.push(Effect::load(next_generation, budget));
 }
 
 pub(super) fn budget_computed(
     state: &mut AppState,
-    generation: u64,
     result: Result<Box<BudgetView>, String>,
 ) -> bool {
-    let Some(conversation) = current(state.conversation.as_mut(), generation, |c| {
-        c.budget_generation
-    }) else {
+    let Some(conversation) = state.conversation.as_mut() else {
         return false;
     };
     let result = result.map(|mut view| {

@@ -5,7 +5,7 @@ use crate::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
 use crate::tui::action::Action;
 use crate::tui::state::BUDGET_STEP;
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{Event, JobEvent, LoadReport, update};
 
 #[test]
 fn budget_keys_move_the_cut_line_without_a_job() {
@@ -61,10 +61,10 @@ fn stale_budgets_are_dropped() {
     let view = BudgetView::compute(&[], &[], &settings, &mut CountCache::new(10));
     update(
         &mut state,
-        Event::Job(JobEvent::Budget {
-            generation: first,
-            result: Ok(Box::new(view)),
-        }),
+        Event::Job(JobEvent::load(
+            first,
+            LoadReport::Budget(Ok(Box::new(view))),
+        )),
     );
     assert!(conversation(&state).budget.is_none());
     assert!(conversation(&state).budget_status.is_loading());

@@ -1,6 +1,8 @@
 //! The chat memories tab: its actions, its forms and confirmations, and its job results.
 
-pub use super::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryPage, READ_ONLY};
+pub use super::chat_memory_jobs::{
+    MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded, MemoryPage, READ_ONLY,
+};
 use super::effect::Effect;
 use super::selection::moved;
 use super::trim;
@@ -12,7 +14,7 @@ use crate::tui::state::chat_memories::{
     Confirm, FormKind, MESSAGE_PAGE, MemoryForm, MemoryView, Write,
 };
 use crate::tui::state::form::{Field, FieldValue, Form};
-use crate::tui::state::{AppState, Detail, LoadStatus, Overlay, current};
+use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
 
 /// The tab came to the front.
 pub(super) fn enter(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -34,7 +36,7 @@ fn reload(state: &mut AppState, show_loading: bool, effects: &mut Vec<Effect>) {
     if show_loading {
         memories.status = LoadStatus::Loading;
     }
-    effects.push(Effect::ChatMemory(MemoryEffect::LoadList { generation }));
+    effects.push(Effect::load(generation, MemoryLoad::List));
     if memories.open.is_some() {
         load_page(state, effects);
     }
@@ -47,13 +49,13 @@ fn load_page(state: &mut AppState, effects: &mut Vec<Effect>) {
         return;
     };
     open.generation = generation;
-    effects.push(Effect::ChatMemory(MemoryEffect::LoadPage {
-        generation,
+    let page = MemoryLoad::Page {
         id: open.id.clone(),
         limit: MESSAGE_PAGE,
         offset: open.offset,
         counter,
-    }));
+    };
+    effects.push(Effect::load(generation, page));
 }
 
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -434,14 +436,15 @@ fn start_write(state: &mut AppState, write: Write, effects: &mut Vec<Effect>) {
     }));
 }
 
-pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Effect>) -> bool {
-    match job {
-        MemoryJob::List { generation, result } => {
-            let Some(memories) =
-                current(Some(&mut state.chat_memories), generation, |m| m.generation)
-            else {
-                return false;
-            };
+/// A load's report (of the latest request: `loads.rs` checked).
+pub(super) fn on_load(
+    state: &mut AppState,
+    report: MemoryLoaded,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    match report {
+        MemoryLoaded::List(result) => {
+            let memories = &mut state.chat_memories;
             match result {
                 Ok(rows) => {
                     let selected_id = memories.selected_row().map(|r| r.id.clone());
@@ -464,26 +467,19 @@ pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Eff
                     if !changed.is_empty() {
                         let generation = state.generation();
                         state.chat_memories.tokens_generation = generation;
-                        effects.push(Effect::ChatMemory(MemoryEffect::CountTokens {
-                            generation,
+                        let count = MemoryLoad::Tokens {
                             ids: changed,
                             counter: state.settings.counter(),
-                        }));
+                        };
+                        effects.push(Effect::load(generation, count));
                     }
                 }
                 Err(error) => memories.status = LoadStatus::Failed(error),
             }
         }
-        MemoryJob::Tokens { generation, tokens } => {
-            let memories = Some(&mut state.chat_memories);
-            let Some(memories) = current(memories, generation, |m| m.tokens_generation) else {
-                return false;
-            };
-            memories.tokens.extend(tokens);
-        }
-        MemoryJob::Page { generation, result } => {
-            let open = state.chat_memories.open.as_mut();
-            let Some(open) = current(open, generation, |o| o.generation) else {
+        MemoryLoaded::Tokens(tokens) => state.chat_memories.tokens.extend(tokens),
+        MemoryLoaded::Page(result) => {
+            let Some(open) = state.chat_memories.open.as_mut() else {
                 return false;
             };
             match result {
@@ -497,12 +493,15 @@ pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Eff
                 Err(error) => open.status = LoadStatus::Failed(error),
             }
         }
-        MemoryJob::TrimSource { generation, result } => {
-            return trim::on_source(state, generation, result, effects);
-        }
-        MemoryJob::Summary { generation, result } => {
-            return trim::on_summary(state, generation, result);
-        }
+        MemoryLoaded::TrimSource(result) => return trim::on_source(state, result, effects),
+        MemoryLoaded::Summary(result) => return trim::on_summary(state, result),
+    }
+    true
+}
+
+/// A write's or a delete count's result.
+pub(super) fn on_job(state: &mut AppState, job: MemoryJob, effects: &mut Vec<Effect>) -> bool {
+    match job {
         MemoryJob::DeleteCount { write, result } => return on_delete_count(state, write, result),
         MemoryJob::Written { memory_id, result } => {
             state.chat_memories.writing = false;

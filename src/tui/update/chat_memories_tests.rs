@@ -3,7 +3,7 @@
 use super::*;
 use crate::tui::update::test_support::{code, key};
 use crate::tui::update::test_support::{memories, memory_row};
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{Event, JobEvent, Load, Stamped, update};
 use crossterm::event::KeyCode;
 
 fn write(effects: &[Effect]) -> &Write {
@@ -208,7 +208,12 @@ fn an_open_memory_pages_with_limit_and_offset() {
     let mut state = memories("{}", 120);
     let effects = update(&mut state, code(KeyCode::Enter));
     let page = |effects: &[Effect]| match effects {
-        [Effect::ChatMemory(MemoryEffect::LoadPage { limit, offset, .. })] => (*limit, *offset),
+        [
+            Effect::Load(Stamped {
+                value: Load::ChatMemory(MemoryLoad::Page { limit, offset, .. }),
+                ..
+            }),
+        ] => (*limit, *offset),
         other => panic!("{other:?}"),
     };
     assert_eq!(page(&effects), (MESSAGE_PAGE, 0));
@@ -219,10 +224,10 @@ fn an_open_memory_pages_with_limit_and_offset() {
     let generation = state.chat_memories.open.as_ref().unwrap().generation;
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Page {
-            generation: generation - 1,
-            result: Err("stale".to_owned()),
-        })),
+        Event::Job(JobEvent::load(
+            generation - 1,
+            MemoryLoaded::Page(Err("stale".to_owned())),
+        )),
     );
     assert!(
         state
@@ -235,10 +240,10 @@ fn an_open_memory_pages_with_limit_and_offset() {
     );
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Page {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("database is locked".to_owned()),
-        })),
+            MemoryLoaded::Page(Err("database is locked".to_owned())),
+        )),
     );
     assert_eq!(
         state.chat_memories.open.as_ref().unwrap().status,

@@ -1,4 +1,5 @@
-//! The chat memories tab's and the trim preview's work for the job runner, and its results.
+//! The chat memories tab's and the trim preview's work for the job runner (its loads and its
+//! writes), and their results.
 
 use std::sync::Arc;
 
@@ -9,40 +10,39 @@ use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use crate::tui::state::chat_memories::Write;
 use crate::tui::state::trim::TrimSessions;
 
-/// Work of the chat memories tab and the trim preview for the job runner.
+/// The chat memories tab's and the trim preview's loads.
 #[derive(Debug, Clone)]
-pub enum MemoryEffect {
-    LoadList {
-        generation: u64,
-    },
+pub enum MemoryLoad {
+    List,
     /// Tokens of each memory's whole list.
-    CountTokens {
-        generation: u64,
+    Tokens {
         ids: Vec<String>,
         counter: TokenCounter,
     },
     /// One page of a memory (seed 004's "get memory data" with limit and offset).
-    LoadPage {
-        generation: u64,
+    Page {
         id: String,
         limit: i64,
         offset: i64,
         counter: TokenCounter,
     },
     /// A memory's whole list, counted, with its policy: the trim preview's source.
-    LoadTrimSource {
-        generation: u64,
+    TrimSource {
         id: String,
         counter: TokenCounter,
     },
     /// The preview's plan summarized: by the extractive summarizer (`offline`, a slice too
     /// large to summarize within a keystroke) or by the configured one.
-    Summarize {
-        generation: u64,
+    Summary {
         sessions: Arc<TrimSessions>,
         policy: ChatMemoryPolicy,
         offline: bool,
     },
+}
+
+/// The chat memories tab's writes for the job runner.
+#[derive(Debug, Clone)]
+pub enum MemoryEffect {
     Write {
         write: Write,
         counter: TokenCounter,
@@ -62,29 +62,19 @@ pub struct MemoryPage {
     pub tokens: Vec<u64>,
 }
 
+/// Results of [`MemoryLoad`]s.
+#[derive(Debug)]
+pub enum MemoryLoaded {
+    List(Result<Vec<ChatMemorySummary>, String>),
+    Tokens(Vec<(String, u64)>),
+    Page(Result<MemoryPage, String>),
+    TrimSource(Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>),
+    Summary(Result<TrimPlan, String>),
+}
+
 /// Results of [`MemoryEffect`]s.
 #[derive(Debug)]
 pub enum MemoryJob {
-    List {
-        generation: u64,
-        result: Result<Vec<ChatMemorySummary>, String>,
-    },
-    Tokens {
-        generation: u64,
-        tokens: Vec<(String, u64)>,
-    },
-    Page {
-        generation: u64,
-        result: Result<MemoryPage, String>,
-    },
-    TrimSource {
-        generation: u64,
-        result: Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>,
-    },
-    Summary {
-        generation: u64,
-        result: Result<TrimPlan, String>,
-    },
     /// What [`MemoryEffect::CountDelete`] counted.
     DeleteCount {
         write: Write,

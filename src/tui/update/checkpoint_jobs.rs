@@ -1,50 +1,43 @@
-//! A LangGraph thread's work for the job runner, and its results.
+//! A LangGraph thread's work for the job runner (its loads and its writes), and their results.
 
 use std::sync::Arc;
 
 use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree};
 use crate::memory::tokens::TokenCounter;
-use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
+pub use crate::tui::state::checkpoints::CheckpointWrite;
+use crate::tui::state::checkpoints::ShownCheckpoint;
 
-/// Work of the thread screen for the job runner.
+/// The thread screen's loads.
 #[derive(Debug, Clone)]
-pub enum CheckpointEffect {
+pub enum CheckpointLoad {
     /// The thread's checkpoint tree, from its rows alone.
-    LoadTree { generation: u64, thread_id: String },
+    Tree { thread_id: String },
     /// One checkpoint read whole and its messages counted.
-    LoadCheckpoint {
-        generation: u64,
+    Checkpoint {
         thread_id: String,
         namespace: String,
         checkpoint_id: String,
         counter: TokenCounter,
         max_tokens: i64,
     },
-    /// A confirmed write: one transaction.
-    Write(CheckpointWrite),
     /// The shown checkpoint's messages counted again (the counter or the budget changed).
     Count {
-        generation: u64,
         state: Arc<CheckpointState>,
         counter: TokenCounter,
         max_tokens: i64,
     },
 }
 
-/// Results of [`CheckpointEffect`]s.
+/// What [`CheckpointLoad`]s report.
 #[derive(Debug)]
-pub enum CheckpointEvent {
-    Tree {
-        generation: u64,
-        result: Result<ThreadTree, String>,
-    },
-    Shown {
-        generation: u64,
-        result: Result<ShownCheckpoint, String>,
-    },
-    /// A write finished: what it did, or why it failed.
-    Written {
-        thread_id: String,
-        result: Result<String, String>,
-    },
+pub enum CheckpointLoaded {
+    Tree(Result<ThreadTree, String>),
+    Shown(Result<ShownCheckpoint, String>),
+}
+
+/// A write finished: what it did, or why it failed.
+#[derive(Debug)]
+pub struct CheckpointWritten {
+    pub thread_id: String,
+    pub result: Result<String, String>,
 }

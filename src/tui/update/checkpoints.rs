@@ -2,7 +2,7 @@
 //! tree (each move asks for the selected checkpoint, only that one decoded), the budget keys,
 //! the node writes (`o`), and the results of its jobs.
 
-use super::checkpoint_jobs::{CheckpointEffect, CheckpointEvent};
+use super::checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
 use super::effect::Effect;
 use super::settings;
 use crate::tui::action::Action;
@@ -10,7 +10,7 @@ use crate::tui::state::checkpoints::{
     CheckpointConfirm, CheckpointPane, CheckpointWrite, CheckpointsState,
 };
 use crate::tui::state::trim::TrimState;
-use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, MAX_BUDGET, Overlay, Screen, current};
+use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, MAX_BUDGET, Overlay, Screen};
 
 /// Opens `thread_id`: its tree loads, then its latest checkpoint.
 pub(super) fn open_thread(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
@@ -18,10 +18,7 @@ pub(super) fn open_thread(state: &mut AppState, thread_id: String, effects: &mut
     state.checkpoints = Some(CheckpointsState::new(thread_id.clone(), generation));
     state.screen = Screen::Checkpoints;
     state.conversations_screen = Screen::Checkpoints;
-    effects.push(Effect::Checkpoints(CheckpointEffect::LoadTree {
-        generation,
-        thread_id,
-    }));
+    effects.push(Effect::load(generation, CheckpointLoad::Tree { thread_id }));
 }
 
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -86,8 +83,7 @@ fn show_selected(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some((namespace, line)) = thread.selected() else {
         return;
     };
-    let effect = CheckpointEffect::LoadCheckpoint {
-        generation,
+    let load = CheckpointLoad::Checkpoint {
         thread_id: thread.thread_id.clone(),
         namespace: namespace.to_owned(),
         checkpoint_id: line.id.clone(),
@@ -96,7 +92,7 @@ fn show_selected(state: &mut AppState, effects: &mut Vec<Effect>) {
     };
     thread.shown_generation = generation;
     thread.shown_status = LoadStatus::Loading;
-    effects.push(Effect::Checkpoints(effect));
+    effects.push(Effect::load(generation, load));
 }
 
 /// The counter or the budget changed: the shown checkpoint's messages are counted again, not
@@ -111,64 +107,58 @@ pub(super) fn recount(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(shown) = thread.shown.as_ref() else {
         return;
     };
-    let effect = CheckpointEffect::Count {
-        generation,
+    let load = CheckpointLoad::Count {
         state: shown.state.clone(),
         counter,
         max_tokens,
     };
     thread.shown_generation = generation;
     thread.shown_status = LoadStatus::Loading;
-    effects.push(Effect::Checkpoints(effect));
+    effects.push(Effect::load(generation, load));
 }
 
-pub(super) fn on_job(
+/// A load's report, for the latest request (`loads.rs` dropped any other).
+pub(super) fn on_load(
     state: &mut AppState,
-    event: CheckpointEvent,
+    report: CheckpointLoaded,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    match event {
-        CheckpointEvent::Tree { generation, result } => {
-            let Some(thread) = current(state.checkpoints.as_mut(), generation, |t| t.generation)
-            else {
-                return false;
-            };
-            match result {
-                Ok(tree) => {
-                    thread.set_tree(tree);
-                    show_selected(state, effects);
-                }
-                Err(error) => thread.status = LoadStatus::Failed(error),
-            }
-            true
+    let Some(thread) = state.checkpoints.as_mut() else {
+        return false;
+    };
+    match report {
+        CheckpointLoaded::Tree(Ok(tree)) => {
+            thread.set_tree(tree);
+            show_selected(state, effects);
         }
-        CheckpointEvent::Written { thread_id, result } => {
-            state.message = Some(match result {
-                Ok(done) => done,
-                Err(error) => format!("write failed: {error}"),
-            });
-            // The tree changed: the thread opens again on its (new) latest checkpoint.
-            if state
-                .checkpoints
-                .as_ref()
-                .is_some_and(|t| t.thread_id == thread_id)
-            {
-                let screen = state.screen;
-                open_thread(state, thread_id, effects);
-                state.screen = screen;
-            }
-            true
-        }
-        CheckpointEvent::Shown { generation, result } => {
-            let Some(thread) = current(state.checkpoints.as_mut(), generation, |t| {
-                t.shown_generation
-            }) else {
-                return false;
-            };
-            thread.shown_status.settle(&mut thread.shown, result);
-            true
-        }
+        CheckpointLoaded::Tree(Err(error)) => thread.status = LoadStatus::Failed(error),
+        CheckpointLoaded::Shown(result) => thread.shown_status.settle(&mut thread.shown, result),
     }
+    true
+}
+
+/// A write finished: it says what it did, and the thread opens again on its (new) latest
+/// checkpoint.
+pub(super) fn written(
+    state: &mut AppState,
+    written: CheckpointWritten,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    let CheckpointWritten { thread_id, result } = written;
+    state.message = Some(match result {
+        Ok(done) => done,
+        Err(error) => format!("write failed: {error}"),
+    });
+    if state
+        .checkpoints
+        .as_ref()
+        .is_some_and(|t| t.thread_id == thread_id)
+    {
+        let screen = state.screen;
+        open_thread(state, thread_id, effects);
+        state.screen = screen;
+    }
+    true
 }
 
 /// What a write refused on a read-only database says.
@@ -278,7 +268,7 @@ pub(super) fn confirm_action(state: &mut AppState, action: Action, effects: &mut
             state.overlay = Overlay::None;
             state.trim = None;
             state.message = Some("writing…".to_owned());
-            effects.push(Effect::Checkpoints(CheckpointEffect::Write(write)));
+            effects.push(Effect::Checkpoints(write));
         }
         Action::Back => {
             state.overlay = if state.trim.is_some() {

@@ -10,7 +10,8 @@ use crate::memory::trim::MessageCount;
 use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
 use crate::tui::state::checkpoints::ShownCheckpoint;
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{CheckpointLoad, CheckpointLoaded};
+use crate::tui::update::{Event, JobEvent, Load, Stamped, update};
 use crossterm::event::KeyCode;
 
 fn thread_tree() -> ThreadTree {
@@ -24,11 +25,14 @@ fn checkpoint_load(effects: &[Effect]) -> (u64, String, String) {
     let loads: Vec<_> = effects
         .iter()
         .filter_map(|effect| match effect {
-            Effect::Checkpoints(CheckpointEffect::LoadCheckpoint {
+            Effect::Load(Stamped {
                 generation,
-                namespace,
-                checkpoint_id,
-                ..
+                value:
+                    Load::Checkpoints(CheckpointLoad::Checkpoint {
+                        namespace,
+                        checkpoint_id,
+                        ..
+                    }),
             }) => Some((*generation, namespace.clone(), checkpoint_id.clone())),
             _ => None,
         })
@@ -58,14 +62,14 @@ fn checkpoint_state(id: &str) -> Arc<CheckpointState> {
 
 fn shown(generation: u64, id: &str) -> Event {
     let budget = MessagesBudget::compute(&[], &MessageCount, 10).unwrap();
-    Event::Job(JobEvent::Checkpoints(CheckpointEvent::Shown {
+    Event::Job(JobEvent::load(
         generation,
-        result: Ok(ShownCheckpoint {
+        CheckpointLoaded::Shown(Ok(ShownCheckpoint {
             state: checkpoint_state(id),
             budget: Ok(budget),
             max_tokens: 10,
-        }),
-    }))
+        })),
+    ))
 }
 
 /// A LangGraph database's state with thread `agent` open and its tree loaded; the effects
@@ -77,9 +81,9 @@ fn opened() -> (AppState, Vec<Effect>) {
     let effects = update(&mut state, code(KeyCode::Enter));
     let generation = match effects.as_slice() {
         [
-            Effect::Checkpoints(CheckpointEffect::LoadTree {
+            Effect::Load(Stamped {
                 generation,
-                thread_id,
+                value: Load::Checkpoints(CheckpointLoad::Tree { thread_id }),
             }),
         ] => {
             assert_eq!(thread_id, "agent");
@@ -90,10 +94,10 @@ fn opened() -> (AppState, Vec<Effect>) {
     assert_eq!(state.screen, Screen::Checkpoints);
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Checkpoints(CheckpointEvent::Tree {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(thread_tree()),
-        })),
+            CheckpointLoaded::Tree(Ok(thread_tree())),
+        )),
     );
     (state, effects)
 }
@@ -170,9 +174,13 @@ fn the_budget_keys_count_the_shown_checkpoint_again_without_reading_it() {
     let effects = update(&mut state, key('+'));
     match effects.as_slice() {
         [
-            Effect::Checkpoints(CheckpointEffect::Count {
-                state: shown,
-                max_tokens,
+            Effect::Load(Stamped {
+                value:
+                    Load::Checkpoints(CheckpointLoad::Count {
+                        state: shown,
+                        max_tokens,
+                        ..
+                    }),
                 ..
             }),
         ] => {
@@ -183,9 +191,13 @@ fn the_budget_keys_count_the_shown_checkpoint_again_without_reading_it() {
     }
     let effects = update(&mut state, key('c'));
     assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, Effect::Checkpoints(CheckpointEffect::Count { .. }))),
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::Checkpoints(CheckpointLoad::Count { .. }),
+                ..
+            })
+        )),
         "a new counter recounts: {effects:?}"
     );
 }
@@ -199,10 +211,10 @@ fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
     let generation = state.checkpoints.as_ref().unwrap().generation;
     update(
         &mut state,
-        Event::Job(JobEvent::Checkpoints(CheckpointEvent::Tree {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("no thread gone in this database".to_owned()),
-        })),
+            CheckpointLoaded::Tree(Err("no thread gone in this database".to_owned())),
+        )),
     );
     assert_eq!(
         state.checkpoints.as_ref().unwrap().status,

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::budget::{budget_panel_action, recompute_budget, set_budget};
-use super::effect::Effect;
+use super::effect::{Effect, Load};
 use super::nodes::{nodes_action, reload_nodes};
 use super::{settings, trim};
 use crate::inspect::conversation::{ThreadMode, thread_nodes};
@@ -14,7 +14,6 @@ use crate::tui::action::Action;
 use crate::tui::state::tree_view::ThreadMarks;
 use crate::tui::state::{
     AppState, BUDGET_STEP, ConversationState, DemoState, LoadStatus, Loaded, NodesState, Screen,
-    current,
 };
 
 pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
@@ -26,7 +25,7 @@ pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut 
         .map_or(ThreadMode::Dify, |c| c.mode);
     state.conversation = Some(ConversationState::new(id.clone(), generation, mode));
     state.screen = Screen::Conversation;
-    effects.push(Effect::LoadConversation { generation, id });
+    effects.push(Effect::load(generation, Load::Conversation { id }));
 }
 
 /// What `W` changed: a toggle that changes nothing on this conversation says why, instead of
@@ -87,7 +86,7 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
             conversation.generation = generation;
             conversation.status = LoadStatus::Loading;
             let id = conversation.id.clone();
-            effects.push(Effect::LoadConversation { generation, id });
+            effects.push(Effect::load(generation, Load::Conversation { id }));
         }
         (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
         (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
@@ -256,12 +255,10 @@ pub(super) fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
 /// The conversation arrived: the selection stays where it was unless it followed the latest leaf.
 pub(super) fn conversation_loaded(
     state: &mut AppState,
-    generation: u64,
     result: Result<Arc<Loaded>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(conversation) = current(state.conversation.as_mut(), generation, |c| c.generation)
-    else {
+    let Some(conversation) = state.conversation.as_mut() else {
         return false;
     };
     match result {
@@ -312,7 +309,7 @@ pub(super) fn newest(
         return false;
     };
     conversation.generation = generation;
-    effects.push(Effect::LoadConversation { generation, id });
+    effects.push(Effect::load(generation, Load::Conversation { id }));
     false
 }
 

@@ -10,7 +10,7 @@ use crate::memory::thread::ExtractionMode;
 use crate::tui::action::Action;
 use crate::tui::state::{POLL_EVERY_TICKS, Screen};
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Effect, Event, JobEvent, update};
+use crate::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, update};
 
 #[test]
 fn opening_selects_the_latest_leaf_and_marks_its_thread() {
@@ -129,7 +129,9 @@ fn polling_reloads_only_when_the_newest_message_changed() {
             newest: Some("d".to_owned()),
         }),
     );
-    assert!(matches!(&changed[..], [Effect::LoadConversation { id, .. }] if id == "c1"));
+    assert!(
+        matches!(&changed[..], [Effect::Load(Stamped { value: Load::Conversation { id, .. }, .. })] if id == "c1")
+    );
 }
 
 #[test]
@@ -146,10 +148,10 @@ fn a_reload_follows_the_latest_leaf_when_it_was_selected() {
     state.conversation.as_mut().unwrap().generation = generation;
     update(
         &mut state,
-        Event::Job(JobEvent::Conversation {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(Arc::new(Loaded::new(conversation_data))),
-        }),
+            LoadReport::Conversation(Ok(Arc::new(Loaded::new(conversation_data)))),
+        )),
     );
     assert_eq!(selected_id(&state), "d");
 }

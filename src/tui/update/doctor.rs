@@ -2,72 +2,27 @@
 //! database; esc cancels a running scan, then closes the view; r scans again; enter opens the
 //! selected finding's conversation. The scan is also a line of the jobs popup.
 //!
-//! Effects and events of the scan are this module's own types, which the dispatcher wraps.
+//! The scan is a load: its reports come stamped with its request, and a cancel or a new scan
+//! makes every report still on its way stale.
 
-use chrono::{DateTime, Utc};
-
+pub use super::doctor_jobs::{DoctorEvent, DoctorScan};
+use super::effect::Effect;
 use crate::format::thousands;
-use crate::inspect::doctor::{DoctorReport, Finding};
-use crate::memory::tokens::TokenCounter;
+use crate::inspect::doctor::Finding;
 use crate::store::memory_bases::job_status;
 use crate::sync::{JobProgress, Stage};
 use crate::tui::action::Action;
 use crate::tui::state::doctor::{DoctorState, ScanStatus};
 use crate::tui::state::memory_bases::{JobLine, TrackedJob};
-use crate::tui::state::{AppState, Detail, Screen, current};
+use crate::tui::state::{AppState, Detail, Screen};
 
 /// The scan's id in the jobs popup: one scan at a time, the latest shown.
 pub const JOB_ID: &str = "doctor";
 /// What the scan reads, in the jobs popup's session column.
 const SCOPE: &str = "whole database";
 
-/// Work for the doctor's job runner.
-#[derive(Debug, Clone)]
-pub enum DoctorEffect {
-    /// Scans the database, cancelling a scan still running.
-    Start {
-        generation: u64,
-        counter: TokenCounter,
-        budget: i64,
-    },
-    /// Stops the running scan where it is.
-    Cancel,
-}
-
-/// What the running scan reports, stamped with the job's clock.
-#[derive(Debug)]
-pub enum DoctorEvent {
-    /// The messages were counted and the scan began.
-    Started {
-        generation: u64,
-        total: u64,
-        at: DateTime<Utc>,
-    },
-    /// Messages read so far.
-    Progress {
-        generation: u64,
-        scanned: u64,
-        at: DateTime<Utc>,
-    },
-    Finished {
-        generation: u64,
-        result: Result<Box<DoctorReport>, String>,
-        at: DateTime<Utc>,
-    },
-}
-
-impl DoctorEvent {
-    fn generation(&self) -> u64 {
-        match self {
-            DoctorEvent::Started { generation, .. }
-            | DoctorEvent::Progress { generation, .. }
-            | DoctorEvent::Finished { generation, .. } => *generation,
-        }
-    }
-}
-
 /// Brings the view to the front: the last scan if there is one, else a new scan.
-pub fn open(state: &mut AppState) -> Option<DoctorEffect> {
+pub fn open(state: &mut AppState) -> Option<Effect> {
     state.screen = Screen::Doctor;
     match state.doctor {
         Some(_) => None,
@@ -75,23 +30,19 @@ pub fn open(state: &mut AppState) -> Option<DoctorEffect> {
     }
 }
 
-fn start(state: &mut AppState) -> DoctorEffect {
+fn start(state: &mut AppState) -> Effect {
     let generation = state.generation();
     state.doctor = Some(DoctorState::new(generation));
     show_in_jobs(state);
-    DoctorEffect::Start {
-        generation,
+    let scan = DoctorScan {
         counter: state.settings.counter(),
         budget: state.settings.budget,
-    }
+    };
+    Effect::load(generation, scan)
 }
 
 /// The view's keys; returns the conversation to open when the key asks for one.
-pub fn action(
-    state: &mut AppState,
-    action: Action,
-    effects: &mut Vec<DoctorEffect>,
-) -> Option<String> {
+pub fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) -> Option<String> {
     let Some(doctor) = state.doctor.as_mut() else {
         state.screen = Screen::Conversations;
         return None;
@@ -138,7 +89,7 @@ fn open_finding(state: &mut AppState) -> Option<String> {
 }
 
 /// Stops the running scan where it is; `None` when no scan runs.
-pub fn cancel(state: &mut AppState) -> Option<DoctorEffect> {
+pub fn cancel(state: &mut AppState) -> Option<Effect> {
     state.doctor.as_ref().filter(|d| d.is_running())?;
     // Reports still on their way are the cancelled scan's: a new generation drops them.
     let generation = state.generation();
@@ -146,27 +97,26 @@ pub fn cancel(state: &mut AppState) -> Option<DoctorEffect> {
     doctor.generation = generation;
     doctor.status = ScanStatus::Cancelled;
     show_in_jobs(state);
-    Some(DoctorEffect::Cancel)
+    Some(Effect::StopDoctor)
 }
 
-/// Applies a report of the running scan. `false` when it was stale.
-pub fn on_job(state: &mut AppState, event: DoctorEvent) -> bool {
-    let Some(doctor) = current(state.doctor.as_mut(), event.generation(), |d| d.generation)
-        .filter(|d| d.is_running())
-    else {
+/// Applies a report of the running scan (of the latest request: `loads.rs` checked). `false`
+/// when the scan was stopped meanwhile.
+pub(super) fn on_report(state: &mut AppState, event: DoctorEvent) -> bool {
+    let Some(doctor) = state.doctor.as_mut().filter(|d| d.is_running()) else {
         return false;
     };
     let at = match event {
-        DoctorEvent::Started { total, at, .. } => {
+        DoctorEvent::Started { total, at } => {
             doctor.total = Some(total);
             doctor.started = Some(at);
             at
         }
-        DoctorEvent::Progress { scanned, at, .. } => {
+        DoctorEvent::Progress { scanned, at } => {
             doctor.scanned = scanned;
             at
         }
-        DoctorEvent::Finished { result, at, .. } => {
+        DoctorEvent::Finished { result, at } => {
             match result {
                 Ok(report) => doctor.finish(*report),
                 Err(error) => doctor.status = ScanStatus::Failed(error),

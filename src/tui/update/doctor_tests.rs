@@ -6,7 +6,7 @@ use crate::inspect::doctor::DoctorReport;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::{Overlay, Tab};
 use crate::tui::update::test_support::{code, key, list_loaded, state};
-use crate::tui::update::{Effect, Event, JobEvent, update};
+use crate::tui::update::{Effect, Event, JobEvent, Load, Stamped, update};
 
 fn at(seconds: i64) -> DateTime<Utc> {
     DateTime::from_timestamp(1_700_000_000 + seconds, 0).unwrap()
@@ -20,8 +20,8 @@ fn generation(state: &AppState) -> u64 {
         .generation
 }
 
-fn report(event: DoctorEvent, state: &mut AppState) -> Vec<Effect> {
-    update(state, Event::Job(JobEvent::Doctor(event)))
+fn report(event: JobEvent, state: &mut AppState) -> Vec<Effect> {
+    update(state, Event::Job(event))
 }
 
 fn over_budget(conversation: &str) -> Finding {
@@ -59,25 +59,26 @@ fn scanning(scanned: u64) -> AppState {
     assert!(
         matches!(
             effects.as_slice(),
-            [Effect::Doctor(DoctorEffect::Start { budget: 2000, .. })]
+            [Effect::Load(Stamped {
+                value: Load::Doctor(DoctorScan { budget: 2000, .. }),
+                ..
+            })]
         ),
         "{effects:?}"
     );
     let generation = generation(&state);
     report(
-        DoctorEvent::Started {
+        JobEvent::load(
             generation,
-            total: 1_000,
-            at: at(0),
-        },
+            DoctorEvent::Started {
+                total: 1_000,
+                at: at(0),
+            },
+        ),
         &mut state,
     );
     report(
-        DoctorEvent::Progress {
-            generation,
-            scanned,
-            at: at(2),
-        },
+        JobEvent::load(generation, DoctorEvent::Progress { scanned, at: at(2) }),
         &mut state,
     );
     state
@@ -94,11 +95,7 @@ fn finished() -> AppState {
     }));
     let generation = generation(&state);
     report(
-        DoctorEvent::Finished {
-            generation,
-            result,
-            at: at(4),
-        },
+        JobEvent::load(generation, DoctorEvent::Finished { result, at: at(4) }),
         &mut state,
     );
     state
@@ -127,7 +124,10 @@ fn the_command_line_opens_the_view_too() {
     let effects = update(&mut state, code(KeyCode::Enter));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Doctor(DoctorEffect::Start { .. })]
+        [Effect::Load(Stamped {
+            value: Load::Doctor(DoctorScan { .. }),
+            ..
+        })]
     ));
     assert_eq!(state.screen, Screen::Doctor);
 }
@@ -165,7 +165,7 @@ fn enter_opens_the_findings_conversation_and_esc_comes_back() {
     let effects = update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Conversation);
     assert!(
-        matches!(effects.as_slice(), [Effect::LoadConversation { id, .. }] if id == "c-3"),
+        matches!(effects.as_slice(), [Effect::Load(Stamped { value: Load::Conversation { id, .. }, .. })] if id == "c-3"),
         "{effects:?}"
     );
     update(&mut state, code(KeyCode::Esc));
@@ -198,7 +198,7 @@ fn esc_cancels_a_running_scan_then_closes_the_view() {
     let mut state = scanning(300);
     let effects = update(&mut state, code(KeyCode::Esc));
     assert!(
-        matches!(effects.as_slice(), [Effect::Doctor(DoctorEffect::Cancel)]),
+        matches!(effects.as_slice(), [Effect::StopDoctor]),
         "{effects:?}"
     );
     let doctor = state.doctor.as_ref().unwrap();
@@ -208,11 +208,13 @@ fn esc_cancels_a_running_scan_then_closes_the_view() {
     // Reports already on their way are dropped.
     let stale = doctor.generation - 1;
     let changed = report(
-        DoctorEvent::Progress {
-            generation: stale,
-            scanned: 400,
-            at: at(3),
-        },
+        JobEvent::load(
+            stale,
+            DoctorEvent::Progress {
+                scanned: 400,
+                at: at(3),
+            },
+        ),
         &mut state,
     );
     assert!(changed.is_empty());
@@ -245,16 +247,18 @@ fn r_scans_again_and_drops_the_old_scans_reports() {
     let effects = update(&mut state, key('r'));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Doctor(DoctorEffect::Start { generation, .. })] if *generation != old
+        [Effect::Load(Stamped { generation, value: Load::Doctor(DoctorScan { .. }) })] if *generation != old
     ));
     let doctor = state.doctor.as_ref().unwrap();
     assert!(doctor.is_running() && doctor.findings.is_empty());
     report(
-        DoctorEvent::Progress {
-            generation: old,
-            scanned: 9,
-            at: at(9),
-        },
+        JobEvent::load(
+            old,
+            DoctorEvent::Progress {
+                scanned: 9,
+                at: at(9),
+            },
+        ),
         &mut state,
     );
     assert_eq!(state.doctor.as_ref().unwrap().scanned, 0);
@@ -273,7 +277,7 @@ fn the_scan_is_a_line_of_the_jobs_popup_that_x_cancels() {
     state.jobs.selected = lines.iter().position(|l| l.job_id == JOB_ID).unwrap();
     let effects = update(&mut state, key('x'));
     assert!(
-        matches!(effects.as_slice(), [Effect::Doctor(DoctorEffect::Cancel)]),
+        matches!(effects.as_slice(), [Effect::StopDoctor]),
         "{effects:?}"
     );
     let lines = state.jobs.lines();
@@ -288,11 +292,13 @@ fn a_failed_scan_says_why() {
     let mut state = scanning(10);
     let generation = generation(&state);
     report(
-        DoctorEvent::Finished {
+        JobEvent::load(
             generation,
-            result: Err("database is locked".to_owned()),
-            at: at(1),
-        },
+            DoctorEvent::Finished {
+                result: Err("database is locked".to_owned()),
+                at: at(1),
+            },
+        ),
         &mut state,
     );
     let doctor = state.doctor.as_ref().unwrap();

@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use crossterm::event::KeyEvent;
 
-use super::chat_memory_jobs::{MemoryEffect, MemoryJob};
-use super::checkpoint_jobs::{CheckpointEffect, CheckpointEvent};
-use super::doctor::{DoctorEffect, DoctorEvent};
-use super::memory_base_jobs::{MbEffect, MbEvent};
+use super::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded};
+use super::checkpoint_jobs::{
+    CheckpointLoad, CheckpointLoaded, CheckpointWrite, CheckpointWritten,
+};
+use super::doctor_jobs::{DoctorEvent, DoctorScan};
+use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
@@ -27,70 +29,93 @@ pub enum Event {
     Resize,
 }
 
-/// Work for the job runner. Loads carry a generation: only the latest one's result is used.
+/// A load's request or report, with the generation of its request: the one place a generation
+/// travels. The runner stamps every report of a load with its request's generation, and the core
+/// takes a report only while that request is its part's latest (`loads.rs`).
+#[derive(Debug, Clone)]
+pub struct Stamped<T> {
+    pub generation: u64,
+    pub value: T,
+}
+
+/// Work for the job runner.
 #[derive(Debug, Clone)]
 pub enum Effect {
-    LoadList {
-        generation: u64,
-        filter: ConversationFilter,
-    },
+    /// A read whose latest request wins: a later one of its kind stops it, and its reports are
+    /// dropped once another request overtook it.
+    Load(Stamped<Load>),
     /// Stops the list load that is running (a search scanning a large database).
     StopList,
+    /// Asks for the conversation's newest message id, to notice messages written elsewhere.
+    PollNewest { id: String },
+    /// Memory bases: syncs and writes.
+    MemoryBases(MbEffect),
+    /// The chat memories tab's writes.
+    ChatMemory(MemoryEffect),
+    /// Stops the doctor's running scan where it is.
+    StopDoctor,
+    /// A confirmed write to a LangGraph thread.
+    Checkpoints(CheckpointWrite),
+    /// Text for the terminal's clipboard (OSC 52).
+    CopyToClipboard(String),
+}
+
+impl Effect {
+    /// The load `load`, requested as `generation`.
+    pub fn load(generation: u64, load: impl Into<Load>) -> Effect {
+        Effect::Load(Stamped {
+            generation,
+            value: load.into(),
+        })
+    }
+}
+
+/// The loads: what the screens read, each kind at most once at a time.
+#[derive(Debug, Clone)]
+pub enum Load {
+    List(ConversationFilter),
     /// Tokens of each conversation's latest thread, for the visible page.
     CountThreads {
-        generation: u64,
         ids: Vec<String>,
         settings: BudgetSettings,
         message_limit: i64,
     },
-    LoadConversation {
-        generation: u64,
+    Conversation {
         id: String,
     },
-    ComputeBudget {
-        generation: u64,
+    Budget {
         loaded: Arc<Loaded>,
         leaf: NodeIndex,
         mode: ThreadMode,
         window: usize,
         settings: BudgetSettings,
     },
-    /// Asks for the conversation's newest message id, to notice messages written elsewhere.
-    PollNewest {
-        id: String,
-    },
     /// The thread at `leaf` as node memory reads it, its nodes and their latest context sizes.
-    LoadNodes {
-        generation: u64,
+    Nodes {
         conversation_id: String,
         /// `None`: the newest message, Dify's own query.
         leaf: Option<String>,
         settings: BudgetSettings,
     },
     /// One node's context from `source`, with its budget.
-    LoadNodeContext {
-        generation: u64,
+    NodeContext {
         thread: Arc<NodeThread>,
         node_id: String,
         source: ContextSource,
         settings: BudgetSettings,
     },
     /// One node's executions across the thread's turns.
-    LoadTimeline {
-        generation: u64,
+    Timeline {
         thread: Arc<NodeThread>,
         node_id: String,
     },
-    /// Memory bases: loads, syncs and writes.
-    MemoryBases(MbEffect),
+    MemoryBases(MbLoad),
     /// The chat memories tab and the trim preview.
-    ChatMemory(MemoryEffect),
-    /// The doctor view's scan.
-    Doctor(DoctorEffect),
+    ChatMemory(MemoryLoad),
+    /// The doctor view's scan of the whole database, cancelling a scan still running.
+    Doctor(DoctorScan),
     /// A LangGraph thread's tree and its shown checkpoint.
-    Checkpoints(CheckpointEffect),
-    /// Text for the terminal's clipboard (OSC 52).
-    CopyToClipboard(String),
+    Checkpoints(CheckpointLoad),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -103,63 +128,67 @@ pub struct LoadedNodes {
 /// Results of effects.
 #[derive(Debug)]
 pub enum JobEvent {
-    List {
-        generation: u64,
-        result: Result<Vec<ConversationSummary>, String>,
-    },
-    /// One row a scanning search found, before its page is complete.
-    ListFound {
-        generation: u64,
-        row: ConversationSummary,
-    },
-    ThreadTokens {
-        generation: u64,
-        tokens: Vec<(String, u64)>,
-    },
-    Conversation {
-        generation: u64,
-        result: Result<Arc<Loaded>, String>,
-    },
-    Budget {
-        generation: u64,
-        result: Result<Box<BudgetView>, String>,
-    },
+    /// A load's report, stamped with its request's generation.
+    Load(Stamped<LoadReport>),
     Newest {
         id: String,
         newest: Option<String>,
     },
-    Nodes {
-        generation: u64,
-        result: Result<LoadedNodes, String>,
-    },
-    NodeContext {
-        generation: u64,
-        result: Result<Box<NodeContextView>, String>,
-    },
-    Timeline {
-        generation: u64,
-        result: Result<Timeline, String>,
-    },
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
-    Doctor(DoctorEvent),
-    Checkpoints(CheckpointEvent),
+    Checkpoints(CheckpointWritten),
 }
 
-/// Each part's results travel as one kind of [`JobEvent`].
-macro_rules! job_event_from {
-    ($($part:ty => $variant:ident),*) => {$(
-        impl From<$part> for JobEvent {
-            fn from(event: $part) -> JobEvent {
-                JobEvent::$variant(event)
+impl JobEvent {
+    /// `report` of the load requested as `generation`.
+    pub fn load(generation: u64, report: impl Into<LoadReport>) -> JobEvent {
+        JobEvent::Load(Stamped {
+            generation,
+            value: report.into(),
+        })
+    }
+}
+
+/// What a [`Load`] reports: its result, or a step of it on the way (a row a search found, how
+/// far a scan got).
+#[derive(Debug)]
+pub enum LoadReport {
+    List(Result<Vec<ConversationSummary>, String>),
+    /// One row a scanning search found, before its page is complete.
+    ListFound(ConversationSummary),
+    ThreadTokens(Vec<(String, u64)>),
+    Conversation(Result<Arc<Loaded>, String>),
+    Budget(Result<Box<BudgetView>, String>),
+    Nodes(Result<LoadedNodes, String>),
+    NodeContext(Result<Box<NodeContextView>, String>),
+    Timeline(Result<Timeline, String>),
+    MemoryBases(MbLoaded),
+    ChatMemory(MemoryLoaded),
+    Doctor(DoctorEvent),
+    Checkpoints(CheckpointLoaded),
+}
+
+/// Each part's effects, loads and results travel as one kind of the enum that carries them.
+macro_rules! wrap_into {
+    ($($part:ty => $whole:ident :: $variant:ident),* $(,)?) => {$(
+        impl From<$part> for $whole {
+            fn from(part: $part) -> $whole {
+                $whole::$variant(part)
             }
         }
     )*};
 }
 
-job_event_from!(
-    MbEvent => MemoryBases,
-    MemoryJob => ChatMemory,
-    DoctorEvent => Doctor,
-    CheckpointEvent => Checkpoints
+wrap_into!(
+    MbEvent => JobEvent::MemoryBases,
+    MemoryJob => JobEvent::ChatMemory,
+    MbLoad => Load::MemoryBases,
+    MemoryLoad => Load::ChatMemory,
+    DoctorScan => Load::Doctor,
+    MbLoaded => LoadReport::MemoryBases,
+    MemoryLoaded => LoadReport::ChatMemory,
+    DoctorEvent => LoadReport::Doctor,
+    CheckpointLoad => Load::Checkpoints,
+    CheckpointLoaded => LoadReport::Checkpoints,
+    CheckpointWritten => JobEvent::Checkpoints,
 );

@@ -28,7 +28,7 @@ pub(super) fn jobs_action(state: &mut AppState, action: Action, effects: &mut Ve
                     state.message = Some(format!("job {} is not running", line.job_id));
                 }
                 Some(line) if line.job_id == super::doctor::JOB_ID => {
-                    effects.extend(super::doctor::cancel(state).map(Effect::Doctor));
+                    effects.extend(super::doctor::cancel(state));
                 }
                 Some(line) => cancel_job(state, line.job_id, effects),
                 None => {}

@@ -4,11 +4,11 @@
 use rustc_hash::FxHashSet;
 
 use super::conversation::open_conversation;
-use super::effect::Effect;
+use super::effect::{Effect, Load};
 use super::selection::moved;
 use crate::store::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt, current};
+use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt};
 
 /// Filters the list by `text` from its first page, unless that filter is the one shown. The
 /// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
@@ -30,16 +30,14 @@ pub(super) fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
     if show_loading {
         state.list.status = LoadStatus::Loading;
     }
-    Effect::LoadList {
-        generation,
-        filter: ConversationFilter {
-            app_id: None,
-            search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
-            limit: PAGE_SIZE,
-            after: state.list.requested_after(),
-            include_deleted: state.list.include_deleted,
-        },
-    }
+    let filter = ConversationFilter {
+        app_id: None,
+        search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
+        limit: PAGE_SIZE,
+        after: state.list.requested_after(),
+        include_deleted: state.list.include_deleted,
+    };
+    Effect::load(generation, Load::List(filter))
 }
 
 /// `]` (+1) or `[` (-1). While a page loads the step waits for it: the next cursor comes from
@@ -117,7 +115,7 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
             effects.push(reload_list(state, true));
         }
         Action::Refresh => effects.push(reload_list(state, true)),
-        Action::Doctor => effects.extend(super::doctor::open(state).map(Effect::Doctor)),
+        Action::Doctor => effects.extend(super::doctor::open(state)),
         Action::Back if searching_first_page(list) => stop_search(state, effects),
         Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}
@@ -161,12 +159,11 @@ fn forget_unlisted_counts(list: &mut ListState) {
 }
 
 /// One row a scanning search found, before its page is complete.
-pub(super) fn found(state: &mut AppState, generation: u64, row: ConversationSummary) -> bool {
-    let Some(list) = current(Some(&mut state.list), generation, |l| l.generation)
-        .filter(|l| l.status.is_loading())
-    else {
+pub(super) fn found(state: &mut AppState, row: ConversationSummary) -> bool {
+    let list = &mut state.list;
+    if !list.status.is_loading() {
         return false;
-    };
+    }
     list.found_so_far.push(row);
     true
 }
@@ -174,13 +171,9 @@ pub(super) fn found(state: &mut AppState, generation: u64, row: ConversationSumm
 /// A page arrived, or failed.
 pub(super) fn listed(
     state: &mut AppState,
-    generation: u64,
     result: Result<Vec<ConversationSummary>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    if current(Some(&mut state.list), generation, |l| l.generation).is_none() {
-        return false;
-    }
     state.list.found_so_far.clear();
     match result {
         Ok(rows) => {
@@ -223,12 +216,12 @@ pub(super) fn listed(
             if !to_count.is_empty() {
                 let tokens_generation = state.generation();
                 state.list.tokens_generation = tokens_generation;
-                effects.push(Effect::CountThreads {
-                    generation: tokens_generation,
+                let count = Load::CountThreads {
                     ids: to_count,
                     settings: state.settings.budget_settings(),
                     message_limit: state.settings.message_limit,
-                });
+                };
+                effects.push(Effect::load(tokens_generation, count));
             }
         }
         Err(error) => {
@@ -241,15 +234,8 @@ pub(super) fn listed(
     true
 }
 
-pub(super) fn thread_tokens(
-    state: &mut AppState,
-    generation: u64,
-    tokens: Vec<(String, u64)>,
-) -> bool {
-    let Some(list) = current(Some(&mut state.list), generation, |l| l.tokens_generation) else {
-        return false;
-    };
-    list.thread_tokens.extend(tokens);
+pub(super) fn thread_tokens(state: &mut AppState, tokens: Vec<(String, u64)>) -> bool {
+    state.list.thread_tokens.extend(tokens);
     true
 }
 

@@ -6,7 +6,7 @@ use super::*;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, POLL_EVERY_TICKS};
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Effect, Event, JobEvent, start, update};
+use crate::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, start, update};
 
 #[test]
 fn start_loads_the_first_page_and_shows_loading() {
@@ -14,7 +14,7 @@ fn start_loads_the_first_page_and_shows_loading() {
     let effects = start(&mut state);
     assert!(matches!(
         &effects[..],
-        [Effect::LoadList { filter, .. }, ..] if filter.after.is_none() && filter.search.is_none()
+        [Effect::Load(Stamped { value: Load::List(filter), .. }), ..] if filter.after.is_none() && filter.search.is_none()
     ));
     assert_eq!(state.list.status, LoadStatus::Loading);
     assert!(state.busy());
@@ -29,10 +29,10 @@ fn stale_list_results_are_dropped() {
     state.dirty = false;
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::List {
-            generation: stale,
-            result: Ok(vec![summary("old")]),
-        }),
+        Event::Job(JobEvent::load(
+            stale,
+            LoadReport::List(Ok(vec![summary("old")])),
+        )),
     );
     assert!(effects.is_empty());
     assert!(state.list.rows.is_empty());
@@ -46,9 +46,10 @@ fn loaded_list_asks_for_thread_tokens_of_the_page() {
     let mut state = state();
     start(&mut state);
     let effects = list_loaded(&mut state, &["x", "y"]);
-    let Some(Effect::CountThreads {
-        ids, generation, ..
-    }) = effects.first()
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::CountThreads { ids, .. },
+    })) = effects.first()
     else {
         panic!("expected a token count, got {effects:?}");
     };
@@ -56,10 +57,10 @@ fn loaded_list_asks_for_thread_tokens_of_the_page() {
     let generation = *generation;
     update(
         &mut state,
-        Event::Job(JobEvent::ThreadTokens {
+        Event::Job(JobEvent::load(
             generation,
-            tokens: vec![("x".to_owned(), 42)],
-        }),
+            LoadReport::ThreadTokens(vec![("x".to_owned(), 42)]),
+        )),
     );
     assert_eq!(state.list.thread_tokens.get("x"), Some(&42));
 }
@@ -69,19 +70,29 @@ fn a_poll_recounts_only_new_or_changed_conversations() {
     let mut state = state();
     start(&mut state);
     let effects = list_loaded(&mut state, &["x", "y"]);
-    let Some(Effect::CountThreads { generation, .. }) = effects.first() else {
+    let Some(Effect::Load(Stamped {
+        generation,
+        value: Load::CountThreads { .. },
+    })) = effects.first()
+    else {
         panic!("{effects:?}");
     };
     let generation = *generation;
     let tokens = vec![("x".to_owned(), 1), ("y".to_owned(), 2)];
     update(
         &mut state,
-        Event::Job(JobEvent::ThreadTokens { generation, tokens }),
+        Event::Job(JobEvent::load(generation, LoadReport::ThreadTokens(tokens))),
     );
     let polled: Vec<Effect> = (0..POLL_EVERY_TICKS)
         .flat_map(|_| update(&mut state, Event::Tick))
         .collect();
-    assert!(matches!(&polled[..], [Effect::LoadList { .. }]));
+    assert!(matches!(
+        &polled[..],
+        [Effect::Load(Stamped {
+            value: Load::List(..),
+            ..
+        })]
+    ));
     assert!(list_loaded(&mut state, &["x", "y"]).is_empty());
     let generation = state.list.generation;
     let mut changed = summary("y");
@@ -89,12 +100,11 @@ fn a_poll_recounts_only_new_or_changed_conversations() {
     let rows = vec![summary("new"), summary("x"), changed];
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::List {
-            generation,
-            result: Ok(rows),
-        }),
+        Event::Job(JobEvent::load(generation, LoadReport::List(Ok(rows)))),
     );
-    assert!(matches!(&effects[..], [Effect::CountThreads { ids, .. }] if ids == &["new", "y"]));
+    assert!(
+        matches!(&effects[..], [Effect::Load(Stamped { value: Load::CountThreads { ids, .. }, .. })] if ids == &["new", "y"])
+    );
     for c in ":counter zero".chars() {
         update(&mut state, key(c));
     }
@@ -112,10 +122,10 @@ fn list_errors_and_empty_pages_are_states() {
     let generation = state.list.generation;
     update(
         &mut state,
-        Event::Job(JobEvent::List {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("connection refused".to_owned()),
-        }),
+            LoadReport::List(Err("connection refused".to_owned())),
+        )),
     );
     assert_eq!(
         state.list.status,
@@ -143,10 +153,10 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
     let found = |state: &mut AppState, id: &str, generation: u64| {
         update(
             state,
-            Event::Job(JobEvent::ListFound {
+            Event::Job(JobEvent::load(
                 generation,
-                row: summary(id),
-            }),
+                LoadReport::ListFound(summary(id)),
+            )),
         )
     };
     found(&mut state, "a", generation);
@@ -170,16 +180,16 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
     found(&mut state, "late", generation);
     update(
         &mut state,
-        Event::Job(JobEvent::List {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(vec![summary("late")]),
-        }),
+            LoadReport::List(Ok(vec![summary("late")])),
+        )),
     );
     assert_eq!(ids(&state.list.rows), ["a", "b"]);
     // A second Esc clears the filter, as before.
     assert!(matches!(
         &update(&mut state, code(KeyCode::Esc))[..],
-        [Effect::LoadList { filter, .. }] if filter.search.is_none()
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.search.is_none()
     ));
 }
 
@@ -190,7 +200,12 @@ fn filter_prompt_types_letters_not_commands_and_filters_as_typed() {
     list_loaded(&mut state, &["x"]);
     update(&mut state, key('/'));
     let searched = |effects: &[Effect]| match effects {
-        [Effect::LoadList { filter, .. }] => filter.search.clone(),
+        [
+            Effect::Load(Stamped {
+                value: Load::List(filter),
+                ..
+            }),
+        ] => filter.search.clone(),
         other => panic!("expected one list load, got {other:?}"),
     };
     // Every letter filters at once; the old rows go, so none stand under the new filter.
@@ -241,7 +256,7 @@ fn x_shows_and_hides_deleted_conversations_from_the_first_page() {
     let effects = update(&mut state, key('x'));
     assert!(matches!(
         &effects[..],
-        [Effect::LoadList { filter, .. }] if filter.include_deleted && filter.after.is_none()
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.include_deleted && filter.after.is_none()
     ));
     assert!(
         state
@@ -253,7 +268,7 @@ fn x_shows_and_hides_deleted_conversations_from_the_first_page() {
     let effects = update(&mut state, key('x'));
     assert!(matches!(
         &effects[..],
-        [Effect::LoadList { filter, .. }] if !filter.include_deleted
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if !filter.include_deleted
     ));
     assert!(
         state
@@ -275,7 +290,7 @@ fn pages_follow_the_keyset_cursor_and_come_back() {
     let last = ids.last().unwrap();
     assert!(matches!(
         &effects[..],
-        [Effect::LoadList { filter, .. }] if filter.after.as_ref().map(|c| &c.id) == Some(last)
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.after.as_ref().map(|c| &c.id) == Some(last)
     ));
     // The label names the rows on screen until the next page's rows arrive.
     assert_eq!(state.list.page_number(), 1);
@@ -286,7 +301,9 @@ fn pages_follow_the_keyset_cursor_and_come_back() {
     assert_eq!(state.list.page_number(), 2);
     assert_eq!(state.list.target_page(), None);
     let effects = update(&mut state, key('['));
-    assert!(matches!(&effects[..], [Effect::LoadList { filter, .. }] if filter.after.is_none()));
+    assert!(
+        matches!(&effects[..], [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.after.is_none())
+    );
     list_loaded(&mut state, &refs);
     assert_eq!(state.list.page_number(), 1);
 }
@@ -297,7 +314,15 @@ fn page_loaded(state: &mut AppState, page: usize) -> Vec<Effect> {
     let ids: Vec<String> = (0..PAGE_SIZE).map(|i| format!("p{page}-{i:02}")).collect();
     list_loaded(state, &ids.iter().map(String::as_str).collect::<Vec<_>>())
         .into_iter()
-        .filter(|e| matches!(e, Effect::LoadList { .. }))
+        .filter(|e| {
+            matches!(
+                e,
+                Effect::Load(Stamped {
+                    value: Load::List(..),
+                    ..
+                })
+            )
+        })
         .collect()
 }
 
@@ -311,7 +336,7 @@ fn paging_far_keeps_a_bounded_number_of_thread_counts() {
         let tokens = state.list.rows.iter().map(|r| (r.id.clone(), 7)).collect();
         update(
             &mut state,
-            Event::Job(JobEvent::ThreadTokens { generation, tokens }),
+            Event::Job(JobEvent::load(generation, LoadReport::ThreadTokens(tokens))),
         );
         let listed = &state.list.rows;
         assert!(
@@ -343,7 +368,11 @@ fn a_burst_of_next_page_keys_chains_from_each_loaded_page() {
     assert_eq!(state.list.page_number(), 1);
     assert_eq!(state.list.target_page(), Some(41));
     for page in 2..=41 {
-        let Some(Effect::LoadList { filter, .. }) = requests.pop() else {
+        let Some(Effect::Load(Stamped {
+            value: Load::List(filter),
+            ..
+        })) = requests.pop()
+        else {
             panic!("page {page} was not asked for");
         };
         let previous_last = format!("p{}-{:02}", page - 1, PAGE_SIZE - 1);
@@ -381,10 +410,10 @@ fn a_failed_page_stops_the_burst_and_keeps_the_shown_page() {
     let generation = state.list.generation;
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::List {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("disk I/O error".to_owned()),
-        }),
+            LoadReport::List(Err("disk I/O error".to_owned())),
+        )),
     );
     assert!(effects.is_empty());
     assert_eq!(state.list.page_number(), 1);

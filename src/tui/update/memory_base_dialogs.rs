@@ -4,7 +4,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::effect::Effect;
-use super::memory_base_jobs::MbEffect;
+use super::memory_base_jobs::{MbEffect, MbLoad};
 use crate::memory::memory_base::Mismatch;
 use crate::store::memory_bases::MemoryBaseUpdate;
 use crate::tui::action::Action;
@@ -186,12 +186,12 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
                 selected: 0,
                 missing_folder,
             });
-            effects.push(Effect::MemoryBases(MbEffect::Search {
-                generation,
+            let search = MbLoad::Search {
                 base,
                 query,
                 top_k: crate::tui::state::memory_bases::SEARCH_TOP_K,
-            }));
+            };
+            effects.push(Effect::load(generation, search));
         }
         Dialog::Create(mut form) => {
             match form.request() {

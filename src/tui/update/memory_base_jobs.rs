@@ -1,4 +1,5 @@
-//! The memory bases tab's work for the job runner ([`MbEffect`]) and its results ([`MbEvent`]).
+//! The memory bases tab's work for the job runner (its loads, [`MbLoad`], and its syncs and
+//! writes, [`MbEffect`]) and their results ([`MbLoaded`], [`MbEvent`]).
 
 use chrono::{DateTime, Utc};
 
@@ -8,21 +9,27 @@ use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseUpdate};
 use crate::sync::watch::WatchEvent;
 use crate::sync::{JobProgress, SyncOutcome};
 
-/// Work on memory bases for the job runner.
+/// The memory bases tab's loads.
 #[derive(Debug, Clone)]
-pub enum MbEffect {
-    LoadBases {
-        generation: u64,
-    },
-    LoadSessions {
-        generation: u64,
+pub enum MbLoad {
+    Bases,
+    Sessions {
         base: Box<MemoryBaseInfo>,
     },
     /// The job table's recent rows (every process's jobs).
-    LoadJobs {
-        generation: u64,
+    Jobs {
         limit: i64,
     },
+    Search {
+        base: Box<MemoryBaseInfo>,
+        query: String,
+        top_k: usize,
+    },
+}
+
+/// Syncs and writes on memory bases for the job runner.
+#[derive(Debug, Clone)]
+pub enum MbEffect {
     /// A manual sync of one session, or of every session of the base.
     Sync {
         base: Box<MemoryBaseInfo>,
@@ -37,12 +44,6 @@ pub enum MbEffect {
     Create(NewBaseRequest),
     Delete(Box<MemoryBaseInfo>),
     Regenerate(Box<MemoryBaseInfo>),
-    Search {
-        generation: u64,
-        base: Box<MemoryBaseInfo>,
-        query: String,
-        top_k: usize,
-    },
     CancelJob {
         job_id: String,
     },
@@ -88,22 +89,21 @@ impl SyncResult {
     }
 }
 
-/// Results of [`MbEffect`]s and reports of running jobs and the watcher.
+/// Results of [`MbLoad`]s.
 #[derive(Debug)]
-pub enum MbEvent {
-    Bases {
-        generation: u64,
-        result: Result<Vec<BaseStatus>, String>,
-    },
-    Sessions {
-        generation: u64,
-        result: Result<Vec<SessionStatus>, String>,
-    },
+pub enum MbLoaded {
+    Bases(Result<Vec<BaseStatus>, String>),
+    Sessions(Result<Vec<SessionStatus>, String>),
     Jobs {
-        generation: u64,
         result: Result<Vec<JobInfo>, String>,
         now: DateTime<Utc>,
     },
+    Hits(Result<Vec<SearchHit>, String>),
+}
+
+/// Results of [`MbEffect`]s and reports of running jobs and the watcher.
+#[derive(Debug)]
+pub enum MbEvent {
     /// A running job's report; `automatic` when the watcher started it.
     Progress {
         progress: JobProgress,
@@ -124,10 +124,6 @@ pub enum MbEvent {
     },
     /// A base was created, or why not.
     Created { result: Result<String, String> },
-    Hits {
-        generation: u64,
-        result: Result<Vec<SearchHit>, String>,
-    },
     /// One watcher check of one session.
     Watched(WatchEvent),
     /// A watcher pass failed (it tries again at the next interval).

@@ -1,28 +1,23 @@
 //! The memory bases tab's job results: loads, finished writes and syncs, job progress and the
-//! watcher's reports. A stale result (an older generation) is dropped.
+//! watcher's reports.
 
 use chrono::{DateTime, Utc};
 
 use super::effect::Effect;
-use super::memory_base_jobs::{MbEvent, SyncResult};
+use super::memory_base_jobs::{MbEvent, MbLoaded, SyncResult};
 use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
 use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest};
 use crate::sync::{JobProgress, Stage};
 use crate::tui::state::memory_bases::{Confirm, Dialog, Focus, JOB_ROWS, TrackedJob};
-use crate::tui::state::{AppState, LoadStatus, current};
+use crate::tui::state::{AppState, LoadStatus};
 
-/// Applies a job result. `false` when it was stale.
-pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Effect>) -> bool {
-    match event {
-        MbEvent::Bases { generation, result } => {
-            return bases_loaded(state, generation, result, effects);
-        }
-        MbEvent::Sessions { generation, result } => {
-            let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| {
-                t.sessions_generation
-            }) else {
-                return false;
-            };
+/// Applies a load's report (of the latest request: `loads.rs` checked). `false` when it
+/// changed nothing.
+pub(super) fn on_load(state: &mut AppState, report: MbLoaded, effects: &mut Vec<Effect>) -> bool {
+    match report {
+        MbLoaded::Bases(result) => return bases_loaded(state, result, effects),
+        MbLoaded::Sessions(result) => {
+            let tab = &mut state.memory_bases;
             match result {
                 Ok(sessions) => {
                     let selected_id = tab.selected_session().map(|s| s.session.session_id.clone());
@@ -35,14 +30,7 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
                 Err(error) => tab.sessions_status = LoadStatus::Failed(error),
             }
         }
-        MbEvent::Jobs {
-            generation,
-            result,
-            now,
-        } => {
-            if current(Some(&mut state.jobs), generation, |j| j.generation).is_none() {
-                return false;
-            }
+        MbLoaded::Jobs { result, now } => {
             advance_clock(state, now);
             match result {
                 Ok(jobs) => state.jobs.table = jobs,
@@ -51,6 +39,25 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             let last = state.jobs.lines().len().saturating_sub(1);
             state.jobs.selected = state.jobs.selected.min(last);
         }
+        MbLoaded::Hits(result) => {
+            let Some(search) = state.memory_bases.search.as_mut() else {
+                return false;
+            };
+            match result {
+                Ok(hits) => {
+                    search.hits = hits;
+                    search.status = LoadStatus::Loaded;
+                }
+                Err(error) => search.status = LoadStatus::Failed(error),
+            }
+        }
+    }
+    true
+}
+
+/// Applies a job's result or report.
+pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Effect>) -> bool {
+    match event {
         MbEvent::Progress {
             progress,
             at,
@@ -91,19 +98,6 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
             reload_bases(state, false, effects);
             reload_jobs(state, effects);
         }
-        MbEvent::Hits { generation, result } => {
-            let search = state.memory_bases.search.as_mut();
-            let Some(search) = current(search, generation, |s| s.generation) else {
-                return false;
-            };
-            match result {
-                Ok(hits) => {
-                    search.hits = hits;
-                    search.status = LoadStatus::Loaded;
-                }
-                Err(error) => search.status = LoadStatus::Failed(error),
-            }
-        }
         MbEvent::Watched(event) => match event.result {
             // Automatic: skips stay quiet, and completions show in the jobs popup.
             Ok(_) => state.jobs.watcher_error = None,
@@ -132,13 +126,10 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
 /// The bases arrived: the selection follows its base, and its sessions load.
 fn bases_loaded(
     state: &mut AppState,
-    generation: u64,
     result: Result<Vec<BaseStatus>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(tab) = current(Some(&mut state.memory_bases), generation, |t| t.generation) else {
-        return false;
-    };
+    let tab = &mut state.memory_bases;
     match result {
         Ok(bases) => {
             let selected_id = tab.selected_base().map(|b| b.base.id.clone());

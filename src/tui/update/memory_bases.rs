@@ -7,7 +7,7 @@
 
 use super::effect::Effect;
 use super::memory_base_dialogs::confirm_action;
-use super::memory_base_jobs::MbEffect;
+use super::memory_base_jobs::{MbEffect, MbLoad};
 use super::selection::moved;
 use crate::inspect::memory_bases::BaseState;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
@@ -53,7 +53,7 @@ pub(super) fn reload_bases(state: &mut AppState, show_loading: bool, effects: &m
     if show_loading {
         tab.status = LoadStatus::Loading;
     }
-    effects.push(Effect::MemoryBases(MbEffect::LoadBases { generation }));
+    effects.push(Effect::load(generation, MbLoad::Bases));
 }
 
 pub(super) fn reload_sessions(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -69,19 +69,13 @@ pub(super) fn reload_sessions(state: &mut AppState, effects: &mut Vec<Effect>) {
     if tab.sessions.is_empty() {
         tab.sessions_status = LoadStatus::Loading;
     }
-    effects.push(Effect::MemoryBases(MbEffect::LoadSessions {
-        generation,
-        base,
-    }));
+    effects.push(Effect::load(generation, MbLoad::Sessions { base }));
 }
 
 pub(super) fn reload_jobs(state: &mut AppState, effects: &mut Vec<Effect>) {
     let generation = state.generation();
     state.jobs.generation = generation;
-    effects.push(Effect::MemoryBases(MbEffect::LoadJobs {
-        generation,
-        limit: JOB_ROWS,
-    }));
+    effects.push(Effect::load(generation, MbLoad::Jobs { limit: JOB_ROWS }));
 }
 
 /// Refuses a write on a read-only database, saying so.

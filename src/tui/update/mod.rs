@@ -16,9 +16,11 @@ mod conversation;
 mod copy;
 mod details;
 pub mod doctor;
+mod doctor_jobs;
 mod effect;
 mod jobs_popup;
 mod list;
+mod loads;
 mod memory_base_dialogs;
 mod memory_base_jobs;
 mod memory_base_results;
@@ -33,10 +35,10 @@ mod tabs;
 mod test_support;
 pub mod trim;
 
-pub use checkpoint_jobs::{CheckpointEffect, CheckpointEvent};
-pub use effect::{Effect, Event, JobEvent, LoadedNodes};
+pub use checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
+pub use effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 pub use list::KEPT_THREAD_COUNTS;
-pub use memory_base_jobs::{MbEffect, MbEvent, SyncResult};
+pub use memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
 
 use super::action::Action;
 use super::keymap::KeyChord;
@@ -233,13 +235,11 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
     true
 }
 
-/// The doctor view's keys, its scan's effects wrapped for the runner.
+/// The doctor view's keys; enter opens the selected finding's conversation.
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let mut asked = Vec::new();
-    if let Some(id) = doctor::action(state, action, &mut asked) {
+    if let Some(id) = doctor::action(state, action, effects) {
         conversation::open_conversation(state, id, effects);
     }
-    effects.extend(asked.into_iter().map(Effect::Doctor));
 }
 
 /// Opens a conversation as the database keeps them: a LangGraph thread on its checkpoint tree.
@@ -255,31 +255,11 @@ fn open_any_conversation(state: &mut AppState, id: String, effects: &mut Vec<Eff
 /// Hands a job's result to the screen it belongs to. `false` when it was stale.
 fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> bool {
     match job {
-        JobEvent::ListFound { generation, row } => list::found(state, generation, row),
-        JobEvent::List { generation, result } => list::listed(state, generation, result, effects),
-        JobEvent::ThreadTokens { generation, tokens } => {
-            list::thread_tokens(state, generation, tokens)
-        }
-        JobEvent::Conversation { generation, result } => {
-            conversation::conversation_loaded(state, generation, result, effects)
-        }
-        JobEvent::Budget { generation, result } => {
-            budget::budget_computed(state, generation, result)
-        }
+        JobEvent::Load(report) => loads::on_load(state, report, effects),
         JobEvent::Newest { id, newest } => conversation::newest(state, id, newest, effects),
-        JobEvent::Nodes { generation, result } => {
-            nodes::nodes_loaded(state, generation, result, effects)
-        }
-        JobEvent::NodeContext { generation, result } => {
-            nodes::context_loaded(state, generation, result)
-        }
-        JobEvent::Timeline { generation, result } => {
-            nodes::timeline_loaded(state, generation, result)
-        }
         JobEvent::MemoryBases(event) => memory_base_results::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => chat_memories::on_job(state, job, effects),
-        JobEvent::Doctor(event) => doctor::on_job(state, event),
-        JobEvent::Checkpoints(event) => checkpoints::on_job(state, event, effects),
+        JobEvent::Checkpoints(written) => checkpoints::written(state, written, effects),
     }
 }
 

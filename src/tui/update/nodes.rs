@@ -1,12 +1,12 @@
 //! The nodes pane of a chatflow conversation: its rows, and the selected node's context and
 //! timeline, each loaded by its own job.
 
-use super::effect::{Effect, LoadedNodes};
+use super::effect::{Effect, Load, LoadedNodes};
 use super::selection::moved;
 use super::trim;
 use crate::inspect::nodes::{NodeContextView, Timeline};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, ConversationState, LoadStatus, NodesState, current};
+use crate::tui::state::{AppState, LoadStatus, NodesState};
 
 /// Keys of the open nodes pane; `false` leaves the action to the conversation (budget keys).
 pub(super) fn nodes_action(
@@ -63,12 +63,12 @@ pub(super) fn reload_nodes(state: &mut AppState, effects: &mut Vec<Effect>) {
     };
     nodes.generation = generation;
     nodes.status = LoadStatus::Loading;
-    effects.push(Effect::LoadNodes {
-        generation,
+    let load = Load::Nodes {
         conversation_id: conversation.id.clone(),
         leaf: nodes.leaf.clone(),
         settings,
-    });
+    };
+    effects.push(Effect::load(generation, load));
 }
 
 /// Asks for the selected node's context, and its timeline when the node or thread changed.
@@ -89,39 +89,32 @@ fn load_node(state: &mut AppState, with_timeline: bool, effects: &mut Vec<Effect
     if with_timeline {
         nodes.timeline_generation = timeline_generation;
         nodes.timeline_status = LoadStatus::Loading;
-        effects.push(Effect::LoadTimeline {
-            generation: timeline_generation,
+        let timeline = Load::Timeline {
             thread: thread.clone(),
             node_id: node_id.clone(),
-        });
+        };
+        effects.push(Effect::load(timeline_generation, timeline));
     }
-    effects.push(Effect::LoadNodeContext {
-        generation: context_generation,
+    let context = Load::NodeContext {
         thread,
         node_id,
         source: nodes.source,
         settings,
-    });
+    };
+    effects.push(Effect::load(context_generation, context));
 }
 
-/// The open nodes pane, when `generation` is still the latest of the load `latest` names: an
-/// older result is dropped.
-fn waiting_nodes(
-    conversation: &mut Option<ConversationState>,
-    generation: u64,
-    latest: fn(&NodesState) -> u64,
-) -> Option<&mut NodesState> {
-    let nodes = conversation.as_mut().and_then(|c| c.nodes.as_mut());
-    current(nodes, generation, latest)
+/// The open nodes pane, which a load's report fills.
+fn open_nodes(state: &mut AppState) -> Option<&mut NodesState> {
+    state.conversation.as_mut().and_then(|c| c.nodes.as_mut())
 }
 
 pub(super) fn nodes_loaded(
     state: &mut AppState,
-    generation: u64,
     result: Result<LoadedNodes, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| n.generation) else {
+    let Some(nodes) = open_nodes(state) else {
         return false;
     };
     match result {
@@ -143,31 +136,23 @@ pub(super) fn nodes_loaded(
 
 pub(super) fn context_loaded(
     state: &mut AppState,
-    generation: u64,
     result: Result<Box<NodeContextView>, String>,
 ) -> bool {
-    let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| {
-        n.context_generation
-    }) else {
+    let budget = state.settings.budget;
+    let Some(nodes) = open_nodes(state) else {
         return false;
     };
     let result = result.map(|mut view| {
         // The budget may have changed while the job ran.
-        view.budget.set_budget(state.settings.budget);
+        view.budget.set_budget(budget);
         *view
     });
     nodes.context_status.settle(&mut nodes.context, result);
     true
 }
 
-pub(super) fn timeline_loaded(
-    state: &mut AppState,
-    generation: u64,
-    result: Result<Timeline, String>,
-) -> bool {
-    let Some(nodes) = waiting_nodes(&mut state.conversation, generation, |n| {
-        n.timeline_generation
-    }) else {
+pub(super) fn timeline_loaded(state: &mut AppState, result: Result<Timeline, String>) -> bool {
+    let Some(nodes) = open_nodes(state) else {
         return false;
     };
     nodes.timeline_status.settle(&mut nodes.timeline, result);

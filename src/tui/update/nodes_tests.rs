@@ -6,7 +6,7 @@ use crate::inspect::nodes::ContextSource;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::{BUDGET_STEP, LoadStatus};
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Effect, Event, JobEvent, update};
+use crate::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, update};
 
 #[test]
 fn opening_the_nodes_pane_at_the_latest_leaf_reads_dify_s_own_thread() {
@@ -14,7 +14,7 @@ fn opening_the_nodes_pane_at_the_latest_leaf_reads_dify_s_own_thread() {
     let effects = update(&mut state, key('o'));
     assert!(matches!(
         &effects[..],
-        [Effect::LoadNodes { leaf: None, conversation_id, .. }] if conversation_id == "c1"
+        [Effect::Load(Stamped { value: Load::Nodes { leaf: None, conversation_id, .. }, .. })] if conversation_id == "c1"
     ));
     assert_eq!(state.key_context(), KeyContext::Nodes);
     update(&mut state, key('o'));
@@ -23,7 +23,13 @@ fn opening_the_nodes_pane_at_the_latest_leaf_reads_dify_s_own_thread() {
     update(&mut state, key('k'));
     let effects = update(&mut state, key('o'));
     assert!(
-        matches!(&effects[..], [Effect::LoadNodes { leaf: Some(_), .. }]),
+        matches!(
+            &effects[..],
+            [Effect::Load(Stamped {
+                value: Load::Nodes { leaf: Some(_), .. },
+                ..
+            })]
+        ),
         "{effects:?}"
     );
 }
@@ -36,7 +42,7 @@ fn loaded_nodes_ask_for_the_first_node_s_context_and_timeline() {
     assert!(
         effects
             .iter()
-            .any(|e| matches!(e, Effect::LoadTimeline { node_id, .. } if node_id == "llm1"))
+            .any(|e| matches!(e, Effect::Load(Stamped { value: Load::Timeline { node_id, .. }, .. }) if node_id == "llm1"))
     );
     assert!(state.busy());
 }
@@ -47,19 +53,19 @@ fn only_the_latest_node_context_request_is_shown() {
     let (stale, _, _) = context_request(&effects);
     let (latest, _, source) = context_request(&update(&mut state, key('s')));
     assert_eq!(source, ContextSource::Prompts);
-    let stale_result = JobEvent::NodeContext {
-        generation: stale,
-        result: Ok(empty_context(ContextSource::Outputs)),
-    };
+    let stale_result = JobEvent::load(
+        stale,
+        LoadReport::NodeContext(Ok(empty_context(ContextSource::Outputs))),
+    );
     update(&mut state, Event::Job(stale_result));
     assert!(
         state.nodes().unwrap().context.is_none(),
         "a stale result is dropped"
     );
-    let latest_result = JobEvent::NodeContext {
-        generation: latest,
-        result: Ok(empty_context(ContextSource::Prompts)),
-    };
+    let latest_result = JobEvent::load(
+        latest,
+        LoadReport::NodeContext(Ok(empty_context(ContextSource::Prompts))),
+    );
     update(&mut state, Event::Job(latest_result));
     let nodes = state.nodes().unwrap();
     let view = nodes.context.as_ref().unwrap();
@@ -71,10 +77,10 @@ fn only_the_latest_node_context_request_is_shown() {
 fn a_failed_node_context_is_an_error_state_not_a_crash() {
     let (mut state, effects) = nodes_open();
     let (generation, _, _) = context_request(&effects);
-    let failed = JobEvent::NodeContext {
+    let failed = JobEvent::load(
         generation,
-        result: Err("database is locked".to_owned()),
-    };
+        LoadReport::NodeContext(Err("database is locked".to_owned())),
+    );
     update(&mut state, Event::Job(failed));
     let nodes = state.nodes().unwrap();
     assert_eq!(
@@ -87,10 +93,10 @@ fn a_failed_node_context_is_an_error_state_not_a_crash() {
 fn moving_to_another_node_clears_its_view_and_loads_it() {
     let (mut state, effects) = nodes_open();
     let (generation, _, _) = context_request(&effects);
-    let result = JobEvent::NodeContext {
+    let result = JobEvent::load(
         generation,
-        result: Ok(empty_context(ContextSource::Outputs)),
-    };
+        LoadReport::NodeContext(Ok(empty_context(ContextSource::Outputs))),
+    );
     update(&mut state, Event::Job(result));
     let effects = update(&mut state, key('j'));
     assert_eq!(context_request(&effects).1, "llm2");

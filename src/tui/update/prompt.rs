@@ -67,7 +67,7 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         ("doctor", _) if state.tab_missing(Tab::Conversations).is_some() => {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
-        ("doctor", _) => effects.extend(super::doctor::open(state).map(Effect::Doctor)),
+        ("doctor", _) => effects.extend(super::doctor::open(state)),
         ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => set_budget(state, budget),
             Err(e) => state.message = Some(e),

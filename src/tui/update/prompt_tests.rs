@@ -5,7 +5,7 @@ use crossterm::event::KeyCode;
 use crate::memory::tokens::CounterKind;
 use crate::tui::state::AppState;
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Effect, update};
+use crate::tui::update::{Effect, Load, Stamped, update};
 
 #[test]
 fn commands_set_budget_model_counter_and_quit() {
@@ -29,7 +29,9 @@ fn commands_set_budget_model_counter_and_quit() {
     type_command(&mut state, "frobnicate");
     assert!(state.message.as_deref().unwrap().contains(":conv ID"));
     let effects = type_command(&mut state, "conv other");
-    assert!(matches!(&effects[..], [Effect::LoadConversation { id, .. }] if id == "other"));
+    assert!(
+        matches!(&effects[..], [Effect::Load(Stamped { value: Load::Conversation { id, .. }, .. })] if id == "other")
+    );
     type_command(&mut state, "q");
     assert!(state.quit);
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::chat_memory_jobs::MemoryJob;
-use super::effect::{Effect, Event, JobEvent, LoadedNodes};
+use super::chat_memory_jobs::MemoryLoaded;
+use super::effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use super::{start, update};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::LoadedConversation;
@@ -112,10 +112,7 @@ pub(super) fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
     let rows = ids.iter().map(|id| summary(id)).collect();
     update(
         state,
-        Event::Job(JobEvent::List {
-            generation,
-            result: Ok(rows),
-        }),
+        Event::Job(JobEvent::load(generation, LoadReport::List(Ok(rows)))),
     )
 }
 
@@ -126,15 +123,20 @@ pub(super) fn opened() -> AppState {
     list_loaded(&mut state, &["c1"]);
     let effects = update(&mut state, code(KeyCode::Enter));
     let generation = match &effects[..] {
-        [Effect::LoadConversation { generation, id }] if id == "c1" => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Conversation { id },
+            }),
+        ] if id == "c1" => *generation,
         other => panic!("expected a conversation load, got {other:?}"),
     };
     update(
         &mut state,
-        Event::Job(JobEvent::Conversation {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(loaded()),
-        }),
+            LoadReport::Conversation(Ok(loaded())),
+        )),
     );
     state
 }
@@ -143,14 +145,17 @@ pub(super) fn budget_effect(effects: &[Effect]) -> (u64, Vec<StoredMessage>, Bud
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::ComputeBudget {
+            Effect::Load(Stamped {
                 generation,
-                loaded,
-                leaf,
-                mode,
-                window,
-                settings,
-            } => Some((
+                value:
+                    Load::Budget {
+                        loaded,
+                        leaf,
+                        mode,
+                        window,
+                        settings,
+                    },
+            }) => Some((
                 *generation,
                 loaded.budget_rows(*leaf, *mode, *window),
                 settings.clone(),
@@ -188,15 +193,20 @@ pub(super) fn opened_with_budget() -> AppState {
     let mut state = opened();
     let effects = update(&mut state, Event::Action(Action::Refresh));
     let generation = match &effects[..] {
-        [Effect::LoadConversation { generation, .. }] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Conversation { .. },
+            }),
+        ] => *generation,
         other => panic!("{other:?}"),
     };
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Conversation {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(loaded()),
-        }),
+            LoadReport::Conversation(Ok(loaded())),
+        )),
     );
     deliver_budget(&mut state, &effects);
     state
@@ -208,10 +218,10 @@ pub(super) fn deliver_budget(state: &mut AppState, effects: &[Effect]) {
     let view = BudgetView::compute(&rows, &[], &settings, &mut CountCache::new(100));
     update(
         state,
-        Event::Job(JobEvent::Budget {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(Box::new(view)),
-        }),
+            LoadReport::Budget(Ok(Box::new(view))),
+        )),
     );
 }
 
@@ -251,7 +261,10 @@ pub(super) fn nodes_generation(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::LoadNodes { generation, .. } => Some(*generation),
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Nodes { .. },
+            }) => Some(*generation),
             _ => None,
         })
         .expect("a nodes load")
@@ -263,13 +276,13 @@ pub(super) fn nodes_open() -> (AppState, Vec<Effect>) {
     let generation = nodes_generation(&update(&mut state, key('o')));
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::Nodes {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(LoadedNodes {
+            LoadReport::Nodes(Ok(LoadedNodes {
                 thread: node_thread(),
                 rows: vec![node_row("llm1"), node_row("llm2")],
-            }),
-        }),
+            })),
+        )),
     );
     (state, effects)
 }
@@ -278,12 +291,12 @@ pub(super) fn context_request(effects: &[Effect]) -> (u64, String, ContextSource
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::LoadNodeContext {
+            Effect::Load(Stamped {
                 generation,
-                node_id,
-                source,
-                ..
-            } => Some((*generation, node_id.clone(), *source)),
+                value: Load::NodeContext {
+                    node_id, source, ..
+                },
+            }) => Some((*generation, node_id.clone(), *source)),
             _ => None,
         })
         .expect("a node context load")
@@ -329,10 +342,10 @@ pub(super) fn memories(policy: &str, messages: i64) -> AppState {
     let generation = state.chat_memories.generation;
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::List {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(vec![memory_row(policy, messages)]),
-        })),
+            MemoryLoaded::List(Ok(vec![memory_row(policy, messages)])),
+        )),
     );
     state
 }

@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::tui::action::Action;
 use crate::tui::update::test_support::*;
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{Event, JobEvent, LoadReport, update};
 
 #[test]
 fn ticks_redraw_only_while_busy() {
@@ -12,10 +12,10 @@ fn ticks_redraw_only_while_busy() {
     let generation = conversation(&state).budget_generation;
     update(
         &mut state,
-        Event::Job(JobEvent::Budget {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("boom".to_owned()),
-        }),
+            LoadReport::Budget(Err("boom".to_owned())),
+        )),
     );
     state.dirty = false;
     update(&mut state, Event::Tick);

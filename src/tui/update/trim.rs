@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::chat_memory_jobs::{MemoryEffect, READ_ONLY};
+use super::chat_memory_jobs::{MemoryLoad, READ_ONLY};
 use super::effect::Effect;
 use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession};
 use crate::memory::budget::MessageTokens;
@@ -16,7 +16,7 @@ use crate::summarize::extractive_plan;
 use crate::tui::action::Action;
 use crate::tui::state::chat_memories::{Confirm, Write};
 use crate::tui::state::trim::{TrimSessions, TrimSource, TrimState};
-use crate::tui::state::{AppState, Detail, LoadStatus, Overlay, current};
+use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
 
 /// Lines a page key scrolls the plan.
 const SCROLL_PAGE: usize = 10;
@@ -50,11 +50,11 @@ pub(super) fn open_for_memory(
     trim.generation = generation;
     state.trim = Some(trim);
     state.overlay = Overlay::Trim;
-    effects.push(Effect::ChatMemory(MemoryEffect::LoadTrimSource {
-        generation,
+    let source = MemoryLoad::TrimSource {
         id: id.to_owned(),
         counter: state.settings.counter(),
-    }));
+    };
+    effects.push(Effect::load(generation, source));
 }
 
 /// Opens the preview over the thread history the budget panel shows.
@@ -162,11 +162,10 @@ fn with_default_prompt(mut policy: ChatMemoryPolicy, state: &AppState) -> ChatMe
 /// A chat memory's list arrived.
 pub(super) fn on_source(
     state: &mut AppState,
-    generation: u64,
     result: Result<(Arc<TrimSessions>, ChatMemoryPolicy), String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let Some(trim) = current(state.trim.as_mut(), generation, |t| t.generation) else {
+    let Some(trim) = state.trim.as_mut() else {
         return false;
     };
     match result {
@@ -180,16 +179,9 @@ pub(super) fn on_source(
     true
 }
 
-/// A remote summary arrived: used only if the plan is still the one it was asked for.
-pub(super) fn on_summary(
-    state: &mut AppState,
-    generation: u64,
-    result: Result<TrimPlan, String>,
-) -> bool {
-    // The summary must answer the latest plan, and be the latest summary asked for it.
-    let Some(trim) = current(state.trim.as_mut(), generation, |t| t.plan_generation)
-        .and_then(|t| current(Some(t), generation, |t| t.summary_generation))
-    else {
+/// A remote summary arrived for the plan shown (`loads.rs` checks it answers that plan).
+pub(super) fn on_summary(state: &mut AppState, result: Result<TrimPlan, String>) -> bool {
+    let Some(trim) = state.trim.as_mut() else {
         return false;
     };
     match result {
@@ -257,12 +249,12 @@ fn ask_for_summary(trim: &mut TrimState, offline: bool, effects: &mut Vec<Effect
     };
     trim.summary_generation = trim.plan_generation;
     trim.summary_status = Some(LoadStatus::Loading);
-    effects.push(Effect::ChatMemory(MemoryEffect::Summarize {
-        generation: trim.plan_generation,
+    let summary = MemoryLoad::Summary {
         sessions,
         policy: trim.policy(),
         offline,
-    }));
+    };
+    effects.push(Effect::load(trim.plan_generation, summary));
     true
 }
 

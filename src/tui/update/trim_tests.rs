@@ -5,9 +5,9 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::EXTRACTIVE_LABEL;
 use crate::tui::state::Screen;
 use crate::tui::state::chat_memories::Write;
-use crate::tui::update::chat_memory_jobs::MemoryJob;
+use crate::tui::update::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded};
 use crate::tui::update::test_support::{code, key, memories, memory_row, opened_with_budget};
-use crate::tui::update::{Event, JobEvent, update};
+use crate::tui::update::{Event, JobEvent, Load, Stamped, update};
 use crossterm::event::KeyCode;
 
 fn history(n: usize) -> Vec<PromptMessage> {
@@ -33,7 +33,12 @@ fn previewing_with_effects(policy: &str, n: usize) -> (AppState, Vec<Effect>) {
     let mut state = memories(policy, n as i64);
     let effects = update(&mut state, key('T'));
     let generation = match &effects[..] {
-        [Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. })] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::ChatMemory(MemoryLoad::TrimSource { .. }),
+            }),
+        ] => *generation,
         other => panic!("expected the memory's list to be read, got {other:?}"),
     };
     assert_eq!(state.overlay, Overlay::Trim);
@@ -48,18 +53,18 @@ fn previewing_with_effects(policy: &str, n: usize) -> (AppState, Vec<Effect>) {
     // A stale answer is dropped.
     let stale = update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::TrimSource {
-            generation: generation - 1,
-            result: Ok((sessions.clone(), ChatMemoryPolicy::default())),
-        })),
+        Event::Job(JobEvent::load(
+            generation - 1,
+            MemoryLoaded::TrimSource(Ok((sessions.clone(), ChatMemoryPolicy::default()))),
+        )),
     );
     assert!(stale.is_empty() && state.trim.as_ref().unwrap().plan.is_none());
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::TrimSource {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok((sessions, ChatMemoryPolicy::default())),
-        })),
+            MemoryLoaded::TrimSource(Ok((sessions, ChatMemoryPolicy::default()))),
+        )),
     );
     (state, effects)
 }
@@ -70,10 +75,9 @@ fn a_large_slice_is_summarized_by_a_latest_wins_job() {
     let (mut state, effects) = previewing_with_effects(policy, 400);
     let generation = match &effects[..] {
         [
-            Effect::ChatMemory(MemoryEffect::Summarize {
+            Effect::Load(Stamped {
                 generation,
-                offline: true,
-                ..
+                value: Load::ChatMemory(MemoryLoad::Summary { offline: true, .. }),
             }),
         ] => *generation,
         other => panic!("expected an extractive summary job, got {other:?}"),
@@ -90,7 +94,12 @@ fn a_large_slice_is_summarized_by_a_latest_wins_job() {
     focus(&mut state, "max_messages");
     let effects = update(&mut state, code(KeyCode::Right));
     let newer = match &effects[..] {
-        [Effect::ChatMemory(MemoryEffect::Summarize { generation, .. })] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::ChatMemory(MemoryLoad::Summary { .. }),
+            }),
+        ] => *generation,
         other => panic!("{other:?}"),
     };
     assert_ne!(newer, generation);
@@ -101,18 +110,15 @@ fn a_large_slice_is_summarized_by_a_latest_wins_job() {
     let written = extractive_plan(&planner, planner.plan());
     let stale = update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok(written.clone()),
-        })),
+            MemoryLoaded::Summary(Ok(written.clone())),
+        )),
     );
     assert!(stale.is_empty() && plan(&state).summary.as_ref().unwrap().text.is_none());
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
-            generation: newer,
-            result: Ok(written),
-        })),
+        Event::Job(JobEvent::load(newer, MemoryLoaded::Summary(Ok(written)))),
     );
     let slot = plan(&state).summary.clone().unwrap();
     assert!(slot.text.unwrap().contains("Lyon"));
@@ -258,9 +264,13 @@ fn apply_asks_first_and_no_goes_back_to_the_preview() {
     assert_eq!(state.message.as_deref(), Some("trimmed Support"));
     assert!(!state.chat_memories.writing);
     assert!(
-        effects
-            .iter()
-            .any(|e| matches!(e, Effect::ChatMemory(MemoryEffect::LoadList { .. }))),
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::ChatMemory(MemoryLoad::List),
+                ..
+            })
+        )),
         "the list is reloaded after a write"
     );
 }
@@ -329,7 +339,11 @@ fn a_remote_summarizer_is_asked_only_on_its_key() {
     state.summarizer.offline = false;
     state.summarizer.label = "tiny via http://127.0.0.1:9/v1/chat/completions".to_owned();
     let effects = update(&mut state, key('T'));
-    let Effect::ChatMemory(MemoryEffect::LoadTrimSource { generation, .. }) = effects[0] else {
+    let Effect::Load(Stamped {
+        generation,
+        value: Load::ChatMemory(MemoryLoad::TrimSource { .. }),
+    }) = effects[0]
+    else {
         panic!("{effects:?}")
     };
     let messages = history(10);
@@ -340,13 +354,13 @@ fn a_remote_summarizer_is_asked_only_on_its_key() {
     );
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::TrimSource {
+        Event::Job(JobEvent::load(
             generation,
-            result: Ok((
+            MemoryLoaded::TrimSource(Ok((
                 Arc::new(sessions(tokens, messages)),
                 ChatMemoryPolicy::default(),
-            )),
-        })),
+            ))),
+        )),
     );
     let slot = plan(&state).summary.clone().unwrap();
     assert!(slot.text.is_none(), "no request without the key");
@@ -356,16 +370,23 @@ fn a_remote_summarizer_is_asked_only_on_its_key() {
     );
     let effects = update(&mut state, key('S'));
     let generation = match &effects[..] {
-        [Effect::ChatMemory(MemoryEffect::Summarize { generation, .. })] => *generation,
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::ChatMemory(MemoryLoad::Summary { .. }),
+            }),
+        ] => *generation,
         other => panic!("{other:?}"),
     };
     assert!(state.busy());
     update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
+        Event::Job(JobEvent::load(
             generation,
-            result: Err("summarizer http://127.0.0.1:9 did not answer within 5 s".to_owned()),
-        })),
+            MemoryLoaded::Summary(Err(
+                "summarizer http://127.0.0.1:9 did not answer within 5 s".to_owned(),
+            )),
+        )),
     );
     let trim = state.trim.as_ref().unwrap();
     assert!(matches!(&trim.summary_status, Some(LoadStatus::Failed(e)) if e.contains("5 s")));
@@ -378,10 +399,10 @@ fn a_remote_summarizer_is_asked_only_on_its_key() {
     let old = plan(&state).clone();
     let stale = update(
         &mut state,
-        Event::Job(JobEvent::ChatMemory(MemoryJob::Summary {
-            generation: generation + 1,
-            result: Ok(old),
-        })),
+        Event::Job(JobEvent::load(
+            generation + 1,
+            MemoryLoaded::Summary(Ok(old)),
+        )),
     );
     assert!(stale.is_empty());
     assert!(state.trim.as_ref().unwrap().summary_status.is_none());
