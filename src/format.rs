@@ -40,6 +40,25 @@ pub fn one_line(text: &str, width: usize) -> String {
     }
 }
 
+/// A size in bytes as people read it, in powers of 1,000: `912 bytes`, `3.4 kB`, `170 MB`.
+pub fn byte_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
+    if bytes < 1_000 {
+        return format!("{bytes} {}", noun(bytes, "byte"));
+    }
+    let mut value = bytes as f64 / 1_000.0;
+    let mut unit = 0;
+    while value >= 999.5 && unit + 1 < UNITS.len() {
+        value /= 1_000.0;
+        unit += 1;
+    }
+    if value < 9.95 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,6 +69,16 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(-1234567), "-1,234,567");
+    }
+
+    #[test]
+    fn sizes_read_in_powers_of_a_thousand() {
+        assert_eq!(byte_size(1), "1 byte");
+        assert_eq!(byte_size(912), "912 bytes");
+        assert_eq!(byte_size(3_400), "3.4 kB");
+        assert_eq!(byte_size(170_000_000), "170 MB");
+        assert_eq!(byte_size(999_600), "1.0 MB");
+        assert_eq!(byte_size(3_400_000_000), "3.4 GB");
     }
 
     #[test]

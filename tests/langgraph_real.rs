@@ -346,12 +346,12 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     // test's own read-only pool below, which leaves `-wal` and `-shm`).
     let before = langgraph_cli::files(dir.path());
     let url = format!("sqlite://{}", file.display());
-    langgraph_cli::compare_cli(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    langgraph_cli::compare_cli(&url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
+    langgraph_cli::export::check(&url, &oracle, AES_KEY);
     for thread in ["agent", "pruned", "nested"] {
         langgraph_tui::compare_tui(&url, &oracle, thread);
     }
     assert_eq!(langgraph_cli::files(dir.path()), before);
-    langgraph_tui::trim_and_undo(&url, "agent");
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()
             .filename(&file)
@@ -364,6 +364,9 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Sqlite(pool.clone()), &oracle).await;
         pool.close().await;
     });
+    langgraph_cli::doctor::check(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    // Last: the write changes the database, and its undo restores the thread's state.
+    langgraph_tui::trim_and_undo(&url, "agent");
     mark("sqlite_saver_reads_as_langgraph_reads_it");
 }
 
@@ -422,10 +425,12 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Postgres(pool.clone()), &oracle).await;
         pool.close().await;
     });
-    langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     for thread in ["agent", "pruned", "nested"] {
         langgraph_tui::compare_tui(&database.url, &oracle, thread);
     }
+    langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
+    langgraph_cli::export::check(&database.url, &oracle, AES_KEY);
+    langgraph_cli::doctor::check(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     langgraph_tui::trim_and_undo(&database.url, "agent");
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -147,7 +147,7 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
             }
             InspectError::Unknown(_) => (ExitCode::Failure, "not-found", None),
             InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
-            InspectError::NotChecked(_) => (ExitCode::Failure, "failure", None),
+            InspectError::LangGraph(_) => (ExitCode::Failure, "failure", None),
         };
     }
     if let Some(trim) = error.downcast_ref::<crate::inspect::trim::TrimInspectError>() {

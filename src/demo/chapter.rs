@@ -35,6 +35,8 @@ pub(super) const DIFY_STREAM: u64 = 1;
 pub(super) const CHATFLOW_STREAM: u64 = 2;
 pub(super) const CHAT_MEMORY_STREAM: u64 = 3;
 pub(super) const LANGFLOW_STREAM: u64 = 4;
+/// The LangGraph file's story draws from this stream and the two after it.
+pub(super) const LANGGRAPH_STREAM: u64 = 5;
 
 /// A story whose id is a conversation's.
 pub(super) fn conversation_story(

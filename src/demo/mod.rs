@@ -19,6 +19,7 @@ mod dify;
 mod files;
 mod ids;
 mod langflow;
+mod langgraph;
 mod text;
 
 #[cfg(test)]
@@ -32,6 +33,7 @@ pub use bulk::{BulkGenerator, BulkPlan};
 pub use chapter::Story;
 use chapter::{Chapter, Setting, TENANT_STREAM};
 pub use files::WriteFileError;
+pub use langgraph::{LangGraphDemoError, LangGraphDemoSummary, write_langgraph_demo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {

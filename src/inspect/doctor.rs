@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
 use super::doctor_langflow::{self, LangflowFinding};
+use super::doctor_langgraph::{self, LangGraphFinding};
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -79,6 +80,9 @@ pub enum Finding {
     /// A problem of a Langflow session's Agent memory.
     #[serde(untagged)]
     Langflow(LangflowFinding),
+    /// A problem or a cost of a LangGraph thread.
+    #[serde(untagged)]
+    LangGraph(LangGraphFinding),
 }
 
 impl Finding {
@@ -93,6 +97,7 @@ impl Finding {
             Finding::NodeContext { .. } => "node_context",
             Finding::MissingMessageFile { .. } => "missing_message_file",
             Finding::Langflow(finding) => finding.kind(),
+            Finding::LangGraph(finding) => finding.kind(),
         }
     }
 
@@ -115,6 +120,7 @@ impl Finding {
                 conversation_id, ..
             } => conversation_id.as_deref(),
             Finding::Langflow(finding) => Some(finding.session_id()),
+            Finding::LangGraph(finding) => Some(finding.thread_id()),
             Finding::UnreadableRow { .. }
             | Finding::UnreadableJson { .. }
             | Finding::NodeContext { .. } => None,
@@ -180,6 +186,7 @@ impl Finding {
                 conversation_id.as_deref().unwrap_or("(none)")
             ),
             Finding::Langflow(finding) => finding.describe(),
+            Finding::LangGraph(finding) => finding.describe(),
         }
     }
 }
@@ -280,19 +287,15 @@ pub async fn run_with_progress(
     Ok(report.unwrap_or_default())
 }
 
-/// doctor's answer on a checkpoint database, whose checks it does not make yet.
-const CHECKPOINTS_NOT_CHECKED: InspectError = InspectError::NotChecked(
-    "doctor does not check LangGraph checkpoint databases yet; `memscope info` gives their \
-     threads, checkpoints and bytes",
-);
-
-/// How many messages a scan reads, for a progress gauge: a count, so rows written since may
-/// take a scan past it.
+/// How many messages a scan reads (checkpoints, on a LangGraph database), for a progress
+/// gauge: a count, so rows written since may take a scan past it.
 pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
     match store.profile().capabilities().conversations {
         ConversationShape::RegenerationTrees => {}
         ConversationShape::FlowSessions => return doctor_langflow::messages_to_scan(store).await,
-        ConversationShape::CheckpointThreads => return Err(CHECKPOINTS_NOT_CHECKED),
+        ConversationShape::CheckpointThreads => {
+            return doctor_langgraph::checkpoints_to_scan(store).await;
+        }
     }
     let counts = store.table_counts().await?;
     Ok(counts
@@ -328,7 +331,23 @@ pub async fn run_until(
                 findings: scan.findings.into_iter().map(Finding::Langflow).collect(),
             }));
         }
-        ConversationShape::CheckpointThreads => return Err(CHECKPOINTS_NOT_CHECKED),
+        ConversationShape::CheckpointThreads => {
+            let scan = doctor_langgraph::run_until(
+                store,
+                &settings.counter,
+                settings.budget,
+                stop,
+                progress,
+            )
+            .await?;
+            return Ok(scan.map(|scan| DoctorReport {
+                conversations: scan.threads,
+                messages: scan.messages,
+                deleted_skipped: 0,
+                archived_runs: 0,
+                findings: scan.findings.into_iter().map(Finding::LangGraph).collect(),
+            }));
+        }
     }
     let mut report = DoctorReport::default();
     // Counts are not reused across conversations: a small cache keeps memory flat.

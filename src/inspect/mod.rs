@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod diff;
 pub mod doctor;
 pub mod doctor_langflow;
+pub mod doctor_langgraph;
 pub mod langgraph_thread;
 pub mod memory_bases;
 pub mod nodes;
@@ -66,9 +67,8 @@ pub enum InspectError {
     UnknownMessage { id: String, conversation: String },
     #[error("{0}")]
     BadSetting(String),
-    /// A check memscope does not make on this kind of database.
-    #[error("{0}")]
-    NotChecked(&'static str),
+    #[error(transparent)]
+    LangGraph(#[from] crate::sources::langgraph::saver::LangGraphError),
     /// A node or other name that matched nothing, with the valid ones.
     #[error(transparent)]
     Unknown(#[from] crate::memory::names::Unknown),

@@ -153,7 +153,8 @@ def build(saver, encrypted_saver):
     graph.update_state(config("agent"), {"messages": [AIMessage(content="Edited by an operator.")]}, as_node="agent")
 
     pruner = pruning_graph(saver)
-    for text in ("one", "two", "three"):
+    # A user pasted a credential: `export` must remove it.
+    for text in ("one", "two", "three: postgres://ops:hunter2@db.internal/app"):
         pruner.invoke({"messages": [HumanMessage(content=text)]}, config("pruned"))
 
     nested_graph(saver).invoke({"messages": [HumanMessage(content="research this")]}, config("nested"))
@@ -185,12 +186,19 @@ def values_json(values):
 
 
 def dump(saver, encrypted_saver):
-    """What LangGraph reads: every checkpoint tuple of every namespace, and each thread's
-    get_state / get_state_history on the root namespace."""
-    threads = {"agent": agent_graph(saver), "pruned": pruning_graph(saver), "nested": nested_graph(saver), "secret": agent_graph(encrypted_saver)}
+    return dump_threads({
+        "agent": (agent_graph(saver), saver),
+        "pruned": (pruning_graph(saver), saver),
+        "nested": (nested_graph(saver), saver),
+        "secret": (agent_graph(encrypted_saver), encrypted_saver),
+    })
+
+
+def dump_threads(threads):
+    """What LangGraph reads of each thread (`{thread_id: (graph, saver)}`): every checkpoint
+    tuple of every namespace, and get_state / get_state_history on the root namespace."""
     out = {"threads": {}}
-    for thread_id, graph in threads.items():
-        reader = encrypted_saver if thread_id == "secret" else saver
+    for thread_id, (graph, reader) in threads.items():
         checkpoints = []
         for t in reader.list(config(thread_id)):
             checkpoints.append({

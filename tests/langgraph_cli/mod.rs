@@ -1,12 +1,18 @@
 //! The `memscope` binary on a database LangGraph wrote: `conversations`, `thread` and
-//! `history` compared with LangGraph's `get_state` and `get_state_history` of each thread.
+//! `history` compared with LangGraph's `get_state` and `get_state_history` of each thread;
+//! `doctor`, `export` and the list without the key in their own files, and the demo file
+//! LangGraph reads back.
+
+pub mod demo;
+pub mod doctor;
+pub mod export;
 
 use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn memscope(url: &str, key: Option<&str>, args: &[&str]) -> Output {
+pub fn memscope(url: &str, key: Option<&str>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_memscope"));
     command.args(["--json", "--db", url]).args(args);
     match key {
@@ -16,7 +22,7 @@ fn memscope(url: &str, key: Option<&str>, args: &[&str]) -> Output {
     command.output().expect("memscope runs")
 }
 
-fn json_of(output: &Output) -> Value {
+pub fn json_of(output: &Output) -> Value {
     assert!(
         output.status.success(),
         "memscope failed: {}",
@@ -25,7 +31,7 @@ fn json_of(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
-fn ids(messages: &Value) -> Vec<Value> {
+pub fn ids(messages: &Value) -> Vec<Value> {
     messages
         .as_array()
         .unwrap()
@@ -35,8 +41,8 @@ fn ids(messages: &Value) -> Vec<Value> {
 }
 
 /// Every thread of the oracle, read through the CLI with `key`; without the key an encrypted
-/// thread fails with exit 3 naming the variable.
-pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
+/// thread's history fails with exit 3 naming the variable, and the list still lists it.
+pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Option<&str>) {
     let threads = oracle["threads"].as_object().unwrap();
     let listed = json_of(&memscope(url, Some(key), &["conversations"]));
     let rows = listed["conversations"].as_array().unwrap();
@@ -101,9 +107,86 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: &str)
         }
     }
 
+    let Some(encrypted_thread) = encrypted_thread else {
+        return;
+    };
     let refused = memscope(url, None, &["history", encrypted_thread]);
     assert_eq!(refused.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("LANGGRAPH_AES_KEY"));
+
+    // The list without the key: every thread, the encrypted one's messages unreadable and why.
+    let listed = json_of(&memscope(url, None, &["conversations"]));
+    let rows = listed["conversations"].as_array().unwrap();
+    assert_eq!(rows.len(), threads.len());
+    for row in rows {
+        if row["id"] == encrypted_thread {
+            assert_eq!(row["messages"], Value::Null);
+            assert!(
+                row["error"].as_str().unwrap().contains("LANGGRAPH_AES_KEY"),
+                "{row}"
+            );
+        } else {
+            assert!(row["messages"].is_u64(), "{row}");
+        }
+    }
+    let text = memscope_text(url, None, &["conversations"]);
+    assert!(
+        text.contains(&format!("unreadable: thread {encrypted_thread}: "))
+            && text.contains("LANGGRAPH_AES_KEY"),
+        "{text}"
+    );
+
+    // A search prints its matches as it finds them: thread ids and message text, any case;
+    // the encrypted thread matches by its id only.
+    let found = memscope_text(url, None, &["conversations", "--search", "ANSWER IS"]);
+    let expected: Vec<&String> = threads
+        .iter()
+        .filter(|(id, t)| {
+            *id != encrypted_thread
+                && t["state"]["messages"].as_array().unwrap().iter().any(|m| {
+                    m["content"]
+                        .as_str()
+                        .is_some_and(|c| c.to_lowercase().contains("answer is"))
+                })
+        })
+        .map(|(id, _)| id)
+        .collect();
+    assert!(!expected.is_empty());
+    let listed_ids: Vec<&str> = found
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|id| threads.contains_key(*id))
+        .collect();
+    assert_eq!(listed_ids.len(), expected.len(), "{found}");
+    let by_id = memscope_text(url, None, &["conversations", "--search", encrypted_thread]);
+    assert!(by_id.contains("unreadable"), "{by_id}");
+    let json = json_of(&memscope(
+        url,
+        None,
+        &["conversations", "--search", "answer is"],
+    ));
+    assert_eq!(
+        json["conversations"].as_array().unwrap().len(),
+        expected.len()
+    );
+}
+
+/// The text a command prints, which must succeed.
+pub fn memscope_text(url: &str, key: Option<&str>, args: &[&str]) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memscope"));
+    command.args(["--db", url]).args(args);
+    match key {
+        Some(key) => command.env("LANGGRAPH_AES_KEY", key),
+        None => command.env_remove("LANGGRAPH_AES_KEY"),
+    };
+    let output = command.output().expect("memscope runs");
+    assert!(
+        output.status.success(),
+        "memscope failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
 }
 
 /// The files of a directory, by name.

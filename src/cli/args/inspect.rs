@@ -158,7 +158,7 @@ pub struct NodeContextArgs {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Conversation id (Dify) or session id (Langflow)
+    /// Conversation id (Dify), session id (Langflow) or thread id (LangGraph)
     pub conversation: String,
     /// Write the bundle to this file (written whole, or not at all) instead of standard output
     #[arg(long, value_name = "FILE")]
@@ -169,6 +169,9 @@ pub struct ExportArgs {
     /// Langflow: the flow (name or id) whose Agent reads the session, when the session is in several
     #[arg(long, value_name = "NAME|ID")]
     pub flow: Option<String>,
+    /// LangGraph: the checkpoint whose path and messages the bundle holds (default: the latest)
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub leaf: Option<String>,
     /// max_token_limit of the budgets (default from config: Dify's 2000)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,

@@ -146,4 +146,9 @@ pub struct DemoArgs {
     /// Random seed: the same seed gives the same data
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
+    /// Write a LangGraph checkpoint database instead: a new SQLite file at PATH, in
+    /// SqliteSaver's layout and format, with a tool-using agent, a rewound conversation, an
+    /// operator's edit, a graph that deletes old messages, a subgraph and a long thread
+    #[arg(long, value_name = "PATH", conflicts_with = "scale")]
+    pub langgraph: Option<PathBuf>,
 }

@@ -10,8 +10,8 @@ use crate::cli::args::DemoArgs;
 use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
-use crate::demo::DemoSummary;
-use crate::format::thousands;
+use crate::demo::{DemoSummary, Story, write_langgraph_demo};
+use crate::format::{byte_size, thousands};
 use crate::store::Store;
 
 pub async fn init(context: &Context) -> CliResult {
@@ -94,16 +94,16 @@ fn report(url: &str, started: Instant, summary: &DemoSummary) -> DemoReport {
             .filter(|(_, n)| *n > 0)
             .map(|&(t, n)| (t.to_owned(), n))
             .collect(),
-        stories: summary
-            .stories
-            .iter()
-            .map(|s| StoryReport {
-                title: s.title.to_owned(),
-                table: s.table.to_owned(),
-                id: s.id.clone(),
-                demonstrates: s.demonstrates.to_owned(),
-            })
-            .collect(),
+        stories: summary.stories.iter().map(story_report).collect(),
+    }
+}
+
+fn story_report(s: &Story) -> StoryReport {
+    StoryReport {
+        title: s.title.to_owned(),
+        table: s.table.to_owned(),
+        id: s.id.clone(),
+        demonstrates: s.demonstrates.to_owned(),
     }
 }
 
@@ -127,7 +127,60 @@ fn render(r: &DemoReport) -> String {
     )
 }
 
+#[derive(Serialize)]
+struct LangGraphReport {
+    path: PathBuf,
+    /// The URL memscope opens it with.
+    url: String,
+    threads: usize,
+    checkpoints: usize,
+    writes: usize,
+    bytes: usize,
+    stories: Vec<StoryReport>,
+}
+
+fn render_langgraph(r: &LangGraphReport) -> String {
+    let stories: Vec<Vec<String>> = r
+        .stories
+        .iter()
+        .map(|s| vec![s.title.clone(), s.id.clone(), s.demonstrates.clone()])
+        .collect();
+    format!(
+        "wrote {}: {} threads, {} checkpoints, {} writes ({})\n\n{}\n\nopen it with: memscope --db {} conversations",
+        r.path.display(),
+        r.threads,
+        thousands(r.checkpoints as u64),
+        thousands(r.writes as u64),
+        byte_size(r.bytes as u64),
+        table(&["story", "thread", "shows"], &stories),
+        r.url,
+    )
+}
+
+/// A LangGraph checkpoint file of the story, beside memscope's own database, never into it.
+async fn langgraph(context: &Context, path: &Path, seed: u64) -> CliResult {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir(parent)?;
+    }
+    let summary = write_langgraph_demo(path, seed).await?;
+    let path = std::path::absolute(&summary.path).unwrap_or(summary.path);
+    let report = LangGraphReport {
+        url: format!("sqlite://{}", path.display()),
+        path,
+        threads: summary.threads,
+        checkpoints: summary.checkpoints,
+        writes: summary.writes,
+        bytes: summary.bytes,
+        stories: summary.stories.iter().map(story_report).collect(),
+    };
+    emit(context.global.json, &report, render_langgraph)?;
+    Ok(ExitCode::Ok)
+}
+
 pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
+    if let Some(path) = &args.langgraph {
+        return langgraph(context, path, args.seed).await;
+    }
     let url = &context.resolved.database_url;
     if let Some(parent) = sqlite_file(url).as_deref().and_then(Path::parent) {
         create_dir(parent)?;

@@ -22,7 +22,7 @@ use crate::store::{Backend, ConversationShape, Part, Store, redact_url};
 /// What made the database: enough to reproduce a report on the same kind.
 #[derive(Serialize)]
 struct DatabaseKind {
-    /// memscope, Dify or Langflow.
+    /// memscope, Dify, Langflow or a LangGraph checkpoint saver.
     source: &'static str,
     backend: &'static str,
     /// The source's schema revision, when it records one (Dify's and Langflow's migrations).
@@ -37,7 +37,7 @@ struct DatabaseKind {
 struct Bundle {
     memscope_version: &'static str,
     database: DatabaseKind,
-    /// The conversation (Dify) or session (Langflow) id, as typed.
+    /// The conversation (Dify), session (Langflow) or thread (LangGraph) id, as typed.
     conversation: String,
     /// The conversation's parts, as their commands print them with `--json`.
     #[serde(flatten)]
@@ -60,7 +60,39 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         flow: args.flow.clone(),
         n_messages: None,
         context_id: None,
-        leaf: None,
+        leaf: args.leaf.clone(),
+    }
+}
+
+/// A LangGraph thread: its checkpoint tree with the path to the latest checkpoint (or
+/// `--leaf`), and the `messages` channel there with its budget.
+async fn checkpoint_thread_parts(
+    context: &Context,
+    store: &Store,
+    args: &ExportArgs,
+) -> CliResult<Map<String, Value>> {
+    if args.flow.is_some() {
+        return Err(CliError::usage(
+            "--flow is Langflow's: a LangGraph database's conversations are threads",
+        ));
+    }
+    let thread =
+        super::langgraph::tree_report(store, &args.conversation, args.leaf.as_deref()).await?;
+    let history = super::langgraph::history_report(context, store, &history_args(args)).await?;
+    let mut parts = Map::new();
+    parts.insert("thread".into(), to_value(thread)?);
+    parts.insert("history".into(), to_value(history)?);
+    Ok(parts)
+}
+
+/// `--leaf` names a checkpoint, which only LangGraph's threads have.
+fn refuse_leaf(args: &ExportArgs) -> CliResult<()> {
+    match args.leaf {
+        Some(_) => Err(CliError::usage(
+            "--leaf names a LangGraph checkpoint: this database's conversations are not \
+             checkpoint threads",
+        )),
+        None => Ok(()),
     }
 }
 
@@ -168,14 +200,15 @@ pub async fn run(context: &Context, args: &ExportArgs) -> CliResult {
     let store = context.open().await?;
     let parts = match store.profile().capabilities().conversations {
         ConversationShape::RegenerationTrees => {
+            refuse_leaf(args)?;
             regeneration_tree_parts(context, &store, args).await?
         }
-        ConversationShape::FlowSessions => flow_session_parts(context, &store, args).await?,
+        ConversationShape::FlowSessions => {
+            refuse_leaf(args)?;
+            flow_session_parts(context, &store, args).await?
+        }
         ConversationShape::CheckpointThreads => {
-            return Err(CliError::failure(
-                "export does not bundle LangGraph threads yet; `memscope thread` and \
-                 `memscope history` with --json give the tree and what the model is fed",
-            ));
+            checkpoint_thread_parts(context, &store, args).await?
         }
     };
     let mut bundle = to_value(Bundle {

@@ -3,6 +3,8 @@
 //! `messages` channel at a checkpoint with its token budget and the cut of the trim LangGraph's
 //! documentation recommends.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 use serde_json::Value as Json;
 
@@ -11,30 +13,45 @@ use crate::cli::args::{ConversationsArgs, HistoryArgs, ThreadArgs, ThreadMode};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
-use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree};
 use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
+use crate::memory::langgraph::tree::{CheckpointTree, Namespace, namespace_node};
 use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::threads::ThreadRow;
-use crate::store::Store;
+use crate::store::{CancelFlag, Store};
+
+const LIST_HEADERS: [&str; 4] = ["thread", "messages", "checkpoints", "last activity"];
+
+fn list_cells(t: &ThreadRow) -> [String; 4] {
+    [
+        one_line(&t.id, 36),
+        t.messages
+            .map_or_else(|| "unreadable".to_owned(), |n| thousands(n as u64)),
+        thousands(t.checkpoints),
+        t.last_activity.clone().unwrap_or_default(),
+    ]
+}
+
+/// Why each listed thread's messages could not be counted, in full.
+fn unreadable_lines(threads: &[ThreadRow]) -> String {
+    threads
+        .iter()
+        .filter_map(|t| {
+            Some(format!(
+                "\nunreadable: thread {}: {}",
+                t.id,
+                t.error.as_deref()?
+            ))
+        })
+        .collect()
+}
 
 fn render_page(page: &Page<ThreadRow>) -> String {
-    page.render(
-        &["thread", "messages", "checkpoints", "last activity"],
-        |t| {
-            vec![
-                one_line(&t.id, 36),
-                t.messages.map_or_else(
-                    || format!("unread: {}", one_line(t.error.as_deref().unwrap_or(""), 40)),
-                    |n| thousands(n as u64),
-                ),
-                thousands(t.checkpoints),
-                t.last_activity.clone().unwrap_or_default(),
-            ]
-        },
-    )
+    let mut out = page.render(&LIST_HEADERS, |t| list_cells(t).to_vec());
+    out += &unreadable_lines(page.conversations);
+    out
 }
 
 pub async fn conversations(
@@ -58,9 +75,11 @@ pub async fn conversations(
             ))
         })?,
     };
-    let page = db
-        .thread_page(args.search.as_deref(), offset, args.limit as usize)
-        .await?;
+    let search = args.search.as_deref().filter(|s| !s.is_empty());
+    if let (Some(search), false) = (search, context.global.json) {
+        return print_while_searching(&db, search, offset, args.limit as usize).await;
+    }
+    let page = db.thread_page(search, offset, args.limit as usize).await?;
     let next = page
         .has_more
         .then(|| (offset + page.threads.len()).to_string());
@@ -75,7 +94,148 @@ pub async fn conversations(
     Ok(ExitCode::Ok)
 }
 
-fn node_line(node: &CheckpointLine) -> String {
+/// Widths of the streamed table: a row is printed before the next is known.
+const STREAM_WIDTHS: [usize; 4] = [36, 10, 11, 32];
+
+fn stream_line(cells: &[String; 4]) -> String {
+    let padded: Vec<String> = cells
+        .iter()
+        .zip(STREAM_WIDTHS)
+        .enumerate()
+        .map(|(i, (cell, w))| {
+            if i == 1 || i == 2 {
+                format!("{cell:>w$}")
+            } else {
+                format!("{cell:<w$}")
+            }
+        })
+        .collect();
+    padded.join("  ").trim_end().to_owned()
+}
+
+/// A search reads every thread's latest checkpoint: each match prints as it is found (Ctrl-C
+/// stops the scan), the reasons a thread could not be read after it.
+async fn print_while_searching(
+    db: &LangGraphDb,
+    search: &str,
+    offset: usize,
+    limit: usize,
+) -> CliResult {
+    use std::io::Write;
+    eprintln!("searching every thread's latest messages: matches print as found");
+    let mut out = std::io::stdout();
+    let (mut skipped, mut printed, mut more) = (0, 0, false);
+    let mut unreadable = Vec::new();
+    let mut write_error = None;
+    db.scan_threads(Some(search), &CancelFlag::default(), |row| {
+        if skipped < offset {
+            skipped += 1;
+            return ControlFlow::Continue(());
+        }
+        if printed == limit {
+            more = true;
+            return ControlFlow::Break(());
+        }
+        let mut text = String::new();
+        if printed == 0 {
+            text += &stream_line(&LIST_HEADERS.map(str::to_owned));
+            text.push('\n');
+        }
+        text += &stream_line(&list_cells(&row));
+        text.push('\n');
+        printed += 1;
+        if row.error.is_some() {
+            unreadable.push(row);
+        }
+        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            write_error.get_or_insert(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    let mut tail = match (printed, more) {
+        (0, _) => "no conversations".to_owned(),
+        (_, true) => format!("\nmore: --after {}", offset + printed),
+        (_, false) => String::new(),
+    };
+    tail += &unreadable_lines(&unreadable);
+    if !tail.is_empty() {
+        tail.push('\n');
+    }
+    let written = match write_error {
+        Some(e) => Err(e),
+        None => out.write_all(tail.as_bytes()),
+    };
+    match written {
+        // A closed pipe (`memscope … | head`) is not an error worth a message.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::Ok),
+    }
+}
+
+/// A checkpoint as `thread` lists it.
+#[derive(Serialize)]
+struct Node {
+    id: String,
+    parent: Option<String>,
+    /// Branch depth: 0 on the first line of the tree, one more for each branch taken.
+    depth: usize,
+    /// Position among its siblings (branches), 1-based, and how many there are.
+    sibling: (usize, usize),
+    on_thread: bool,
+    latest: bool,
+    /// `input`, `loop`, `update` or `fork`.
+    source: Option<String>,
+    step: Option<i64>,
+    /// The nodes whose outputs made it.
+    nodes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Subgraph {
+    namespace: String,
+    /// The node of the root graph that ran it.
+    node: String,
+    /// The root graph's checkpoint whose task ran it.
+    root_checkpoint: Option<String>,
+    nodes: Vec<Node>,
+}
+
+#[derive(Serialize)]
+pub(super) struct ThreadReport {
+    thread_id: String,
+    latest: Option<String>,
+    leaf: Option<String>,
+    /// The root graph's checkpoints from the first to the leaf.
+    thread: Vec<String>,
+    nodes: Vec<Node>,
+    subgraphs: Vec<Subgraph>,
+}
+
+fn namespace_nodes(namespace: &Namespace, on_thread: &[String]) -> Vec<Node> {
+    let tree = &namespace.tree;
+    let latest = namespace.latest().map(|c| c.id.as_str());
+    tree.visible(|_| false)
+        .map(|visible| {
+            let checkpoint = &namespace.checkpoints[tree.row(visible.node)];
+            let (position, count) = tree.sibling_position(visible.node);
+            Node {
+                id: checkpoint.id.clone(),
+                parent: checkpoint.parent.clone(),
+                depth: visible.branch_depth,
+                sibling: (position + 1, count),
+                on_thread: on_thread.contains(&checkpoint.id),
+                latest: latest == Some(checkpoint.id.as_str()),
+                source: checkpoint.source.clone(),
+                step: checkpoint.step,
+                nodes: checkpoint.nodes.clone(),
+            }
+        })
+        .collect()
+}
+
+fn node_line(node: &Node) -> String {
     format!(
         "{}{} {} step {} {}{}{}",
         "  ".repeat(node.depth),
@@ -92,7 +252,7 @@ fn node_line(node: &CheckpointLine) -> String {
     )
 }
 
-fn render_thread(report: &ThreadTree) -> String {
+fn render_thread(report: &ThreadReport) -> String {
     let mut out = format!(
         "thread {}: {} checkpoints, {} on the path to {}\n* marks the path\n\n",
         report.thread_id,
@@ -119,18 +279,58 @@ fn render_thread(report: &ThreadTree) -> String {
     out
 }
 
+fn thread_report(
+    thread_id: &str,
+    tree: &CheckpointTree,
+    leaf: Option<&str>,
+) -> CliResult<ThreadReport> {
+    let path: Vec<String> = tree
+        .thread(leaf)
+        .map_err(|e| CliError::not_found(format!("thread {thread_id}: {e}")))?
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let subgraphs = tree
+        .subgraphs
+        .iter()
+        .map(|namespace| Subgraph {
+            namespace: namespace.name.clone(),
+            node: namespace_node(&namespace.name).to_owned(),
+            root_checkpoint: namespace.root_checkpoint.clone(),
+            nodes: namespace_nodes(namespace, &[]),
+        })
+        .collect();
+    Ok(ThreadReport {
+        thread_id: thread_id.to_owned(),
+        latest: tree.latest().map(|c| c.id.clone()),
+        leaf: path.last().cloned(),
+        nodes: namespace_nodes(&tree.root, &path),
+        thread: path,
+        subgraphs,
+    })
+}
+
 pub async fn thread(context: &Context, store: &Store, args: &ThreadArgs) -> CliResult {
     if args.mode != ThreadMode::Dify {
         return Err(CliError::failure(
             "--mode is Dify's: a LangGraph thread's path is its parent links",
         ));
     }
-    let db = LangGraphDb::open(store)?;
-    let tree = db.tree(&args.conversation).await?;
-    let report = ThreadTree::of(&args.conversation, &tree, args.leaf.as_deref())
-        .map_err(|e| CliError::not_found(format!("thread {}: {e}", args.conversation)))?;
+    let report = tree_report(store, &args.conversation, args.leaf.as_deref()).await?;
     emit(context.global.json, &report, render_thread)?;
     Ok(ExitCode::Ok)
+}
+
+/// A thread's checkpoint tree with the path to `leaf` (to the latest without one), as `thread`
+/// prints it (`export` bundles it too).
+pub(super) async fn tree_report(
+    store: &Store,
+    thread_id: &str,
+    leaf: Option<&str>,
+) -> CliResult<ThreadReport> {
+    let db = LangGraphDb::open(store)?;
+    let tree = db.tree(thread_id).await?;
+    thread_report(thread_id, &tree, leaf)
 }
 
 /// One message of the state, with LangChain's fields and its place in the budget.
@@ -157,7 +357,7 @@ struct Line {
 }
 
 #[derive(Serialize)]
-struct HistoryReport {
+pub(super) struct HistoryReport {
     thread_id: String,
     checkpoint_id: String,
     ts: String,
@@ -253,6 +453,18 @@ fn line_text(line: &Line) -> String {
 }
 
 pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> CliResult {
+    let report = history_report(context, store, args).await?;
+    emit(context.global.json, &report, render_history)?;
+    Ok(ExitCode::Ok)
+}
+
+/// The `messages` channel at a checkpoint with its budget, as `history` prints it (`export`
+/// bundles it too).
+pub(super) async fn history_report(
+    context: &Context,
+    store: &Store,
+    args: &HistoryArgs,
+) -> CliResult<HistoryReport> {
     if args.flow.is_some()
         || args.n_messages.is_some()
         || args.context_id.is_some()
@@ -335,6 +547,5 @@ pub async fn history(context: &Context, store: &Store, args: &HistoryArgs) -> Cl
         warnings: state.warnings,
         messages,
     };
-    emit(context.global.json, &report, render_history)?;
-    Ok(ExitCode::Ok)
+    Ok(report)
 }

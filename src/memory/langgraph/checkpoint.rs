@@ -105,12 +105,22 @@ impl Checkpoint {
         self
     }
 
-    /// The `messages` channel read as LangChain messages, with the entries that are not; an
-    /// absent channel is an empty conversation.
+    /// The `messages` channel read as LangChain messages, with the entries that are not; a
+    /// channel never written is an empty conversation.
     pub fn messages(&self) -> (Vec<LangChainMessage>, Vec<UnreadMessage>) {
         let mut messages = Vec::new();
         let mut unread = Vec::new();
         let stored = match self.channel_values.get(MESSAGES_CHANNEL) {
+            // A DeltaChannel stores no value between its snapshots, though it has a version.
+            None if self.channel_versions.contains_key(MESSAGES_CHANNEL) => {
+                unread.push(UnreadMessage {
+                    index: 0,
+                    reason: "the channel has a version but no stored value: a DeltaChannel \
+                             rebuilds it from earlier writes, which memscope does not replay"
+                        .to_owned(),
+                });
+                return (messages, unread);
+            }
             None | Some(Value::Null) => return (messages, unread),
             Some(Value::List(items)) => items.as_slice(),
             Some(Value::DeltaSnapshot(_)) => {

@@ -22,59 +22,8 @@ fn s(text: &str) -> Value {
     Value::Str(text.to_owned())
 }
 
-/// Encodes a value the way LangGraph's serializer lays it out, objects as extensions.
 fn encode(value: &Value) -> Vec<u8> {
-    let mut out = Vec::new();
-    rmpv::encode::write_value(&mut out, &to_rmpv(value)).unwrap();
-    out
-}
-
-fn to_rmpv(value: &Value) -> rmpv::Value {
-    match value {
-        Value::Null => rmpv::Value::Nil,
-        Value::Bool(b) => rmpv::Value::Boolean(*b),
-        Value::Int(n) => rmpv::Value::from(*n),
-        Value::UInt(n) => rmpv::Value::from(*n),
-        Value::Float(f) => rmpv::Value::F64(*f),
-        Value::Str(s) => rmpv::Value::from(s.as_str()),
-        Value::Bytes(b) => rmpv::Value::Binary(b.clone()),
-        Value::List(items) => rmpv::Value::Array(items.iter().map(to_rmpv).collect()),
-        Value::Map(entries) => rmpv::Value::Map(
-            entries
-                .iter()
-                .map(|(k, v)| (to_rmpv(k), to_rmpv(v)))
-                .collect(),
-        ),
-        Value::Object(object) => {
-            let mut payload = vec![
-                rmpv::Value::from(object.module.as_str()),
-                rmpv::Value::from(object.class.as_str()),
-                to_rmpv(&object.data),
-            ];
-            payload.extend(object.method.as_deref().map(rmpv::Value::from));
-            ext(
-                object.rebuild.ext_code().unwrap(),
-                rmpv::Value::Array(payload),
-            )
-        }
-        Value::Array(array) => ext(
-            6,
-            rmpv::Value::Array(vec![
-                rmpv::Value::from(array.dtype.as_str()),
-                rmpv::Value::Array(array.shape.iter().map(|d| rmpv::Value::from(*d)).collect()),
-                rmpv::Value::from(array.order.as_str()),
-                rmpv::Value::Binary(array.buffer.clone()),
-            ]),
-        ),
-        Value::DeltaSnapshot(inner) => ext(7, to_rmpv(inner)),
-        Value::Raw { ext: code, bytes } => rmpv::Value::Ext(*code, bytes.clone()),
-    }
-}
-
-fn ext(code: i8, payload: rmpv::Value) -> rmpv::Value {
-    let mut bytes = Vec::new();
-    rmpv::encode::write_value(&mut bytes, &payload).unwrap();
-    rmpv::Value::Ext(code, bytes)
+    encode_msgpack(value).expect("the generated values have msgpack forms")
 }
 
 fn object(rebuild: Rebuild, module: &str, class: &str, data: Value, method: Option<&str>) -> Value {
@@ -310,12 +259,14 @@ fn trailing_bytes_and_truncation_are_errors() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let arrays = vec![0x91u8; 200_000];
     assert!(decode_typed("msgpack", &arrays, None).is_err());
-    // Extensions nested in extensions: each payload another extension.
-    let mut value = Value::Null;
+    // Extensions nested in extensions: each payload another extension, wrapped one by one.
+    let mut bytes = encode(&Value::Null);
     for _ in 0..2_000 {
-        value = Value::DeltaSnapshot(Box::new(value));
+        let mut wrapped = Vec::new();
+        rmpv::encode::write_value(&mut wrapped, &rmpv::Value::Ext(7, bytes)).unwrap();
+        bytes = wrapped;
     }
-    let decoded = decode_typed("msgpack", &encode(&value), None).unwrap();
+    let decoded = decode_typed("msgpack", &bytes, None).unwrap();
     assert!(matches!(
         decoded.warnings[..],
         [Warning::UnreadableExtension { code: 7, .. }]

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod checkpoint;
 mod cipher;
 pub mod encode;
+pub mod footprint;
 mod lc_json;
 pub mod message;
 mod msgpack;
@@ -52,6 +53,12 @@ pub fn decode_typed(
         return decode_plain(inner, &plain);
     }
     decode_plain(type_name, bytes)
+}
+
+/// A value as `JsonPlusSerializer.dumps_typed` stores it with type `msgpack`; `None` for a
+/// value holding a legacy `json` constructor, which has no msgpack form.
+pub fn encode_msgpack(value: &Value) -> Option<Vec<u8>> {
+    msgpack::encode(value)
 }
 
 fn decode_plain(type_name: &str, bytes: &[u8]) -> Result<Decoded, DecodeError> {

@@ -6,6 +6,10 @@
 //! Nothing is rebuilt or run. A payload that does not have its expected shape, or an unknown
 //! code, is kept raw with a warning. Nesting is bounded across extension payloads too, so no
 //! input can exhaust the stack.
+//!
+//! [`encode`] writes a value back as `ormsgpack` lays it out (integers and lengths in their
+//! smallest form, floats as 64 bits, objects as their extensions), for databases memscope
+//! writes in LangGraph's format.
 
 use super::outcome::{DecodeError, Warning};
 use super::value::{NumpyArray, Object, Rebuild, Value};
@@ -221,4 +225,57 @@ fn numpy(payload: Value) -> Result<Value, String> {
         },
         _ => Err("its payload is not an array".to_owned()),
     }
+}
+
+/// The msgpack bytes of a value; `None` when it holds a legacy `json` constructor, which has no
+/// msgpack form.
+pub(super) fn encode(value: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    rmpv::encode::write_value(&mut out, &to_rmpv(value)?).expect("writing to memory succeeds");
+    Some(out)
+}
+
+fn to_rmpv(value: &Value) -> Option<rmpv::Value> {
+    Some(match value {
+        Value::Null => rmpv::Value::Nil,
+        Value::Bool(b) => rmpv::Value::Boolean(*b),
+        Value::Int(n) => rmpv::Value::from(*n),
+        Value::UInt(n) => rmpv::Value::from(*n),
+        Value::Float(f) => rmpv::Value::F64(*f),
+        Value::Str(s) => rmpv::Value::from(s.as_str()),
+        Value::Bytes(b) => rmpv::Value::Binary(b.clone()),
+        Value::List(items) => rmpv::Value::Array(items.iter().map(to_rmpv).collect::<Option<_>>()?),
+        Value::Map(entries) => rmpv::Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| Some((to_rmpv(k)?, to_rmpv(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        Value::Object(object) => {
+            let mut payload = vec![
+                rmpv::Value::from(object.module.as_str()),
+                rmpv::Value::from(object.class.as_str()),
+                to_rmpv(&object.data)?,
+            ];
+            payload.extend(object.method.as_deref().map(rmpv::Value::from));
+            ext(object.rebuild.ext_code()?, rmpv::Value::Array(payload))
+        }
+        Value::Array(array) => ext(
+            EXT_NUMPY,
+            rmpv::Value::Array(vec![
+                rmpv::Value::from(array.dtype.as_str()),
+                rmpv::Value::Array(array.shape.iter().map(|d| rmpv::Value::from(*d)).collect()),
+                rmpv::Value::from(array.order.as_str()),
+                rmpv::Value::Binary(array.buffer.clone()),
+            ]),
+        ),
+        Value::DeltaSnapshot(inner) => ext(EXT_DELTA_SNAPSHOT, to_rmpv(inner)?),
+        Value::Raw { ext: code, bytes } => rmpv::Value::Ext(*code, bytes.clone()),
+    })
+}
+
+fn ext(code: i8, payload: rmpv::Value) -> rmpv::Value {
+    let mut bytes = Vec::new();
+    rmpv::encode::write_value(&mut bytes, &payload).expect("writing to memory succeeds");
+    rmpv::Value::Ext(code, bytes)
 }

@@ -9,6 +9,7 @@ pub mod archive;
 pub mod prune;
 mod read;
 pub mod saver;
+pub mod sizes;
 mod stored;
 pub mod threads;
 pub mod trim;

@@ -73,11 +73,17 @@ impl LangGraphDb {
         })
     }
 
+    /// A failed query, naming the database.
     pub fn failed(&self, source: sqlx::Error) -> LangGraphError {
         LangGraphError::Query {
             url: self.url.clone(),
             source,
         }
+    }
+
+    /// Whether `LANGGRAPH_AES_KEY` gave a key.
+    pub fn has_key(&self) -> bool {
+        self.key.is_some()
     }
 
     /// A stored checkpoint decoded with the key, if any.

@@ -3,6 +3,8 @@
 //! message text, a thread's checkpoint tree (no checkpoint decoded) and the state at one
 //! checkpoint.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 
 use super::read::ThreadSummary;
@@ -12,6 +14,7 @@ use crate::memory::langgraph::DecodeError;
 use crate::memory::langgraph::checkpoint::UnreadMessage;
 use crate::memory::langgraph::message::LangChainMessage;
 use crate::memory::langgraph::tree::{CheckpointTree, ROOT_NAMESPACE};
+use crate::store::CancelFlag;
 
 /// One thread as `conversations` lists it.
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +58,35 @@ impl LangGraphDb {
         offset: usize,
         limit: usize,
     ) -> Result<ThreadPage, LangGraphError> {
+        let mut threads = Vec::new();
+        let mut skipped = 0;
+        let mut has_more = false;
+        self.scan_threads(search, &CancelFlag::default(), |row| {
+            if skipped < offset {
+                skipped += 1;
+                return ControlFlow::Continue(());
+            }
+            if threads.len() == limit {
+                has_more = true;
+                return ControlFlow::Break(());
+            }
+            threads.push(row);
+            ControlFlow::Continue(())
+        })
+        .await?;
+        Ok(ThreadPage { threads, has_more })
+    }
+
+    /// Hands each thread to `found`, newest latest checkpoint first, as soon as it is read:
+    /// with `search`, only those whose id or latest messages contain it (any case), so a search
+    /// that decodes every thread's latest checkpoint shows its matches as it goes. Stops when
+    /// `found` breaks or `stop` is cancelled.
+    pub async fn scan_threads(
+        &self,
+        search: Option<&str>,
+        stop: &CancelFlag,
+        mut found: impl FnMut(ThreadRow) -> ControlFlow<()>,
+    ) -> Result<(), LangGraphError> {
         let mut all = self.pool.threads().await.map_err(|e| self.failed(e))?;
         // Ids sort chronologically; a thread with no root checkpoint goes last.
         all.sort_by(|a, b| {
@@ -63,33 +95,28 @@ impl LangGraphDb {
                 .then_with(|| a.thread_id.cmp(&b.thread_id))
         });
         let needle = search.map(str::to_lowercase).filter(|s| !s.is_empty());
-        let mut threads = Vec::new();
-        let mut skipped = 0;
-        let mut has_more = false;
         for summary in all {
+            if stop.is_cancelled() {
+                break;
+            }
             let (row, texts) = self.thread_row(summary).await?;
             if let Some(needle) = &needle {
-                let found = row.id.to_lowercase().contains(needle)
+                let matches = row.id.to_lowercase().contains(needle)
                     || texts.iter().any(|t| t.to_lowercase().contains(needle));
-                if !found {
+                if !matches {
                     continue;
                 }
             }
-            if skipped < offset {
-                skipped += 1;
-                continue;
-            }
-            if threads.len() == limit {
-                has_more = true;
+            if found(row).is_break() {
                 break;
             }
-            threads.push(row);
         }
-        Ok(ThreadPage { threads, has_more })
+        Ok(())
     }
 
-    /// A thread's row and the text of its latest messages. A checkpoint without its key is an
-    /// error; one that cannot be read otherwise is a row that says why.
+    /// A thread's row and the text of its latest messages. A latest checkpoint that cannot be
+    /// read (an encrypted one without its key, say) is a row that says why; only a failed query
+    /// is an error.
     async fn thread_row(
         &self,
         summary: ThreadSummary,
@@ -117,7 +144,7 @@ impl LangGraphDb {
                     .collect();
                 Ok((row, texts))
             }
-            Err(error) if needs_key(&error) => Err(error),
+            Err(error @ LangGraphError::Query { .. }) => Err(error),
             Err(error) => {
                 row.error = Some(error.to_string());
                 Ok((row, Vec::new()))
@@ -167,8 +194,7 @@ impl LangGraphDb {
     }
 }
 
-/// Whether an error is a missing or wrong key: the whole command fails on it, so the operator
-/// sets `LANGGRAPH_AES_KEY` rather than reading a list of unreadable rows.
+/// Whether an error is a missing or wrong key, which `LANGGRAPH_AES_KEY` is the way out of.
 pub fn needs_key(error: &LangGraphError) -> bool {
     let decode = match error {
         LangGraphError::Checkpoint(
