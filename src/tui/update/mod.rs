@@ -11,6 +11,8 @@ pub mod chat_memories;
 mod chat_memory_jobs;
 mod checkpoint_detail;
 mod checkpoint_jobs;
+mod checkpoint_loads;
+mod checkpoint_writes;
 mod checkpoints;
 mod conversation;
 mod copy;
@@ -43,7 +45,6 @@ pub use memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{AppState, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab};
-use crate::store::ConversationShape;
 use tabs::show_tab;
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -173,7 +174,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             return true;
         }
         Overlay::ConfirmCheckpoint(_) if action != Action::ToggleHelp => {
-            checkpoints::confirm_action(state, action, effects);
+            checkpoint_writes::confirm_action(state, action, effects);
             return true;
         }
         Overlay::Confirm(_) if action != Action::ToggleHelp => {
@@ -239,16 +240,6 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if let Some(id) = doctor::action(state, action, effects) {
         conversation::open_conversation(state, id, effects);
-    }
-}
-
-/// Opens a conversation as the database keeps them: a LangGraph thread on its checkpoint tree.
-fn open_any_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
-    match state.conversation_shape {
-        ConversationShape::CheckpointThreads => checkpoints::open_thread(state, id, effects),
-        ConversationShape::RegenerationTrees | ConversationShape::FlowSessions => {
-            conversation::open_conversation(state, id, effects)
-        }
     }
 }
 

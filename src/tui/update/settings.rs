@@ -76,5 +76,5 @@ fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
     // The pane's token column and the node's budget are counted with them too.
     reload_nodes(state, effects);
     recompute_budget(state, effects);
-    super::checkpoints::recount(state, effects);
+    super::checkpoint_loads::recount(state, effects);
 }

@@ -421,7 +421,7 @@ fn ask_to_apply(state: &mut AppState) {
         return;
     };
     if let TrimSource::Checkpoint { .. } = &trim.source {
-        super::checkpoints::ask_to_apply_trim(state);
+        super::checkpoint_writes::ask_to_apply_trim(state);
         return;
     }
     let refusal = match &trim.source {
