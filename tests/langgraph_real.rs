@@ -12,6 +12,7 @@
 
 mod langgraph_cli;
 mod langgraph_sessions;
+mod langgraph_tui;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -348,6 +349,9 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     let url = format!("sqlite://{}", file.display());
     langgraph_cli::compare_cli(&url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
     langgraph_cli::export::check(&url, &oracle, AES_KEY);
+    for thread in ["agent", "pruned", "nested"] {
+        langgraph_tui::compare_tui(&url, &oracle, thread);
+    }
     assert_eq!(langgraph_cli::files(dir.path()), before);
     langgraph_sessions::compare_sessions(&url, &oracle, ENCRYPTED_THREAD);
     runtime().block_on(async {
@@ -363,6 +367,8 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
         pool.close().await;
     });
     langgraph_cli::doctor::check(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
+    // Last: the write changes the database, and its undo restores the thread's state.
+    langgraph_tui::trim_and_undo(&url, "agent");
     mark("sqlite_saver_reads_as_langgraph_reads_it");
 }
 
@@ -421,9 +427,13 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         compare(&LangGraphPool::Postgres(pool.clone()), &oracle).await;
         pool.close().await;
     });
+    for thread in ["agent", "pruned", "nested"] {
+        langgraph_tui::compare_tui(&database.url, &oracle, thread);
+    }
     langgraph_cli::compare_cli(&database.url, &oracle, AES_KEY, Some(ENCRYPTED_THREAD));
     langgraph_cli::export::check(&database.url, &oracle, AES_KEY);
     langgraph_cli::doctor::check(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     langgraph_sessions::compare_sessions(&database.url, &oracle, ENCRYPTED_THREAD);
+    langgraph_tui::trim_and_undo(&database.url, "agent");
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -9,6 +9,7 @@ pub mod diff;
 pub mod doctor;
 pub mod doctor_langflow;
 pub mod doctor_langgraph;
+pub mod langgraph_thread;
 pub mod memory_bases;
 pub mod nodes;
 pub mod session_budget;

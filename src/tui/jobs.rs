@@ -4,6 +4,7 @@
 //! The core drops a report another request overtook (`update/loads.rs`), so the latest wins.
 
 mod chat_memories;
+mod checkpoints;
 mod doctor;
 mod memory_bases;
 mod sessions;
@@ -91,6 +92,9 @@ impl JobRunner {
             Effect::Load(Stamped { generation, value }) => self.load(generation, value),
             Effect::MemoryBases(effect) => self.memory_bases.run(effect),
             Effect::StopDoctor => self.doctor.cancel(),
+            Effect::Checkpoints(write) => {
+                checkpoints::write(&mut self.tasks, self.store.clone(), write)
+            }
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::ChatMemory(effect) => {
                 let store = self.store.clone();
@@ -126,6 +130,7 @@ impl JobRunner {
             Load::MemoryBases(load) => self.memory_bases.load(generation, load),
             Load::Doctor(scan) => self.doctor.run(generation, scan),
             Load::Sessions(load) => sessions::load(&mut self.tasks, generation, store, cache, load),
+            Load::Checkpoints(load) => checkpoints::load(&mut self.tasks, generation, store, load),
             Load::ChatMemory(load) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)

@@ -42,6 +42,8 @@ pub enum KeyContext {
     Detail,
     /// The doctor view: its scan, then its findings.
     Doctor,
+    /// A LangGraph thread's checkpoint tree.
+    Checkpoints,
 }
 
 impl KeyContext {
@@ -62,6 +64,7 @@ impl KeyContext {
             KeyContext::Help => "Help",
             KeyContext::Detail => "Detail popup",
             KeyContext::Doctor => "Doctor",
+            KeyContext::Checkpoints => "Checkpoint tree",
         }
     }
 

@@ -20,6 +20,8 @@ pub struct MessagesBudget {
     pub prompt: Vec<PromptMessage>,
     /// Each message's tokens as part of the whole list.
     pub tokens: Vec<u32>,
+    /// Each message's counts as the counter gave them (a trim preview plans from them).
+    pub counts: Vec<MessageTokens>,
     /// Tokens of the list from each message on.
     pub from_here: Vec<u64>,
     /// Whether the trim keeps each message.
@@ -66,6 +68,7 @@ impl MessagesBudget {
                 .collect(),
             from_here: (0..prompt.len()).map(|i| totals.from(i)).collect(),
             kept,
+            counts,
             tokens_before: plan.tokens_before,
             tokens_after: plan.tokens_after,
             prompt,

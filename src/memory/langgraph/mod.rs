@@ -19,6 +19,8 @@ mod outcome;
 pub mod prune;
 pub mod removal;
 pub mod tree;
+#[cfg(test)]
+pub(crate) mod tree_fixtures;
 pub mod value;
 
 pub use cipher::AesKey;

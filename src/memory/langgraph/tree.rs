@@ -231,7 +231,7 @@ impl CheckpointTree {
 /// The node a task ran: the name in a pull task's path (`~__pregel_pull, agent`, and
 /// `__start__` for the input); a pushed task (`Send`) shows its whole path; an `update_state`
 /// write (`~__interrupt__, …`) names no node.
-fn node_of_task(task_path: &str) -> Option<String> {
+pub fn node_of_task(task_path: &str) -> Option<String> {
     if let Some(name) = task_path.strip_prefix(PULL_TASK_PREFIX) {
         return Some(name.to_owned());
     }

@@ -1,38 +1,5 @@
-use serde_json::json;
-
 use super::*;
-
-fn row(ns: &str, id: &str, parent: Option<&str>, source: &str, step: i64) -> CheckpointRow {
-    CheckpointRow {
-        checkpoint_ns: ns.to_owned(),
-        checkpoint_id: id.to_owned(),
-        parent_checkpoint_id: parent.map(str::to_owned),
-        metadata: json!({"source": source, "step": step, "parents": {}}),
-    }
-}
-
-fn task(ns: &str, id: &str, path: &str) -> TaskRow {
-    TaskRow {
-        checkpoint_ns: ns.to_owned(),
-        checkpoint_id: id.to_owned(),
-        task_path: path.to_owned(),
-    }
-}
-
-/// The shape of the oracle's `agent` thread: a turn, a time-travel branch from its end, and an
-/// operator's update on the newest branch. Ids sort chronologically, as LangGraph's do.
-fn agent_rows() -> Vec<CheckpointRow> {
-    vec![
-        row("", "1-a", None, "input", -1),
-        row("", "1-b", Some("1-a"), "loop", 0),
-        row("", "1-c", Some("1-b"), "loop", 1),
-        row("", "1-d", Some("1-c"), "input", 2),
-        row("", "1-e", Some("1-d"), "loop", 3),
-        row("", "1-f", Some("1-c"), "input", 2),
-        row("", "1-g", Some("1-f"), "loop", 3),
-        row("", "1-h", Some("1-g"), "update", 4),
-    ]
-}
+use crate::memory::langgraph::tree_fixtures::{agent_rows, agent_rows_with_subgraph, row, task};
 
 #[test]
 fn branches_are_siblings_and_the_latest_is_the_greatest_id() {
@@ -92,18 +59,7 @@ fn a_loop_checkpoint_is_written_by_the_nodes_of_its_parents_tasks() {
 
 #[test]
 fn subgraph_namespaces_hang_from_the_root_checkpoint_of_their_task() {
-    let mut rows = agent_rows();
-    for (id, parent, step) in [("1-c1", None, -1), ("1-c2", Some("1-c1"), 0)] {
-        let mut sub = row(
-            "worker:abc",
-            id,
-            parent,
-            if step < 0 { "input" } else { "loop" },
-            step,
-        );
-        sub.metadata["parents"] = json!({"": "1-c"});
-        rows.push(sub);
-    }
+    let rows = agent_rows_with_subgraph();
     let tree = CheckpointTree::build(&rows, &[]);
     assert_eq!(
         tree.root.checkpoints.len(),

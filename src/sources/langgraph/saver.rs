@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::read::LangGraphPool;
-use super::read::StoredCheckpoint;
+use super::read::{StoredCheckpoint, StoredWrite};
 use super::stored::CheckpointError;
 use crate::memory::langgraph::checkpoint::Checkpoint;
-use crate::memory::langgraph::{AesKey, KEY_VARIABLE, Warning};
+use crate::memory::langgraph::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warning};
 use crate::store::handle::Store;
 
 /// The saver whose tables these are.
@@ -92,6 +92,11 @@ impl LangGraphDb {
         stored: &StoredCheckpoint,
     ) -> Result<(Checkpoint, Vec<Warning>), LangGraphError> {
         Ok(stored.decode(self.key.as_ref())?)
+    }
+
+    /// A task's stored write decoded with the key, if any.
+    pub fn decode_write(&self, write: &StoredWrite) -> Result<Decoded, DecodeError> {
+        write.decode(self.key.as_ref())
     }
 }
 

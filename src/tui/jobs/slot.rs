@@ -39,9 +39,11 @@ pub(super) enum Slot {
     Jobs,
     Search,
     Doctor,
+    CheckpointTree,
+    Checkpoint,
 }
 
-const SLOTS: usize = Slot::Doctor as usize + 1;
+const SLOTS: usize = Slot::Checkpoint as usize + 1;
 
 /// Where a job's results go: the runner's one channel.
 #[derive(Debug, Clone)]

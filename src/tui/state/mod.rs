@@ -8,6 +8,7 @@ use super::keymap::{KeyContext, Keymap};
 
 mod budget;
 pub mod chat_memories;
+pub mod checkpoints;
 mod conversation;
 pub mod doctor;
 pub mod form;
@@ -32,6 +33,7 @@ pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 use crate::inspect::budget::BudgetView;
 use crate::store::ConversationShape;
 use chat_memories::ChatMemoriesState;
+use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use sessions::{SessionListState, SessionState};
@@ -94,6 +96,8 @@ pub struct AppState {
     pub sessions: SessionListState,
     /// The open session or thread.
     pub session: Option<SessionState>,
+    /// The open LangGraph thread's checkpoint tree.
+    pub checkpoints: Option<CheckpointsState>,
 }
 
 impl AppState {
@@ -129,6 +133,7 @@ impl AppState {
             shape: ConversationShape::RegenerationTrees,
             sessions: SessionListState::default(),
             session: None,
+            checkpoints: None,
         }
     }
 
@@ -157,7 +162,7 @@ impl AppState {
     fn context_with(&self, overlay: &Overlay) -> KeyContext {
         match overlay {
             Overlay::Trim => return KeyContext::TrimPreview,
-            Overlay::Confirm(_) => return KeyContext::Confirm,
+            Overlay::Confirm(_) | Overlay::ConfirmCheckpoint(_) => return KeyContext::Confirm,
             Overlay::Form(_) => return KeyContext::Form,
             Overlay::Jobs => return KeyContext::Jobs,
             Overlay::Detail(_) => return KeyContext::Detail,
@@ -179,6 +184,7 @@ impl AppState {
             Screen::ChatMemories => KeyContext::ChatMemories,
             Screen::MemoryBases => KeyContext::MemoryBases,
             Screen::Doctor => KeyContext::Doctor,
+            Screen::Checkpoints => KeyContext::Checkpoints,
         }
     }
 
@@ -243,6 +249,11 @@ impl AppState {
                 .session
                 .as_ref()
                 .is_some_and(|s| s.status.is_loading() || s.budget_status.is_loading());
+        let thread_busy = self.screen == Screen::Checkpoints
+            && self
+                .checkpoints
+                .as_ref()
+                .is_some_and(|t| t.status.is_loading() || t.shown_status.is_loading());
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         let list_busy = match self.lists_sessions() {
@@ -252,6 +263,7 @@ impl AppState {
         list_busy
             || conversation_busy
             || session_busy
+            || thread_busy
             || memory_bases_busy
             || self.chat_memories_busy()
     }

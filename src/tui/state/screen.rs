@@ -1,6 +1,7 @@
 //! What is in front: the screen, its tab, and the popup or prompt over it.
 
 use super::chat_memories::{Confirm, MemoryForm};
+use super::checkpoints::CheckpointConfirm;
 use crate::inspect::diff::DiffRow;
 use crate::store::Part;
 
@@ -15,14 +16,18 @@ pub enum Screen {
     MemoryBases,
     /// The doctor's scan of the whole database, opened from the conversation list.
     Doctor,
+    /// A LangGraph thread: its checkpoint tree and the selected checkpoint.
+    Checkpoints,
 }
 
 impl Screen {
     pub fn tab(self) -> Tab {
         match self {
-            Screen::Conversations | Screen::Conversation | Screen::Session | Screen::Doctor => {
-                Tab::Conversations
-            }
+            Screen::Conversations
+            | Screen::Conversation
+            | Screen::Session
+            | Screen::Doctor
+            | Screen::Checkpoints => Tab::Conversations,
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }
@@ -85,6 +90,8 @@ pub enum Overlay {
     Trim,
     /// A write waiting for yes or no.
     Confirm(Confirm),
+    /// A write to a LangGraph thread waiting for yes or no.
+    ConfirmCheckpoint(CheckpointConfirm),
     /// A chat memory form (add, delete).
     Form(MemoryForm),
     /// A value shown whole: a message, the warnings.

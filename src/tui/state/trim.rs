@@ -32,12 +32,21 @@ pub enum TrimSource {
     Session {
         id: String,
     },
+    /// A LangGraph thread's `messages` at one of its checkpoints.
+    Checkpoint {
+        thread_id: String,
+        checkpoint_id: String,
+    },
 }
 
 impl TrimSource {
-    /// Whether a plan can be applied to it.
+    /// Whether a plan can be applied to it: a chat memory's list, or a LangGraph thread's
+    /// messages (written as a new checkpoint).
     pub fn applies(&self) -> bool {
-        matches!(self, TrimSource::ChatMemory { .. })
+        matches!(
+            self,
+            TrimSource::ChatMemory { .. } | TrimSource::Checkpoint { .. }
+        )
     }
 
     pub fn describe(&self) -> String {
@@ -51,6 +60,10 @@ impl TrimSource {
                 node_id, source, ..
             } => format!("node {node_id}: {}", source.describe()),
             TrimSource::Session { id } => format!("history of {}", short(id)),
+            TrimSource::Checkpoint {
+                thread_id,
+                checkpoint_id,
+            } => format!("thread {thread_id} at checkpoint {checkpoint_id}"),
         }
     }
 
@@ -61,6 +74,7 @@ impl TrimSource {
             TrimSource::Thread { .. } => "a conversation thread",
             TrimSource::NodeContext { .. } => "a node context",
             TrimSource::Session { .. } => "a session's history",
+            TrimSource::Checkpoint { .. } => "a checkpoint's messages",
         }
     }
 }

@@ -3,6 +3,7 @@
 
 mod budget;
 mod chat_memories;
+mod checkpoints;
 mod common;
 mod conversation;
 mod conversations;
@@ -43,6 +44,7 @@ fn component(state: &AppState) -> &'static dyn Component {
         Screen::ChatMemories => &chat_memories::ChatMemoriesView,
         Screen::MemoryBases => &memory_bases::MemoryBasesView,
         Screen::Doctor => &doctor::DoctorView,
+        Screen::Checkpoints => &checkpoints::CheckpointsView,
     }
 }
 
@@ -98,6 +100,9 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
             }
         }
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
+        Overlay::ConfirmCheckpoint(confirm) => {
+            confirm_popup(state, &confirm.question, theme, frame, body)
+        }
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
         Overlay::Detail(detail) => draw_detail(detail, theme, frame, body),

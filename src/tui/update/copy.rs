@@ -69,6 +69,11 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
                     .map(|row| ("chat memory id", row.id.clone())),
             }
         }
+        Screen::Checkpoints => state
+            .checkpoints
+            .as_ref()?
+            .selected()
+            .map(|(_, line)| ("checkpoint id", line.id.clone())),
         Screen::Doctor => state
             .doctor
             .as_ref()?

@@ -93,6 +93,7 @@ fn selected(state: &AppState) -> Option<Detail> {
                     .map(|row| chat_memory(row, memories.tokens.get(&row.id).copied())),
             }
         }
+        Screen::Checkpoints => super::checkpoint_detail::detail(state.checkpoints.as_ref()?),
         Screen::Doctor => state
             .doctor
             .as_ref()?

@@ -6,6 +6,9 @@ use std::sync::Arc;
 use crossterm::event::KeyEvent;
 
 use super::chat_memory_jobs::{MemoryEffect, MemoryJob, MemoryLoad, MemoryLoaded};
+use super::checkpoint_jobs::{
+    CheckpointLoad, CheckpointLoaded, CheckpointWrite, CheckpointWritten,
+};
 use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
 use super::session_effects::{SessionLoad, SessionLoaded};
@@ -52,6 +55,8 @@ pub enum Effect {
     ChatMemory(MemoryEffect),
     /// Stops the doctor's running scan where it is.
     StopDoctor,
+    /// A confirmed write to a LangGraph thread.
+    Checkpoints(CheckpointWrite),
     /// Text for the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
 }
@@ -112,6 +117,8 @@ pub enum Load {
     Doctor(DoctorScan),
     /// The session list and an open session or thread.
     Sessions(SessionLoad),
+    /// A LangGraph thread's tree and its shown checkpoint.
+    Checkpoints(CheckpointLoad),
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -132,6 +139,7 @@ pub enum JobEvent {
     },
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
+    Checkpoints(CheckpointWritten),
 }
 
 impl JobEvent {
@@ -161,6 +169,7 @@ pub enum LoadReport {
     ChatMemory(MemoryLoaded),
     Doctor(DoctorEvent),
     Sessions(SessionLoaded),
+    Checkpoints(CheckpointLoaded),
 }
 
 /// Each part's effects, loads and results travel as one kind of the enum that carries them.
@@ -185,4 +194,7 @@ wrap_into!(
     DoctorEvent => LoadReport::Doctor,
     SessionLoad => Load::Sessions,
     SessionLoaded => LoadReport::Sessions,
+    CheckpointLoad => Load::Checkpoints,
+    CheckpointLoaded => LoadReport::Checkpoints,
+    CheckpointWritten => JobEvent::Checkpoints,
 );

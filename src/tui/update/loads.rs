@@ -4,12 +4,13 @@
 //! load, so no handler checks (or forgets) it.
 
 use super::chat_memory_jobs::MemoryLoaded;
+use super::checkpoint_jobs::CheckpointLoaded;
 use super::effect::{Effect, LoadReport, Stamped};
 use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
-    budget, chat_memories, conversation, doctor, list, memory_base_results, nodes, session,
-    sessions,
+    budget, chat_memories, checkpoints, conversation, doctor, list, memory_base_results, nodes,
+    session, sessions,
 };
 use crate::tui::state::AppState;
 
@@ -45,6 +46,7 @@ pub(super) fn on_load(
             SessionLoaded::Opened(result) => session::session_loaded(state, result, effects),
             SessionLoaded::Budget(result) => session::budget_computed(state, result),
         },
+        LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
     }
 }
 
@@ -85,5 +87,12 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
             SessionLoaded::Opened(_) => state.session.as_ref().map(|s| s.generation),
             SessionLoaded::Budget(_) => state.session.as_ref().map(|s| s.budget_generation),
         },
+        LoadReport::Checkpoints(report) => {
+            let thread = state.checkpoints.as_ref();
+            match report {
+                CheckpointLoaded::Tree(_) => thread.map(|t| t.generation),
+                CheckpointLoaded::Shown(_) => thread.map(|t| t.shown_generation),
+            }
+        }
     }
 }

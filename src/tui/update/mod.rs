@@ -9,6 +9,11 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 mod budget;
 pub mod chat_memories;
 mod chat_memory_jobs;
+mod checkpoint_detail;
+mod checkpoint_jobs;
+mod checkpoint_loads;
+mod checkpoint_writes;
+mod checkpoints;
 mod conversation;
 mod copy;
 mod details;
@@ -35,6 +40,7 @@ mod tabs;
 mod test_support;
 pub mod trim;
 
+pub use checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
 pub use effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 pub use list::KEPT_THREAD_COUNTS;
 pub use memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
@@ -43,6 +49,7 @@ pub use session_effects::{SessionLoad, SessionLoaded};
 use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{AppState, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab};
+use crate::store::ConversationShape;
 use tabs::show_tab;
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -174,6 +181,10 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             trim::action(state, action, effects);
             return true;
         }
+        Overlay::ConfirmCheckpoint(_) if action != Action::ToggleHelp => {
+            checkpoint_writes::confirm_action(state, action, effects);
+            return true;
+        }
         Overlay::Confirm(_) if action != Action::ToggleHelp => {
             chat_memories::confirm_action(state, action, effects);
             return true;
@@ -186,6 +197,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         | Overlay::Prompt(_)
         | Overlay::Trim
         | Overlay::Confirm(_)
+        | Overlay::ConfirmCheckpoint(_)
         | Overlay::Form(_) => {}
     }
     match action {
@@ -230,6 +242,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Screen::ChatMemories => chat_memories::action(state, action, effects),
             Screen::MemoryBases => memory_bases::action(state, action, effects),
             Screen::Doctor => doctor_action(state, action, effects),
+            Screen::Checkpoints => checkpoints::action(state, action, effects),
         },
     }
     true
@@ -238,10 +251,12 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
 /// The doctor view's keys; enter opens the selected finding's conversation.
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if let Some(id) = doctor::action(state, action, effects) {
-        if state.lists_sessions() {
-            sessions::open_from_doctor(state, id, effects);
-        } else {
-            conversation::open_conversation(state, id, effects);
+        match state.shape {
+            ConversationShape::CheckpointThreads => checkpoints::open_thread(state, id, effects),
+            ConversationShape::FlowSessions => sessions::open_from_doctor(state, id, effects),
+            ConversationShape::RegenerationTrees => {
+                conversation::open_conversation(state, id, effects)
+            }
         }
     }
 }
@@ -253,6 +268,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         JobEvent::Newest { id, newest } => conversation::newest(state, id, newest, effects),
         JobEvent::MemoryBases(event) => memory_base_results::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => chat_memories::on_job(state, job, effects),
+        JobEvent::Checkpoints(written) => checkpoints::written(state, written, effects),
     }
 }
 
@@ -270,7 +286,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 effects.push(list::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
-            Screen::Conversations | Screen::Session | Screen::Doctor => {}
+            Screen::Conversations | Screen::Session | Screen::Doctor | Screen::Checkpoints => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }

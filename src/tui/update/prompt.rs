@@ -3,7 +3,6 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::budget::set_budget;
-use super::conversation::open_conversation;
 use super::effect::Effect;
 use super::list::filter_list;
 use super::settings;
@@ -64,7 +63,9 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         ("conv", Some(_)) if state.tab_missing(Tab::Conversations).is_some() => {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
-        ("conv", Some(id)) => open_conversation(state, id.to_owned(), effects),
+        ("conv", Some(id)) => {
+            super::checkpoints::open_any_conversation(state, id.to_owned(), effects)
+        }
         ("doctor", _) if state.tab_missing(Tab::Conversations).is_some() => {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }

@@ -10,6 +10,7 @@ use super::session_effects::SessionLoad;
 use super::{settings, trim};
 use crate::inspect::session_budget::SessionBudget;
 use crate::inspect::sessions::SessionView;
+use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, Screen};
 
@@ -63,6 +64,17 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         Action::NextCounter => settings::next_counter(state, effects),
         Action::NextEncoding => settings::next_encoding(state, effects),
         Action::TrimPreview => trim::open_for_session(state, effects),
+        Action::Open => match state.shape {
+            ConversationShape::CheckpointThreads => {
+                let id = session.key.id.clone();
+                super::checkpoints::open_thread(state, id, effects);
+            }
+            ConversationShape::FlowSessions | ConversationShape::RegenerationTrees => {
+                state.message = Some(
+                    "a Langflow session is one log: there is no checkpoint tree to open".to_owned(),
+                );
+            }
+        },
         _ => {}
     }
 }

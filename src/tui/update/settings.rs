@@ -77,4 +77,5 @@ fn settings_changed(state: &mut AppState, effects: &mut Vec<Effect>) {
     reload_nodes(state, effects);
     recompute_budget(state, effects);
     super::budget::recompute_session_budget(state, effects);
+    super::checkpoint_loads::recount(state, effects);
 }

@@ -75,6 +75,30 @@ pub(super) fn open_for_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     open_counted(state, source, messages, counts, effects);
 }
 
+/// Opens the preview over the `messages` of the checkpoint a LangGraph thread shows.
+pub(super) fn open_for_checkpoint(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let Some(thread) = state.checkpoints.as_ref() else {
+        return;
+    };
+    let Some(shown) = thread.shown.as_ref() else {
+        state.message = Some("the checkpoint is still being read".to_owned());
+        return;
+    };
+    let budget = match &shown.budget {
+        Ok(budget) => budget,
+        Err(error) => {
+            state.message = Some(format!("no preview: {error}"));
+            return;
+        }
+    };
+    let source = TrimSource::Checkpoint {
+        thread_id: thread.thread_id.clone(),
+        checkpoint_id: shown.state.checkpoint_id.clone(),
+    };
+    let (messages, counts) = (budget.prompt.clone(), budget.counts.clone());
+    open_counted(state, source, messages, counts, effects);
+}
+
 /// Opens the preview over the selected node's context in the nodes pane.
 pub(super) fn open_for_node(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(nodes) = state.nodes() else {
@@ -413,6 +437,10 @@ fn ask_to_apply(state: &mut AppState) {
     let Some(trim) = state.trim.as_ref() else {
         return;
     };
+    if let TrimSource::Checkpoint { .. } = &trim.source {
+        super::checkpoint_writes::ask_to_apply_trim(state);
+        return;
+    }
     let refusal = match &trim.source {
         TrimSource::ChatMemory { .. } if !trim.is_policy() => Some(
             "apply uses chat memory policies: trim_messages is for previews (choose engine \

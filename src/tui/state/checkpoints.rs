@@ -1,0 +1,126 @@
+//! An open LangGraph thread: its checkpoint tree (drawn from the rows alone), the selected
+//! checkpoint, and that checkpoint read whole (its messages under the budget, or its node
+//! writes). Moving in the tree asks for the newly selected checkpoint; a result another
+//! selection overtook is dropped by its generation.
+
+use std::sync::Arc;
+
+use super::load::LoadStatus;
+use crate::inspect::langgraph_thread::{CheckpointLine, CheckpointState, ThreadTree, TreeRow};
+use crate::memory::langgraph::budget::MessagesBudget;
+
+/// A write to a LangGraph thread, waiting for its confirmation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointWrite {
+    /// The removal of `remove` (message ids) as a new checkpoint after `checkpoint_id`, the
+    /// thread's latest: what `update_state` with `RemoveMessage`s writes.
+    Trim {
+        thread_id: String,
+        checkpoint_id: String,
+        remove: Vec<String>,
+    },
+    /// Deletes memscope's trim checkpoint, the thread's latest.
+    Undo { thread_id: String },
+}
+
+/// A checkpoint write and the question that asks for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointConfirm {
+    pub question: String,
+    pub write: CheckpointWrite,
+}
+
+/// What the pane beside the tree shows of the selected checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CheckpointPane {
+    /// Its `messages` channel under the budget.
+    #[default]
+    Messages,
+    /// The writes of the tasks that started from it (`o`).
+    Writes,
+}
+
+/// The selected checkpoint, read and counted.
+#[derive(Debug, Clone)]
+pub struct ShownCheckpoint {
+    pub state: Arc<CheckpointState>,
+    /// The messages counted and cut; why not when the trim refused them.
+    pub budget: Result<MessagesBudget, String>,
+    /// The budget the cut was made under.
+    pub max_tokens: i64,
+}
+
+/// The open thread.
+#[derive(Debug, Clone)]
+pub struct CheckpointsState {
+    pub thread_id: String,
+    pub status: LoadStatus,
+    pub generation: u64,
+    pub tree: Option<Arc<ThreadTree>>,
+    /// The tree's lines in drawing order, built once with the tree.
+    pub rows: Arc<Vec<TreeRow>>,
+    pub cursor: usize,
+    pub shown: Option<ShownCheckpoint>,
+    pub shown_status: LoadStatus,
+    pub shown_generation: u64,
+    pub pane: CheckpointPane,
+}
+
+impl CheckpointsState {
+    pub fn new(thread_id: String, generation: u64) -> CheckpointsState {
+        CheckpointsState {
+            thread_id,
+            status: LoadStatus::Loading,
+            generation,
+            tree: None,
+            rows: Arc::default(),
+            cursor: 0,
+            shown: None,
+            shown_status: LoadStatus::Loading,
+            shown_generation: 0,
+            pane: CheckpointPane::default(),
+        }
+    }
+
+    /// Takes a loaded tree and puts the cursor on its latest checkpoint.
+    pub fn set_tree(&mut self, tree: ThreadTree) {
+        self.rows = Arc::new(tree.rows());
+        self.tree = Some(Arc::new(tree));
+        self.cursor = self.latest_row().unwrap_or(0);
+        self.status = LoadStatus::Loaded;
+    }
+
+    /// The line of the root graph's latest checkpoint: what `get_state` reads.
+    fn latest_row(&self) -> Option<usize> {
+        let tree = self.tree.as_ref()?;
+        self.rows
+            .iter()
+            .position(|&row| row.subgraph.is_none() && tree.nodes[row.line].latest)
+    }
+
+    /// The selected checkpoint with its namespace.
+    pub fn selected(&self) -> Option<(&str, &CheckpointLine)> {
+        let tree = self.tree.as_ref()?;
+        Some(tree.line(*self.rows.get(self.cursor)?))
+    }
+
+    /// Moves the cursor by `delta` lines, kept in the tree; `true` when it moved.
+    pub fn move_by(&mut self, delta: isize) -> bool {
+        let last = self.rows.len().saturating_sub(1) as isize;
+        let next = (self.cursor as isize).saturating_add(delta).clamp(0, last) as usize;
+        let moved = next != self.cursor;
+        self.cursor = next;
+        moved
+    }
+
+    /// Puts the cursor on the root graph's latest checkpoint; `true` when it moved.
+    pub fn to_latest(&mut self) -> bool {
+        match self.latest_row() {
+            Some(line) if line != self.cursor => {
+                self.cursor = line;
+                true
+            }
+            _ => false,
+        }
+    }
+}

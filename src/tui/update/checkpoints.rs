@@ -1,0 +1,136 @@
+//! A LangGraph thread's screen: opening it on its latest checkpoint, moving in the checkpoint
+//! tree (each move asks for the selected checkpoint, only that one decoded), the budget keys,
+//! the node writes (`o`), and the results of its jobs.
+
+use super::checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
+use super::checkpoint_loads::{recount, show_selected};
+use super::checkpoint_writes;
+use super::conversation;
+use super::effect::Effect;
+use super::{sessions, settings};
+use crate::inspect::sessions::SessionKey;
+use crate::store::ConversationShape;
+use crate::tui::action::Action;
+use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState};
+use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, MAX_BUDGET, Screen};
+
+/// Opens `thread_id`: its tree loads, then its latest checkpoint.
+pub(super) fn open_thread(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    state.checkpoints = Some(CheckpointsState::new(thread_id.clone(), generation));
+    state.screen = Screen::Checkpoints;
+    state.conversations_screen = Screen::Checkpoints;
+    effects.push(Effect::load(generation, CheckpointLoad::Tree { thread_id }));
+}
+
+pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let Some(thread) = state.checkpoints.as_mut() else {
+        return;
+    };
+    let moved = match action {
+        Action::Up => thread.move_by(-1),
+        Action::Down => thread.move_by(1),
+        Action::PageUp => thread.move_by(-10),
+        Action::PageDown => thread.move_by(10),
+        Action::Top => thread.move_by(isize::MIN / 2),
+        Action::Bottom => thread.move_by(isize::MAX / 2),
+        Action::JumpLatest => thread.to_latest(),
+        Action::ToggleNodes => {
+            thread.pane = match thread.pane {
+                CheckpointPane::Messages => CheckpointPane::Writes,
+                CheckpointPane::Writes => CheckpointPane::Messages,
+            };
+            false
+        }
+        Action::Refresh => {
+            let id = thread.thread_id.clone();
+            open_thread(state, id, effects);
+            return;
+        }
+        Action::Back => {
+            state.screen = Screen::Conversations;
+            state.conversations_screen = Screen::Conversations;
+            return;
+        }
+        Action::BudgetUp => return set_budget(state, state.settings.budget + BUDGET_STEP, effects),
+        Action::BudgetDown => {
+            return set_budget(state, state.settings.budget - BUDGET_STEP, effects);
+        }
+        Action::TrimPreview => return super::trim::open_for_checkpoint(state, effects),
+        Action::Undo => return checkpoint_writes::ask_to_undo(state),
+        Action::NextModel => return settings::next_model(state, effects),
+        Action::NextCounter => return settings::next_counter(state, effects),
+        Action::NextEncoding => return settings::next_encoding(state, effects),
+        _ => false,
+    };
+    if moved {
+        show_selected(state, effects);
+    }
+}
+
+fn set_budget(state: &mut AppState, budget: i64, effects: &mut Vec<Effect>) {
+    state.settings.budget = budget.clamp(0, MAX_BUDGET);
+    recount(state, effects);
+}
+
+/// Opens a conversation as the database keeps them (`:conv ID`): a LangGraph thread on its
+/// checkpoint tree, a Langflow session as the log its flow's Agent reads (a session id several
+/// flows use says so and names them), a Dify conversation on its regeneration tree.
+pub(super) fn open_any_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
+    match state.shape {
+        ConversationShape::CheckpointThreads => open_thread(state, id, effects),
+        ConversationShape::FlowSessions => {
+            let key = SessionKey { id, flow_id: None };
+            sessions::open_session(state, key, Screen::Conversations, effects)
+        }
+        ConversationShape::RegenerationTrees => conversation::open_conversation(state, id, effects),
+    }
+}
+
+/// A load's report, for the latest request (`loads.rs` dropped any other).
+pub(super) fn on_load(
+    state: &mut AppState,
+    report: CheckpointLoaded,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    let Some(thread) = state.checkpoints.as_mut() else {
+        return false;
+    };
+    match report {
+        CheckpointLoaded::Tree(Ok(tree)) => {
+            thread.set_tree(tree);
+            show_selected(state, effects);
+        }
+        CheckpointLoaded::Tree(Err(error)) => thread.status = LoadStatus::Failed(error),
+        CheckpointLoaded::Shown(result) => thread.shown_status.settle(&mut thread.shown, result),
+    }
+    true
+}
+
+/// A write finished: it says what it did, and the thread opens again on its (new) latest
+/// checkpoint.
+pub(super) fn written(
+    state: &mut AppState,
+    written: CheckpointWritten,
+    effects: &mut Vec<Effect>,
+) -> bool {
+    let CheckpointWritten { thread_id, result } = written;
+    state.message = Some(match result {
+        Ok(done) => done,
+        Err(error) => format!("write failed: {error}"),
+    });
+    if state
+        .checkpoints
+        .as_ref()
+        .is_some_and(|t| t.thread_id == thread_id)
+    {
+        let screen = state.screen;
+        open_thread(state, thread_id, effects);
+        state.screen = screen;
+    }
+    true
+}
+
+#[cfg(test)]
+#[path = "checkpoints_tests.rs"]
+mod tests;

@@ -1,0 +1,225 @@
+use std::sync::Arc;
+
+use super::super::test_support::{code, key, state};
+use super::*;
+use crate::inspect::langgraph_thread::{CheckpointState, NodeWrite, ThreadTree};
+use crate::memory::langgraph::budget::MessagesBudget;
+use crate::memory::langgraph::tree::CheckpointTree;
+use crate::memory::langgraph::tree_fixtures::{agent_rows_with_subgraph, task};
+use crate::memory::trim::MessageCount;
+use crate::store::ConversationShape;
+use crate::tui::state::Overlay;
+use crate::tui::state::checkpoints::ShownCheckpoint;
+use crate::tui::update::{CheckpointLoad, CheckpointLoaded};
+use crate::tui::update::{Event, JobEvent, Load, Stamped, update};
+use crossterm::event::KeyCode;
+
+fn thread_tree() -> ThreadTree {
+    let tasks = [task("", "1-b", "~__pregel_pull, agent")];
+    let tree = CheckpointTree::build(&agent_rows_with_subgraph(), &tasks);
+    ThreadTree::of("agent", &tree, None).unwrap()
+}
+
+/// `(generation, namespace, checkpoint)` of the one checkpoint load among `effects`.
+fn checkpoint_load(effects: &[Effect]) -> (u64, String, String) {
+    let loads: Vec<_> = effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::Load(Stamped {
+                generation,
+                value:
+                    Load::Checkpoints(CheckpointLoad::Checkpoint {
+                        namespace,
+                        checkpoint_id,
+                        ..
+                    }),
+            }) => Some((*generation, namespace.clone(), checkpoint_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loads.len(), 1, "{effects:?}");
+    loads[0].clone()
+}
+
+fn checkpoint_state(id: &str) -> Arc<CheckpointState> {
+    Arc::new(CheckpointState {
+        namespace: String::new(),
+        checkpoint_id: id.to_owned(),
+        ts: "2026-01-01T00:00:00+00:00".to_owned(),
+        messages: Vec::new(),
+        unread: Vec::new(),
+        warnings: Vec::new(),
+        writes: vec![NodeWrite {
+            node: Some("agent".to_owned()),
+            task_path: "~__pregel_pull, agent".to_owned(),
+            task_id: "t1".to_owned(),
+            idx: 0,
+            channel: "messages".to_owned(),
+            value: Ok(serde_json::json!([])),
+        }],
+    })
+}
+
+fn shown(generation: u64, id: &str) -> Event {
+    let budget = MessagesBudget::compute(&[], &MessageCount, 10).unwrap();
+    Event::Job(JobEvent::load(
+        generation,
+        CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+            state: checkpoint_state(id),
+            budget: Ok(budget),
+            max_tokens: 10,
+        })),
+    ))
+}
+
+/// A LangGraph database's state with thread `agent` open and its tree loaded; the effects
+/// the tree's arrival asked for.
+fn opened() -> (AppState, Vec<Effect>) {
+    let mut state = state();
+    state.shape = ConversationShape::CheckpointThreads;
+    state.overlay = Overlay::Prompt(crate::tui::state::Prompt::Command("conv agent".into()));
+    let effects = update(&mut state, code(KeyCode::Enter));
+    let generation = match effects.as_slice() {
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Checkpoints(CheckpointLoad::Tree { thread_id }),
+            }),
+        ] => {
+            assert_eq!(thread_id, "agent");
+            *generation
+        }
+        other => panic!("expected the tree's load: {other:?}"),
+    };
+    assert_eq!(state.screen, Screen::Checkpoints);
+    let effects = update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            CheckpointLoaded::Tree(Ok(thread_tree())),
+        )),
+    );
+    (state, effects)
+}
+
+#[test]
+fn conv_opens_a_thread_on_its_latest_checkpoint() {
+    let (state, effects) = opened();
+    let (_, namespace, id) = checkpoint_load(&effects);
+    assert_eq!((namespace.as_str(), id.as_str()), ("", "1-h"));
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.selected().unwrap().1.id, "1-h");
+    assert!(thread.shown_status.is_loading());
+}
+
+#[test]
+fn moving_reads_the_selected_checkpoint_and_drops_an_overtaken_answer() {
+    let (mut state, effects) = opened();
+    let (latest, _, _) = checkpoint_load(&effects);
+    // Up from 1-h is 1-g; up again 1-f.
+    let (first, _, id) = checkpoint_load(&update(&mut state, key('k')));
+    assert_eq!(id, "1-g");
+    let (second, _, id) = checkpoint_load(&update(&mut state, key('k')));
+    assert_eq!(id, "1-f");
+    update(&mut state, shown(latest, "1-h"));
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert!(thread.shown.is_none(), "the latest's answer came too late");
+    update(&mut state, shown(first, "1-g"));
+    assert!(state.checkpoints.as_ref().unwrap().shown.is_none());
+    update(&mut state, shown(second, "1-f"));
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.shown.as_ref().unwrap().state.checkpoint_id, "1-f");
+    assert_eq!(thread.shown_status, LoadStatus::Loaded);
+}
+
+#[test]
+fn a_subgraph_checkpoint_is_read_in_its_namespace() {
+    let (mut state, _) = opened();
+    update(&mut state, key('g'));
+    update(&mut state, key('j'));
+    update(&mut state, key('j'));
+    let (_, namespace, id) = checkpoint_load(&update(&mut state, key('j')));
+    assert_eq!((namespace.as_str(), id.as_str()), ("worker:abc", "1-c1"));
+    let (_, _, id) = checkpoint_load(&update(&mut state, key('L')));
+    assert_eq!(id, "1-h", "L goes back to the latest");
+}
+
+#[test]
+fn o_shows_the_writes_and_i_reads_them_whole() {
+    let (mut state, effects) = opened();
+    let (generation, _, _) = checkpoint_load(&effects);
+    update(&mut state, shown(generation, "1-h"));
+    assert!(
+        update(&mut state, key('o')).is_empty(),
+        "nothing to read again"
+    );
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.pane, CheckpointPane::Writes);
+    update(&mut state, key('i'));
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("i opens the writes whole: {:?}", state.overlay);
+    };
+    assert!(
+        detail.text.contains("agent → messages (task t1"),
+        "{}",
+        detail.text
+    );
+}
+
+#[test]
+fn the_budget_keys_count_the_shown_checkpoint_again_without_reading_it() {
+    let (mut state, effects) = opened();
+    let (generation, _, _) = checkpoint_load(&effects);
+    update(&mut state, shown(generation, "1-h"));
+    let effects = update(&mut state, key('+'));
+    match effects.as_slice() {
+        [
+            Effect::Load(Stamped {
+                value:
+                    Load::Checkpoints(CheckpointLoad::Count {
+                        state: shown,
+                        max_tokens,
+                        ..
+                    }),
+                ..
+            }),
+        ] => {
+            assert_eq!(shown.checkpoint_id, "1-h");
+            assert_eq!(*max_tokens, state.settings.budget);
+        }
+        other => panic!("expected a recount: {other:?}"),
+    }
+    let effects = update(&mut state, key('c'));
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::Checkpoints(CheckpointLoad::Count { .. }),
+                ..
+            })
+        )),
+        "a new counter recounts: {effects:?}"
+    );
+}
+
+#[test]
+fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
+    let mut state = state();
+    state.shape = ConversationShape::CheckpointThreads;
+    let mut effects = Vec::new();
+    open_thread(&mut state, "gone".to_owned(), &mut effects);
+    let generation = state.checkpoints.as_ref().unwrap().generation;
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            CheckpointLoaded::Tree(Err("no thread gone in this database".to_owned())),
+        )),
+    );
+    assert_eq!(
+        state.checkpoints.as_ref().unwrap().status,
+        LoadStatus::Failed("no thread gone in this database".to_owned())
+    );
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Conversations);
+}
