@@ -238,3 +238,63 @@ fn esc_goes_back_where_the_session_was_opened_from() {
     update(&mut state, code(KeyCode::Esc));
     assert_eq!(state.screen, Screen::MemoryBases);
 }
+
+#[test]
+fn enter_on_a_thread_opens_its_checkpoint_tree_and_a_langflow_session_says_it_has_none() {
+    let (mut state, _) = opened(flow_view());
+    update(&mut state, code(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Session);
+    assert!(state.checkpoints.is_none());
+    assert!(
+        state
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("no checkpoint tree"),
+        "{:?}",
+        state.message
+    );
+
+    let (mut state, _) = opened(flow_view());
+    state.shape = ConversationShape::CheckpointThreads;
+    let effects = update(&mut state, code(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Checkpoints);
+    let thread = state.checkpoints.as_ref().expect("the thread's tree opens");
+    assert_eq!(thread.thread_id, state.session.as_ref().unwrap().key.id);
+    assert!(
+        effects.iter().any(|e| matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::Checkpoints(_),
+                ..
+            })
+        )),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn conv_opens_a_langflow_session_as_its_log() {
+    let mut state = state();
+    state.shape = ConversationShape::FlowSessions;
+    update(&mut state, key(':'));
+    for c in "conv s".chars() {
+        update(&mut state, key(c));
+    }
+    let effects = update(&mut state, code(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Session);
+    let opened = effects.iter().find_map(|e| match e {
+        Effect::Load(Stamped {
+            value: Load::Sessions(SessionLoad::Open { key }),
+            ..
+        }) => Some(key.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        opened,
+        Some(SessionKey {
+            id: "s".into(),
+            flow_id: None
+        })
+    );
+}
