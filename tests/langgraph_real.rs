@@ -352,7 +352,17 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     for thread in ["agent", "pruned", "nested"] {
         langgraph_tui::compare_tui(&url, &oracle, thread);
     }
-    assert_eq!(langgraph_cli::files(dir.path()), before);
+    // SQLite removes its `-wal` and `-shm` files when the TUI's last connection closes, on the
+    // connection's own worker thread, which may still be closing it when the app is dropped.
+    let mut left = langgraph_cli::files(dir.path());
+    for _ in 0..100 {
+        if left == before {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = langgraph_cli::files(dir.path());
+    }
+    assert_eq!(left, before);
     langgraph_sessions::compare_sessions(&url, &oracle, ENCRYPTED_THREAD);
     runtime().block_on(async {
         let options = sqlx::sqlite::SqliteConnectOptions::new()

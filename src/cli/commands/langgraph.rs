@@ -13,9 +13,10 @@ use crate::cli::args::{ConversationsArgs, HistoryArgs, ThreadArgs, ThreadMode};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
+use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree};
 use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
-use crate::memory::langgraph::tree::{CheckpointTree, Namespace, namespace_node};
+use crate::memory::langgraph::tree::CheckpointTree;
 use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
 use crate::sources::langgraph::saver::LangGraphDb;
@@ -174,68 +175,7 @@ async fn print_while_searching(
     }
 }
 
-/// A checkpoint as `thread` lists it.
-#[derive(Serialize)]
-struct Node {
-    id: String,
-    parent: Option<String>,
-    /// Branch depth: 0 on the first line of the tree, one more for each branch taken.
-    depth: usize,
-    /// Position among its siblings (branches), 1-based, and how many there are.
-    sibling: (usize, usize),
-    on_thread: bool,
-    latest: bool,
-    /// `input`, `loop`, `update` or `fork`.
-    source: Option<String>,
-    step: Option<i64>,
-    /// The nodes whose outputs made it.
-    nodes: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct Subgraph {
-    namespace: String,
-    /// The node of the root graph that ran it.
-    node: String,
-    /// The root graph's checkpoint whose task ran it.
-    root_checkpoint: Option<String>,
-    nodes: Vec<Node>,
-}
-
-#[derive(Serialize)]
-pub(super) struct ThreadReport {
-    thread_id: String,
-    latest: Option<String>,
-    leaf: Option<String>,
-    /// The root graph's checkpoints from the first to the leaf.
-    thread: Vec<String>,
-    nodes: Vec<Node>,
-    subgraphs: Vec<Subgraph>,
-}
-
-fn namespace_nodes(namespace: &Namespace, on_thread: &[String]) -> Vec<Node> {
-    let tree = &namespace.tree;
-    let latest = namespace.latest().map(|c| c.id.as_str());
-    tree.visible(|_| false)
-        .map(|visible| {
-            let checkpoint = &namespace.checkpoints[tree.row(visible.node)];
-            let (position, count) = tree.sibling_position(visible.node);
-            Node {
-                id: checkpoint.id.clone(),
-                parent: checkpoint.parent.clone(),
-                depth: visible.branch_depth,
-                sibling: (position + 1, count),
-                on_thread: on_thread.contains(&checkpoint.id),
-                latest: latest == Some(checkpoint.id.as_str()),
-                source: checkpoint.source.clone(),
-                step: checkpoint.step,
-                nodes: checkpoint.nodes.clone(),
-            }
-        })
-        .collect()
-}
-
-fn node_line(node: &Node) -> String {
+fn node_line(node: &CheckpointLine) -> String {
     format!(
         "{}{} {} step {} {}{}{}",
         "  ".repeat(node.depth),
@@ -252,7 +192,7 @@ fn node_line(node: &Node) -> String {
     )
 }
 
-fn render_thread(report: &ThreadReport) -> String {
+fn render_thread(report: &ThreadTree) -> String {
     let mut out = format!(
         "thread {}: {} checkpoints, {} on the path to {}\n* marks the path\n\n",
         report.thread_id,
@@ -283,31 +223,9 @@ fn thread_report(
     thread_id: &str,
     tree: &CheckpointTree,
     leaf: Option<&str>,
-) -> CliResult<ThreadReport> {
-    let path: Vec<String> = tree
-        .thread(leaf)
-        .map_err(|e| CliError::not_found(format!("thread {thread_id}: {e}")))?
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
-    let subgraphs = tree
-        .subgraphs
-        .iter()
-        .map(|namespace| Subgraph {
-            namespace: namespace.name.clone(),
-            node: namespace_node(&namespace.name).to_owned(),
-            root_checkpoint: namespace.root_checkpoint.clone(),
-            nodes: namespace_nodes(namespace, &[]),
-        })
-        .collect();
-    Ok(ThreadReport {
-        thread_id: thread_id.to_owned(),
-        latest: tree.latest().map(|c| c.id.clone()),
-        leaf: path.last().cloned(),
-        nodes: namespace_nodes(&tree.root, &path),
-        thread: path,
-        subgraphs,
-    })
+) -> CliResult<ThreadTree> {
+    ThreadTree::of(thread_id, tree, leaf)
+        .map_err(|e| CliError::not_found(format!("thread {thread_id}: {e}")))
 }
 
 pub async fn thread(context: &Context, store: &Store, args: &ThreadArgs) -> CliResult {
@@ -327,7 +245,7 @@ pub(super) async fn tree_report(
     store: &Store,
     thread_id: &str,
     leaf: Option<&str>,
-) -> CliResult<ThreadReport> {
+) -> CliResult<ThreadTree> {
     let db = LangGraphDb::open(store)?;
     let tree = db.tree(thread_id).await?;
     thread_report(thread_id, &tree, leaf)
