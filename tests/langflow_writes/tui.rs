@@ -76,6 +76,8 @@ fn langflow_a_session_synced_from_the_tui_is_accepted_by_langflow() {
                 .unwrap();
             let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
             assert!(!app.start_watcher(), "Langflow runs its own watcher");
+            // A Langflow database opens on its sessions; the bases are the third tab.
+            press(&mut app, KeyCode::Char('3'));
             pump(&mut app, "loading the bases", |s| {
                 s.memory_bases.status == LoadStatus::Loaded
             })
