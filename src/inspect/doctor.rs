@@ -213,6 +213,18 @@ pub struct DoctorReport {
     pub findings: Vec<Finding>,
 }
 
+impl DoctorReport {
+    /// A scan with no deleted conversations or archived runs to skip (Langflow, LangGraph).
+    fn without_dify_rows(conversations: usize, messages: usize, findings: Vec<Finding>) -> Self {
+        DoctorReport {
+            conversations,
+            messages,
+            findings,
+            ..DoctorReport::default()
+        }
+    }
+}
+
 /// The checks of one conversation's messages (oldest first), pure.
 pub fn check_conversation(
     rows_oldest_first: &[StoredMessage],
@@ -323,12 +335,9 @@ pub async fn run_until(
                 progress,
             )
             .await?;
-            return Ok(scan.map(|scan| DoctorReport {
-                conversations: scan.conversations,
-                messages: scan.messages,
-                deleted_skipped: 0,
-                archived_runs: 0,
-                findings: scan.findings.into_iter().map(Finding::Langflow).collect(),
+            return Ok(scan.map(|scan| {
+                let findings = scan.findings.into_iter().map(Finding::Langflow).collect();
+                DoctorReport::without_dify_rows(scan.conversations, scan.messages, findings)
             }));
         }
         ConversationShape::CheckpointThreads => {
@@ -340,12 +349,9 @@ pub async fn run_until(
                 progress,
             )
             .await?;
-            return Ok(scan.map(|scan| DoctorReport {
-                conversations: scan.threads,
-                messages: scan.messages,
-                deleted_skipped: 0,
-                archived_runs: 0,
-                findings: scan.findings.into_iter().map(Finding::LangGraph).collect(),
+            return Ok(scan.map(|scan| {
+                let findings = scan.findings.into_iter().map(Finding::LangGraph).collect();
+                DoctorReport::without_dify_rows(scan.threads, scan.messages, findings)
             }));
         }
     }
