@@ -50,6 +50,16 @@ pub struct ShownCheckpoint {
     pub max_tokens: i64,
 }
 
+/// The screen a thread was opened from, which esc goes back to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadOrigin {
+    List,
+    /// The thread's messages (enter there opens the tree).
+    Messages,
+    /// A doctor finding.
+    Doctor,
+}
+
 /// The open thread.
 #[derive(Debug, Clone)]
 pub struct CheckpointsState {
@@ -64,10 +74,12 @@ pub struct CheckpointsState {
     pub shown_status: LoadStatus,
     pub shown_generation: u64,
     pub pane: CheckpointPane,
+    /// Where esc goes.
+    pub opened_from: ThreadOrigin,
 }
 
 impl CheckpointsState {
-    pub fn new(thread_id: String, generation: u64) -> CheckpointsState {
+    pub fn new(thread_id: String, generation: u64, opened_from: ThreadOrigin) -> CheckpointsState {
         CheckpointsState {
             thread_id,
             status: LoadStatus::Loading,
@@ -79,6 +91,7 @@ impl CheckpointsState {
             shown_status: LoadStatus::Loading,
             shown_generation: 0,
             pane: CheckpointPane::default(),
+            opened_from,
         }
     }
 

@@ -11,13 +11,24 @@ use super::{sessions, settings};
 use crate::inspect::sessions::SessionKey;
 use crate::store::ConversationShape;
 use crate::tui::action::Action;
-use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState};
+use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ThreadOrigin};
 use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, MAX_BUDGET, Screen};
 
-/// Opens `thread_id`: its tree loads, then its latest checkpoint.
+/// Opens `thread_id`: its tree loads, then its latest checkpoint. Esc goes back where it was
+/// opened from (opened again from its own screen, where that was).
 pub(super) fn open_thread(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
     let generation = state.generation();
-    state.checkpoints = Some(CheckpointsState::new(thread_id.clone(), generation));
+    let opened_from = match (state.screen, state.checkpoints.as_ref()) {
+        (Screen::Checkpoints, Some(open)) => open.opened_from,
+        (Screen::Session, _) => ThreadOrigin::Messages,
+        (Screen::Doctor, _) => ThreadOrigin::Doctor,
+        _ => ThreadOrigin::List,
+    };
+    state.checkpoints = Some(CheckpointsState::new(
+        thread_id.clone(),
+        generation,
+        opened_from,
+    ));
     state.screen = Screen::Checkpoints;
     state.conversations_screen = Screen::Checkpoints;
     effects.push(Effect::load(generation, CheckpointLoad::Tree { thread_id }));
@@ -48,8 +59,12 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             return;
         }
         Action::Back => {
-            state.screen = Screen::Conversations;
-            state.conversations_screen = Screen::Conversations;
+            state.screen = match thread.opened_from {
+                ThreadOrigin::Messages if state.session.is_some() => Screen::Session,
+                ThreadOrigin::Doctor if state.doctor.is_some() => Screen::Doctor,
+                _ => Screen::Conversations,
+            };
+            state.conversations_screen = state.screen;
             return;
         }
         Action::BudgetUp => return set_budget(state, state.settings.budget + BUDGET_STEP, effects),
