@@ -7,6 +7,7 @@ mod common;
 
 use memscope::demo::{BulkGenerator, BulkPlan};
 use memscope::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
+use memscope::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
 use memscope::memory::tokens::{CounterKind, TokenCounter};
 use memscope::store::{CancelFlag, Store};
 
@@ -33,6 +34,7 @@ fn settings() -> DoctorSettings {
         counter: TokenCounter::for_model(CounterKind::Raw, "gpt-4o"),
         budget: 2_000,
         storage: None,
+        keep_last: DEFAULT_KEEP_LAST,
     }
 }
 

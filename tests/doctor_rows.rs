@@ -11,6 +11,7 @@ use std::path::Path;
 use cli_support::memscope_on as memscope;
 use memscope::demo::{Demo, DemoOptions, Scale};
 use memscope::inspect::doctor::{DoctorSettings, check_conversation};
+use memscope::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
 use memscope::store::{Backend, BadRow, Store};
@@ -195,6 +196,7 @@ db_tests! {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             budget: 2_000,
             storage: None,
+            keep_last: DEFAULT_KEEP_LAST,
         };
         let findings = |conversations: &[Vec<StoredMessage>]| {
             let mut cache = CountCache::new(4_096);

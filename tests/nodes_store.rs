@@ -9,6 +9,7 @@ use std::path::Path;
 use memscope::demo::{Demo, DemoOptions, DemoSummary, Scale};
 use memscope::inspect::budget::BudgetSettings;
 use memscope::inspect::doctor::{self, DoctorSettings, Finding};
+use memscope::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
 use memscope::inspect::nodes::{
     ContextSource, EmptyState, NodeContextView, NodeThread, load_conversation_executions,
     load_node_sources, load_thread, load_timeline, node_context, summarize_nodes, timeline,
@@ -305,6 +306,7 @@ db_tests! {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             budget: 1_000_000,
             storage: Some(demo.objects()),
+            keep_last: DEFAULT_KEEP_LAST,
         };
         let report = doctor::run(&demo.store, &settings).await.expect("doctor");
         let problems: Vec<&NodeProblem> = report

@@ -124,7 +124,7 @@ fn doctor_running() {
     let state = scanning(450_000);
     let text = screen_text(&state, 120, 32);
     assert!(
-        text.contains("Scanning messages: 450,000 of 1,000,000 · 56,250 msg/s · 8.0s"),
+        text.contains("Scanning messages: 450,000 of 1,000,000 · 56,250 messages/s · 8.0s"),
         "{text}"
     );
     snapshot!("doctor_running", &state, all_sizes);

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
-use super::doctor_langflow::{self, LangflowFinding};
-use super::doctor_langgraph::{self, LangGraphFinding};
+use super::doctor_langflow;
+use super::doctor_langgraph;
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -17,179 +17,7 @@ use crate::memory::tree::MessageTree;
 use crate::storage::ObjectStore;
 use crate::store::{BadRow, CancelFlag, ConversationShape, Store};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Finding {
-    /// Dify's extraction from the newest message is not the tree path to it: the model sees a
-    /// different thread than the conversation holds.
-    ThreadDivergence {
-        conversation_id: String,
-        newest_message: String,
-        comparison: ThreadComparison,
-        explanation: String,
-    },
-    /// The history, unpruned (as Dify 1.x sends it with token counting disabled), is over budget.
-    OverBudget {
-        conversation_id: String,
-        tokens: u64,
-        budget: i64,
-        messages: usize,
-    },
-    /// A cycle, a dangling parent or a duplicate id in the parent links.
-    TreeAnomaly {
-        conversation_id: String,
-        anomaly: String,
-    },
-    /// A message whose `workflow_run_id` names no run: history with files raises in Dify (#32674).
-    DanglingWorkflowRun {
-        conversation_id: String,
-        message_id: String,
-        workflow_run_id: String,
-    },
-    /// A row that cannot be read at all (text that is not UTF-8, a value of the wrong type):
-    /// the rest of the table is scanned without it.
-    UnreadableRow {
-        table: String,
-        id: String,
-        error: String,
-    },
-    /// A node execution column that is not valid JSON.
-    UnreadableJson {
-        node_execution_id: String,
-        node_id: String,
-        column: String,
-        error: String,
-    },
-    /// Node memory that cannot be read in full: an LLM execution's `context` or `prompts`, an
-    /// offloaded copy, or a node memory file. The rest of the node's context still reads.
-    NodeContext {
-        /// The execution, or `None` for a node memory file.
-        node_execution_id: Option<String>,
-        node_id: Option<String>,
-        problem: NodeProblem,
-    },
-    /// A message's uploaded file (`transfer_method` `local_file`) that Dify's storage does not
-    /// give back: the history Dify builds for that message fails to load the file.
-    MissingMessageFile {
-        conversation_id: Option<String>,
-        message_id: String,
-        message_file_id: String,
-        location: String,
-        error: String,
-    },
-    /// A problem of a Langflow session's Agent memory.
-    #[serde(untagged)]
-    Langflow(LangflowFinding),
-    /// A problem or a cost of a LangGraph thread.
-    #[serde(untagged)]
-    LangGraph(LangGraphFinding),
-}
-
-impl Finding {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Finding::ThreadDivergence { .. } => "thread_divergence",
-            Finding::OverBudget { .. } => "over_budget",
-            Finding::TreeAnomaly { .. } => "tree_anomaly",
-            Finding::DanglingWorkflowRun { .. } => "dangling_workflow_run",
-            Finding::UnreadableRow { .. } => "unreadable_row",
-            Finding::UnreadableJson { .. } => "unreadable_json",
-            Finding::NodeContext { .. } => "node_context",
-            Finding::MissingMessageFile { .. } => "missing_message_file",
-            Finding::Langflow(finding) => finding.kind(),
-            Finding::LangGraph(finding) => finding.kind(),
-        }
-    }
-
-    /// The conversation the finding is about, when it is about one.
-    pub fn conversation_id(&self) -> Option<&str> {
-        match self {
-            Finding::ThreadDivergence {
-                conversation_id, ..
-            }
-            | Finding::OverBudget {
-                conversation_id, ..
-            }
-            | Finding::TreeAnomaly {
-                conversation_id, ..
-            }
-            | Finding::DanglingWorkflowRun {
-                conversation_id, ..
-            } => Some(conversation_id),
-            Finding::MissingMessageFile {
-                conversation_id, ..
-            } => conversation_id.as_deref(),
-            Finding::Langflow(finding) => Some(finding.session_id()),
-            Finding::LangGraph(finding) => Some(finding.thread_id()),
-            Finding::UnreadableRow { .. }
-            | Finding::UnreadableJson { .. }
-            | Finding::NodeContext { .. } => None,
-        }
-    }
-
-    /// One line for a terminal.
-    pub fn describe(&self) -> String {
-        match self {
-            Finding::ThreadDivergence {
-                conversation_id,
-                explanation,
-                ..
-            } => format!("conversation {conversation_id}: {explanation}"),
-            Finding::OverBudget {
-                conversation_id,
-                tokens,
-                budget,
-                messages,
-            } => format!(
-                "conversation {conversation_id}: history of {messages} messages is {tokens} tokens, \
-                 over the budget of {budget}; with token counting disabled (Dify 1.x default) all \
-                 of it is sent"
-            ),
-            Finding::TreeAnomaly {
-                conversation_id,
-                anomaly,
-            } => format!("conversation {conversation_id}: {anomaly}"),
-            Finding::DanglingWorkflowRun {
-                conversation_id,
-                message_id,
-                workflow_run_id,
-            } => format!(
-                "conversation {conversation_id}: message {message_id} points to workflow run \
-                 {workflow_run_id}, which does not exist"
-            ),
-            Finding::UnreadableRow { table, id, error } => {
-                format!("{table} row {id} cannot be read, so every check skipped it: {error}")
-            }
-            Finding::UnreadableJson {
-                node_execution_id,
-                node_id,
-                column,
-                error,
-            } => format!(
-                "node execution {node_execution_id} (node {node_id}): `{column}` is not valid JSON: {error}"
-            ),
-            Finding::NodeContext {
-                node_id, problem, ..
-            } => match node_id {
-                Some(node_id) => format!("node {node_id}: {problem}"),
-                None => problem.to_string(),
-            },
-            Finding::MissingMessageFile {
-                conversation_id,
-                message_id,
-                message_file_id,
-                location,
-                error,
-            } => format!(
-                "conversation {}: message {message_id} has file {message_file_id} at {location}, \
-                 which cannot be read: {error}",
-                conversation_id.as_deref().unwrap_or("(none)")
-            ),
-            Finding::Langflow(finding) => finding.describe(),
-            Finding::LangGraph(finding) => finding.describe(),
-        }
-    }
-}
+pub use super::doctor_finding::Finding;
 
 /// What `doctor` checks histories against.
 #[derive(Debug, Clone)]
@@ -199,6 +27,8 @@ pub struct DoctorSettings {
     /// Dify's object storage, for node memory files and offloaded outputs; `None` skips the
     /// checks that read files.
     pub storage: Option<ObjectStore>,
+    /// The newest root checkpoints a LangGraph thread keeps in the figure of what a prune frees.
+    pub keep_last: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -345,6 +175,7 @@ pub async fn run_until(
                 store,
                 &settings.counter,
                 settings.budget,
+                settings.keep_last,
                 stop,
                 progress,
             )

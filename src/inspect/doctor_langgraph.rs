@@ -17,15 +17,15 @@ use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
 use crate::sources::langgraph::threads::needs_key;
 use crate::store::{CancelFlag, Store};
 
-/// The root checkpoints each thread keeps in the figure of what a prune frees, as
-/// `checkpoints prune --keep-last` would be given it.
-pub const KEEP_LAST: usize = 10;
+/// The root checkpoints each thread keeps in the figure of what a prune frees, unless
+/// `doctor --keep-last` says otherwise: enough to step back through a thread's last turns.
+pub const DEFAULT_KEEP_LAST: usize = 10;
 
 /// A problem or a cost of one thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LangGraphFinding {
-    /// A thread with more root checkpoints than [`KEEP_LAST`]: each holds its whole state
+    /// A thread with more root checkpoints than it keeps: each holds its whole state
     /// again, and a prune keeping the newest would free the rest.
     ThreadGrowth {
         thread_id: String,
@@ -340,6 +340,7 @@ pub async fn run_until(
     store: &Store,
     counter: &TokenCounter,
     budget: i64,
+    keep_last: usize,
     stop: &CancelFlag,
     mut progress: impl FnMut(u64),
 ) -> Result<Option<LangGraphScan>, InspectError> {
@@ -365,7 +366,7 @@ pub async fn run_until(
             .await
             .map_err(failed)?;
         let footprint =
-            ThreadFootprint::measure(&sizes.checkpoints, &sizes.writes, &sizes.blobs, KEEP_LAST);
+            ThreadFootprint::measure(&sizes.checkpoints, &sizes.writes, &sizes.blobs, keep_last);
         let latest = match &thread.latest_checkpoint_id {
             Some(id) => Some(latest_state(&db, &thread.thread_id, id, counter, &mut cache).await),
             None => None,

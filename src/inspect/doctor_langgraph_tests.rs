@@ -12,9 +12,9 @@ fn footprint(root_checkpoints: usize) -> ThreadFootprint {
         writes: 40,
         blobs: 0,
         bytes: 170_000_000,
-        keep_last: KEEP_LAST,
+        keep_last: DEFAULT_KEEP_LAST,
         freed: Freed {
-            checkpoints: root_checkpoints.saturating_sub(KEEP_LAST),
+            checkpoints: root_checkpoints.saturating_sub(DEFAULT_KEEP_LAST),
             writes: 30,
             blobs: 0,
             bytes: 168_000_000,
@@ -46,11 +46,20 @@ fn a_long_thread_says_how_often_it_stores_its_messages_and_what_a_prune_frees() 
          the newest 10 frees 1,290 checkpoints, 168 MB"
     );
     // A short thread costs nothing worth a finding.
-    assert!(check_thread("t2", &footprint(KEEP_LAST), Some(&latest(9)), false, 2_000).is_empty());
+    assert!(
+        check_thread(
+            "t2",
+            &footprint(DEFAULT_KEEP_LAST),
+            Some(&latest(9)),
+            false,
+            2_000
+        )
+        .is_empty()
+    );
     // Over the budget, the latest state is a finding of its own.
     let over = check_thread(
         "t2",
-        &footprint(KEEP_LAST),
+        &footprint(DEFAULT_KEEP_LAST),
         Some(&latest(900)),
         false,
         2_000,

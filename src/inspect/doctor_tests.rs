@@ -1,4 +1,5 @@
 use super::*;
+use crate::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
 use crate::memory::tokens::CounterKind;
 use chrono::NaiveDate;
 
@@ -21,6 +22,7 @@ fn settings(budget: i64) -> DoctorSettings {
         counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
         budget,
         storage: None,
+        keep_last: DEFAULT_KEEP_LAST,
     }
 }
 

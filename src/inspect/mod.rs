@@ -7,6 +7,7 @@ pub mod budget;
 pub mod conversation;
 pub mod diff;
 pub mod doctor;
+pub mod doctor_finding;
 pub mod doctor_langflow;
 pub mod doctor_langgraph;
 pub mod langgraph_thread;

@@ -104,5 +104,27 @@ fn the_demo_file_reads_in_langgraph_as_memscope_shows_it() {
     let first = &found["findings"][0];
     assert_eq!(first["kind"], "thread_growth");
     assert_eq!(first["thread_id"], "long-chat");
+    assert_eq!(first["keep_last"], 10);
+    // Keeping fewer frees more: the figure follows --keep-last, one freed per root checkpoint.
+    let fewer = memscope(&url, None, &["doctor", "--keep-last", "4"]);
+    let fewer: Value = serde_json::from_slice(&fewer.stdout).unwrap();
+    let fewer = &fewer["findings"][0];
+    assert_eq!(
+        (&fewer["thread_id"], &fewer["keep_last"]),
+        (&first["thread_id"], &4.into())
+    );
+    let freed = |f: &Value| f["frees_checkpoints"].as_u64().unwrap();
+    assert!(freed(fewer) >= freed(first) + 6, "{first} {fewer}");
+    // The text names what a LangGraph database keeps: threads, measured checkpoint by checkpoint.
+    let text = std::process::Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .args(["--db", &url, "doctor"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let threads = found["conversations"].as_u64().unwrap();
+    assert!(
+        text.starts_with(&format!("scanned {threads} threads, ")),
+        "{text}"
+    );
     crate::mark("the_demo_file_reads_in_langgraph_as_memscope_shows_it");
 }

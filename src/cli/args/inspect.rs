@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
+
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {
     /// Only conversations of this app
@@ -114,6 +116,10 @@ pub struct DoctorArgs {
     /// Show at most this many findings of each kind (all are counted)
     #[arg(long, default_value_t = 20)]
     pub max_per_kind: usize,
+    /// On a LangGraph database: the newest checkpoints each thread keeps in the figure of what
+    /// `checkpoints prune --keep-last` frees
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_LAST as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keep_last: u64,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,9 @@ use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
+    /// What the database calls a conversation ("thread" on a LangGraph database).
+    #[serde(skip)]
+    noun: &'static str,
     conversations: usize,
     messages: usize,
     /// Conversations deleted in Dify, not scanned (Dify no longer shows or uses them).
@@ -36,8 +39,9 @@ fn is_zero(count: &i64) -> bool {
 
 fn render(r: &Report) -> String {
     let mut out = format!(
-        "scanned {} conversations, {} messages (budget {} tokens, counter {})\n",
+        "scanned {} {}, {} messages (budget {} tokens, counter {})\n",
         thousands(r.conversations as i128),
+        crate::format::noun(r.conversations as u64, r.noun),
         thousands(r.messages as i128),
         thousands(r.budget),
         r.counter
@@ -95,7 +99,8 @@ fn limit_per_kind(
 
 pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let store = context.open().await?;
-    match store.profile().capabilities().conversations {
+    let shape = store.profile().capabilities().conversations;
+    match shape {
         ConversationShape::RegenerationTrees => store.require(Part::Conversations)?,
         // Langflow's message log is its conversations; the scan reads it through the adapter.
         ConversationShape::FlowSessions => {}
@@ -107,10 +112,11 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         counter,
         budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
         storage: Some(context.storage()?),
+        keep_last: usize::try_from(args.keep_last).unwrap_or(usize::MAX),
     };
     let report = if std::io::stderr().is_terminal() {
         let total = crate::inspect::doctor::messages_to_scan(&store).await?;
-        let mut bar = ProgressLine::new(total);
+        let mut bar = ProgressLine::new(total, shape.scanned_rows());
         let report =
             crate::inspect::doctor::run_with_progress(&store, &settings, |n| bar.show(n)).await;
         bar.clear();
@@ -127,6 +133,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
     let report = Report {
+        noun: shape.noun(),
         conversations,
         messages,
         deleted_skipped,
@@ -147,6 +154,8 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
 /// A one-line progress bar on stderr (a terminal), redrawn at most ten times a second.
 struct ProgressLine {
     total: u64,
+    /// What is counted, singular: "message", or "checkpoint" on a LangGraph database.
+    rows: &'static str,
     drawn: Option<Instant>,
 }
 
@@ -154,8 +163,12 @@ impl ProgressLine {
     const INTERVAL: Duration = Duration::from_millis(100);
     const WIDTH: u64 = 30;
 
-    fn new(total: u64) -> Self {
-        ProgressLine { total, drawn: None }
+    fn new(total: u64, rows: &'static str) -> Self {
+        ProgressLine {
+            total,
+            rows,
+            drawn: None,
+        }
     }
 
     fn show(&mut self, scanned: u64) {
@@ -163,7 +176,7 @@ impl ProgressLine {
             return;
         }
         self.drawn = Some(Instant::now());
-        let line = progress_text(scanned, self.total, Self::WIDTH);
+        let line = progress_text(self.rows, scanned, self.total, Self::WIDTH);
         let mut err = std::io::stderr().lock();
         // A progress line that cannot be drawn is no reason to stop the scan.
         let _ = write!(err, "\r{line}\x1b[K");
@@ -178,11 +191,11 @@ impl ProgressLine {
 }
 
 /// `scanning messages [#####     ] 45%  450,000 / 1,000,000` (Ctrl-C cancels).
-fn progress_text(scanned: u64, total: u64, width: u64) -> String {
+fn progress_text(rows: &str, scanned: u64, total: u64, width: u64) -> String {
     let total = total.max(scanned).max(1);
     let filled = (scanned * width / total) as usize;
     format!(
-        "scanning messages [{}{}] {:>3}%  {} / {}  (Ctrl-C cancels)",
+        "scanning {rows}s [{}{}] {:>3}%  {} / {}  (Ctrl-C cancels)",
         "#".repeat(filled),
         " ".repeat(width as usize - filled),
         scanned * 100 / total,
@@ -198,14 +211,17 @@ mod tests {
     #[test]
     fn the_progress_bar_fills_with_the_scan() {
         assert_eq!(
-            progress_text(0, 1_000, 10),
+            progress_text("message", 0, 1_000, 10),
             "scanning messages [          ]   0%  0 / 1,000  (Ctrl-C cancels)"
         );
         assert_eq!(
-            progress_text(450, 1_000, 10),
+            progress_text("message", 450, 1_000, 10),
             "scanning messages [####      ]  45%  450 / 1,000  (Ctrl-C cancels)"
         );
         // Rows added since the count: the bar stays full instead of overflowing.
-        assert!(progress_text(1_200, 1_000, 10).contains("[##########] 100%  1,200 / 1,200"));
+        assert_eq!(
+            progress_text("checkpoint", 1_200, 1_000, 10),
+            "scanning checkpoints [##########] 100%  1,200 / 1,200  (Ctrl-C cancels)"
+        );
     }
 }

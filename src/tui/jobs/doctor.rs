@@ -15,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::slot::{LoadReply, Slot, Tasks};
 use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
+use crate::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
 use crate::tui::update::JobEvent;
@@ -51,6 +52,7 @@ impl DoctorRunner {
             counter: scan_request.counter,
             budget: scan_request.budget,
             storage: Some(self.storage.clone()),
+            keep_last: DEFAULT_KEEP_LAST,
         };
         let stop = CancelFlag::default();
         let store = self.store.clone();
@@ -103,7 +105,14 @@ async fn scan(store: Arc<Store>, settings: DoctorSettings, stop: CancelFlag, rep
         }
     };
     let result = match result {
-        Ok(Some(report)) => Ok(Box::new(report)),
+        Ok(Some(report)) => {
+            // The view's figures are the last reported: the whole count, not the last tick's.
+            send(DoctorEvent::Progress {
+                scanned: scanned.load(Ordering::Relaxed),
+                at: Utc::now(),
+            });
+            Ok(Box::new(report))
+        }
         // Cancelled: the view already says where it stopped.
         Ok(None) => return,
         Err(error) => Err(failure(error)),
@@ -131,10 +140,11 @@ mod tests {
     use crate::storage::StorageBackend;
     use crate::tui::update::{LoadReport, Stamped};
 
-    #[tokio::test]
-    async fn cancelling_ends_the_job_without_a_result() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("bulk.db").display());
+    /// A runner over 10,000 generated messages in `dir`, and its reports.
+    async fn bulk_runner(
+        dir: &std::path::Path,
+    ) -> (DoctorRunner, mpsc::UnboundedReceiver<JobEvent>) {
+        let url = format!("sqlite://{}", dir.join("bulk.db").display());
         let store = Store::init(&url).await.unwrap();
         let plan = BulkPlan {
             conversations: 500,
@@ -145,16 +155,49 @@ mod tests {
             store.insert_batch(&batch).await.unwrap();
         }
         let storage = ObjectStore::open(&StorageBackend::Fs {
-            root: dir.path().join("storage"),
+            root: dir.join("storage"),
         })
         .unwrap();
-        let (events, mut reports) = mpsc::unbounded_channel();
-        let mut runner = DoctorRunner::new(Arc::new(store), storage, events);
-        let scan = DoctorScan {
+        let (events, reports) = mpsc::unbounded_channel();
+        (DoctorRunner::new(Arc::new(store), storage, events), reports)
+    }
+
+    fn scan() -> DoctorScan {
+        DoctorScan {
             counter: TokenCounter::for_model(CounterKind::Raw, "gpt-4o"),
             budget: 2_000,
-        };
-        runner.run(1, scan);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_finished_scan_reports_its_whole_count_before_its_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, mut reports) = bulk_runner(dir.path()).await;
+        runner.run(1, scan());
+        let mut last_count = None;
+        loop {
+            let Some(JobEvent::Load(Stamped { value, .. })) = reports.recv().await else {
+                panic!("the scan ended without a result");
+            };
+            match value {
+                LoadReport::Doctor(DoctorEvent::Progress { scanned, .. }) => {
+                    last_count = Some(scanned)
+                }
+                LoadReport::Doctor(DoctorEvent::Finished { result, .. }) => {
+                    assert!(result.is_ok(), "{result:?}");
+                    break;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(last_count, Some(10_000));
+    }
+
+    #[tokio::test]
+    async fn cancelling_ends_the_job_without_a_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut runner, mut reports) = bulk_runner(dir.path()).await;
+        runner.run(1, scan());
         // One runtime thread: the scan runs only while this test waits, so it cannot get
         // further than its start before the cancel.
         let started = reports.recv().await;

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::inspect::doctor::{DoctorReport, Finding};
+use crate::sources::ConversationShape;
 
 /// Where the scan stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,9 +22,11 @@ pub struct DoctorState {
     /// The running scan's: its reports count only while it is the latest.
     pub generation: u64,
     pub status: ScanStatus,
-    /// Messages to scan, counted as the scan starts; `None` until the count is in.
+    /// How the database keeps its conversations: it names what the scan counts.
+    pub shape: ConversationShape,
+    /// Rows to scan, counted as the scan starts; `None` until the count is in.
     pub total: Option<u64>,
-    /// Messages read so far (unreadable rows included).
+    /// Rows read so far (unreadable rows included).
     pub scanned: u64,
     /// When the scan started and when it last reported, by the job's clock.
     pub started: Option<DateTime<Utc>>,
@@ -38,10 +41,11 @@ pub struct DoctorState {
 }
 
 impl DoctorState {
-    pub fn new(generation: u64) -> DoctorState {
+    pub fn new(generation: u64, shape: ConversationShape) -> DoctorState {
         DoctorState {
             generation,
             status: ScanStatus::Running,
+            shape,
             total: None,
             scanned: 0,
             started: None,

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, LineGauge, Row};
 
 use super::common::{Component, placeholder, selectable_table, short_id};
-use crate::format::{one_line, thousands};
+use crate::format::{noun, one_line, thousands};
 use crate::inspect::doctor::Finding;
 use crate::tui::state::AppState;
 use crate::tui::state::doctor::{DoctorState, ScanStatus};
@@ -21,7 +21,11 @@ impl Component for DoctorView {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         let block = Block::default()
             .borders(Borders::ALL)
-            .title(" Doctor · every conversation and message of the database ")
+            .title(format!(
+                " Doctor · every {} and {} of the database ",
+                state.shape.noun(),
+                state.shape.scanned_rows()
+            ))
             .border_style(theme.dim)
             .title_style(theme.title);
         let inner = block.inner(area);
@@ -66,26 +70,27 @@ impl Component for DoctorView {
     }
 }
 
-/// `12,345 msg/s · 3.2s`, or the elapsed time alone before the first report.
-fn pace(doctor: &DoctorState) -> String {
+/// `12,345 messages/s · 3.2s`, or the elapsed time alone before the first report.
+fn pace(doctor: &DoctorState, rows: &str) -> String {
     let elapsed = format!("{:.1}s", doctor.elapsed());
     match doctor.rate() {
-        Some(rate) => format!("{} msg/s · {elapsed}", thousands(rate.round() as u64)),
+        Some(rate) => format!("{} {rows}s/s · {elapsed}", thousands(rate.round() as u64)),
         None => elapsed,
     }
 }
 
 /// What the scan is doing or did, and its style.
 fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
+    let rows = doctor.shape.scanned_rows();
     match &doctor.status {
         ScanStatus::Running => match doctor.total {
-            None => ("Counting the messages…".to_owned(), theme.dim),
+            None => (format!("Counting the {rows}s…"), theme.dim),
             Some(total) => (
                 format!(
-                    "Scanning messages: {} of {} · {}",
+                    "Scanning {rows}s: {} of {} · {}",
                     thousands(doctor.scanned),
                     thousands(total),
-                    pace(doctor)
+                    pace(doctor, rows)
                 ),
                 theme.title,
             ),
@@ -95,10 +100,12 @@ fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
             let conversations = report.map_or(0, |r| r.conversations as u64);
             let deleted = report.map_or(0, |r| r.deleted_skipped);
             let mut text = format!(
-                "Scanned {} conversations, {} messages · {}",
+                "Scanned {} {}, {} {} · {}",
                 thousands(conversations),
+                noun(conversations, doctor.shape.noun()),
                 thousands(doctor.scanned),
-                pace(doctor)
+                noun(doctor.scanned, rows),
+                pace(doctor, rows)
             );
             if deleted > 0 {
                 text.push_str(&format!(
@@ -109,7 +116,7 @@ fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
             (text, theme.ok)
         }
         ScanStatus::Cancelled => (
-            format!("Scan {} · {}", cancelled_text(doctor), pace(doctor)),
+            format!("Scan {} · {}", cancelled_text(doctor), pace(doctor, rows)),
             theme.warning,
         ),
         ScanStatus::Failed(error) => (format!("Scan failed: {error}"), theme.error),

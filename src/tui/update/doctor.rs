@@ -7,7 +7,7 @@
 
 pub use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::effect::Effect;
-use crate::format::thousands;
+use crate::format::{noun, thousands};
 use crate::inspect::doctor::Finding;
 use crate::store::memory_bases::job_status;
 use crate::sync::{JobProgress, Stage};
@@ -32,7 +32,7 @@ pub fn open(state: &mut AppState) -> Option<Effect> {
 
 fn start(state: &mut AppState) -> Effect {
     let generation = state.generation();
-    state.doctor = Some(DoctorState::new(generation));
+    state.doctor = Some(DoctorState::new(generation, state.shape));
     show_in_jobs(state);
     let scan = DoctorScan {
         counter: state.settings.counter(),
@@ -174,7 +174,11 @@ fn job_line(doctor: &DoctorState) -> Option<JobLine> {
 
 /// What the view and the jobs popup say of a cancelled scan.
 pub fn cancelled_text(doctor: &DoctorState) -> String {
-    format!("cancelled after {} messages", thousands(doctor.scanned))
+    format!(
+        "cancelled after {} {}",
+        thousands(doctor.scanned),
+        noun(doctor.scanned, doctor.shape.scanned_rows())
+    )
 }
 
 /// A finding whole: its line, then every field.
