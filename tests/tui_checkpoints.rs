@@ -1,5 +1,6 @@
 //! A LangGraph thread in the TUI: its checkpoint tree beside the selected checkpoint's messages
-//! or node writes, drawn into a TestBackend at two sizes and compared with insta snapshots. The
+//! or node writes, and the prune popup (`P`) over it, drawn into a TestBackend at two sizes and
+//! compared with insta snapshots. The
 //! state is driven through `update` as the app drives it, with job results delivered by hand.
 
 #[macro_use]

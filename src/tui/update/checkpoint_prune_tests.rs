@@ -309,3 +309,22 @@ fn the_prune_s_result_reloads_the_open_thread_and_the_list() {
         })
     )));
 }
+
+#[test]
+fn a_failed_prune_says_why() {
+    let mut state = on_tree(false);
+    let write = CheckpointWrite::Prune {
+        threads: vec!["agent".to_owned()],
+        keep_last: 1,
+        archive: PathBuf::from(ARCHIVE),
+    };
+    let why = format!("{ARCHIVE} exists already; name a new archive file");
+    update(
+        &mut state,
+        Event::Job(JobEvent::Checkpoints(CheckpointWritten {
+            write,
+            result: Err(why.clone()),
+        })),
+    );
+    assert_eq!(state.message, Some(format!("write failed: {why}")));
+}
