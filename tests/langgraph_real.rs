@@ -377,8 +377,10 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
         pool.close().await;
     });
     langgraph_cli::doctor::check(&url, &oracle, AES_KEY, ENCRYPTED_THREAD);
-    // Last: the write changes the database, and its undo restores the thread's state.
+    // Last: the writes change the database; the undo and the restore put the thread back.
     langgraph_tui::trim_and_undo(&url, "agent");
+    let target = ["--sqlite", file.to_str().unwrap()];
+    langgraph_tui::prune::prune_and_restore(&url, &python, target, "agent");
     mark("sqlite_saver_reads_as_langgraph_reads_it");
 }
 
@@ -445,5 +447,7 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
     langgraph_cli::doctor::check(&database.url, &oracle, AES_KEY, ENCRYPTED_THREAD);
     langgraph_sessions::compare_sessions(&database.url, &oracle, ENCRYPTED_THREAD);
     langgraph_tui::trim_and_undo(&database.url, "agent");
+    let target = ["--postgres", database.url.as_str()];
+    langgraph_tui::prune::prune_and_restore(&database.url, &python, target, "agent");
     mark("postgres_saver_reads_as_langgraph_reads_it");
 }

@@ -1,10 +1,12 @@
 //! A LangGraph thread in the TUI: its checkpoint tree beside the selected checkpoint's messages
-//! or node writes, drawn into a TestBackend at two sizes and compared with insta snapshots. The
+//! or node writes, and the prune popup (`P`) over it, drawn into a TestBackend at two sizes and
+//! compared with insta snapshots. The
 //! state is driven through `update` as the app drives it, with job results delivered by hand.
 
 #[macro_use]
 mod tui_support;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
@@ -12,12 +14,15 @@ use memscope::inspect::langgraph_thread::{CheckpointState, NodeWrite, ThreadTree
 use memscope::memory::langgraph::budget::MessagesBudget;
 use memscope::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
 use memscope::memory::langgraph::tree::{CheckpointRow, CheckpointTree, TaskRow};
+use memscope::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
+use memscope::sources::langgraph::saver::Saver;
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
+use memscope::tui::state::prune::PlannedPrune;
 use memscope::tui::state::{AppState, Overlay, Settings};
 use memscope::tui::update::{
-    CheckpointLoad, CheckpointLoaded, Effect, Event, JobEvent, Load, Stamped, update,
+    CheckpointLoad, CheckpointLoaded, Effect, Event, JobEvent, Load, LoadReport, Stamped, update,
 };
 use serde_json::json;
 use tui_support::{code, key, screen_text};
@@ -313,4 +318,74 @@ fn t_previews_a_trim_of_the_shown_checkpoint_s_messages() {
     let trim = state.trim.as_ref().unwrap();
     assert_eq!(trim.sessions.as_ref().unwrap().tokens.messages.len(), 7);
     snapshot!("thread_trim_preview", &state);
+}
+
+/// A plan for `P` on support-42 and two more threads (every thread, `a`): checkpoints deleted of
+/// those there were, writes, blobs, bytes freed.
+fn prune_plan(keep_last: usize) -> PlannedPrune {
+    let thread =
+        |thread_id: &str, before: usize, deleted: usize, writes: i64, bytes: i64| ThreadPrune {
+            thread_id: thread_id.to_owned(),
+            checkpoints_before: before,
+            checkpoints: deleted,
+            writes,
+            blobs: 0,
+            bytes,
+            keys: PruneKeys::default(),
+        };
+    let threads = vec![
+        thread("support-42", 11, 11 - keep_last, 23, 1_482_113),
+        thread("research-ada-0001", 260, 260 - keep_last, 912, 48_205_991),
+        thread("research-ada-0002", 3, 3 - keep_last, 4, 9_310),
+    ];
+    PlannedPrune {
+        plan: PrunePlan {
+            saver: Saver::SqliteSaver,
+            keep_last,
+            before: None,
+            checkpoints: threads.iter().map(|t| t.checkpoints).sum(),
+            writes: threads.iter().map(|t| t.writes).sum(),
+            blobs: 0,
+            bytes: threads.iter().map(|t| t.bytes).sum(),
+            threads,
+        },
+        archive: PathBuf::from(
+            "/home/ada/.local/share/memscope/langgraph-archives/prune-20260302T101500.123456Z.jsonl",
+        ),
+    }
+}
+
+fn plan_generation(effects: &[Effect]) -> u64 {
+    match effects {
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::PrunePlan { .. },
+            }),
+        ] => *generation,
+        other => panic!("expected a prune plan: {other:?}"),
+    }
+}
+
+#[test]
+fn p_shows_the_prune_plan_with_its_archive_before_anything_is_deleted() {
+    let mut state = state();
+    state.read_only = false;
+    let (generation, _) = opened(&mut state);
+    deliver(&mut state, generation, 9);
+    let planning = plan_generation(&key(&mut state, 'P'));
+    snapshot!("thread_prune_planning", &state);
+    let every_thread = plan_generation(&key(&mut state, 'a'));
+    let keep_two = plan_generation(&key(&mut state, '+'));
+    for (generation, keep_last) in [(planning, 1), (every_thread, 1), (keep_two, 2)] {
+        update(
+            &mut state,
+            Event::Job(JobEvent::load(
+                generation,
+                LoadReport::PrunePlan(Ok(prune_plan(keep_last))),
+            )),
+        );
+    }
+    assert_eq!(state.overlay, Overlay::Prune);
+    snapshot!("thread_prune_plan", &state);
 }

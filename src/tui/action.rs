@@ -70,11 +70,13 @@ pub enum Action {
     HistoryUp,
     HistoryDown,
     ShowConversation,
+    Prune,
+    ToggleEveryThread,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 63] = [
+    pub const ALL: [Action; 65] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -128,6 +130,8 @@ impl Action {
         Action::AddMemory,
         Action::DeleteMemory,
         Action::Undo,
+        Action::Prune,
+        Action::ToggleEveryThread,
         Action::Apply,
         Action::Summarize,
         Action::Increase,
@@ -209,6 +213,8 @@ impl Action {
             Action::AddMemory => "add memory",
             Action::DeleteMemory => "delete memory",
             Action::Undo => "undo",
+            Action::Prune => "prune older checkpoints (asks first)",
+            Action::ToggleEveryThread => "every thread on/off",
             Action::Apply => "apply the trim",
             Action::Summarize => "summarize (remote)",
             Action::Confirm => "yes / save",

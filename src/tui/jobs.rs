@@ -10,6 +10,7 @@ mod memory_bases;
 mod sessions;
 mod slot;
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -45,6 +46,8 @@ pub struct JobRunner {
     doctor: doctor::DoctorRunner,
     /// Writes trim summaries (`[summarizer]` of the config).
     summarizer: Arc<Summarizer>,
+    /// memscope's data directory, where prunes archive the rows they delete.
+    data_dir: PathBuf,
 }
 
 impl JobRunner {
@@ -52,6 +55,7 @@ impl JobRunner {
         store: Store,
         storage: ObjectStore,
         syncers: MbSettings,
+        data_dir: PathBuf,
         events: UnboundedSender<JobEvent>,
     ) -> JobRunner {
         let store = Arc::new(store);
@@ -63,6 +67,7 @@ impl JobRunner {
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
             tasks: Tasks::new(events),
             summarizer: Arc::new(Summarizer::Extractive),
+            data_dir,
         }
     }
 
@@ -131,6 +136,11 @@ impl JobRunner {
             Load::Doctor(scan) => self.doctor.run(generation, scan),
             Load::Sessions(load) => sessions::load(&mut self.tasks, generation, store, cache, load),
             Load::Checkpoints(load) => checkpoints::load(&mut self.tasks, generation, store, load),
+            Load::PrunePlan { threads, keep_last } => {
+                let data_dir = self.data_dir.clone();
+                let request = checkpoints::prune_request(threads, keep_last);
+                checkpoints::plan_prune(&mut self.tasks, generation, store, data_dir, request)
+            }
             Load::ChatMemory(load) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)

@@ -25,8 +25,14 @@ pub enum KeyContext {
     Conversation,
     /// The list of a database whose conversations are sessions or threads.
     Sessions,
-    /// An open session or thread.
+    /// The list of a LangGraph database's threads (a layer over [`KeyContext::Sessions`]).
+    Threads,
+    /// What an open session and an open thread share: the base of the two layers below.
     Session,
+    /// An open Langflow session (a layer over [`KeyContext::Session`]).
+    FlowSession,
+    /// An open LangGraph thread's messages (a layer over [`KeyContext::Session`]).
+    Thread,
     Nodes,
     ChatMemories,
     MemoryBases,
@@ -44,7 +50,20 @@ pub enum KeyContext {
     Doctor,
     /// A LangGraph thread's checkpoint tree.
     Checkpoints,
+    /// The plan of a checkpoint prune waiting for yes or no (a layer over
+    /// [`KeyContext::Confirm`]).
+    Prune,
 }
+
+/// Contexts that add to another, as `(layer, base)`: a layer takes every key of its base it
+/// does not bind itself, so what differs by database shape is written once, in the layer, and
+/// a user's change to the base reaches every layer.
+const LAYERS: [(KeyContext, KeyContext); 4] = [
+    (KeyContext::Threads, KeyContext::Sessions),
+    (KeyContext::FlowSession, KeyContext::Session),
+    (KeyContext::Thread, KeyContext::Session),
+    (KeyContext::Prune, KeyContext::Confirm),
+];
 
 impl KeyContext {
     pub fn title(self) -> &'static str {
@@ -53,7 +72,9 @@ impl KeyContext {
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
             KeyContext::Sessions => "Session list",
-            KeyContext::Session => "Session",
+            KeyContext::Threads => "Thread list",
+            KeyContext::Session | KeyContext::FlowSession => "Session",
+            KeyContext::Thread => "Thread",
             KeyContext::Nodes => "Nodes pane",
             KeyContext::ChatMemories => "Chat memories",
             KeyContext::MemoryBases => "Memory bases",
@@ -65,6 +86,7 @@ impl KeyContext {
             KeyContext::Detail => "Detail popup",
             KeyContext::Doctor => "Doctor",
             KeyContext::Checkpoints => "Checkpoint tree",
+            KeyContext::Prune => "Prune",
         }
     }
 
@@ -75,6 +97,7 @@ impl KeyContext {
             self,
             KeyContext::Jobs
                 | KeyContext::Confirm
+                | KeyContext::Prune
                 | KeyContext::TrimPreview
                 | KeyContext::Form
                 | KeyContext::Help
@@ -248,7 +271,7 @@ pub struct Binding {
     pub description: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct BindingEntry {
     action: String,
@@ -290,6 +313,16 @@ impl Keymap {
                         })?;
                     entries.insert((context, key), entry);
                 }
+            }
+        }
+        for (layer, base) in LAYERS {
+            let inherited: Vec<(KeyChord, BindingEntry)> = entries
+                .iter()
+                .filter(|((context, _), _)| *context == base)
+                .map(|((_, key), entry)| (*key, entry.clone()))
+                .collect();
+            for (key, entry) in inherited {
+                entries.entry((layer, key)).or_insert(entry);
             }
         }
         let mut bindings = Vec::with_capacity(entries.len());
@@ -428,145 +461,5 @@ fn action_rank(action: Action) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn chord(text: &str) -> KeyChord {
-        KeyChord::parse(text).unwrap()
-    }
-
-    /// The contents of the `[keys]` table of `text`.
-    fn user_keys(text: &str) -> toml::Table {
-        let mut table: toml::Table = toml::from_str(text).unwrap();
-        match table.remove("keys") {
-            Some(toml::Value::Table(keys)) => keys,
-            other => panic!("no [keys] table: {other:?}"),
-        }
-    }
-
-    #[test]
-    fn parses_and_prints_chords() {
-        for text in [
-            "q", "G", "?", "ctrl-c", "alt-x", "esc", "pagedown", "f1", "space", "-",
-        ] {
-            assert_eq!(chord(text).to_string(), text);
-        }
-        assert_eq!(chord("PageDown"), chord("pagedown"));
-        assert!(KeyChord::parse("").is_err());
-        assert!(KeyChord::parse("hyper-q").is_err());
-        assert!(KeyChord::parse("f99").is_err());
-    }
-
-    #[test]
-    fn terminal_events_map_to_chords_with_shift_folded() {
-        let shifted = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
-        assert_eq!(KeyChord::from_event(&shifted), Some(chord("G")));
-        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
-        assert_eq!(KeyChord::from_event(&ctrl_c), Some(chord("ctrl-c")));
-        let space = KeyEvent::new(KeyCode::Char(' '), KeyModifiers::NONE);
-        assert_eq!(KeyChord::from_event(&space), Some(chord("space")));
-        let insert = KeyEvent::new(KeyCode::Insert, KeyModifiers::NONE);
-        assert_eq!(KeyChord::from_event(&insert), None);
-    }
-
-    #[test]
-    fn default_keymap_has_vim_keys_arrows_and_help() {
-        let keymap = Keymap::default_keys();
-        let list = KeyContext::Conversations;
-        assert_eq!(keymap.lookup(list, chord("j")), Some(Action::Down));
-        assert_eq!(keymap.lookup(list, chord("down")), Some(Action::Down));
-        assert_eq!(keymap.lookup(list, chord("?")), Some(Action::ToggleHelp));
-        assert_eq!(keymap.lookup(list, chord("ctrl-c")), Some(Action::Quit));
-        let conv = KeyContext::Conversation;
-        assert_eq!(keymap.lookup(conv, chord("+")), Some(Action::BudgetUp));
-        assert_eq!(
-            keymap.lookup(conv, chord("t")),
-            Some(Action::ToggleThreadMode)
-        );
-        assert_eq!(keymap.lookup(list, chord("+")), None);
-    }
-
-    #[test]
-    fn every_action_is_bound_by_default() {
-        let keymap = Keymap::default_keys();
-        for action in Action::ALL {
-            assert!(
-                keymap.bindings().iter().any(|b| b.action == action),
-                "{action:?} has no default key"
-            );
-        }
-    }
-
-    #[test]
-    fn user_table_overrides_unbinds_and_describes() {
-        let user = r#"
-            [keys.conversation]
-            "x" = { action = "budget_up", desc = "more tokens" }
-            "+" = { action = "none" }
-        "#;
-        let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(&user_keys(user))).unwrap();
-        let conv = KeyContext::Conversation;
-        assert_eq!(keymap.lookup(conv, chord("x")), Some(Action::BudgetUp));
-        assert_eq!(keymap.lookup(conv, chord("+")), None);
-        let described = keymap
-            .bindings()
-            .iter()
-            .find(|b| b.key == chord("x") && b.context == conv)
-            .unwrap();
-        assert_eq!(described.description, "more tokens");
-    }
-
-    #[test]
-    fn context_binding_shadows_global() {
-        let text = r#"
-            [keys.global]
-            "q" = { action = "quit" }
-            [keys.conversation]
-            "q" = { action = "back" }
-        "#;
-        let keymap = Keymap::from_toml(text, None).unwrap();
-        assert_eq!(
-            keymap.lookup(KeyContext::Conversation, chord("q")),
-            Some(Action::Back)
-        );
-        assert_eq!(
-            keymap.lookup(KeyContext::Conversations, chord("q")),
-            Some(Action::Quit)
-        );
-    }
-
-    #[test]
-    fn errors_name_the_context_and_key() {
-        let bad_action = "[keys.global]\n\"q\" = { action = \"explode\" }";
-        assert!(matches!(
-            Keymap::from_toml(bad_action, None),
-            Err(KeymapError::BadKey { problem, .. }) if problem.contains("explode")
-        ));
-        let bad_key = "[keys.global]\n\"hyper-q\" = { action = \"quit\" }";
-        assert!(matches!(
-            Keymap::from_toml(bad_key, None),
-            Err(KeymapError::BadKey { key, .. }) if key == "hyper-q"
-        ));
-        assert!(matches!(
-            Keymap::from_toml("[keys.nowhere]\n", None),
-            Err(KeymapError::Invalid(_))
-        ));
-        assert!(matches!(
-            Keymap::from_toml("[other]\n", None),
-            Err(KeymapError::Invalid(_))
-        ));
-        let unknown_field = user_keys("[keys.global]\n\"q\" = { action = \"quit\", when = 1 }");
-        assert!(matches!(
-            Keymap::from_toml(DEFAULT_KEYS, Some(&unknown_field)),
-            Err(KeymapError::Invalid(_))
-        ));
-    }
-
-    #[test]
-    fn grouped_joins_keys_of_one_action() {
-        let keymap = Keymap::default_keys();
-        let groups = keymap.grouped(KeyContext::Global);
-        let down = groups.iter().find(|(_, desc)| *desc == "down").unwrap();
-        assert!(down.0.contains('j') && down.0.contains("down"), "{down:?}");
-    }
-}
+#[path = "keymap_tests.rs"]
+mod tests;

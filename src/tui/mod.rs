@@ -78,7 +78,8 @@ impl App {
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let storage = crate::storage::ObjectStore::open(&resolved.storage)?;
-        let mut runner = JobRunner::new(store, storage, syncers, sender);
+        let data_dir = resolved.dirs.data.clone();
+        let mut runner = JobRunner::new(store, storage, syncers, data_dir, sender);
         let configured = &resolved.config.summarizer;
         match crate::summarize::Summarizer::from_config(configured) {
             Ok(summarizer) => {

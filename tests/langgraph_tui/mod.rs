@@ -1,7 +1,9 @@
 //! The TUI on a database LangGraph wrote: `:conv THREAD` opens the thread on its latest
 //! checkpoint, and moving in the tree shows each checkpoint's messages and node writes as
 //! LangGraph's `get_state_history` and `list` read them. Real jobs over the real database;
-//! keys in, state and screens out.
+//! keys in, state and screens out. `prune.rs` prunes a thread from its tree.
+
+pub mod prune;
 
 use std::path::Path;
 use std::time::Duration;

@@ -11,7 +11,7 @@ use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::thousands;
 use crate::memory::langgraph::prune::KeepRule;
 use crate::sources::ConversationShape;
-use crate::sources::langgraph::archive::Archive;
+use crate::sources::langgraph::archive::{Archive, new_archive_path};
 use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::Store;
@@ -115,16 +115,6 @@ fn render(p: &Pruned) -> String {
     out
 }
 
-fn default_archive(context: &Context) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
-    context
-        .resolved
-        .dirs
-        .data
-        .join("langgraph-archives")
-        .join(format!("prune-{stamp}.jsonl"))
-}
-
 async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
     let before = args.before.as_deref().map(parse_before).transpose()?;
     let (store, db) = open(context).await?;
@@ -152,12 +142,12 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
         confirm(args.yes, "prune deletes these checkpoints (archived first)")?;
     }
     store.ensure_writable_in_place()?;
-    let archive = args
-        .archive
-        .clone()
-        .unwrap_or_else(|| default_archive(context));
-    let archive = std::path::absolute(&archive)
-        .map_err(|e| CliError::failure(format!("{}: {e}", archive.display())))?;
+    let data = &context.resolved.dirs.data;
+    let (archive, named) = match &args.archive {
+        Some(archive) => (std::path::absolute(archive), archive),
+        None => (new_archive_path(data), data),
+    };
+    let archive = archive.map_err(|e| CliError::failure(format!("{}: {e}", named.display())))?;
     let plan = db.prune(&request, &archive).await?;
     if args.vacuum {
         db.vacuum().await?;

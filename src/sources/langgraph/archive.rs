@@ -190,6 +190,17 @@ impl ArchiveWriter {
     }
 }
 
+/// A new archive's path in memscope's data directory, named by the time it is asked for, made
+/// absolute: the CLI and the TUI write their archives side by side and print where.
+pub fn new_archive_path(data_dir: &Path) -> std::io::Result<PathBuf> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+    std::path::absolute(
+        data_dir
+            .join("langgraph-archives")
+            .join(format!("prune-{stamp}.jsonl")),
+    )
+}
+
 /// Aborts the process at `point` when [`FAULT_VARIABLE`] names it.
 pub fn fault_point(point: &str) {
     if std::env::var(FAULT_VARIABLE).is_ok_and(|v| v == point) {

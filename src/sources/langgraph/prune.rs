@@ -42,9 +42,16 @@ pub struct ThreadPrune {
     pub writes: i64,
     pub blobs: usize,
     pub bytes: i64,
+    /// The rows behind the figures, which [`LangGraphDb::prune`] deletes.
     #[serde(skip)]
+    pub keys: PruneKeys,
+}
+
+/// The keys of the rows behind a thread's figures, which only this module reads: a front end
+/// shows the figures, and [`LangGraphDb::prune`] deletes by the keys of its own plan.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PruneKeys {
     selection: Selection,
-    #[serde(skip)]
     blob_keys: Vec<(String, String, String)>,
 }
 
@@ -138,11 +145,13 @@ impl LangGraphDb {
                     .sum::<i64>()
                     + write_bytes
                     + blob_bytes,
-                blob_keys: blob_keys
-                    .into_iter()
-                    .map(|(ns, c, v, _)| (ns, c, v))
-                    .collect(),
-                selection,
+                keys: PruneKeys {
+                    blob_keys: blob_keys
+                        .into_iter()
+                        .map(|(ns, c, v, _)| (ns, c, v))
+                        .collect(),
+                    selection,
+                },
             });
         }
         Ok(PrunePlan {
@@ -172,7 +181,7 @@ impl LangGraphDb {
                 let mut writer = ArchiveWriter::create(archive, plan.saver)?;
                 for thread in &plan.threads {
                     let id = thread.thread_id.as_str();
-                    for (ns, checkpoint) in &thread.selection.orphaned {
+                    for (ns, checkpoint) in &thread.keys.selection.orphaned {
                         let row = sqlx::query(
                             "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints \
                              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
@@ -193,7 +202,7 @@ impl LangGraphDb {
                         .execute(&mut *tx)
                         .await?;
                     }
-                    for (ns, checkpoint) in &thread.selection.deleted {
+                    for (ns, checkpoint) in &thread.keys.selection.deleted {
                         for table in ["writes", "checkpoints"] {
                             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                                 "DELETE FROM {table} WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
@@ -221,7 +230,7 @@ impl LangGraphDb {
                 let mut writer = ArchiveWriter::create(archive, plan.saver)?;
                 for thread in &plan.threads {
                     let id = thread.thread_id.as_str();
-                    for (ns, checkpoint) in &thread.selection.orphaned {
+                    for (ns, checkpoint) in &thread.keys.selection.orphaned {
                         let old: Option<String> = sqlx::query_scalar(
                             "UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM checkpoints o \
                              WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3 \
@@ -241,7 +250,7 @@ impl LangGraphDb {
                         }
                     }
                     let mut by_ns: HashMap<&str, Vec<&str>> = HashMap::new();
-                    for (ns, checkpoint) in &thread.selection.deleted {
+                    for (ns, checkpoint) in &thread.keys.selection.deleted {
                         by_ns.entry(ns).or_default().push(checkpoint);
                     }
                     for (ns, ids) in &by_ns {
@@ -260,7 +269,7 @@ impl LangGraphDb {
                             }
                         }
                     }
-                    for (ns, channel, version) in &thread.blob_keys {
+                    for (ns, channel, version) in &thread.keys.blob_keys {
                         let rows: Vec<String> = sqlx::query_scalar(
                             "DELETE FROM checkpoint_blobs t WHERE thread_id = $1 AND checkpoint_ns = $2 \
                              AND channel = $3 AND version = $4 RETURNING row_to_json(t)::text",

@@ -1,17 +1,23 @@
-//! A LangGraph thread's jobs: its tree (no checkpoint decoded) and the one checkpoint shown,
-//! read and counted off the UI thread.
+//! A LangGraph database's jobs: a thread's tree (no checkpoint decoded) and the one checkpoint
+//! shown, read and counted off the UI thread; a prune's plan; the confirmed writes.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::slot::{Slot, Tasks, report};
+use crate::format::{byte_size, noun, thousands};
 use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree, load_checkpoint};
 use crate::memory::langgraph::budget::MessagesBudget;
+use crate::memory::langgraph::prune::KeepRule;
 use crate::memory::tokens::TokenCounter;
+use crate::sources::langgraph::archive::new_archive_path;
+use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
-use crate::tui::update::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
+use crate::tui::state::prune::{PlannedPrune, kept, restore_command};
+use crate::tui::update::{CheckpointLoad, CheckpointLoaded, CheckpointWritten, LoadReport};
 
 /// Starts the load requested as `generation` in its kind's slot.
 pub(super) fn load(tasks: &mut Tasks, generation: u64, store: Arc<Store>, load: CheckpointLoad) {
@@ -46,17 +52,45 @@ pub(super) fn load(tasks: &mut Tasks, generation: u64, store: Arc<Store>, load: 
     }
 }
 
+/// A prune of `threads` (empty: every thread) keeping each one's `keep_last` newest
+/// checkpoints, with no cut-off date: the TUI's rule.
+pub(super) fn prune_request(threads: Vec<String>, keep_last: usize) -> PruneRequest {
+    PruneRequest {
+        threads,
+        rule: KeepRule {
+            keep_last,
+            before_unix_nanos: None,
+        },
+        before: None,
+    }
+}
+
+/// Plans a prune, and names the new archive in `data_dir` its rows would go to.
+pub(super) fn plan_prune(
+    tasks: &mut Tasks,
+    generation: u64,
+    store: Arc<Store>,
+    data_dir: PathBuf,
+    request: PruneRequest,
+) {
+    tasks.load(Slot::PrunePlan, generation, |reply| async move {
+        let planned = async {
+            let db = LangGraphDb::open(&store).map_err(report)?;
+            let plan = db.prune_plan(&request).await.map_err(report)?;
+            let archive =
+                new_archive_path(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+            Ok::<_, String>(PlannedPrune { plan, archive })
+        };
+        reply.send(LoadReport::PrunePlan(planned.await));
+    })
+}
+
 /// Runs a confirmed write to its end.
 pub(super) fn write(tasks: &mut Tasks, store: Arc<Store>, write: CheckpointWrite) {
     let reply = tasks.reply();
     tasks.write(CancelFlag::default(), async move {
-        let thread_id = match &write {
-            CheckpointWrite::Trim { thread_id, .. } | CheckpointWrite::Undo { thread_id } => {
-                thread_id.clone()
-            }
-        };
-        let result = written(&store, write).await;
-        reply.send(CheckpointWritten { thread_id, result });
+        let result = written(&store, write.clone()).await;
+        reply.send(CheckpointWritten { write, result });
     });
 }
 
@@ -111,7 +145,38 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
                 undone.checkpoint_id, undone.latest_checkpoint_id
             ))
         }
+        CheckpointWrite::Prune {
+            threads,
+            keep_last,
+            archive,
+        } => {
+            store.ensure_writable_in_place().map_err(report)?;
+            let request = prune_request(threads, keep_last);
+            let pruned = db.prune(&request, &archive).await.map_err(report)?;
+            Ok(pruned_message(&pruned, &archive, store.url()))
+        }
     }
+}
+
+/// What a prune deleted, and where the rows went with the command that puts them back.
+fn pruned_message(pruned: &PrunePlan, archive: &Path, database: &str) -> String {
+    let threads = pruned.threads.len() as u64;
+    format!(
+        "pruned {} {}, {} {} and {} {} ({}) of {} {}, each keeping {}; archived in {} ({} puts \
+         them back)",
+        thousands(pruned.checkpoints as u64),
+        noun(pruned.checkpoints as u64, "checkpoint"),
+        thousands(pruned.writes),
+        noun(pruned.writes.max(0) as u64, "write"),
+        thousands(pruned.blobs as u64),
+        noun(pruned.blobs as u64, "blob"),
+        byte_size(pruned.bytes.max(0) as u64),
+        thousands(threads),
+        noun(threads, "thread"),
+        kept(pruned.keep_last),
+        archive.display(),
+        restore_command(database, archive)
+    )
 }
 
 /// Counts the messages on a blocking thread: a long thread's tokenizing takes a while.

@@ -41,9 +41,10 @@ pub(super) enum Slot {
     Doctor,
     CheckpointTree,
     Checkpoint,
+    PrunePlan,
 }
 
-const SLOTS: usize = Slot::Checkpoint as usize + 1;
+const SLOTS: usize = Slot::PrunePlan as usize + 1;
 
 /// Where a job's results go: the runner's one channel.
 #[derive(Debug, Clone)]

@@ -3,6 +3,7 @@
 //! writes). Moving in the tree asks for the newly selected checkpoint; a result another
 //! selection overtook is dropped by its generation.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
@@ -21,6 +22,28 @@ pub enum CheckpointWrite {
     },
     /// Deletes memscope's trim checkpoint, the thread's latest.
     Undo { thread_id: String },
+    /// Deletes each thread's checkpoints but its `keep_last` newest, every deleted row
+    /// archived to `archive` first.
+    Prune {
+        /// Empty: every thread.
+        threads: Vec<String>,
+        keep_last: usize,
+        archive: PathBuf,
+    },
+}
+
+impl CheckpointWrite {
+    /// Whether the write changes thread `thread_id`.
+    pub fn changes(&self, thread_id: &str) -> bool {
+        match self {
+            CheckpointWrite::Trim { thread_id: t, .. } | CheckpointWrite::Undo { thread_id: t } => {
+                t == thread_id
+            }
+            CheckpointWrite::Prune { threads, .. } => {
+                threads.is_empty() || threads.iter().any(|t| t == thread_id)
+            }
+        }
+    }
 }
 
 /// A checkpoint write and the question that asks for it.

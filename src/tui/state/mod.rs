@@ -16,6 +16,7 @@ mod list;
 mod load;
 pub mod memory_bases;
 mod nodes;
+pub mod prune;
 mod screen;
 pub mod sessions;
 mod settings;
@@ -36,6 +37,7 @@ use chat_memories::ChatMemoriesState;
 use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
+use prune::PruneState;
 use sessions::{SessionListState, SessionState};
 use trim::{SummarizerInfo, TrimState};
 
@@ -98,6 +100,8 @@ pub struct AppState {
     pub session: Option<SessionState>,
     /// The open LangGraph thread's checkpoint tree.
     pub checkpoints: Option<CheckpointsState>,
+    /// A checkpoint prune being planned or confirmed (the prune popup).
+    pub prune: Option<PruneState>,
 }
 
 impl AppState {
@@ -134,6 +138,7 @@ impl AppState {
             sessions: SessionListState::default(),
             session: None,
             checkpoints: None,
+            prune: None,
         }
     }
 
@@ -163,6 +168,7 @@ impl AppState {
         match overlay {
             Overlay::Trim => return KeyContext::TrimPreview,
             Overlay::Confirm(_) | Overlay::ConfirmCheckpoint(_) => return KeyContext::Confirm,
+            Overlay::Prune => return KeyContext::Prune,
             Overlay::Form(_) => return KeyContext::Form,
             Overlay::Jobs => return KeyContext::Jobs,
             Overlay::Detail(_) => return KeyContext::Detail,
@@ -175,10 +181,13 @@ impl AppState {
         if let Some(context) = dialog.and_then(Dialog::key_context) {
             return context;
         }
+        let threads = self.shape == ConversationShape::CheckpointThreads;
         match self.screen {
+            Screen::Conversations if threads => KeyContext::Threads,
             Screen::Conversations if self.lists_sessions() => KeyContext::Sessions,
             Screen::Conversations => KeyContext::Conversations,
-            Screen::Session => KeyContext::Session,
+            Screen::Session if threads => KeyContext::Thread,
+            Screen::Session => KeyContext::FlowSession,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,
@@ -256,6 +265,7 @@ impl AppState {
                 .is_some_and(|t| t.status.is_loading() || t.shown_status.is_loading());
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
+        let planning = self.prune.as_ref().is_some_and(|p| p.status.is_loading());
         let list_busy = match self.lists_sessions() {
             true => self.sessions.status.is_loading(),
             false => self.list.status.is_loading(),
@@ -265,6 +275,7 @@ impl AppState {
             || session_busy
             || thread_busy
             || memory_bases_busy
+            || planning
             || self.chat_memories_busy()
     }
 

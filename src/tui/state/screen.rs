@@ -92,6 +92,8 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A write to a LangGraph thread waiting for yes or no.
     ConfirmCheckpoint(CheckpointConfirm),
+    /// A checkpoint prune's plan waiting for yes or no ([`super::AppState::prune`]).
+    Prune,
     /// A chat memory form (add, delete).
     Form(MemoryForm),
     /// A value shown whole: a message, the warnings.

@@ -12,6 +12,7 @@ mod doctor;
 mod jobs;
 mod memory_bases;
 mod nodes;
+mod prune;
 mod rows;
 pub mod session;
 mod sessions;
@@ -102,6 +103,11 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
         Overlay::ConfirmCheckpoint(confirm) => {
             confirm_popup(state, &confirm.question, theme, frame, body)
+        }
+        Overlay::Prune => {
+            if let Some(planned) = &state.prune {
+                prune::draw(state, planned, theme, frame, body);
+            }
         }
         Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),

@@ -38,6 +38,6 @@ pub enum CheckpointLoaded {
 /// A write finished: what it did, or why it failed.
 #[derive(Debug)]
 pub struct CheckpointWritten {
-    pub thread_id: String,
+    pub write: CheckpointWrite,
     pub result: Result<String, String>,
 }

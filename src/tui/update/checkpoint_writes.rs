@@ -8,8 +8,8 @@ use crate::tui::state::trim::TrimState;
 use crate::tui::state::{AppState, Overlay};
 
 /// What a write refused on a read-only database says.
-const READ_ONLY: &str = "read-only database: memscope opened it without --write, so nothing is \
-     written to it (start memscope with --write to trim or undo)";
+pub(super) const READ_ONLY: &str = "read-only database: memscope opened it without --write, so \
+     nothing is written to it (start memscope with --write to trim, undo or prune)";
 
 /// `A` in the trim preview of a checkpoint: asks to write the plan's removals as the checkpoint
 /// `update_state` with `RemoveMessage`s writes, after the thread's latest checkpoint.

@@ -2,11 +2,13 @@
 //! tree (each move asks for the selected checkpoint, only that one decoded), the budget keys,
 //! the node writes (`o`), and the results of its jobs.
 
-use super::checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
+use super::checkpoint_jobs::{
+    CheckpointLoad, CheckpointLoaded, CheckpointWrite, CheckpointWritten,
+};
 use super::checkpoint_loads::{recount, show_selected};
-use super::checkpoint_writes;
 use super::conversation;
 use super::effect::Effect;
+use super::{checkpoint_prune, checkpoint_writes};
 use super::{sessions, settings};
 use crate::inspect::sessions::SessionKey;
 use crate::store::ConversationShape;
@@ -73,6 +75,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         }
         Action::TrimPreview => return super::trim::open_for_checkpoint(state, effects),
         Action::Undo => return checkpoint_writes::ask_to_undo(state),
+        Action::Prune => {
+            let id = thread.thread_id.clone();
+            return checkpoint_prune::ask(state, id, effects);
+        }
         Action::NextModel => return settings::next_model(state, effects),
         Action::NextCounter => return settings::next_counter(state, effects),
         Action::NextEncoding => return settings::next_encoding(state, effects),
@@ -122,26 +128,30 @@ pub(super) fn on_load(
     true
 }
 
-/// A write finished: it says what it did, and the thread opens again on its (new) latest
-/// checkpoint.
+/// A write finished: it says what it did, the open thread it changed opens again on its
+/// (new) latest checkpoint, and after a prune the thread list is read again.
 pub(super) fn written(
     state: &mut AppState,
     written: CheckpointWritten,
     effects: &mut Vec<Effect>,
 ) -> bool {
-    let CheckpointWritten { thread_id, result } = written;
+    let CheckpointWritten { write, result } = written;
     state.message = Some(match result {
         Ok(done) => done,
         Err(error) => format!("write failed: {error}"),
     });
-    if state
+    let changed = state
         .checkpoints
         .as_ref()
-        .is_some_and(|t| t.thread_id == thread_id)
-    {
+        .map(|t| t.thread_id.clone())
+        .filter(|id| write.changes(id));
+    if let Some(thread_id) = changed {
         let screen = state.screen;
         open_thread(state, thread_id, effects);
         state.screen = screen;
+    }
+    if matches!(write, CheckpointWrite::Prune { .. }) {
+        effects.push(sessions::reload(state, false));
     }
     true
 }

@@ -18,6 +18,7 @@ use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline
 use crate::memory::tree::NodeIndex;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
+use crate::tui::state::prune::PlannedPrune;
 use crate::tui::state::{Loaded, NodeRow};
 
 /// What reaches the core.
@@ -119,6 +120,13 @@ pub enum Load {
     Sessions(SessionLoad),
     /// A LangGraph thread's tree and its shown checkpoint.
     Checkpoints(CheckpointLoad),
+    /// What a prune keeping each thread's `keep_last` newest checkpoints would delete, and a
+    /// new archive's path for it.
+    PrunePlan {
+        /// Empty: every thread.
+        threads: Vec<String>,
+        keep_last: usize,
+    },
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -170,6 +178,7 @@ pub enum LoadReport {
     Doctor(DoctorEvent),
     Sessions(SessionLoaded),
     Checkpoints(CheckpointLoaded),
+    PrunePlan(Result<PlannedPrune, String>),
 }
 
 /// Each part's effects, loads and results travel as one kind of the enum that carries them.

@@ -9,8 +9,8 @@ use super::effect::{Effect, LoadReport, Stamped};
 use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
-    budget, chat_memories, checkpoints, conversation, doctor, list, memory_base_results, nodes,
-    session, sessions,
+    budget, chat_memories, checkpoint_prune, checkpoints, conversation, doctor, list,
+    memory_base_results, nodes, session, sessions,
 };
 use crate::tui::state::AppState;
 
@@ -47,6 +47,7 @@ pub(super) fn on_load(
             SessionLoaded::Budget(result) => session::budget_computed(state, result),
         },
         LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
+        LoadReport::PrunePlan(result) => checkpoint_prune::planned(state, result),
     }
 }
 
@@ -94,5 +95,7 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
                 CheckpointLoaded::Shown(_) => thread.map(|t| t.shown_generation),
             }
         }
+        // The prune popup's latest rule (a prune from the thread list has no open thread).
+        LoadReport::PrunePlan(_) => state.prune.as_ref().map(|p| p.generation),
     }
 }

@@ -12,6 +12,7 @@ mod chat_memory_jobs;
 mod checkpoint_detail;
 mod checkpoint_jobs;
 mod checkpoint_loads;
+mod checkpoint_prune;
 mod checkpoint_writes;
 mod checkpoints;
 mod conversation;
@@ -148,6 +149,12 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
     {
         return true;
     }
+    if state.overlay == Overlay::Prune
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && checkpoint_prune::type_key(state, key.code, effects)
+    {
+        return true;
+    }
     let action =
         KeyChord::from_event(&key).and_then(|k| state.keymap.lookup(state.key_context(), k));
     match action {
@@ -185,6 +192,10 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             checkpoint_writes::confirm_action(state, action, effects);
             return true;
         }
+        Overlay::Prune if action != Action::ToggleHelp => {
+            checkpoint_prune::action(state, action, effects);
+            return true;
+        }
         Overlay::Confirm(_) if action != Action::ToggleHelp => {
             chat_memories::confirm_action(state, action, effects);
             return true;
@@ -198,6 +209,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         | Overlay::Trim
         | Overlay::Confirm(_)
         | Overlay::ConfirmCheckpoint(_)
+        | Overlay::Prune
         | Overlay::Form(_) => {}
     }
     match action {

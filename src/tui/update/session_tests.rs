@@ -240,23 +240,33 @@ fn esc_goes_back_where_the_session_was_opened_from() {
 }
 
 #[test]
-fn enter_on_a_thread_opens_its_checkpoint_tree_and_a_langflow_session_says_it_has_none() {
+fn enter_on_a_thread_opens_its_checkpoint_tree_and_on_a_langflow_session_the_message() {
     let (mut state, _) = opened(flow_view());
+    let (hints, _) = state.keymap.hints(state.key_context());
+    assert!(
+        hints.contains(&("i/enter".to_owned(), "the message whole")),
+        "{hints:?}"
+    );
+    update(&mut state, key('j'));
     update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Session);
     assert!(state.checkpoints.is_none());
-    assert!(
-        state
-            .message
-            .as_deref()
-            .unwrap_or_default()
-            .contains("no checkpoint tree"),
-        "{:?}",
-        state.message
-    );
+    let Overlay::Detail(detail) = &state.overlay else {
+        panic!("enter opens the message whole: {:?}", state.overlay);
+    };
+    assert!(detail.title.contains("m1"), "{}", detail.title);
 
     let (mut state, _) = opened(flow_view());
     state.shape = ConversationShape::CheckpointThreads;
+    let (hints, _) = state.keymap.hints(state.key_context());
+    assert!(
+        hints.contains(&("enter".to_owned(), "checkpoint tree")),
+        "{hints:?}"
+    );
+    assert!(
+        !hints.iter().any(|(_, desc)| desc.contains("n_messages")),
+        "a thread has no n_messages: {hints:?}"
+    );
     let effects = update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Checkpoints);
     let thread = state.checkpoints.as_ref().expect("the thread's tree opens");

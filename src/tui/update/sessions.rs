@@ -68,6 +68,13 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
         }
         Action::Refresh => effects.push(reload(state, true)),
         Action::Doctor => effects.extend(super::doctor::open(state)),
+        Action::Prune => match list.selected_row() {
+            Some(row) => {
+                let id = row.key.id.clone();
+                super::checkpoint_prune::ask(state, id, effects);
+            }
+            None => state.message = Some("no thread selected to prune".to_owned()),
+        },
         Action::Back if !state.list.filter.is_empty() => {
             state.list.filter.clear();
             effects.push(first_page(state));
