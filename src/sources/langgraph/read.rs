@@ -67,10 +67,14 @@ pub struct StoredCheckpoint {
     pub writes: Vec<StoredWrite>,
 }
 
-/// The latest checkpoint is the greatest id of the root namespace, as `get_state` orders them.
-const THREADS_SQL: &str = "SELECT thread_id, COUNT(*) AS checkpoints, \
-     MAX(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS latest_checkpoint_id \
-     FROM checkpoints GROUP BY thread_id ORDER BY thread_id";
+/// The latest checkpoint is the greatest id of the root namespace, as `get_state` orders them:
+/// one seek into the primary key's index a thread, after the count that reads the index once
+/// (taking the greatest id in that pass compared every row's namespace and id, twice the time).
+const THREADS_SQL: &str = "SELECT g.thread_id, g.checkpoints, \
+     (SELECT MAX(c.checkpoint_id) FROM checkpoints c \
+      WHERE c.thread_id = g.thread_id AND c.checkpoint_ns = '') AS latest_checkpoint_id \
+     FROM (SELECT thread_id, COUNT(*) AS checkpoints FROM checkpoints GROUP BY thread_id) g \
+     ORDER BY g.thread_id";
 
 /// `(checkpoint_ns, checkpoint_id, parent_checkpoint_id or task_path)`.
 type RowTuple = (String, String, Option<String>);
