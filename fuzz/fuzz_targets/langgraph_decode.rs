@@ -1,10 +1,12 @@
 //! LangGraph's value decoder on arbitrary input: the first byte picks the stored type (plain,
 //! encrypted, legacy JSON), the rest is the value. Whatever is read is then walked the way the
-//! reader walks it (JSON view, message, checkpoint body). Nothing may panic or overflow.
+//! reader walks it (JSON view, message, checkpoint body), and the thread list's glance at a
+//! checkpoint must give what the whole read gives. Nothing may panic or overflow.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use memscope::memory::langgraph::checkpoint::Checkpoint;
+use memscope::memory::langgraph::glance::{Glance, GlanceError, glance_typed};
 use memscope::memory::langgraph::message::LangChainMessage;
 use memscope::memory::langgraph::{AesKey, decode_typed};
 
@@ -16,13 +18,17 @@ fuzz_target!(|data: &[u8]| {
     };
     let key = AesKey::new(b"memscope-fuzz-key-0123456789abcd").expect("a 32-byte key");
     let type_name = TYPES[usize::from(selector) % TYPES.len()];
-    if let Ok(decoded) = decode_typed(type_name, bytes, Some(&key)) {
-        let _ = decoded.value.to_json();
-        if let Some(Ok(message)) = LangChainMessage::from_value(&decoded.value) {
-            let _ = message.to_prompt_message();
+    let whole = match decode_typed(type_name, bytes, Some(&key)) {
+        Ok(decoded) => {
+            let _ = decoded.value.to_json();
+            if let Some(Ok(message)) = LangChainMessage::from_value(&decoded.value) {
+                let _ = message.to_prompt_message();
+            }
+            Checkpoint::from_owned(decoded.value)
+                .map(|checkpoint| Glance::of(&checkpoint))
+                .map_err(GlanceError::Body)
         }
-        if let Ok(checkpoint) = Checkpoint::from_value(&decoded.value) {
-            let _ = checkpoint.messages();
-        }
-    }
+        Err(error) => Err(GlanceError::Decode(error)),
+    };
+    assert_eq!(glance_typed(type_name, bytes, Some(&key)), whole);
 });

@@ -22,11 +22,17 @@ fn s(text: &str) -> Value {
     Value::Str(text.to_owned())
 }
 
-fn encode(value: &Value) -> Vec<u8> {
+pub(super) fn encode(value: &Value) -> Vec<u8> {
     super::encode::encode(value).expect("the generated values have msgpack forms")
 }
 
-fn object(rebuild: Rebuild, module: &str, class: &str, data: Value, method: Option<&str>) -> Value {
+pub(super) fn object(
+    rebuild: Rebuild,
+    module: &str,
+    class: &str,
+    data: Value,
+    method: Option<&str>,
+) -> Value {
     Value::Object(Box::new(Object {
         rebuild,
         module: module.to_owned(),
@@ -302,7 +308,7 @@ fn legacy_json_constructors_are_langchain_messages() {
     assert_eq!(prompt.tool_calls[0].arguments, r#"{"q":1}"#);
 }
 
-fn value_strategy() -> impl Strategy<Value = Value> {
+pub(super) fn value_strategy() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),

@@ -42,7 +42,7 @@ impl LangChainMessage {
     /// is one whose fields cannot be read.
     pub fn from_value(value: &Value) -> Option<Result<LangChainMessage, String>> {
         let object = value.as_object()?;
-        if !is_langchain_message(&object.module) || !object.class.contains("Message") {
+        if !is_message_class(&object.module, &object.class) {
             return None;
         }
         Some(read(object))
@@ -92,6 +92,11 @@ impl LangChainMessage {
             .collect();
         Some(message)
     }
+}
+
+/// Whether an object of this class is a LangChain message.
+pub(super) fn is_message_class(module: &str, class: &str) -> bool {
+    is_langchain_message(module) && class.contains("Message")
 }
 
 fn read(object: &Object) -> Result<LangChainMessage, String> {

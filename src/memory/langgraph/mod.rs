@@ -12,6 +12,7 @@ pub mod checkpoint;
 mod cipher;
 pub mod encode;
 pub mod footprint;
+pub mod glance;
 mod lc_json;
 pub mod message;
 mod msgpack;
@@ -22,6 +23,8 @@ pub mod tree;
 #[cfg(test)]
 pub(crate) mod tree_fixtures;
 pub mod value;
+
+use std::borrow::Cow;
 
 pub use cipher::AesKey;
 pub use outcome::{DecodeError, Decoded, KEY_VARIABLE, Warning};
@@ -34,25 +37,35 @@ pub fn decode_typed(
     bytes: &[u8],
     key: Option<&AesKey>,
 ) -> Result<Decoded, DecodeError> {
-    if let Some((inner, cipher)) = type_name.split_once('+') {
-        if cipher != "aes" {
-            return Err(DecodeError::UnknownCipher {
-                cipher: cipher.to_owned(),
-            });
-        }
-        let key = key.ok_or_else(|| DecodeError::MissingKey {
-            type_name: type_name.to_owned(),
-        })?;
-        let plain = key.decrypt(bytes)?;
-        // EncryptedSerializer encrypts once: a `+` left over is a type it never writes.
-        if inner.contains('+') {
-            return Err(DecodeError::UnknownType {
-                type_name: type_name.to_owned(),
-            });
-        }
-        return decode_plain(inner, &plain);
+    let (inner, plain) = open_typed(type_name, bytes, key)?;
+    decode_plain(inner, &plain)
+}
+
+/// The serializer's own type and bytes: an `+aes` value decrypted with `key`, any other as it is.
+fn open_typed<'a>(
+    type_name: &'a str,
+    bytes: &'a [u8],
+    key: Option<&AesKey>,
+) -> Result<(&'a str, Cow<'a, [u8]>), DecodeError> {
+    let Some((inner, cipher)) = type_name.split_once('+') else {
+        return Ok((type_name, Cow::Borrowed(bytes)));
+    };
+    if cipher != "aes" {
+        return Err(DecodeError::UnknownCipher {
+            cipher: cipher.to_owned(),
+        });
     }
-    decode_plain(type_name, bytes)
+    let key = key.ok_or_else(|| DecodeError::MissingKey {
+        type_name: type_name.to_owned(),
+    })?;
+    let plain = key.decrypt(bytes)?;
+    // EncryptedSerializer encrypts once: a `+` left over is a type it never writes.
+    if inner.contains('+') {
+        return Err(DecodeError::UnknownType {
+            type_name: type_name.to_owned(),
+        });
+    }
+    Ok((inner, Cow::Owned(plain)))
 }
 
 fn decode_plain(type_name: &str, bytes: &[u8]) -> Result<Decoded, DecodeError> {

@@ -78,9 +78,14 @@ fn decode_at(
     depth: usize,
     warnings: &mut Vec<Warning>,
 ) -> Result<Value, DecodeError> {
+    Ok(convert(read_ref(bytes, depth)?, depth, warnings))
+}
+
+/// Reads one msgpack value `depth` levels down, borrowed from `bytes`: strings, binaries and
+/// extension payloads are copied once, into the value [`convert`] makes, not first into rmpv's
+/// own. Bytes after the value are an error.
+pub(super) fn read_ref(bytes: &[u8], depth: usize) -> Result<rmpv::ValueRef<'_>, DecodeError> {
     let mut rest = bytes;
-    // Borrowed from `bytes`: strings, binaries and extension payloads are copied once, into
-    // the value, not first into rmpv's own.
     let raw =
         rmpv::decode::read_value_ref_with_max_depth(&mut rest, MAX_DEPTH.saturating_sub(depth))
             .map_err(|e| DecodeError::Msgpack(e.to_string()))?;
@@ -90,10 +95,11 @@ fn decode_at(
             rest.len()
         )));
     }
-    Ok(convert(raw, depth, warnings))
+    Ok(raw)
 }
 
-fn convert(raw: rmpv::ValueRef<'_>, depth: usize, warnings: &mut Vec<Warning>) -> Value {
+/// The value a borrowed msgpack value `depth` levels down stands for.
+pub(super) fn convert(raw: rmpv::ValueRef<'_>, depth: usize, warnings: &mut Vec<Warning>) -> Value {
     match raw {
         rmpv::ValueRef::Nil => Value::Null,
         rmpv::ValueRef::Boolean(b) => Value::Bool(b),
@@ -169,13 +175,7 @@ fn object(rebuild: Rebuild, payload: Value, warnings: &mut Vec<Warning>) -> Resu
     let Value::List(items) = payload else {
         return Err("its payload is not an array".to_owned());
     };
-    let with_method = matches!(rebuild, Rebuild::Method | Rebuild::PydanticV2);
-    let arity_ok = match items.len() {
-        3 => rebuild != Rebuild::Method,
-        4 => with_method,
-        _ => false,
-    };
-    if !arity_ok {
+    if !has_object_arity(rebuild, items.len()) {
         return Err(format!("its payload has {} items", items.len()));
     }
     let mut items = items.into_iter();
@@ -201,6 +201,17 @@ fn object(rebuild: Rebuild, payload: Value, warnings: &mut Vec<Warning>) -> Resu
         data,
         method,
     })))
+}
+
+/// Whether an object extension's payload has as many items as its kind stores:
+/// `[module, class, data]`, with the method's name after them for extension 3 (always) and 5
+/// (optionally).
+pub(super) fn has_object_arity(rebuild: Rebuild, items: usize) -> bool {
+    match items {
+        3 => rebuild != Rebuild::Method,
+        4 => matches!(rebuild, Rebuild::Method | Rebuild::PydanticV2),
+        _ => false,
+    }
 }
 
 fn numpy(payload: Value) -> Result<Value, String> {

@@ -7,6 +7,7 @@ use super::read::LangGraphPool;
 use super::read::{StoredCheckpoint, StoredWrite};
 use super::stored::CheckpointError;
 use crate::memory::langgraph::checkpoint::Checkpoint;
+use crate::memory::langgraph::glance::Glance;
 use crate::memory::langgraph::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warning};
 use crate::store::handle::Store;
 
@@ -92,6 +93,11 @@ impl LangGraphDb {
         stored: &StoredCheckpoint,
     ) -> Result<(Checkpoint, Vec<Warning>), LangGraphError> {
         Ok(stored.decode(self.key.as_ref())?)
+    }
+
+    /// A stored checkpoint's `ts` and message count, as a list shows them.
+    pub fn glance(&self, stored: &StoredCheckpoint) -> Result<Glance, LangGraphError> {
+        Ok(stored.glance(self.key.as_ref())?)
     }
 
     /// A task's stored write decoded with the key, if any.

@@ -3,6 +3,7 @@
 
 use super::read::{StoredBody, StoredCheckpoint, StoredWrite};
 use crate::memory::langgraph::checkpoint::Checkpoint;
+use crate::memory::langgraph::glance::{Glance, GlanceError, glance_typed};
 use crate::memory::langgraph::{AesKey, DecodeError, Value, Warning, decode_typed};
 
 /// Why a stored checkpoint could not be read.
@@ -68,6 +69,21 @@ impl StoredCheckpoint {
                 Ok((checkpoint.with_blobs(values), warnings))
             }
         }
+    }
+}
+
+impl StoredCheckpoint {
+    /// The `ts` and message count a list shows: SqliteSaver's body counted in place,
+    /// PostgresSaver's read whole (its messages are a blob of their own, decoded anyway).
+    pub fn glance(&self, key: Option<&AesKey>) -> Result<Glance, CheckpointError> {
+        let StoredBody::Serialized { type_name, bytes } = &self.body else {
+            return Ok(Glance::of(&self.decode(key)?.0));
+        };
+        let id = self.checkpoint_id.clone();
+        glance_typed(type_name, bytes, key).map_err(|error| match error {
+            GlanceError::Decode(error) => CheckpointError::Decode { id, error },
+            GlanceError::Body(reason) => CheckpointError::Body { id, reason },
+        })
     }
 }
 

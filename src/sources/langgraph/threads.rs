@@ -7,11 +7,12 @@ use std::ops::ControlFlow;
 
 use serde::Serialize;
 
-use super::read::ThreadSummary;
+use super::read::{StoredCheckpoint, ThreadSummary};
 use super::saver::{LangGraphDb, LangGraphError};
 use super::stored::CheckpointError;
 use crate::memory::langgraph::DecodeError;
 use crate::memory::langgraph::checkpoint::UnreadMessage;
+use crate::memory::langgraph::glance::Glance;
 use crate::memory::langgraph::message::LangChainMessage;
 use crate::memory::langgraph::tree::{CheckpointTree, ROOT_NAMESPACE};
 use crate::store::CancelFlag;
@@ -99,7 +100,7 @@ impl LangGraphDb {
             if stop.is_cancelled() {
                 break;
             }
-            let (row, messages) = self.thread_row(summary).await?;
+            let (row, messages) = self.thread_row(summary, needle.is_some()).await?;
             if let Some(needle) = &needle {
                 let matches = row.id.to_lowercase().contains(needle)
                     || messages
@@ -117,12 +118,14 @@ impl LangGraphDb {
         Ok(())
     }
 
-    /// A thread's row and its latest messages (what a search reads). A latest checkpoint that
-    /// cannot be read (an encrypted one without its key, say) is a row that says why; only a
-    /// failed query is an error.
+    /// A thread's row and, `with_messages`, its latest messages (what a search reads); without
+    /// them the latest checkpoint's messages are only counted. A latest checkpoint that cannot
+    /// be read (an encrypted one without its key, say) is a row that says why; only a failed
+    /// query is an error.
     async fn thread_row(
         &self,
         summary: ThreadSummary,
+        with_messages: bool,
     ) -> Result<(ThreadRow, Vec<LangChainMessage>), LangGraphError> {
         let mut row = ThreadRow {
             id: summary.thread_id,
@@ -135,11 +138,25 @@ impl LangGraphDb {
         let Some(latest) = row.latest_checkpoint.clone() else {
             return Ok((row, Vec::new()));
         };
-        match self.state_at(&row.id, &latest).await {
-            Ok(state) => {
-                row.messages = Some(state.messages.len());
-                row.last_activity = Some(state.ts);
-                Ok((row, state.messages))
+        let read = if with_messages {
+            self.state_at(&row.id, &latest).await.map(|state| {
+                let glance = Glance {
+                    ts: state.ts,
+                    messages: state.messages.len(),
+                };
+                (glance, state.messages)
+            })
+        } else {
+            self.stored_root(&row.id, &latest)
+                .await
+                .and_then(|stored| self.glance(&stored))
+                .map(|glance| (glance, Vec::new()))
+        };
+        match read {
+            Ok((glance, messages)) => {
+                row.messages = Some(glance.messages);
+                row.last_activity = Some(glance.ts);
+                Ok((row, messages))
             }
             Err(error @ LangGraphError::Query { .. }) => Err(error),
             Err(error) => {
@@ -177,14 +194,13 @@ impl LangGraphDb {
         Ok(latest)
     }
 
-    /// The state at a root checkpoint of a thread.
-    pub async fn state_at(
+    /// A root checkpoint of a thread as stored.
+    async fn stored_root(
         &self,
         thread: &str,
         checkpoint: &str,
-    ) -> Result<StateAt, LangGraphError> {
-        let stored = self
-            .pool
+    ) -> Result<StoredCheckpoint, LangGraphError> {
+        self.pool
             .checkpoint(thread, ROOT_NAMESPACE, checkpoint)
             .await
             .map_err(|e| self.failed(e))?
@@ -193,7 +209,16 @@ impl LangGraphDb {
                 error: crate::memory::langgraph::tree::UnknownCheckpoint {
                     id: checkpoint.to_owned(),
                 },
-            })?;
+            })
+    }
+
+    /// The state at a root checkpoint of a thread.
+    pub async fn state_at(
+        &self,
+        thread: &str,
+        checkpoint: &str,
+    ) -> Result<StateAt, LangGraphError> {
+        let stored = self.stored_root(thread, checkpoint).await?;
         let (body, warnings) = self.decode(&stored)?;
         let (messages, unread) = body.messages();
         Ok(StateAt {
