@@ -262,6 +262,26 @@ fn trailing_bytes_and_truncation_are_errors() {
 }
 
 #[test]
+fn keys_inside_keys_are_cut_not_doubled_at_every_level() {
+    // Each level's key is a map whose key is the level below, so its JSON text escapes the
+    // one below again; uncut, 40 levels ask for gigabytes (an input the fuzz target found).
+    let mut key = s("\"");
+    for _ in 0..40 {
+        key = Value::Map(vec![(key, Value::Null)]);
+    }
+    let json = Value::Map(vec![(key, Value::Null)]).to_json();
+    let (text, _) = json.as_object().unwrap().iter().next().unwrap();
+    assert_eq!(text.chars().count(), 256);
+    assert!(
+        text.ends_with('…') && text.starts_with("{\"{\\\""),
+        "{text}"
+    );
+    // A key no longer than the limit stays whole.
+    let short = Value::Map(vec![(Value::List(vec![Value::Int(2)]), Value::Null)]);
+    assert_eq!(short.to_json(), serde_json::json!({"[2]": null}));
+}
+
+#[test]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     let arrays = vec![0x91u8; 200_000];
     assert!(decode_typed("msgpack", &arrays, None).is_err());

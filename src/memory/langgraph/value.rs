@@ -193,7 +193,7 @@ impl Value {
                 for (k, v) in entries {
                     let key = match k {
                         Value::Str(s) => s.clone(),
-                        other => other.to_json().to_string(),
+                        other => key_text(other),
                     };
                     map.entry(key).or_insert_with(|| v.to_json());
                 }
@@ -210,6 +210,24 @@ impl Value {
             Value::DeltaSnapshot(value) => value.to_json(),
         }
     }
+}
+
+/// The longest text a non-string map key becomes, in characters.
+const MAX_KEY_CHARS: usize = 256;
+
+/// A non-string map key's JSON text, cut with `…` past [`MAX_KEY_CHARS`]: a key that holds keys
+/// is escaped again at every level, so uncut its text doubles with each level and a few hundred
+/// bytes of msgpack ask for gigabytes (found by the fuzz target).
+fn key_text(key: &Value) -> String {
+    let text = key.to_json().to_string();
+    if text.chars().nth(MAX_KEY_CHARS).is_none() {
+        return text;
+    }
+    let cut = text
+        .char_indices()
+        .nth(MAX_KEY_CHARS - 1)
+        .map_or(text.len(), |(at, _)| at);
+    format!("{}…", &text[..cut])
 }
 
 fn hex(bytes: &[u8]) -> String {
