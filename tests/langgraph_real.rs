@@ -10,6 +10,7 @@
 //! leaves a marker there, so CI can prove they ran. The PostgreSQL test also needs
 //! `MEMSCOPE_TEST_PG_URL`; it creates its own database and drops it.
 
+mod app_driver;
 mod langgraph_cli;
 mod langgraph_sessions;
 mod langgraph_tui;

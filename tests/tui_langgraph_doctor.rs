@@ -2,59 +2,23 @@
 //! without a terminal over the LangGraph demo file (SqliteSaver's layout, which LangGraph's own
 //! reader accepts: `tests/langgraph_cli/demo.rs`), `D`, the scan's findings, enter on one.
 
-use std::time::Duration;
+mod app_driver;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::config::{self, Dirs, Overrides};
+use app_driver::{app, press, screen, settle};
+use crossterm::event::KeyCode;
 use memscope::demo::write_langgraph_demo;
-use memscope::store::{Access, Store};
+use memscope::store::Access;
 use memscope::tui::App;
 use memscope::tui::state::doctor::ScanStatus;
 use memscope::tui::state::{LoadStatus, Screen};
-use memscope::tui::theme::Theme;
-use memscope::tui::update::Event;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while !done(app) {
-            assert!(app.next_job().await, "the job channel closed");
-        }
-    })
-    .await
-    .expect("the jobs finished in time");
-}
-
-fn press(app: &mut App, code: KeyCode) {
-    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-}
-
-fn screen(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(160, 40)).unwrap();
-    app.state.dirty = true;
-    app.draw_if_dirty(&mut terminal).unwrap();
-    terminal.backend().to_string()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_doctor_view_lists_a_langgraph_databases_findings_and_opens_their_thread() {
     let root = tempfile::tempdir().unwrap();
     let file = root.path().join("checkpoints.sqlite");
     let demo = write_langgraph_demo(&file, 7).await.unwrap();
-    let dirs = Dirs {
-        data: root.path().join("data"),
-        config: root.path().join("config"),
-    };
-    let overrides = Overrides {
-        database_url: Some(format!("sqlite://{}", file.display())),
-        ..Overrides::default()
-    };
-    let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&resolved.database_url, Access::Auto)
-        .await
-        .unwrap();
-    let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
+    let url = format!("sqlite://{}", file.display());
+    let mut app = app(&url, root.path(), Access::Auto).await;
     settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
 
     press(&mut app, KeyCode::Char('D'));

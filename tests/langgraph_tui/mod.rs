@@ -5,56 +5,14 @@
 
 pub mod prune;
 
-use std::path::Path;
-use std::time::Duration;
-
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::config::{self, Dirs, Overrides};
-use memscope::store::{Access, Store};
+use crossterm::event::KeyCode;
+use memscope::store::Access;
 use memscope::tui::App;
 use memscope::tui::state::checkpoints::CheckpointPane;
 use memscope::tui::state::{LoadStatus, Screen};
-use memscope::tui::theme::Theme;
-use memscope::tui::update::Event;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::Value;
 
-async fn app(url: &str, root: &Path, access: Access) -> App {
-    let dirs = Dirs {
-        data: root.join("data"),
-        config: root.join("config"),
-    };
-    let overrides = Overrides {
-        database_url: Some(url.to_owned()),
-        ..Overrides::default()
-    };
-    let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&resolved.database_url, access).await.unwrap();
-    App::new(&resolved, store, None, Theme::monochrome()).unwrap()
-}
-
-/// Applies job results until `done` holds.
-async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while !done(app) {
-            assert!(app.next_job().await, "the job channel closed");
-        }
-    })
-    .await
-    .expect("the jobs finished in time");
-}
-
-fn press(app: &mut App, code: KeyCode) {
-    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-}
-
-fn screen(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
-    app.state.dirty = true;
-    app.draw_if_dirty(&mut terminal).unwrap();
-    terminal.backend().to_string()
-}
+use crate::app_driver::{app, press, screen, settle};
 
 /// The shown checkpoint has arrived for the selected one.
 fn shown_selected(app: &App) -> bool {

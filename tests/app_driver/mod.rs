@@ -1,0 +1,52 @@
+//! The whole app without a terminal, for tests that drive it by keys over a real database:
+//! opened on a URL, job results applied until a condition holds, screens drawn to text.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::config::{self, Dirs, Overrides};
+use memscope::store::{Access, Store};
+use memscope::tui::App;
+use memscope::tui::theme::Theme;
+use memscope::tui::update::Event;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+/// The app on the database at `url`, with its data and config directories under `root`.
+pub async fn app(url: &str, root: &Path, access: Access) -> App {
+    let dirs = Dirs {
+        data: root.join("data"),
+        config: root.join("config"),
+    };
+    let overrides = Overrides {
+        database_url: Some(url.to_owned()),
+        ..Overrides::default()
+    };
+    let resolved = config::resolve(dirs, &overrides).unwrap();
+    let store = Store::open(&resolved.database_url, access).await.unwrap();
+    App::new(&resolved, store, None, Theme::monochrome()).unwrap()
+}
+
+/// Applies job results until `done` holds.
+pub async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while !done(app) {
+            assert!(app.next_job().await, "the job channel closed");
+        }
+    })
+    .await
+    .expect("the jobs finished in time");
+}
+
+pub fn press(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+/// The screen as text, drawn at 120×32.
+pub fn screen(app: &mut App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
+    app.state.dirty = true;
+    app.draw_if_dirty(&mut terminal).unwrap();
+    terminal.backend().to_string()
+}
