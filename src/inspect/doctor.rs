@@ -1,6 +1,9 @@
 //! `doctor`: one pass over a memory database for the problems that make a bot forget, leak or
 //! overflow, each finding naming the row an operator should look at.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::future::{self, Either};
 use serde::Serialize;
 
 use super::InspectError;
@@ -14,6 +17,7 @@ use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
+use crate::sources::dify::queries::{BadNodeJson, DanglingRunRef};
 use crate::storage::ObjectStore;
 use crate::store::{BadRow, CancelFlag, ConversationShape, Store};
 
@@ -147,12 +151,12 @@ pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
 }
 
 /// [`run_with_progress`] until `stop` is cancelled, which ends the scan of the messages at its
-/// next row and gives `None` (nothing after the scan runs).
+/// next row and gives `None` (the checks running beside it are dropped).
 pub async fn run_until(
     store: &Store,
     settings: &DoctorSettings,
     stop: &CancelFlag,
-    mut progress: impl FnMut(u64),
+    progress: impl FnMut(u64),
 ) -> Result<Option<DoctorReport>, InspectError> {
     match store.profile().capabilities().conversations {
         ConversationShape::RegenerationTrees => {}
@@ -186,55 +190,107 @@ pub async fn run_until(
             }));
         }
     }
-    let mut report = DoctorReport::default();
+    // The table checks need nothing from the scan, so they run beside it on another connection:
+    // the server sorts every message before the scan's first row arrives, and the checks' own
+    // passes fit in that wait instead of following it.
+    let scan = std::pin::pin!(scan_conversations(store, settings, stop, progress));
+    let checks = std::pin::pin!(table_checks(store, settings));
+    let (scan, checks) = match future::select(scan, checks).await {
+        Either::Left((scan, checks)) => {
+            let scan = scan?;
+            if stop.is_cancelled() {
+                return Ok(None);
+            }
+            (scan, checks.await?)
+        }
+        Either::Right((checks, scan)) => {
+            let checks = checks?;
+            (scan.await?, checks)
+        }
+    };
+    if stop.is_cancelled() {
+        return Ok(None);
+    }
+    Ok(Some(checks.into_report(scan)))
+}
+
+/// What the scan of every message found, conversation by conversation.
+struct ConversationScan {
+    conversations: usize,
+    messages: usize,
+    findings: Vec<Finding>,
+    /// Rows the scan could not read, in the order it met them.
+    unreadable: Vec<BadRow>,
+}
+
+/// The checks of one conversation at a time over every message, oldest first.
+async fn scan_conversations(
+    store: &Store,
+    settings: &DoctorSettings,
+    stop: &CancelFlag,
+    mut progress: impl FnMut(u64),
+) -> Result<ConversationScan, InspectError> {
     // Counts are not reused across conversations: a small cache keeps memory flat.
     let mut cache = CountCache::new(4_096);
-    // Unreadable rows are reported once, whichever scans meet them.
-    let mut unreadable: Vec<BadRow> = Vec::new();
-    let mut conversations = 0;
-    let mut messages = 0;
-    let mut findings = Vec::new();
+    let mut scan = ConversationScan {
+        conversations: 0,
+        messages: 0,
+        findings: Vec::new(),
+        unreadable: Vec::new(),
+    };
     let answered_rows_only = store.profile().answered_rows_only();
     // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
-    let unreadable_rows = std::sync::atomic::AtomicU64::new(0);
+    let unreadable_rows = AtomicU64::new(0);
+    let mut unreadable = Vec::new();
     store
         .for_each_conversation_until(
             stop,
             |rows| {
-                conversations += 1;
-                messages += rows.len();
-                findings.extend(check_conversation(
+                scan.conversations += 1;
+                scan.messages += rows.len();
+                scan.findings.extend(check_conversation(
                     &rows,
                     answered_rows_only,
                     settings,
                     &mut cache,
                 ));
-                progress(
-                    messages as u64 + unreadable_rows.load(std::sync::atomic::Ordering::Relaxed),
-                );
+                progress(scan.messages as u64 + unreadable_rows.load(Ordering::Relaxed));
             },
             |bad| {
-                unreadable_rows.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                unreadable_rows.fetch_add(1, Ordering::Relaxed);
                 unreadable.push(bad);
             },
         )
         .await?;
-    if stop.is_cancelled() {
-        return Ok(None);
-    }
-    report.conversations = conversations;
-    report.messages = messages;
-    report.deleted_skipped = store.deleted_conversation_count().await?;
-    report.archived_runs = store.archived_run_messages().await?;
-    report.findings = findings;
+    scan.unreadable = unreadable;
+    Ok(scan)
+}
+
+/// The checks beside the scan: deleted conversations and archived runs counted, messages
+/// whose run is gone, node JSON that does not parse, node contexts and message files.
+struct TableChecks {
+    deleted_skipped: i64,
+    archived_runs: i64,
+    /// Rows these checks could not read, each once.
+    unreadable: Vec<BadRow>,
+    dangling_runs: Vec<DanglingRunRef>,
+    bad_json: Vec<BadNodeJson>,
+    node_findings: Vec<Finding>,
+    file_findings: Vec<Finding>,
+}
+
+async fn table_checks(
+    store: &Store,
+    settings: &DoctorSettings,
+) -> Result<TableChecks, InspectError> {
+    let mut unreadable: Vec<BadRow> = Vec::new();
     let mut note = |bad: BadRow| {
-        if !unreadable
-            .iter()
-            .any(|seen| seen.table == bad.table && seen.id == bad.id)
-        {
+        if !already_noted(&unreadable, &bad) {
             unreadable.push(bad);
         }
     };
+    let deleted_skipped = store.deleted_conversation_count().await?;
+    let archived_runs = store.archived_run_messages().await?;
     let dangling_runs = store.dangling_workflow_runs(&mut note).await?;
     let bad_json = store.bad_node_json(&mut note).await?;
     let node_findings = node_context_findings(store, settings, &mut note).await?;
@@ -242,31 +298,66 @@ pub async fn run_until(
         Some(storage) => message_file_findings(store, storage).await?,
         None => Vec::new(),
     };
-    report
-        .findings
-        .extend(unreadable.into_iter().map(|bad| Finding::UnreadableRow {
+    Ok(TableChecks {
+        deleted_skipped,
+        archived_runs,
+        unreadable,
+        dangling_runs,
+        bad_json,
+        node_findings,
+        file_findings,
+    })
+}
+
+fn already_noted(unreadable: &[BadRow], bad: &BadRow) -> bool {
+    unreadable
+        .iter()
+        .any(|seen| seen.table == bad.table && seen.id == bad.id)
+}
+
+impl TableChecks {
+    /// The report: the scan's findings, then every unreadable row once (the scan's first),
+    /// then the table checks' findings.
+    fn into_report(self, scan: ConversationScan) -> DoctorReport {
+        let mut unreadable = scan.unreadable;
+        for bad in self.unreadable {
+            if !already_noted(&unreadable, &bad) {
+                unreadable.push(bad);
+            }
+        }
+        let mut findings = scan.findings;
+        findings.extend(unreadable.into_iter().map(|bad| Finding::UnreadableRow {
             table: bad.table.to_owned(),
             id: bad.id,
             error: bad.error,
         }));
-    for dangling in dangling_runs {
-        report.findings.push(Finding::DanglingWorkflowRun {
-            conversation_id: dangling.conversation_id,
-            message_id: dangling.message_id,
-            workflow_run_id: dangling.workflow_run_id,
-        });
+        findings.extend(self.dangling_runs.into_iter().map(|dangling| {
+            Finding::DanglingWorkflowRun {
+                conversation_id: dangling.conversation_id,
+                message_id: dangling.message_id,
+                workflow_run_id: dangling.workflow_run_id,
+            }
+        }));
+        findings.extend(
+            self.bad_json
+                .into_iter()
+                .map(|bad| Finding::UnreadableJson {
+                    node_execution_id: bad.node_execution_id,
+                    node_id: bad.node_id,
+                    column: bad.column.to_owned(),
+                    error: bad.error,
+                }),
+        );
+        findings.extend(self.node_findings);
+        findings.extend(self.file_findings);
+        DoctorReport {
+            conversations: scan.conversations,
+            messages: scan.messages,
+            deleted_skipped: self.deleted_skipped,
+            archived_runs: self.archived_runs,
+            findings,
+        }
     }
-    for bad in bad_json {
-        report.findings.push(Finding::UnreadableJson {
-            node_execution_id: bad.node_execution_id,
-            node_id: bad.node_id,
-            column: bad.column.to_owned(),
-            error: bad.error,
-        });
-    }
-    report.findings.extend(node_findings);
-    report.findings.extend(file_findings);
-    Ok(Some(report))
 }
 
 /// The problems in one LLM execution's context and prompts. An unparsable row column is
