@@ -6,6 +6,7 @@ use futures_util::TryStreamExt;
 use sqlx::FromRow;
 
 use super::columns::MessageRecord;
+use super::mysql_scan;
 use crate::memory::model::StoredMessage;
 use crate::store::bad_row::{BadRow, unreadable_row_id};
 use crate::store::cancel::CancelFlag;
@@ -170,9 +171,10 @@ impl Store {
         self.conversations_via_sqlx(stop, visit, bad_row).await
     }
 
-    /// [`Store::for_each_conversation`] through sqlx's row stream on every backend: what
-    /// PostgreSQL uses (rows arrive as the server sends them, one conversation held at a time),
-    /// and the reference the SQLite scan is tested against.
+    /// [`Store::for_each_conversation`] through sqlx's row streams on every backend: what
+    /// PostgreSQL and MySQL use (rows arrive as the server sends them, one conversation held at
+    /// a time; MySQL's sorted in parts at once and merged), and the reference the SQLite scan is
+    /// tested against.
     pub async fn for_each_conversation_via_sqlx(
         &self,
         visit: impl FnMut(Vec<StoredMessage>),
@@ -198,12 +200,17 @@ impl Store {
             }
             current.push(record.into());
         };
-        let sql = match self.pool {
-            DbPool::Mysql(..) => EVERY_MESSAGE_MYSQL_SQL,
-            _ => EVERY_MESSAGE_SQL,
-        };
-        self.scan_rows_until(stop, sql, "messages", &mut on_record, bad_row)
-            .await?;
+        match &self.pool {
+            DbPool::Mysql(pool, dialect) => {
+                mysql_scan::for_each_message(pool, *dialect, stop, &mut on_record, bad_row)
+                    .await
+                    .map_err(|e| self.query_failed(e))?;
+            }
+            _ => {
+                self.scan_rows_until(stop, EVERY_MESSAGE_SQL, "messages", &mut on_record, bad_row)
+                    .await?;
+            }
+        }
         if !current.is_empty() && !stop.is_cancelled() {
             visit(current);
         }
@@ -337,21 +344,6 @@ const EVERY_MESSAGE_SQL: &str = concat!(
     " FROM messages m WHERE ",
     not_deleted!(),
     " ORDER BY m.conversation_id, m.created_at, m.id"
-);
-
-/// [`EVERY_MESSAGE_SQL`] for MySQL and MariaDB. With `LONGTEXT` columns their sort keeps only
-/// keys and row ids, then reads each row again by primary key: uuids in random order, one random
-/// read per message once the table outgrows the buffer pool (60 s at 1M messages against a
-/// 128 MiB pool). The `LIMIT` keeps the derived table from being merged into the outer query,
-/// so the rows are copied once, in table order, into a temporary table the sort then reads
-/// (13 s).
-const EVERY_MESSAGE_MYSQL_SQL: &str = concat!(
-    "SELECT * FROM (SELECT ",
-    message_columns!(),
-    " FROM messages m WHERE ",
-    not_deleted!(),
-    " LIMIT 18446744073709551615) ordered \
-     ORDER BY ordered.conversation_id, ordered.created_at, ordered.id"
 );
 
 /// One message by SQLite `rowid`, for the rows the SQLite scan leaves to sqlx.
