@@ -95,9 +95,15 @@ impl LangGraphDb {
         Ok(stored.decode(self.key.as_ref())?)
     }
 
-    /// A stored checkpoint's `ts` and message count, as a list shows them.
-    pub fn glance(&self, stored: &StoredCheckpoint) -> Result<Glance, LangGraphError> {
-        Ok(stored.glance(self.key.as_ref())?)
+    /// A stored checkpoint's `ts` and message count, as a list shows them, worked out on a
+    /// blocking thread: a long thread's checkpoint is megabytes of msgpack, and a list reads
+    /// several at once.
+    pub async fn glance(&self, stored: StoredCheckpoint) -> Result<Glance, LangGraphError> {
+        let key = self.key.clone();
+        match tokio::task::spawn_blocking(move || stored.glance(key.as_ref())).await {
+            Ok(glance) => Ok(glance?),
+            Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+        }
     }
 
     /// A task's stored write decoded with the key, if any.

@@ -5,6 +5,7 @@
 
 use std::ops::ControlFlow;
 
+use futures_util::{StreamExt, stream};
 use serde::Serialize;
 
 use super::read::{StoredCheckpoint, ThreadSummary};
@@ -16,6 +17,9 @@ use crate::memory::langgraph::glance::Glance;
 use crate::memory::langgraph::message::LangChainMessage;
 use crate::memory::langgraph::tree::{CheckpointTree, ROOT_NAMESPACE};
 use crate::store::CancelFlag;
+
+/// Latest checkpoints read at once while threads are listed (the pools have 4 to 5 connections).
+const READS_AT_ONCE: usize = 3;
 
 /// One thread as `conversations` lists it.
 #[derive(Debug, Clone, Serialize)]
@@ -96,11 +100,18 @@ impl LangGraphDb {
                 .then_with(|| a.thread_id.cmp(&b.thread_id))
         });
         let needle = search.map(str::to_lowercase).filter(|s| !s.is_empty());
-        for summary in all {
+        let with_messages = needle.is_some();
+        // Each row is a read of the latest checkpoint and its decode: a few are under way at
+        // once, so one thread's bytes come off the database while another's are decoded. The
+        // rows still come out in order; those under way when the scan stops are dropped.
+        let mut rows = stream::iter(all)
+            .map(|summary| self.thread_row(summary, with_messages))
+            .buffered(READS_AT_ONCE);
+        while let Some(read) = rows.next().await {
             if stop.is_cancelled() {
                 break;
             }
-            let (row, messages) = self.thread_row(summary, needle.is_some()).await?;
+            let (row, messages) = read?;
             if let Some(needle) = &needle {
                 let matches = row.id.to_lowercase().contains(needle)
                     || messages
@@ -147,10 +158,10 @@ impl LangGraphDb {
                 (glance, state.messages)
             })
         } else {
-            self.stored_root(&row.id, &latest)
-                .await
-                .and_then(|stored| self.glance(&stored))
-                .map(|glance| (glance, Vec::new()))
+            match self.stored_root(&row.id, &latest).await {
+                Ok(stored) => self.glance(stored).await.map(|glance| (glance, Vec::new())),
+                Err(error) => Err(error),
+            }
         };
         match read {
             Ok((glance, messages)) => {
