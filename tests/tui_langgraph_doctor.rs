@@ -49,6 +49,22 @@ async fn the_doctor_view_lists_a_langgraph_databases_findings_and_opens_their_th
         .to_owned();
     assert!(text.contains("thread_growth"), "{text}");
     assert!(text.contains(&format!("thread {thread} stores")), "{text}");
+    // The id column names threads, each id whole or cut with an ellipsis, never at its first
+    // hyphen (`long-chat` is not a thread `long`).
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Kind") && l.contains("Thread") && l.contains("Description")),
+        "{text}"
+    );
+    assert!(
+        thread.chars().count() <= 12,
+        "the demo's ids fit the column: {thread}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("thread_growth") && l.contains(&format!(" {thread} "))),
+        "{thread}: {text}"
+    );
 
     // Enter on it opens that thread on its checkpoint tree.
     for _ in 0..growth {

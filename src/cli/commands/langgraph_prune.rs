@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::cli::args::{CheckpointsCommand, PruneArgs};
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
-use crate::format::thousands;
+use crate::format::{noun, thousands};
 use crate::memory::langgraph::prune::KeepRule;
 use crate::sources::ConversationShape;
 use crate::sources::langgraph::archive::{Archive, new_archive_path};
@@ -169,9 +169,11 @@ async fn restore(context: &Context, archive: &Path, yes: bool) -> CliResult {
     let restored = db.restore(archive).await?;
     emit(context.global.json, &restored, |r: &Archive| {
         format!(
-            "restored {} rows and {} parents from {}",
+            "restored {} {} and {} {} from {}",
             thousands(r.rows as u64),
+            noun(r.rows as u64, "row"),
             thousands(r.parents as u64),
+            noun(r.parents as u64, "parent link"),
             r.path.display()
         )
     })?;

@@ -91,9 +91,16 @@ pub(crate) fn confirm_popup(
     frame.render_widget(context_hints(state, KeyContext::Confirm, theme), keys);
 }
 
-/// The first block of a UUID: enough to tell rows apart on screen.
+/// The first block of a UUID, enough to tell rows apart on screen, as a short commit hash is;
+/// any other id whole (a LangGraph thread named `long-chat` cut at its hyphen would read as
+/// another thread, `long`).
 pub(crate) fn short_id(id: &str) -> &str {
-    id.split('-').next().unwrap_or(id)
+    match id.split_once('-') {
+        Some((block, _)) if block.len() == 8 && block.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            block
+        }
+        _ => id,
+    }
 }
 
 /// A one-line placeholder for loading, empty and error states.
@@ -154,5 +161,13 @@ mod tests {
         assert_eq!(middle_cut("short", 12), "short");
         assert_eq!(middle_cut("abcdef", 1), "…");
         assert_eq!(middle_cut("abcdef", 0), "…");
+    }
+
+    #[test]
+    fn short_id_shortens_uuids_only() {
+        assert_eq!(short_id("3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"), "3f2a1b4c");
+        assert_eq!(short_id("long-chat"), "long-chat");
+        assert_eq!(short_id("msg-36"), "msg-36");
+        assert_eq!(short_id("run"), "run");
     }
 }
