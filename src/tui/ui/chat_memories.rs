@@ -73,7 +73,7 @@ fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, are
             .map_or_else(|| "…".to_owned(), |t| thousands(*t));
         let cells = vec![
             Span::raw(row.label.clone()),
-            Span::raw(short_id(&row.memory_node_id).to_owned()),
+            Span::raw(short_id(&row.memory_node_id).into_owned()),
             Span::raw(row.chat_id.clone()),
             Span::raw(policy_summary(&row.policy)),
             Span::raw(thousands(row.message_count)),
@@ -109,7 +109,7 @@ fn draw_memory(
 ) {
     let summary = memories.rows.iter().find(|r| r.id == open.id);
     let total = summary.map_or(0, |r| r.message_count);
-    let label = summary.map_or_else(|| short_id(&open.id).to_owned(), |r| r.label.clone());
+    let label = summary.map_or_else(|| short_id(&open.id).into_owned(), |r| r.label.clone());
     let first = if open.rows.is_empty() {
         0
     } else {

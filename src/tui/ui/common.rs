@@ -1,6 +1,8 @@
 //! What the screens' components share: the [`Component`] trait, the selectable table, popups
 //! and the confirmation, and the cutting of text to a cell.
 
+use std::borrow::Cow;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -91,17 +93,22 @@ pub(crate) fn confirm_popup(
     frame.render_widget(context_hints(state, KeyContext::Confirm, theme), keys);
 }
 
-/// The first block of a UUID, enough to tell rows apart on screen, as a short commit hash is;
-/// any other id whole (a LangGraph thread named `long-chat` cut at its hyphen would read as
-/// another thread, `long`).
-pub(crate) fn short_id(id: &str) -> &str {
+/// An id short enough for a column: a UUID's first block, enough to tell rows apart as a short
+/// commit hash is; any other id whole up to 12 characters, or cut in its middle with `…`
+/// (a LangGraph thread named `long-chat` cut at its hyphen would read as another thread,
+/// `long`, and LangChain's `lc_run--…` message ids all begin alike).
+pub(crate) fn short_id(id: &str) -> Cow<'_, str> {
     match id.split_once('-') {
         Some((block, _)) if block.len() == 8 && block.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            block
+            Cow::Borrowed(block)
         }
-        _ => id,
+        _ if id.chars().count() <= SHORT_ID_WIDTH => Cow::Borrowed(id),
+        _ => Cow::Owned(middle_cut(id, SHORT_ID_WIDTH)),
     }
 }
+
+/// The widest [`short_id`].
+pub(crate) const SHORT_ID_WIDTH: usize = 12;
 
 /// A one-line placeholder for loading, empty and error states.
 pub(crate) fn placeholder<'a>(
@@ -169,5 +176,7 @@ mod tests {
         assert_eq!(short_id("long-chat"), "long-chat");
         assert_eq!(short_id("msg-36"), "msg-36");
         assert_eq!(short_id("run"), "run");
+        let langchain = short_id("lc_run--019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b");
+        assert_eq!(langchain, "lc_run…f4a5b");
     }
 }

@@ -252,7 +252,7 @@ fn draw_demo(demo: &DemoState, theme: &Theme, frame: &mut Frame, area: Rect) {
     let width = usize::from(inner.width);
     let tracked = current.tracked_parent.as_deref().map_or_else(
         || "none: the walk has stopped".to_owned(),
-        |p| short_id(p).to_owned(),
+        |p| short_id(p).into_owned(),
     );
     let mut lines = vec![
         Line::styled(

@@ -100,7 +100,7 @@ impl Component for ConversationList {
                 Span::raw(thousands(row.message_count)),
                 Span::raw(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
                 Span::raw(tokens),
-                Span::raw(short_id(&row.id).to_owned()),
+                Span::raw(short_id(&row.id).into_owned()),
             ];
             (cells, style)
         });

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, LineGauge, Row};
 
-use super::common::{Component, middle_cut, placeholder, selectable_table, short_id};
+use super::common::{Component, SHORT_ID_WIDTH, placeholder, selectable_table, short_id};
 use crate::format::{noun, one_line, thousands};
 use crate::inspect::doctor::Finding;
 use crate::tui::state::AppState;
@@ -142,10 +142,6 @@ fn counts_line(doctor: &DoctorState, theme: &Theme) -> Line<'static> {
     Line::from(spans)
 }
 
-/// The id column: a uuid's first block whole, a longer name cut in its middle with `…`, keeping
-/// the ends that tell `research-0001` from `research-0002` (the description has it whole).
-const ID_WIDTH: u16 = 12;
-
 fn draw_findings(doctor: &DoctorState, theme: &Theme, frame: &mut Frame, area: Rect) {
     if doctor.findings.is_empty() {
         return;
@@ -155,10 +151,10 @@ fn draw_findings(doctor: &DoctorState, theme: &Theme, frame: &mut Frame, area: R
     let title: String = noun[..1].to_uppercase() + &noun[1..];
     let header = Row::new(["Kind".to_owned(), title, "Description".to_owned()]).style(theme.title);
     let rows = doctor.findings.iter().map(|finding| {
-        let id = finding.conversation_id().map_or("-", short_id);
+        let id = finding.conversation_id().map_or("-".into(), short_id);
         let cells = vec![
             Span::raw(finding.kind()),
-            Span::raw(middle_cut(id, usize::from(ID_WIDTH))),
+            Span::raw(id.into_owned()),
             Span::raw(description(finding)),
         ];
         (cells, theme.text)
@@ -166,7 +162,7 @@ fn draw_findings(doctor: &DoctorState, theme: &Theme, frame: &mut Frame, area: R
     let widths = [
         // "dangling_workflow_run", the longest kind, whole.
         Constraint::Length(21),
-        Constraint::Length(ID_WIDTH),
+        Constraint::Length(SHORT_ID_WIDTH as u16),
         Constraint::Fill(1),
     ];
     selectable_table(header, rows, &widths, doctor.selected, theme, frame, area);

@@ -124,7 +124,7 @@ fn base_row<'a>(status: &BaseStatus, wide: bool, theme: &Theme) -> (Vec<Span<'a>
         Span::raw(
             base.flow_name
                 .clone()
-                .unwrap_or_else(|| short_id(&base.flow_id).to_owned()),
+                .unwrap_or_else(|| short_id(&base.flow_id).into_owned()),
         ),
         Span::raw(format!(
             "{} {}",
@@ -268,7 +268,7 @@ fn draw_session(
         String::new(),
         info.cursor_id
             .as_deref()
-            .map_or("-".to_owned(), |c| short_id(c).to_owned()),
+            .map_or("-".to_owned(), |c| short_id(c).into_owned()),
         thousands(info.total_processed),
         last_sync,
     ];

@@ -171,11 +171,11 @@ fn breadcrumbs(state: &AppState) -> Vec<String> {
         .as_ref()
         .map(|l| l.conversation.info.name.clone())
         .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| short_id(&conversation.id).to_owned());
+        .unwrap_or_else(|| short_id(&conversation.id).into_owned());
     crumbs.push(name);
     if let Some(loaded) = &conversation.loaded {
         if !loaded.tree.is_empty() {
-            crumbs.push(short_id(loaded.tree.id(conversation.selected)).to_owned());
+            crumbs.push(short_id(loaded.tree.id(conversation.selected)).into_owned());
         }
     }
     if conversation.demo.is_some() {

@@ -157,7 +157,10 @@ fn context_lines<'a>(view: &NodeContextView, theme: &Theme) -> Vec<Line<'a>> {
             format!(
                 "run {} · execution {}{offloaded}",
                 short_id(run),
-                context.execution_id.as_deref().map_or("none", short_id)
+                context
+                    .execution_id
+                    .as_deref()
+                    .map_or("none".into(), short_id)
             ),
             theme.dim,
         ));
