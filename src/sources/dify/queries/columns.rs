@@ -35,19 +35,19 @@ macro_rules! conversation_info_select {
 
 #[derive(FromRow)]
 pub(super) struct MessageRecord {
-    pub(super) id: String,
+    id: String,
     pub(super) conversation_id: String,
-    pub(super) parent_message_id: Option<String>,
-    pub(super) query: String,
-    pub(super) answer: String,
-    pub(super) message_tokens: i64,
-    pub(super) answer_tokens: i64,
-    pub(super) status: String,
-    pub(super) error: Option<String>,
-    pub(super) invoke_from: Option<String>,
-    pub(super) workflow_run_id: Option<String>,
-    pub(super) created_at: NaiveDateTime,
-    pub(super) app_mode: Option<String>,
+    parent_message_id: Option<String>,
+    query: String,
+    answer: String,
+    message_tokens: i64,
+    answer_tokens: i64,
+    status: String,
+    error: Option<String>,
+    invoke_from: Option<String>,
+    workflow_run_id: Option<String>,
+    created_at: NaiveDateTime,
+    app_mode: Option<String>,
 }
 
 impl From<MessageRecord> for StoredMessage {

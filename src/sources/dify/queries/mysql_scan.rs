@@ -17,6 +17,7 @@ use sqlx::FromRow;
 use sqlx::mysql::{MySqlPool, MySqlRow};
 
 use super::columns::MessageRecord;
+use crate::memory::model::StoredMessage;
 use crate::store::bad_row::{BadRow, unreadable_row_id};
 use crate::store::cancel::CancelFlag;
 use crate::store::profile::Dialect;
@@ -55,12 +56,12 @@ const FROM_SQL: &str = part_sql!("m.id >= $1 AND ");
 const KEY_ENDS_SQL: &str = "SELECT MIN(m.id) AS low, MAX(m.id) AS high FROM messages m";
 
 /// Streams every message in conversation order (conversation, then time, then id, by bytes),
-/// handing each to `record` and each row that does not decode to `bad_row`, until `stop`.
+/// handing each to `message` and each row that does not decode to `bad_row`, until `stop`.
 pub(super) async fn for_each_message(
     pool: &MySqlPool,
     dialect: Dialect,
     stop: &CancelFlag,
-    mut record: impl FnMut(MessageRecord),
+    mut message: impl FnMut(StoredMessage),
     mut bad_row: impl FnMut(BadRow),
 ) -> Result<(), sqlx::Error> {
     let (low, high): (Option<String>, Option<String>) =
@@ -96,20 +97,20 @@ pub(super) async fn for_each_message(
         let (head, skipped) = next(&mut parts[smallest]).await?;
         skipped.into_iter().for_each(&mut bad_row);
         if let Some(taken) = std::mem::replace(&mut heads[smallest], head) {
-            record(taken);
+            message(taken);
         }
     }
     Ok(())
 }
 
-/// The part's next record, with the rows before it that did not decode.
+/// The part's next message, with the rows before it that did not decode.
 async fn next(
     part: &mut BoxStream<'_, Result<MySqlRow, sqlx::Error>>,
-) -> Result<(Option<MessageRecord>, Vec<BadRow>), sqlx::Error> {
+) -> Result<(Option<StoredMessage>, Vec<BadRow>), sqlx::Error> {
     let mut skipped = Vec::new();
     while let Some(raw) = part.try_next().await? {
         match MessageRecord::from_row(&raw) {
-            Ok(record) => return Ok((Some(record), skipped)),
+            Ok(record) => return Ok((Some(record.into()), skipped)),
             Err(error) => skipped.push(BadRow {
                 table: "messages",
                 id: unreadable_row_id(&raw),
@@ -120,8 +121,8 @@ async fn next(
     Ok((None, skipped))
 }
 
-/// The index of the part whose next record comes first in the parts' common order.
-fn smallest_head(heads: &[Option<MessageRecord>]) -> Option<usize> {
+/// The index of the part whose next message comes first in the parts' common order.
+fn smallest_head(heads: &[Option<StoredMessage>]) -> Option<usize> {
     heads
         .iter()
         .enumerate()
@@ -131,7 +132,7 @@ fn smallest_head(heads: &[Option<MessageRecord>]) -> Option<usize> {
 }
 
 /// The order the parts' `ORDER BY` sorts in: conversation and id by their bytes.
-fn scan_order(a: &MessageRecord, b: &MessageRecord) -> Ordering {
+fn scan_order(a: &StoredMessage, b: &StoredMessage) -> Ordering {
     a.conversation_id
         .as_bytes()
         .cmp(b.conversation_id.as_bytes())
@@ -250,25 +251,11 @@ mod tests {
         assert_eq!(part_queries(&[]), vec![(WHOLE_SQL, Vec::new())]);
     }
 
-    fn record(conversation: &str, second: u32, id: &str) -> MessageRecord {
-        MessageRecord {
-            id: id.into(),
-            conversation_id: conversation.into(),
-            parent_message_id: None,
-            query: String::new(),
-            answer: String::new(),
-            message_tokens: 0,
-            answer_tokens: 0,
-            status: "normal".into(),
-            error: None,
-            invoke_from: None,
-            workflow_run_id: None,
-            created_at: chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
-                .unwrap()
-                .and_hms_opt(0, 0, second)
-                .unwrap(),
-            app_mode: None,
-        }
+    fn record(conversation: &str, second: u32, id: &str) -> StoredMessage {
+        let at = chrono::NaiveDate::from_ymd_opt(2026, 1, 1)
+            .and_then(|day| day.and_hms_opt(0, 0, second))
+            .unwrap();
+        StoredMessage::turn(id, conversation, None, "", "", at)
     }
 
     #[test]

@@ -191,23 +191,24 @@ impl Store {
         bad_row: impl FnMut(BadRow),
     ) -> Result<(), StoreError> {
         let mut current: Vec<StoredMessage> = Vec::new();
-        let mut on_record = |record: MessageRecord| {
+        let mut on_message = |message: StoredMessage| {
             if current
                 .last()
-                .is_some_and(|m| m.conversation_id != record.conversation_id)
+                .is_some_and(|m| m.conversation_id != message.conversation_id)
             {
                 visit(std::mem::take(&mut current));
             }
-            current.push(record.into());
+            current.push(message);
         };
         match &self.pool {
             DbPool::Mysql(pool, dialect) => {
-                mysql_scan::for_each_message(pool, *dialect, stop, &mut on_record, bad_row)
+                mysql_scan::for_each_message(pool, *dialect, stop, &mut on_message, bad_row)
                     .await
                     .map_err(|e| self.query_failed(e))?;
             }
             _ => {
-                self.scan_rows_until(stop, EVERY_MESSAGE_SQL, "messages", &mut on_record, bad_row)
+                let on_record = |record: MessageRecord| on_message(record.into());
+                self.scan_rows_until(stop, EVERY_MESSAGE_SQL, "messages", on_record, bad_row)
                     .await?;
             }
         }
