@@ -63,10 +63,17 @@ impl LangGraphDb {
         offset: usize,
         limit: usize,
     ) -> Result<ThreadPage, LangGraphError> {
+        // Without a search, the threads before `offset` are known from the order alone: they
+        // are passed over unread, so a later page costs what the first does.
+        let unread = if search.is_none_or(str::is_empty) {
+            offset
+        } else {
+            0
+        };
         let mut threads = Vec::new();
-        let mut skipped = 0;
+        let mut skipped = unread;
         let mut has_more = false;
-        self.scan_threads(search, &CancelFlag::default(), |row| {
+        self.scan_threads_from(search, unread, &CancelFlag::default(), |row| {
             if skipped < offset {
                 skipped += 1;
                 return ControlFlow::Continue(());
@@ -90,6 +97,18 @@ impl LangGraphDb {
         &self,
         search: Option<&str>,
         stop: &CancelFlag,
+        found: impl FnMut(ThreadRow) -> ControlFlow<()>,
+    ) -> Result<(), LangGraphError> {
+        self.scan_threads_from(search, 0, stop, found).await
+    }
+
+    /// [`LangGraphDb::scan_threads`] past the first `unread` threads in its order, which are not
+    /// read; only without a search, whose matches are known once read.
+    async fn scan_threads_from(
+        &self,
+        search: Option<&str>,
+        unread: usize,
+        stop: &CancelFlag,
         mut found: impl FnMut(ThreadRow) -> ControlFlow<()>,
     ) -> Result<(), LangGraphError> {
         let mut all = self.pool.threads().await.map_err(|e| self.failed(e))?;
@@ -101,10 +120,11 @@ impl LangGraphDb {
         });
         let needle = search.map(str::to_lowercase).filter(|s| !s.is_empty());
         let with_messages = needle.is_some();
+        debug_assert!(!with_messages || unread == 0, "a search reads every thread");
         // Each row is a read of the latest checkpoint and its decode: a few are under way at
         // once, so one thread's bytes come off the database while another's are decoded. The
         // rows still come out in order; those under way when the scan stops are dropped.
-        let mut rows = stream::iter(all)
+        let mut rows = stream::iter(all.into_iter().skip(unread))
             .map(|summary| self.thread_row(summary, with_messages))
             .buffered(READS_AT_ONCE);
         while let Some(read) = rows.next().await {
