@@ -18,6 +18,12 @@ pub enum StoreError {
     #[error("{path} is not a SQLite database: the file does not start as one does")]
     NotSqlite { url: String, path: String },
 
+    #[error(
+        "{log} is there without the log's index beside it (-shm): reading the database would \
+         create one, and memscope reads without changing a file"
+    )]
+    LogWithoutIndex { url: String, log: String },
+
     #[error("cannot connect to {url}: {source}")]
     Unreachable {
         url: String,
@@ -125,6 +131,11 @@ impl StoreError {
             StoreError::NotSqlite { .. } => "point --db at the SQLite file of a Dify, Langflow \
                                              or memscope database, or give a postgres:// or \
                                              mysql:// URL"
+                .to_owned(),
+            StoreError::LogWithoutIndex { .. } => "a copy of a database in WAL mode needs its -wal \
+                                                   and -shm files beside it: copy the -shm too; \
+                                                   or open it with --write, which lets SQLite \
+                                                   rebuild the index and fold the log into the file"
                 .to_owned(),
             StoreError::Unreachable { url, .. }
                 if url.starts_with("postgres") || super::mysql_url::is_mysql_url(url) =>

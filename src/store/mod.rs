@@ -28,6 +28,7 @@ pub(crate) mod owners;
 pub mod profile;
 pub mod rows;
 pub(crate) mod sql;
+pub(crate) mod sqlite_read_only;
 pub(crate) mod sqlite_scan;
 mod uploads;
 

@@ -16,6 +16,7 @@ use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
 use super::mysql;
 use super::profile::{Catalog, Dialect};
+use super::sqlite_read_only;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
 
@@ -105,10 +106,10 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
     };
     match Backend::of_url(url).ok_or_else(|| bad_url(redacted))? {
         Backend::Sqlite => {
-            let mut conn = sqlite_options(url, redacted, Mode::ReadOnly)?
-                .connect()
-                .await
-                .map_err(unreachable)?;
+            let mut conn = sqlite_connect(url, redacted, Mode::ReadOnly, |options| async move {
+                options.connect().await
+            })
+            .await?;
             let catalog = CatalogConnection::Sqlite(&mut conn).read(redacted).await;
             conn.close().await.map_err(unreachable)?;
             catalog
@@ -134,6 +135,49 @@ fn bad_url(redacted: &str) -> StoreError {
     }
 }
 
+/// `connect` with the SQLite options of `mode`. A read-only open is planned around the side
+/// files it finds (`sqlite_read_only.rs`); when they change under it, as they do while the
+/// file's last writer closes (it removes the index, then the log), it is planned again.
+async fn sqlite_connect<T, Fut>(
+    url: &str,
+    redacted: &str,
+    mode: Mode,
+    connect: impl Fn(SqliteConnectOptions) -> Fut,
+) -> Result<T, StoreError>
+where
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    const PLANS: usize = 4;
+    let side_files = || {
+        sqlite_path(url)
+            .filter(|_| mode == Mode::ReadOnly)
+            .map(|path| sqlite_read_only::side_files(std::path::Path::new(path)))
+    };
+    let mut attempt = 1;
+    loop {
+        let planned = side_files();
+        let settling = attempt < PLANS && planned.is_some();
+        let outcome = match sqlite_options(url, redacted, mode) {
+            Err(StoreError::LogWithoutIndex { .. }) if settling => None,
+            Err(refused) => return Err(refused),
+            Ok(options) => match connect(options).await {
+                Err(_) if settling && side_files() != planned => None,
+                connected => Some(connected),
+            },
+        };
+        match outcome {
+            Some(connected) => {
+                return connected.map_err(|source| StoreError::Unreachable {
+                    url: redacted.to_owned(),
+                    source,
+                });
+            }
+            None => tokio::time::sleep(Duration::from_millis(25)).await,
+        }
+        attempt += 1;
+    }
+}
+
 fn sqlite_options(
     url: &str,
     redacted: &str,
@@ -149,7 +193,7 @@ fn sqlite_options(
     options = match mode {
         // The journal mode is a property of the file: leave it as its owner set it
         // (changing it is a write, too).
-        Mode::ReadOnly => read_only_sqlite(options, url),
+        Mode::ReadOnly => read_only_sqlite(options, url, redacted)?,
         Mode::ReadWriteForeign => options,
         Mode::ReadWrite | Mode::Create => options
             .journal_mode(SqliteJournalMode::Wal)
@@ -205,13 +249,11 @@ pub(super) async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbP
         source,
     };
     match Backend::of_url(url).ok_or_else(|| bad_url(redacted))? {
-        Backend::Sqlite => SqlitePoolOptions::new()
-            .max_connections(SQLITE_POOL_SIZE)
-            .acquire_timeout(ACQUIRE_TIMEOUT)
-            .connect_with(sqlite_options(url, redacted, mode)?)
-            .await
-            .map(|pool| DbPool::Sqlite(pool, Dialect::verbatim(Backend::Sqlite)))
-            .map_err(unreachable),
+        Backend::Sqlite => sqlite_connect(url, redacted, mode, |options| {
+            sqlite_pool_options(mode).connect_with(options)
+        })
+        .await
+        .map(|pool| DbPool::Sqlite(pool, Dialect::verbatim(Backend::Sqlite))),
         Backend::Postgres => {
             if mode == Mode::Create {
                 // Nothing has probed the server yet (opening probes it to read the catalog).
@@ -238,19 +280,36 @@ pub(super) async fn connect(url: &str, redacted: &str, mode: Mode) -> Result<DbP
     }
 }
 
-/// Read-only SQLite options. A writable file is opened read-write with `query_only` on: SQLite
-/// then cleans up as any of the owner's own clients does, removing the `-wal` and `-shm` files a
-/// WAL-mode database (Langflow's) needs while open, where a read-only connection would leave
-/// them behind. A file that cannot be written is opened read-only.
-fn read_only_sqlite(options: SqliteConnectOptions, url: &str) -> SqliteConnectOptions {
-    let writable = sqlite_path(url)
-        .and_then(|path| std::fs::metadata(path).ok())
-        .is_some_and(|meta| meta.is_file() && !meta.permissions().readonly());
-    if writable {
-        options.pragma("query_only", "ON")
+/// A read-only pool keeps its connections for its whole life: while one is open, the file's
+/// log and index stay as they are (a writer that closes leaves them to the reader), so a
+/// connection opened later finds them as the first one did.
+fn sqlite_pool_options(mode: Mode) -> SqlitePoolOptions {
+    let options = SqlitePoolOptions::new()
+        .max_connections(SQLITE_POOL_SIZE)
+        .acquire_timeout(ACQUIRE_TIMEOUT);
+    if mode == Mode::ReadOnly {
+        options.idle_timeout(None).max_lifetime(None)
     } else {
-        options.read_only(true)
+        options
     }
+}
+
+/// Read-only SQLite options that leave the file and its side files as they were
+/// (`sqlite_read_only.rs`). A URL that names no file is opened plainly read-only.
+fn read_only_sqlite(
+    options: SqliteConnectOptions,
+    url: &str,
+    redacted: &str,
+) -> Result<SqliteConnectOptions, StoreError> {
+    let Some(path) = sqlite_path(url) else {
+        return Ok(options.read_only(true));
+    };
+    sqlite_read_only::read_only_options(options, std::path::Path::new(path)).map_err(|refused| {
+        StoreError::LogWithoutIndex {
+            url: redacted.to_owned(),
+            log: refused.log.display().to_string(),
+        }
+    })
 }
 
 /// The file a `sqlite:` URL names, when it names one.

@@ -16,6 +16,7 @@ use super::pgvector;
 use crate::kb::rows::{SearchHit, VectorStoreError};
 use crate::memory::memory_base::LangflowKb;
 use crate::store::memory_bases::LangflowKbRow;
+use crate::store::sqlite_read_only::read_only_options;
 
 /// The base's knowledge base as Langflow keeps it: its row, its store and its chunk count.
 pub async fn observe(root: &Path, row: Option<&LangflowKbRow>) -> LangflowKb {
@@ -94,13 +95,15 @@ async fn open_read_only(path: &Path) -> Result<SqliteConnection, String> {
     }
     let url = format!("sqlite://{}", path.display());
     let options = SqliteConnectOptions::from_str(&url).map_err(|e| e.to_string())?;
-    // Read-write with `query_only`, as for Langflow's database itself: SQLite then removes the
-    // `-wal`/`-shm` files of this WAL-mode store when the connection closes.
-    let options = if meta.permissions().readonly() {
-        options.read_only(true)
-    } else {
-        options.pragma("query_only", "ON")
-    };
+    // As for Langflow's database itself: nothing of the store or beside it changes.
+    let options = read_only_options(options, path).map_err(|refused| {
+        format!(
+            "vector store {} cannot be read without changing it: {} is there without the \
+             log's index (-shm) beside it",
+            path.display(),
+            refused.log.display()
+        )
+    })?;
     options
         .connect()
         .await
