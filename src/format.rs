@@ -24,20 +24,72 @@ pub fn noun(n: u64, word: &str) -> String {
     }
 }
 
-/// `text` on one line (control characters as spaces), cut to `width` characters with an
+/// The columns `text` takes on a terminal: two for a CJK character or an emoji, none for a
+/// combining mark.
+pub fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+fn char_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `text` on one line (control characters as spaces), cut to `width` terminal columns with an
 /// ellipsis.
 pub fn one_line(text: &str, width: usize) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if flat.chars().count() <= width {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(width.saturating_sub(1)).collect();
-        cut.push('…');
-        cut
+    if display_width(&flat) <= width {
+        return flat;
     }
+    let mut cut: String = take_columns(flat.chars(), width.saturating_sub(1))
+        .into_iter()
+        .collect();
+    cut.push('…');
+    cut
+}
+
+/// `text` on one line in exactly `width` columns: cut with an ellipsis, or padded with spaces.
+pub fn fit(text: &str, width: usize) -> String {
+    pad(&one_line(text, width), width)
+}
+
+/// `text` padded with spaces to `width` columns (as `{:<width$}` would pad, but by the columns
+/// wide characters take, not by their count).
+pub fn pad(text: &str, width: usize) -> String {
+    let room = width.saturating_sub(display_width(text));
+    format!("{text}{}", " ".repeat(room))
+}
+
+/// `text` on one line, cut in the middle to `width` columns: names and ids that share a
+/// prefix (`research-ada-0001`, `research-ada-0002`) still differ where they end.
+pub fn middle_cut(text: &str, width: usize) -> String {
+    let flat = one_line(text, usize::MAX);
+    if display_width(&flat) <= width {
+        return flat;
+    }
+    let kept = width.saturating_sub(1);
+    let tail_room = kept / 2;
+    let head = take_columns(flat.chars(), kept - tail_room);
+    let mut tail = take_columns(flat.chars().rev(), tail_room);
+    tail.reverse();
+    let mut cut: String = head.into_iter().collect();
+    cut.push('…');
+    cut.extend(tail);
+    cut
+}
+
+/// The first characters of `chars` that fit in `room` columns.
+fn take_columns(chars: impl Iterator<Item = char>, room: usize) -> Vec<char> {
+    let mut used = 0;
+    chars
+        .take_while(|&c| {
+            used += char_width(c);
+            used <= room
+        })
+        .collect()
 }
 
 /// A size in bytes as people read it, in powers of 1,000: `912 bytes`, `3.4 kB`, `170 MB`.
@@ -92,6 +144,49 @@ mod tests {
     fn one_line_flattens_and_cuts() {
         assert_eq!(one_line("a\nb", 10), "a b");
         assert_eq!(one_line("abcdef", 4), "abc…");
-        assert_eq!(one_line("日本語テキスト", 3), "日本…");
+        assert_eq!(one_line("日本語テキスト", 3), "日…");
+        assert_eq!(one_line("日本語テキスト", 4), "日…");
+        assert_eq!(one_line("日本語テキスト", 14), "日本語テキスト");
+        assert_eq!(one_line("日本語テキスト", 13), "日本語テキス…");
+        assert_eq!(one_line("🙂🙂🙂", 5), "🙂🙂…");
+    }
+
+    #[test]
+    fn every_cut_fits_its_columns_and_ends_in_an_ellipsis() {
+        for text in [
+            "日本語テキスト",
+            "abc日本語def",
+            "🙂a🙂b🙂c",
+            "plain ascii text here",
+        ] {
+            for width in 1..20 {
+                for cut in [one_line(text, width), middle_cut(text, width)] {
+                    assert!(display_width(&cut) <= width, "{text:?} in {width}: {cut:?}");
+                    if display_width(text) > width {
+                        assert!(cut.contains('…'), "{text:?} in {width}: {cut:?}");
+                    } else {
+                        assert_eq!(cut, text);
+                    }
+                }
+                assert_eq!(
+                    display_width(&fit(text, width)),
+                    width,
+                    "{text:?} in {width}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn middle_cut_keeps_the_ends_that_tell_names_apart() {
+        assert_eq!(middle_cut("research-ada-0001", 12), "resear…-0001");
+        assert_ne!(
+            middle_cut("research-ada-0001", 12),
+            middle_cut("research-ada-0002", 12)
+        );
+        assert_eq!(middle_cut("short", 12), "short");
+        assert_eq!(middle_cut("abcdef", 1), "…");
+        assert_eq!(middle_cut("abcdef", 0), "…");
+        assert_eq!(middle_cut("会話の記録-0001", 10), "会話…0001");
     }
 }

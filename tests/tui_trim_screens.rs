@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use memscope::format::display_width;
 use memscope::inspect::trim::{TrimCounter, TrimSession, row_message};
 use memscope::memory::model::{PromptMessage, ToolCall};
 use memscope::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
@@ -168,6 +169,11 @@ fn list_loaded() -> AppState {
 }
 
 fn memory_open() -> AppState {
+    memory_open_with(rows())
+}
+
+/// The memory open on `rows`.
+fn memory_open_with(rows: Vec<ChatMemoryMessageRow>) -> AppState {
     let mut state = list_loaded();
     let effects = press(&mut state, KeyCode::Enter);
     let [
@@ -179,7 +185,6 @@ fn memory_open() -> AppState {
     else {
         panic!("{effects:?}")
     };
-    let rows = rows();
     let messages: Vec<PromptMessage> = rows.iter().map(row_message).collect();
     let tokens = CountCache::default()
         .count_messages(&counter(), &messages)
@@ -211,6 +216,10 @@ fn memory_open() -> AppState {
 
 /// `T` on the open memory, and its list delivered counted.
 fn open_preview(state: &mut AppState) {
+    open_preview_of(state, rows());
+}
+
+fn open_preview_of(state: &mut AppState, rows: Vec<ChatMemoryMessageRow>) {
     let effects = press(state, KeyCode::Char('T'));
     let [
         Effect::Load(Stamped {
@@ -221,7 +230,7 @@ fn open_preview(state: &mut AppState) {
     else {
         panic!("{effects:?}")
     };
-    let messages: Vec<PromptMessage> = rows().iter().map(row_message).collect();
+    let messages: Vec<PromptMessage> = rows.iter().map(row_message).collect();
     let tokens = TrimSession::new(
         messages.clone(),
         TrimCounter::Tokens(counter()),
@@ -277,6 +286,63 @@ fn trim_preview_drop_middle_with_summary() {
                 .any(|x| buffer[(x, y)].modifier.contains(Modifier::CROSSED_OUT))
     });
     assert!(struck, "a removed row is drawn CROSSED_OUT");
+}
+
+/// Japanese and emoji take two columns a character: a cut text still ends in … within its
+/// column, and the reason a message is removed stays on screen beside it.
+#[test]
+fn wide_characters_are_cut_at_their_columns() {
+    let wide: Vec<ChatMemoryMessageRow> = rows()
+        .into_iter()
+        .map(|mut row| {
+            if row.role != "tool" && row.content != "\"\"" {
+                row.content = serde_json::json!(format!(
+                    "注文{}について確認しました。交換品を発送いたします 📦 {}",
+                    row.seq,
+                    "詳細はメールでお送りします。".repeat(3)
+                ))
+                .to_string();
+            }
+            row
+        })
+        .collect();
+    let mut state = memory_open_with(wide.clone());
+    open_preview_of(&mut state, wide);
+    for (width, height) in tui_support::SIZES {
+        let terminal = render(&state, width, height);
+        let buffer = terminal.backend().buffer();
+        // A wide character's second column is a blank cell of its own: passed over.
+        let lines: Vec<String> = (0..buffer.area.height)
+            .map(|y| {
+                let mut line = String::new();
+                let mut covered = 0;
+                for x in 0..buffer.area.width {
+                    if covered > 0 {
+                        covered -= 1;
+                        continue;
+                    }
+                    let symbol = buffer[(x, y)].symbol();
+                    line.push_str(symbol);
+                    covered = display_width(symbol).saturating_sub(1);
+                }
+                line
+            })
+            .collect();
+        let removed: Vec<&String> = lines.iter().filter(|l| l.contains("注文")).collect();
+        assert!(!removed.is_empty(), "{}", lines.join("\n"));
+        for line in &removed {
+            assert!(line.contains('…'), "a cut text ends in …: {line}");
+        }
+        let reasons = lines
+            .iter()
+            .filter(|l| l.contains("注文") && l.contains("✗ over the limit"))
+            .count();
+        assert!(
+            reasons > 0,
+            "the reason stays beside a removed message at {width}x{height}:\n{}",
+            lines.join("\n")
+        );
+    }
 }
 
 #[test]

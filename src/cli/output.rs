@@ -4,6 +4,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::format::{display_width, pad};
+
 /// Process exit codes, one table for every command, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
@@ -217,10 +219,10 @@ pub fn emit<T: Serialize>(
 /// Right-aligns numbers and pads text into a fixed-width table for terminal output.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let columns = header.len();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| display_width(h)).collect();
     for row in rows {
         for (i, cell) in row.iter().enumerate().take(columns) {
-            widths[i] = widths[i].max(cell.chars().count());
+            widths[i] = widths[i].max(display_width(cell));
         }
     }
     let numeric: Vec<bool> = (0..columns)
@@ -240,7 +242,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
                 if numeric[i] {
                     format!("{cell:>w$}", w = widths[i])
                 } else {
-                    format!("{cell:<w$}", w = widths[i])
+                    pad(cell, widths[i])
                 }
             })
             .collect();

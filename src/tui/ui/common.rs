@@ -9,6 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
+pub(crate) use crate::format::middle_cut;
 use crate::format::one_line;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
@@ -137,38 +138,9 @@ pub(crate) fn framed(title: &str, theme: &Theme, frame: &mut Frame, area: Rect) 
     inner
 }
 
-/// `text` on one line, cut in the middle to `width` characters: names and ids that share a
-/// prefix (`research-ada-0001`, `research-ada-0002`) still differ where they end.
-pub(crate) fn middle_cut(text: &str, width: usize) -> String {
-    let flat = one_line(text, usize::MAX);
-    let count = flat.chars().count();
-    if count <= width {
-        return flat;
-    }
-    let kept = width.saturating_sub(1);
-    let tail = kept / 2;
-    let head = kept - tail;
-    let mut cut: String = flat.chars().take(head).collect();
-    cut.push('…');
-    cut.extend(flat.chars().skip(count - tail));
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn middle_cut_keeps_the_ends_that_tell_names_apart() {
-        assert_eq!(middle_cut("research-ada-0001", 12), "resear…-0001");
-        assert_ne!(
-            middle_cut("research-ada-0001", 12),
-            middle_cut("research-ada-0002", 12)
-        );
-        assert_eq!(middle_cut("short", 12), "short");
-        assert_eq!(middle_cut("abcdef", 1), "…");
-        assert_eq!(middle_cut("abcdef", 0), "…");
-    }
 
     #[test]
     fn short_id_shortens_uuids_only() {

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::budget::wrapped_height;
 use super::common::{context_hints, middle_cut, popup};
-use crate::format::{byte_size, thousands};
+use crate::format::{byte_size, pad, thousands};
 use crate::sources::langgraph::prune::PrunePlan;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
@@ -108,7 +108,7 @@ fn plan_table(plan: &PrunePlan, width: usize, rows: usize, theme: &Theme) -> Vec
     let figures: usize = FIGURES.iter().map(|(_, w)| w + 1).sum();
     let thread_width = width.saturating_sub(figures).max(8);
     let row = |thread: &str, cells: [String; 4], style: Style| {
-        let mut text = format!("{:<thread_width$}", middle_cut(thread, thread_width));
+        let mut text = pad(&middle_cut(thread, thread_width), thread_width);
         for (cell, (_, cell_width)) in cells.iter().zip(FIGURES) {
             text.push_str(&format!(" {cell:>cell_width$}"));
         }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::budget::{BudgetOf, Panel, draw_panel};
 use super::common::{Component, framed, pane_block, placeholder, short_id};
-use crate::format::one_line;
+use crate::format::{fit, one_line};
 use crate::inspect::sessions::{SessionMessage, SessionView};
 use crate::tui::state::sessions::SessionState;
 use crate::tui::state::{AppState, LoadStatus};
@@ -138,8 +138,8 @@ fn message_line(
         .map(|call| format!(" → {}()", call.name))
         .collect();
     let text = format!(
-        "{marker} {time}{:<12} {flag}{}{calls}{files}",
-        one_line(&message.sender, 12),
+        "{marker} {time}{} {flag}{}{calls}{files}",
+        fit(&message.sender, 12),
         prompt.content.text()
     );
     let style = if index == session.selected {

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::common::{context_hints, placeholder, popup};
-use crate::format::{one_line, thousands};
+use crate::format::{display_width, fit, one_line, thousands};
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
 use crate::tui::keymap::KeyContext;
@@ -324,16 +324,22 @@ fn step_line(
             )
         }
     };
-    let reason_width = reason.chars().count();
-    let text_width = width.saturating_sub(2 + 6 + 10 + reason_width + 2).max(8);
+    // Why a message goes matters more than its text: the reason keeps its room (cut with …
+    // only in a pane too narrow for it and a few characters of text).
+    const MIN_TEXT: usize = 6;
+    let room = width.saturating_sub(2 + 6 + 10);
+    let reason_room = if reason.is_empty() {
+        0
+    } else {
+        (display_width(&reason) + 2).min(room.saturating_sub(MIN_TEXT))
+    };
+    let reason = one_line(&reason, reason_room.saturating_sub(2));
+    let text_width = room.saturating_sub(reason_room).max(MIN_TEXT);
     Line::from(vec![
         Span::styled(mark, theme.title),
         Span::styled(format!("{number:>5} "), theme.dim),
         Span::styled(format!("{role:<9} "), style),
-        Span::styled(
-            format!("{:<text_width$}", one_line(&text, text_width)),
-            style,
-        ),
+        Span::styled(fit(&text, text_width), style),
         Span::styled(format!("  {reason}"), theme.warning),
     ])
 }
