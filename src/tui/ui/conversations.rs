@@ -107,8 +107,9 @@ impl Component for ConversationList {
         let widths = [
             Constraint::Fill(3),
             Constraint::Fill(2),
-            // "advanced-chat", Dify's longest mode, whole.
-            Constraint::Length(13),
+            // "advanced-chat", Dify's longest mode, whole where there is room; on a narrow
+            // terminal the name, which tells conversations apart, keeps that room.
+            Constraint::Length(if inner.width >= 100 { 13 } else { 8 }),
             Constraint::Length(6),
             Constraint::Length(16),
             Constraint::Length(7),
