@@ -162,9 +162,12 @@ fn help_texts_name_things_for_the_user() {
 
 #[test]
 fn the_readme_names_things_for_the_user() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let found = internal_references("README.md", &readme, true);
+    let mut found = Vec::new();
+    for page in ["README.md", "benches/README.md"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
+        found.extend(internal_references(page, &text, true));
+    }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
