@@ -570,7 +570,8 @@ fn prune_round(python: &str, main: &Target, home: &Path) {
         rows_before,
         "restore puts every row back byte for byte"
     );
-    // A second restore of the same archive fails whole.
+    // A second restore of the same archive says in plain words that the rows are there
+    // already, and writes nothing.
     let twice = memscope(
         home,
         url,
@@ -582,7 +583,12 @@ fn prune_round(python: &str, main: &Target, home: &Path) {
             "--yes",
         ],
     );
-    assert_ne!(exit_code(&twice), Some(0));
+    assert_eq!(exit_code(&twice), Some(3));
+    let refused: Value = serde_json::from_slice(&twice.stderr).unwrap();
+    assert_eq!(refused["error"]["kind"], "already-restored", "{refused}");
+    let said = refused["error"]["message"].as_str().unwrap();
+    assert!(said.contains("in this database already"), "{said}");
+    assert!(!said.contains("constraint"), "{said}");
     assert_eq!(dump(main), rows_before);
 
     // Every thread down to its 2 newest (the encrypted one too: nothing is decoded), then one

@@ -18,6 +18,8 @@ pub enum ExitCode {
     Failure = 3,
     /// A memory-base session is already syncing (another process or job holds it).
     Conflict = 4,
+    /// Stopped by Ctrl-C (128 + SIGINT, what a shell reports for a command it interrupted).
+    Interrupted = 130,
 }
 
 /// A command's failure: the message an operator reads, a kind a script can match on, and the

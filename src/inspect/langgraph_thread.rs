@@ -210,9 +210,7 @@ pub async fn load_checkpoint(
         .map_err(|e| db.failed(e))?
         .ok_or_else(|| LangGraphError::UnknownCheckpoint {
             thread: thread.to_owned(),
-            error: UnknownCheckpoint {
-                id: checkpoint.to_owned(),
-            },
+            error: UnknownCheckpoint::new(checkpoint),
         })?;
     let (body, warnings) = db.decode(&stored)?;
     let (messages, unread) = body.messages();

@@ -16,7 +16,7 @@ use crate::format::{one_line, thousands};
 use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree};
 use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
-use crate::memory::langgraph::tree::CheckpointTree;
+use crate::memory::langgraph::tree::{CheckpointTree, UnknownCheckpoint};
 use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
 use crate::sources::langgraph::saver::LangGraphDb;
@@ -224,8 +224,22 @@ fn thread_report(
     tree: &CheckpointTree,
     leaf: Option<&str>,
 ) -> CliResult<ThreadTree> {
-    ThreadTree::of(thread_id, tree, leaf)
-        .map_err(|e| CliError::not_found(format!("thread {thread_id}: {e}")))
+    ThreadTree::of(thread_id, tree, leaf).map_err(|e| unknown_checkpoint(thread_id, &e))
+}
+
+/// A `--leaf` that names no checkpoint of the thread (with the way to see them), or several
+/// (listed).
+fn unknown_checkpoint(thread_id: &str, error: &UnknownCheckpoint) -> CliError {
+    let message = format!("thread {thread_id}: {error}");
+    if error.candidates.is_empty() {
+        CliError::not_found(message).with_hint(format!(
+            "`memscope thread {thread_id}` lists its checkpoints; name one by its whole id, a \
+             unique start or end of it, or the 1f1ea8…43e9d8 form a tree shows"
+        ))
+    } else {
+        CliError::new(ExitCode::Failure, "ambiguous", message)
+            .with_hint("type more of the id: its last characters tell a thread's checkpoints apart")
+    }
 }
 
 pub async fn thread(context: &Context, store: &Store, args: &ThreadArgs) -> CliResult {
@@ -396,7 +410,12 @@ pub(super) async fn history_report(
     }
     let db = LangGraphDb::open(store)?;
     let checkpoint = match &args.leaf {
-        Some(leaf) => leaf.clone(),
+        Some(leaf) => db
+            .tree(&args.conversation)
+            .await?
+            .resolve(leaf)
+            .map(str::to_owned)
+            .map_err(|e| unknown_checkpoint(&args.conversation, &e))?,
         None => db
             .latest_checkpoint(&args.conversation)
             .await?

@@ -1,5 +1,6 @@
 //! `checkpoints prune` and `checkpoints restore` on a LangGraph database: the plan, the prune
-//! with its archive, and the archive put back.
+//! with its archive (Ctrl-C before its commit deletes nothing and leaves no file), and the
+//! archive put back, only into the database it came from.
 
 use std::path::{Path, PathBuf};
 
@@ -11,10 +12,11 @@ use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::{noun, thousands};
 use crate::memory::langgraph::prune::KeepRule;
 use crate::sources::ConversationShape;
-use crate::sources::langgraph::archive::{Archive, new_archive_path};
-use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
+use crate::sources::langgraph::archive::{Archive, ArchiveError, new_archive_path};
+use crate::sources::langgraph::prune::{PruneError, PrunePlan, PruneRequest};
+use crate::sources::langgraph::restore::restore_command;
 use crate::sources::langgraph::saver::LangGraphDb;
-use crate::store::Store;
+use crate::store::{CancelFlag, Store};
 
 pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
     match command {
@@ -62,6 +64,8 @@ struct Pruned {
     /// Whether the rows were deleted (`false`: the plan only).
     pruned: bool,
     archive: Option<PathBuf>,
+    /// The command line that puts the archived rows back.
+    restore: Option<String>,
     vacuumed: bool,
 }
 
@@ -105,9 +109,11 @@ fn render(p: &Pruned) -> String {
         &["thread", "checkpoints", "writes", "blobs", "bytes"],
         &rows,
     ));
-    if let Some(archive) = &p.archive {
-        out.push_str("\n\nthe deleted rows are archived in (`memscope checkpoints restore ARCHIVE --yes` puts them back):\n");
+    if let (Some(archive), Some(restore)) = (&p.archive, &p.restore) {
+        out.push_str("\n\nthe deleted rows are archived in\n");
         out.push_str(&archive.display().to_string());
+        out.push_str("\nand this puts them back:\n");
+        out.push_str(restore);
     }
     if p.vacuumed {
         out.push_str("\n\nvacuumed: the freed space went back to the file system");
@@ -132,6 +138,7 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
             plan,
             pruned: false,
             archive: None,
+            restore: None,
             vacuumed: false,
         };
         let nothing = report.plan.threads.is_empty();
@@ -139,7 +146,15 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
         if nothing {
             return Ok(ExitCode::Ok);
         }
-        confirm(args.yes, "prune deletes these checkpoints (archived first)")?;
+        let refused = CliError::needs_yes("prune deletes these checkpoints (archived first)");
+        // Said now, not after the --yes: on a database opened read-only the prune needs --write.
+        return Err(if store.is_read_only() {
+            refused.with_hint(
+                "this database was opened read-only: run the command again with --write and --yes",
+            )
+        } else {
+            refused
+        });
     }
     store.ensure_writable_in_place()?;
     let data = &context.resolved.dirs.data;
@@ -148,13 +163,40 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
         None => (new_archive_path(data), data),
     };
     let archive = archive.map_err(|e| CliError::failure(format!("{}: {e}", named.display())))?;
-    let plan = db.prune(&request, &archive).await?;
+    // Ctrl-C stops the prune before its commit: nothing deleted, no archive left. The
+    // listener is in place before the prune starts.
+    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    let stop = CancelFlag::default();
+    let watcher = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            if interrupts.recv().await.is_some() {
+                stop.cancel();
+            }
+        }
+    });
+    let pruned = db.prune(&request, &archive, &stop).await;
+    watcher.abort();
+    let plan = match pruned {
+        Err(PruneError::Interrupted) => return Err(interrupted("nothing was deleted")),
+        pruned => pruned?,
+    };
     if args.vacuum {
-        db.vacuum().await?;
+        tokio::select! {
+            vacuumed = db.vacuum() => vacuumed?,
+            _ = tokio::signal::ctrl_c() => {
+                return Err(interrupted(&format!(
+                    "the vacuum stopped; the prune is done, its rows archived in {}",
+                    archive.display()
+                )));
+            }
+        }
     }
     let report = Pruned {
         plan,
         pruned: true,
+        restore: Some(restore_command(store.url(), &archive)),
         archive: Some(archive),
         vacuumed: args.vacuum,
     };
@@ -162,19 +204,52 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
+/// Stopped by Ctrl-C, saying what was left as it was.
+fn interrupted(what: &str) -> CliError {
+    CliError::new(
+        ExitCode::Interrupted,
+        "interrupted",
+        format!("interrupted: {what}"),
+    )
+}
+
 async fn restore(context: &Context, archive: &Path, yes: bool) -> CliResult {
     let (store, db) = open(context).await?;
     store.ensure_writable_in_place()?;
     confirm(yes, "restore puts the archived rows back into the database")?;
-    let restored = db.restore(archive).await?;
+    let restored = db.restore(archive).await.map_err(|error| match error {
+        PruneError::Archive(ArchiveError::OtherDatabase { ref from, .. }) => {
+            let hint = match from {
+                Some(from) => format!(
+                    "restore it into {from}: {}. A moved or copied file restores as long as \
+                     the thread still holds a checkpoint that prune kept; when a later prune \
+                     deleted them, restore that prune's archive first",
+                    restore_command(from, archive)
+                ),
+                None => "restore it into the database it was pruned from; when a later prune \
+                         deleted the checkpoints this one kept, restore that prune's archive \
+                         first"
+                    .to_owned(),
+            };
+            CliError::new(ExitCode::Failure, "other-database", error.to_string()).with_hint(hint)
+        }
+        PruneError::Archive(ArchiveError::AlreadyRestored { .. }) => {
+            CliError::new(ExitCode::Failure, "already-restored", error.to_string())
+        }
+        error => error.into(),
+    })?;
     emit(context.global.json, &restored, |r: &Archive| {
         format!(
-            "restored {} {} and {} {} from {}",
+            "restored {} {} and {} {} from {}{}",
             thousands(r.rows as u64),
             noun(r.rows as u64, "row"),
             thousands(r.parents as u64),
             noun(r.parents as u64, "parent link"),
-            r.path.display()
+            r.path.display(),
+            r.from
+                .as_deref()
+                .map(|from| format!(" (pruned from {from})"))
+                .unwrap_or_default()
         )
     })?;
     Ok(ExitCode::Ok)

@@ -118,18 +118,61 @@ impl Namespace {
         Some(&self.checkpoints[self.tree.row(self.tree.find(id)?)])
     }
 
-    /// The ids from the first checkpoint down to `leaf` (to the latest without one).
+    /// The id of the checkpoint `typed` names, as ids are shown and typed back: the whole id,
+    /// a unique start or end of it (a thread's ids share their first characters, so a tail is
+    /// usually what tells them apart), or the `1f1ea8…43e9d8` form a tree shows (`...` for
+    /// `…`), in any case.
+    pub fn resolve(&self, typed: &str) -> Result<&str, UnknownCheckpoint> {
+        if let Some(checkpoint) = self.find(typed) {
+            return Ok(&checkpoint.id);
+        }
+        let wanted = typed.trim().to_lowercase();
+        let (head, tail) = match wanted.split_once('…').or_else(|| wanted.split_once("...")) {
+            Some((head, tail)) => (head, Some(tail)),
+            None => (wanted.as_str(), None),
+        };
+        let fits = |id: &str| {
+            let id = id.to_lowercase();
+            match tail {
+                Some(tail) => {
+                    id.len() >= head.len() + tail.len()
+                        && id.starts_with(head)
+                        && id.ends_with(tail)
+                }
+                None => !head.is_empty() && (id.starts_with(head) || id.ends_with(head)),
+            }
+        };
+        // Newest first (ids sort by time), as the ones most likely meant.
+        let candidates: Vec<&str> = self
+            .checkpoints
+            .iter()
+            .rev()
+            .map(|c| c.id.as_str())
+            .filter(|id| fits(id))
+            .collect();
+        match candidates.as_slice() {
+            [one] => Ok(one),
+            _ => Err(UnknownCheckpoint {
+                id: typed.to_owned(),
+                candidates: candidates.iter().map(|id| (*id).to_owned()).collect(),
+            }),
+        }
+    }
+
+    /// The ids from the first checkpoint down to `leaf` (to the latest without one); `leaf`
+    /// as [`Namespace::resolve`] takes it.
     pub fn path(&self, leaf: Option<&str>) -> Result<Vec<&str>, UnknownCheckpoint> {
         let leaf = match leaf {
-            Some(id) => id,
+            Some(typed) => self.resolve(typed)?,
             None => match self.latest() {
                 Some(latest) => &latest.id,
                 None => return Ok(Vec::new()),
             },
         };
-        let node: NodeIndex = self.tree.find(leaf).ok_or_else(|| UnknownCheckpoint {
-            id: leaf.to_owned(),
-        })?;
+        let node: NodeIndex = self
+            .tree
+            .find(leaf)
+            .ok_or_else(|| UnknownCheckpoint::new(leaf))?;
         Ok(self
             .tree
             .path_to_root(node)
@@ -145,11 +188,48 @@ impl Namespace {
     }
 }
 
-/// A checkpoint id the thread does not have.
+/// A checkpoint id the thread does not have, or typed so that several of its ids fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no checkpoint {id} in this thread")]
+#[error("{}", describe_unknown(id, candidates))]
 pub struct UnknownCheckpoint {
     pub id: String,
+    /// The ids it fits, newest first, when it fits several (empty: none).
+    pub candidates: Vec<String>,
+}
+
+impl UnknownCheckpoint {
+    /// An id that fits no checkpoint.
+    pub fn new(id: &str) -> UnknownCheckpoint {
+        UnknownCheckpoint {
+            id: id.to_owned(),
+            candidates: Vec::new(),
+        }
+    }
+}
+
+/// The candidates an ambiguous id lists at most.
+const CANDIDATES_SHOWN: usize = 10;
+
+fn describe_unknown(id: &str, candidates: &[String]) -> String {
+    if candidates.is_empty() {
+        return format!("no checkpoint {id} in this thread");
+    }
+    let mut listed = candidates
+        .iter()
+        .take(CANDIDATES_SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if candidates.len() > CANDIDATES_SHOWN {
+        listed.push_str(&format!(
+            " and {} more",
+            crate::format::thousands((candidates.len() - CANDIDATES_SHOWN) as u64)
+        ));
+    }
+    format!(
+        "{id} fits {} checkpoints of this thread: {listed}",
+        crate::format::thousands(candidates.len() as u64)
+    )
 }
 
 /// A thread's checkpoints: the root graph's tree and each subgraph namespace's.
@@ -210,6 +290,11 @@ impl CheckpointTree {
     /// The latest checkpoint of the root graph: what `get_state` reads.
     pub fn latest(&self) -> Option<&CheckpointNode> {
         self.root.latest()
+    }
+
+    /// The root graph's checkpoint `typed` names ([`Namespace::resolve`]).
+    pub fn resolve(&self, typed: &str) -> Result<&str, UnknownCheckpoint> {
+        self.root.resolve(typed)
     }
 
     /// The root graph's ids from the first checkpoint to `leaf` (to the latest without one).

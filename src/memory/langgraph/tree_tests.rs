@@ -32,9 +32,7 @@ fn branches_are_siblings_and_the_latest_is_the_greatest_id() {
     assert!(tree.root.anomalies().is_empty());
     assert_eq!(
         tree.thread(Some("nope")),
-        Err(UnknownCheckpoint {
-            id: "nope".to_owned()
-        })
+        Err(UnknownCheckpoint::new("nope"))
     );
 }
 
@@ -89,4 +87,48 @@ fn missing_parents_and_an_empty_thread_are_no_panic() {
     let empty = CheckpointTree::build(&[], &[]);
     assert!(empty.latest().is_none());
     assert!(empty.thread(None).unwrap().is_empty());
+}
+
+#[test]
+fn a_checkpoint_is_named_as_it_is_shown() {
+    // LangGraph's ids of one thread share their start and differ at their end.
+    let ids = [
+        "1f1ea8c2-4d6e-6a01-8000-5b2f0c43e9d8",
+        "1f1ea8c2-4d6e-6a02-8001-77a1c953e9d8",
+        "1f1ea8c2-4d6e-6a03-8002-0d3e9aa01b2c",
+    ];
+    let rows: Vec<CheckpointRow> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| row("", id, n.checked_sub(1).map(|p| ids[p]), "loop", n as i64))
+        .collect();
+    let tree = CheckpointTree::build(&rows, &[]);
+    // The whole id, a unique tail or start, the tree's middle-cut form (… or ...), any case.
+    for typed in [
+        ids[0],
+        "43e9d8",
+        "5B2F0C43E9D8",
+        "1f1ea8…43e9d8",
+        "1f1ea8...43e9d8",
+        "1f1ea8c2-4d6e-6a01",
+    ] {
+        assert_eq!(tree.resolve(typed), Ok(ids[0]), "{typed}");
+    }
+    assert_eq!(tree.thread(Some("01b2c")).unwrap().last(), Some(&ids[2]));
+    // A start every id shares, or a cut form two ids fit: ambiguous, listed.
+    let shared = tree.resolve("1f1ea8").unwrap_err();
+    assert_eq!(shared.candidates, [ids[2], ids[1], ids[0]]);
+    assert!(
+        shared.to_string().contains("fits 3 checkpoints"),
+        "{shared}"
+    );
+    assert_eq!(
+        tree.resolve("1f1ea8…3e9d8").unwrap_err().candidates,
+        [ids[1], ids[0]]
+    );
+    // Nothing fits: unknown, with no candidates.
+    let unknown = tree.resolve("zz9").unwrap_err();
+    assert!(unknown.candidates.is_empty());
+    assert_eq!(unknown.to_string(), "no checkpoint zz9 in this thread");
+    assert!(tree.resolve("").is_err());
 }

@@ -1,10 +1,12 @@
-//! The archive a prune writes before it commits, and its restore. A file of JSON lines: a
-//! header naming the saver, then one line per deleted row (`table` and its cells) and one per
+//! The archive a prune writes before it commits (its restore is `restore.rs`). A file of JSON
+//! lines: a header naming the saver and where the rows came from (the database's URL, password
+//! redacted, and the checkpoints the prune left in each thread: their presence is what proves a
+//! database is the one pruned), then one line per deleted row (`table` and its cells) and one per
 //! parent a prune cleared. SQLite cells keep their storage class (`text`, `blob` in hex, `int`,
 //! `real`, `null`); PostgreSQL rows are `row_to_json` text, put back through
 //! `json_populate_record`, so every value comes back byte for byte. The file is written under a
 //! temporary name, flushed to disk and renamed whole: an archive either exists complete or not
-//! at all.
+//! at all (a writer dropped before it finished removes its partial file).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -14,11 +16,14 @@ use serde::{Deserialize, Serialize};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Column, Row, TypeInfo, ValueRef};
 
-use super::read::LangGraphPool;
 use super::saver::Saver;
+use crate::store::CancelFlag;
 
 const FORMAT: &str = "memscope LangGraph prune archive";
-const VERSION: u32 = 1;
+/// Version 2 records the archive's origin; version 1 did not (its restore proves the database
+/// by the kept checkpoints its parent lines name).
+const VERSION: u32 = 2;
+const VERSIONS: [u32; 2] = [1, 2];
 /// The saver tables an archive may name (never any other name reaches SQL).
 const TABLES: &[&str] = &[
     "checkpoints",
@@ -50,21 +55,68 @@ pub enum ArchiveError {
         archived: Saver,
         here: Saver,
     },
+    #[error(
+        "{} came from {}, not from this database ({here}): thread {thread} here has none of \
+         the checkpoints that prune left in it, so these rows are another database's; nothing \
+         was written",
+        path.display(),
+        from.as_deref().unwrap_or("a database it does not name")
+    )]
+    OtherDatabase {
+        path: PathBuf,
+        /// The URL the archive names (`None`: an archive of the first version).
+        from: Option<String>,
+        here: String,
+        thread: String,
+    },
+    #[error(
+        "{} was written by an earlier memscope, which did not record the database it came \
+         from, and names no checkpoint its prune left in thread {thread}: memscope cannot tell \
+         that this is that database; nothing was written",
+        path.display()
+    )]
+    Unproven { path: PathBuf, thread: String },
+    #[error(
+        "the rows of {} are in this database already (it was restored before): nothing was \
+         written",
+        path.display()
+    )]
+    AlreadyRestored { path: PathBuf },
     #[error("restoring {path} failed, nothing was restored: {source}")]
     Restore { path: PathBuf, source: sqlx::Error },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-struct Header {
+pub(super) struct Header {
     format: String,
-    version: u32,
-    saver: Saver,
+    pub(super) version: u32,
+    pub(super) saver: Saver,
+    /// Where the rows came from (from version 2 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) origin: Option<Origin>,
+}
+
+/// The database an archive's rows came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Origin {
+    /// Its URL, password redacted (a SQLite file's absolute path).
+    pub database: String,
+    /// The checkpoints each pruned thread kept.
+    pub threads: Vec<KeptCheckpoints>,
+}
+
+/// The checkpoints a prune left in a thread, `(namespace, id)`: while one of them is in a
+/// database, that database is the one pruned (or a copy of it), wherever its file now is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptCheckpoints {
+    pub thread_id: String,
+    pub kept: Vec<(String, String)>,
 }
 
 /// One SQLite value with its storage class.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Cell {
+pub(super) enum Cell {
     Null,
     Int(i64),
     Real(f64),
@@ -75,7 +127,7 @@ enum Cell {
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-enum Line {
+pub(super) enum Line {
     /// A deleted SQLite row.
     SqliteRow {
         table: String,
@@ -100,14 +152,28 @@ enum Line {
 pub struct Archive {
     pub path: PathBuf,
     pub saver: Saver,
+    /// The database the archive names (`None`: an archive of the first version).
+    pub from: Option<String>,
     pub rows: usize,
+    /// The parent links set again (a link whose checkpoint is no longer there is not).
     pub parents: usize,
 }
 
 pub struct ArchiveWriter {
-    out: BufWriter<File>,
+    /// `None` once finished.
+    out: Option<BufWriter<File>>,
     partial: PathBuf,
     path: PathBuf,
+}
+
+/// A writer dropped before [`ArchiveWriter::finish`] (a failed or interrupted prune) removes
+/// its partial file: nothing of an archive that never completed is left behind.
+impl Drop for ArchiveWriter {
+    fn drop(&mut self) {
+        if self.out.take().is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
@@ -119,7 +185,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ArchiveError + '_ {
 
 impl ArchiveWriter {
     /// Starts `path` (which must not exist) under a temporary name beside it.
-    pub fn create(path: &Path, saver: Saver) -> Result<ArchiveWriter, ArchiveError> {
+    pub fn create(
+        path: &Path,
+        saver: Saver,
+        origin: Origin,
+    ) -> Result<ArchiveWriter, ArchiveError> {
         if path.exists() {
             return Err(ArchiveError::Exists(path.to_owned()));
         }
@@ -131,7 +201,7 @@ impl ArchiveWriter {
         let partial = PathBuf::from(partial);
         let file = File::create(&partial).map_err(io(&partial))?;
         let mut writer = ArchiveWriter {
-            out: BufWriter::new(file),
+            out: Some(BufWriter::new(file)),
             partial,
             path: path.to_owned(),
         };
@@ -139,6 +209,7 @@ impl ArchiveWriter {
             format: FORMAT.to_owned(),
             version: VERSION,
             saver,
+            origin: Some(origin),
         };
         writer.line(&header)?;
         Ok(writer)
@@ -146,7 +217,8 @@ impl ArchiveWriter {
 
     fn line(&mut self, value: &impl Serialize) -> Result<(), ArchiveError> {
         let text = serde_json::to_string(value).expect("archive lines serialize");
-        writeln!(self.out, "{text}").map_err(io(&self.partial))
+        let out = self.out.as_mut().expect("an unfinished writer");
+        writeln!(out, "{text}").map_err(io(&self.partial))
     }
 
     pub fn sqlite_row(&mut self, table: &str, row: &SqliteRow) -> Result<(), ArchiveError> {
@@ -174,13 +246,20 @@ impl ArchiveWriter {
     }
 
     /// Flushes the file to disk and gives it its name.
-    pub fn finish(self) -> Result<(), ArchiveError> {
-        let file = self.out.into_inner().map_err(|e| ArchiveError::Io {
-            path: self.partial.clone(),
-            source: e.into_error(),
-        })?;
-        file.sync_all().map_err(io(&self.partial))?;
-        std::fs::rename(&self.partial, &self.path).map_err(io(&self.path))?;
+    pub fn finish(mut self) -> Result<(), ArchiveError> {
+        let out = self.out.take().expect("an unfinished writer");
+        let written = out
+            .into_inner()
+            .map_err(|e| ArchiveError::Io {
+                path: self.partial.clone(),
+                source: e.into_error(),
+            })
+            .and_then(|file| file.sync_all().map_err(io(&self.partial)))
+            .and_then(|()| std::fs::rename(&self.partial, &self.path).map_err(io(&self.path)));
+        if let Err(error) = written {
+            let _ = std::fs::remove_file(&self.partial);
+            return Err(error);
+        }
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             File::open(dir)
                 .and_then(|d| d.sync_all())
@@ -205,6 +284,17 @@ pub fn new_archive_path(data_dir: &Path) -> std::io::Result<PathBuf> {
 pub fn fault_point(point: &str) {
     if std::env::var(FAULT_VARIABLE).is_ok_and(|v| v == point) {
         std::process::abort();
+    }
+}
+
+/// Stops at `point` when [`FAULT_VARIABLE`] names it, saying so on standard error, until `stop`
+/// is set: a test interrupts a prune while its archive is being written.
+pub async fn pause_point(point: &str, stop: &CancelFlag) {
+    if std::env::var(FAULT_VARIABLE).is_ok_and(|v| v == point) {
+        eprintln!("paused at {point}");
+        while !stop.is_cancelled() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 }
 
@@ -241,7 +331,7 @@ fn hex(bytes: &[u8]) -> String {
     String::from_utf8(out).expect("hex digits are ASCII")
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(super) fn unhex(text: &str) -> Option<Vec<u8>> {
     let nibble = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
@@ -258,7 +348,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// Every line of an archive, checked before anything is written.
-fn read(path: &Path) -> Result<(Header, Vec<Line>), ArchiveError> {
+pub(super) fn read(path: &Path) -> Result<(Header, Vec<Line>), ArchiveError> {
     let file = File::open(path).map_err(io(path))?;
     let bad = |line: usize, reason: String| ArchiveError::Format {
         path: path.to_owned(),
@@ -271,7 +361,7 @@ fn read(path: &Path) -> Result<(Header, Vec<Line>), ArchiveError> {
         .ok_or_else(|| bad(1, "the file is empty".to_owned()))?
         .map_err(io(path))?;
     let header: Header = serde_json::from_str(&first).map_err(|e| bad(1, e.to_string()))?;
-    if header.format != FORMAT || header.version != VERSION {
+    if header.format != FORMAT || !VERSIONS.contains(&header.version) {
         return Err(bad(
             1,
             format!("{} version {}", header.format, header.version),
@@ -315,128 +405,6 @@ fn check_cells(cells: &[(String, Cell)]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Puts an archive's rows back in one transaction: every row inserted as it was (a row that is
-/// there already fails the whole restore), then the parents the prune cleared.
-pub async fn restore(pool: &LangGraphPool, path: &Path) -> Result<Archive, ArchiveError> {
-    let (header, lines) = read(path)?;
-    if header.saver != pool.saver() {
-        return Err(ArchiveError::OtherSaver {
-            path: path.to_owned(),
-            archived: header.saver,
-            here: pool.saver(),
-        });
-    }
-    let failed = |source| ArchiveError::Restore {
-        path: path.to_owned(),
-        source,
-    };
-    let rows = lines
-        .iter()
-        .filter(|l| matches!(l, Line::SqliteRow { .. } | Line::PostgresRow { .. }))
-        .count();
-    insert_all(pool, &lines).await.map_err(failed)?;
-    Ok(Archive {
-        path: path.to_owned(),
-        saver: header.saver,
-        rows,
-        parents: lines.len() - rows,
-    })
-}
-
-async fn insert_all(pool: &LangGraphPool, lines: &[Line]) -> sqlx::Result<()> {
-    // Rows first, so a cleared parent is set again once the parent is back.
-    let mut ordered: Vec<&Line> = lines
-        .iter()
-        .filter(|l| matches!(l, Line::SqliteRow { .. } | Line::PostgresRow { .. }))
-        .collect();
-    ordered.extend(
-        lines
-            .iter()
-            .filter(|l| matches!(l, Line::SqliteParent { .. } | Line::PostgresParent { .. })),
-    );
-    match pool {
-        LangGraphPool::Sqlite(pool) => {
-            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-            for line in ordered {
-                let (sql, cells) = match line {
-                    Line::SqliteRow { table, cells } => {
-                        let names: Vec<String> = cells
-                            .iter()
-                            .map(|(name, _)| format!("\"{name}\""))
-                            .collect();
-                        let marks = vec!["?"; cells.len()].join(", ");
-                        (
-                            format!(
-                                "INSERT INTO {table} ({}) VALUES ({marks})",
-                                names.join(", ")
-                            ),
-                            cells.iter().collect::<Vec<_>>(),
-                        )
-                    }
-                    Line::SqliteParent { cells } => {
-                        let cell = |name: &str| cells.iter().find(|(n, _)| n == name);
-                        let ordered: Vec<&(String, Cell)> = [
-                            "parent_checkpoint_id",
-                            "thread_id",
-                            "checkpoint_ns",
-                            "checkpoint_id",
-                        ]
-                        .into_iter()
-                        .filter_map(cell)
-                        .collect();
-                        (
-                            "UPDATE checkpoints SET parent_checkpoint_id = ?1 \
-                             WHERE thread_id = ?2 AND checkpoint_ns = ?3 AND checkpoint_id = ?4"
-                                .to_owned(),
-                            ordered,
-                        )
-                    }
-                    _ => continue,
-                };
-                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str()));
-                for (_, cell) in cells {
-                    query = match cell {
-                        Cell::Null => query.bind(None::<String>),
-                        Cell::Int(n) => query.bind(*n),
-                        Cell::Real(f) => query.bind(*f),
-                        Cell::Text(text) => query.bind(text.clone()),
-                        Cell::Blob(text) => query.bind(unhex(text).unwrap_or_default()),
-                    };
-                }
-                query.execute(&mut *tx).await?;
-            }
-            tx.commit().await
-        }
-        LangGraphPool::Postgres(pool) => {
-            let mut tx = pool.begin().await?;
-            for line in ordered {
-                let (sql, row_json) = match line {
-                    Line::PostgresRow { table, row_json } => (
-                        format!(
-                            "INSERT INTO {table} SELECT * FROM json_populate_record(NULL::{table}, $1::json)"
-                        ),
-                        row_json,
-                    ),
-                    Line::PostgresParent { row_json } => (
-                        "UPDATE checkpoints c SET parent_checkpoint_id = r.parent_checkpoint_id \
-                         FROM json_populate_record(NULL::checkpoints, $1::json) r \
-                         WHERE c.thread_id = r.thread_id AND c.checkpoint_ns = r.checkpoint_ns \
-                         AND c.checkpoint_id = r.checkpoint_id"
-                            .to_owned(),
-                        row_json,
-                    ),
-                    _ => continue,
-                };
-                sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
-                    .bind(row_json)
-                    .execute(&mut *tx)
-                    .await?;
-            }
-            tx.commit().await
-        }
-    }
 }
 
 #[cfg(test)]

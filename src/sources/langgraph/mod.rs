@@ -3,11 +3,12 @@
 //! checkpoint decoded with `memory::langgraph`. The rows are read as the savers wrote them;
 //! memscope's writes (with `--write`) are LangGraph's own: a trim as `update_state` writes it
 //! (`trim.rs`), and a prune of older checkpoints, archived to a file first (`prune.rs`,
-//! `archive.rs`). It adds no table, row or file of its own to the database.
+//! `archive.rs`), which `restore.rs` puts back into the database it came from. It adds no table, row or file of its own to the database.
 
 pub mod archive;
 pub mod prune;
 mod read;
+pub mod restore;
 pub mod saver;
 pub mod sizes;
 mod stored;

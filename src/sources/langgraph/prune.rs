@@ -10,10 +10,11 @@ use std::path::Path;
 use serde::Serialize;
 use sqlx::Row;
 
-use super::archive::{Archive, ArchiveError, ArchiveWriter};
+use super::archive::{Archive, ArchiveError, ArchiveWriter, KeptCheckpoints, Origin, pause_point};
 use super::read::LangGraphPool;
 use super::saver::{LangGraphDb, LangGraphError, Saver};
 use crate::memory::langgraph::prune::{CheckpointKey, KeepRule, Selection, select};
+use crate::store::CancelFlag;
 
 /// Why a prune or a restore failed; the database is as it was.
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +30,10 @@ pub enum PruneError {
     DeltaChannel(String),
     #[error(transparent)]
     Archive(#[from] ArchiveError),
+    /// Stopped before its commit (Ctrl-C): the transaction rolled back, the partial archive
+    /// removed.
+    #[error("interrupted: nothing was deleted")]
+    Interrupted,
     #[error("{0}")]
     Query(#[from] sqlx::Error),
 }
@@ -53,6 +58,9 @@ pub struct ThreadPrune {
 pub struct PruneKeys {
     selection: Selection,
     blob_keys: Vec<(String, String, String)>,
+    /// The checkpoints the thread keeps, newest first: the archive records them as the proof
+    /// of the database its rows belong to.
+    kept: Vec<CheckpointKey>,
 }
 
 /// What a prune deletes (or deleted), thread by thread.
@@ -133,6 +141,12 @@ impl LangGraphDb {
                 .filter_map(|key| writes.get(*key))
                 .fold((0, 0), |(n, b), (wn, wb)| (n + wn, b + wb));
             let blob_bytes: i64 = blob_keys.iter().map(|(_, _, _, bytes)| bytes).sum();
+            let mut kept: Vec<CheckpointKey> = rows
+                .iter()
+                .map(|r| (r.checkpoint_ns.clone(), r.checkpoint_id.clone()))
+                .filter(|key| !deleted.contains(key))
+                .collect();
+            kept.sort_by(|a, b| b.1.cmp(&a.1));
             threads.push(ThreadPrune {
                 thread_id: thread,
                 checkpoints_before: rows.len(),
@@ -151,6 +165,7 @@ impl LangGraphDb {
                         .map(|(ns, c, v, _)| (ns, c, v))
                         .collect(),
                     selection,
+                    kept,
                 },
             });
         }
@@ -166,19 +181,44 @@ impl LangGraphDb {
         })
     }
 
+    /// Where a plan's rows come from, as its archive records it.
+    fn origin(&self, plan: &PrunePlan) -> Origin {
+        Origin {
+            database: super::restore::absolute_url(self.url()),
+            threads: plan
+                .threads
+                .iter()
+                .map(|t| KeptCheckpoints {
+                    thread_id: t.thread_id.clone(),
+                    kept: t.keys.kept.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// Prunes in one transaction, every deleted row archived to `archive` first (the file is
     /// complete and on disk before the commit). Only the planned keys are deleted, so a run
-    /// saving meanwhile keeps its rows.
+    /// saving meanwhile keeps its rows. `stop` set before the archive is complete (Ctrl-C)
+    /// rolls back and removes the partial archive: [`PruneError::Interrupted`].
     pub async fn prune(
         &self,
         request: &PruneRequest,
         archive: &Path,
+        stop: &CancelFlag,
     ) -> Result<PrunePlan, PruneError> {
+        let stopped = || {
+            if stop.is_cancelled() {
+                Err(PruneError::Interrupted)
+            } else {
+                Ok(())
+            }
+        };
         match &self.pool {
             LangGraphPool::Sqlite(pool) => {
                 let plan = self.prune_plan(request).await?;
+                stopped()?;
                 let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-                let mut writer = ArchiveWriter::create(archive, plan.saver)?;
+                let mut writer = ArchiveWriter::create(archive, plan.saver, self.origin(&plan))?;
                 for thread in &plan.threads {
                     let id = thread.thread_id.as_str();
                     for (ns, checkpoint) in &thread.keys.selection.orphaned {
@@ -217,6 +257,8 @@ impl LangGraphDb {
                                 writer.sqlite_row(table, row)?;
                             }
                         }
+                        pause_point("while-archiving", stop).await;
+                        stopped()?;
                     }
                 }
                 writer.finish()?;
@@ -226,8 +268,9 @@ impl LangGraphDb {
             }
             LangGraphPool::Postgres(pool) => {
                 let plan = self.prune_plan(request).await?;
+                stopped()?;
                 let mut tx = pool.begin().await?;
-                let mut writer = ArchiveWriter::create(archive, plan.saver)?;
+                let mut writer = ArchiveWriter::create(archive, plan.saver, self.origin(&plan))?;
                 for thread in &plan.threads {
                     let id = thread.thread_id.as_str();
                     for (ns, checkpoint) in &thread.keys.selection.orphaned {
@@ -268,6 +311,8 @@ impl LangGraphDb {
                                 writer.postgres_row(table, row)?;
                             }
                         }
+                        pause_point("while-archiving", stop).await;
+                        stopped()?;
                     }
                     for (ns, channel, version) in &thread.keys.blob_keys {
                         let rows: Vec<String> = sqlx::query_scalar(
@@ -283,6 +328,7 @@ impl LangGraphDb {
                         for row in &rows {
                             writer.postgres_row("checkpoint_blobs", row)?;
                         }
+                        stopped()?;
                     }
                 }
                 writer.finish()?;
@@ -293,9 +339,11 @@ impl LangGraphDb {
         }
     }
 
-    /// Puts every row of an archive back, byte for byte, in one transaction.
+    /// Puts every row of an archive back, byte for byte, in one transaction, when this is the
+    /// database it came from and its rows are not here already.
     pub async fn restore(&self, archive: &Path) -> Result<Archive, PruneError> {
-        Ok(super::archive::restore(&self.pool, archive).await?)
+        let here = super::restore::absolute_url(self.url());
+        Ok(super::restore::restore(&self.pool, &here, archive).await?)
     }
 
     /// `VACUUM` (SQLite) or `VACUUM` of the saver's tables (PostgreSQL), giving the freed space

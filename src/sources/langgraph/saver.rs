@@ -74,6 +74,11 @@ impl LangGraphDb {
         })
     }
 
+    /// The database's URL, password redacted.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A failed query, naming the database.
     pub fn failed(&self, source: sqlx::Error) -> LangGraphError {
         LangGraphError::Query {

@@ -237,9 +237,7 @@ impl LangGraphDb {
             .map_err(|e| self.failed(e))?
             .ok_or_else(|| LangGraphError::UnknownCheckpoint {
                 thread: thread.to_owned(),
-                error: crate::memory::langgraph::tree::UnknownCheckpoint {
-                    id: checkpoint.to_owned(),
-                },
+                error: crate::memory::langgraph::tree::UnknownCheckpoint::new(checkpoint),
             })
     }
 

@@ -12,11 +12,12 @@ use crate::memory::langgraph::prune::KeepRule;
 use crate::memory::tokens::TokenCounter;
 use crate::sources::langgraph::archive::new_archive_path;
 use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
+use crate::sources::langgraph::restore::restore_command;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
-use crate::tui::state::prune::{PlannedPrune, kept, restore_command};
+use crate::tui::state::prune::{PlannedPrune, kept};
 use crate::tui::update::{CheckpointLoad, CheckpointLoaded, CheckpointWritten, LoadReport};
 
 /// Starts the load requested as `generation` in its kind's slot.
@@ -152,7 +153,10 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
         } => {
             store.ensure_writable_in_place().map_err(report)?;
             let request = prune_request(threads, keep_last);
-            let pruned = db.prune(&request, &archive).await.map_err(report)?;
+            let pruned = db
+                .prune(&request, &archive, &CancelFlag::default())
+                .await
+                .map_err(report)?;
             Ok(pruned_message(&pruned, &archive, store.url()))
         }
     }

@@ -3,7 +3,7 @@
 //! plan for that rule with the archive the deleted rows will go to. Each change of the rule
 //! asks for a new plan; a plan another request overtook is dropped by its generation.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::load::LoadStatus;
 use crate::format::thousands;
@@ -81,14 +81,6 @@ impl PruneState {
             format!("thread {}", self.thread_id)
         }
     }
-}
-
-/// The command that puts an archive's rows back into `database` (its URL, password redacted).
-pub fn restore_command(database: &str, archive: &Path) -> String {
-    format!(
-        "memscope --write --db {database} checkpoints restore {} --yes",
-        archive.display()
-    )
 }
 
 /// What each thread keeps: "its latest checkpoint", "its 3 newest checkpoints".

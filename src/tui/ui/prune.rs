@@ -1,6 +1,7 @@
 //! The prune popup: the rule, the plan thread by thread (checkpoints deleted of those there
 //! were, writes, blobs, bytes freed), the archive the rows go to and the command that puts them
-//! back, whole (wrapped, never cut: they are to be read), and the popup's keys.
+//! back, whole (wrapped, never cut: they are to be read), or on a database opened read-only
+//! that `--write` is needed, and the popup's keys.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -12,9 +13,10 @@ use super::budget::wrapped_height;
 use super::common::{context_hints, middle_cut, popup};
 use crate::format::{byte_size, pad, thousands};
 use crate::sources::langgraph::prune::PrunePlan;
+use crate::sources::langgraph::restore::restore_command;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
-use crate::tui::state::prune::{PruneState, kept, restore_command};
+use crate::tui::state::prune::{PruneState, kept};
 use crate::tui::theme::Theme;
 
 /// Columns after the thread's: checkpoints ("12 of 15"), writes, blobs, bytes freed.
@@ -56,7 +58,14 @@ pub(super) fn draw(
         .planned
         .as_ref()
         .filter(|p| !p.plan.threads.is_empty());
-    if let Some(planned) = plan {
+    if plan.is_some() && state.read_only {
+        tail.push(Line::default());
+        tail.push(Line::styled(
+            "This database was opened read-only: start memscope with --write to prune (every \
+             deleted row is archived first).",
+            theme.text,
+        ));
+    } else if let Some(planned) = plan {
         tail.push(Line::default());
         tail.push(Line::styled(
             "Every deleted row is archived first, in",

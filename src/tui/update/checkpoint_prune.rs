@@ -13,13 +13,10 @@ use crate::tui::action::Action;
 use crate::tui::state::prune::{DEFAULT_KEEP_LAST, MAX_KEEP_LAST, PlannedPrune, PruneState};
 use crate::tui::state::{AppState, LoadStatus, Overlay};
 
-/// `P` on `thread_id`: refused on a read-only database, else the popup opens on "planning…"
-/// while the plan for the CLI's default rule is made.
+/// `P` on `thread_id`: the popup opens on "planning…" while the plan for the CLI's default
+/// rule is made. A read-only database plans too (what a prune would delete and free); yes
+/// then says `--write` is needed.
 pub(super) fn ask(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
-    if state.read_only {
-        state.message = Some(READ_ONLY.to_owned());
-        return;
-    }
     if state.shape != ConversationShape::CheckpointThreads {
         state.message = Some("only a LangGraph database has checkpoints to prune".to_owned());
         return;
@@ -155,6 +152,10 @@ fn confirm(state: &mut AppState, effects: &mut Vec<Effect>) {
     };
     if planned.plan.threads.is_empty() {
         state.message = Some(format!("{}: keep fewer", prune.nothing_to_prune()));
+        return;
+    }
+    if state.read_only {
+        state.message = Some(READ_ONLY.to_owned());
         return;
     }
     let write = CheckpointWrite::Prune {

@@ -105,13 +105,21 @@ fn screen(state: &AppState) -> String {
 }
 
 #[test]
-fn a_read_only_database_refuses_with_the_line_trim_and_undo_use() {
+fn a_read_only_database_shows_the_plan_then_yes_says_write_is_needed() {
     let mut state = on_tree(true);
-    let effects = update(&mut state, key('P'));
+    let (generation, threads, _) = plan_asked(&update(&mut state, key('P')));
+    assert_eq!(threads, ["agent"]);
+    update(&mut state, planned(generation, Ok(plan(1, 8))));
+    let text = screen(&state);
+    for shown in ["8 of 9", "48 kB", "opened read-only", "--write"] {
+        assert!(text.contains(shown), "{shown:?} in\n{text}");
+    }
+    // No archive or restore command is offered for a prune that cannot run.
+    assert!(!text.contains("checkpoints restore"), "{text}");
+    let effects = update(&mut state, key('y'));
     assert!(effects.is_empty(), "{effects:?}");
     assert_eq!(state.message.as_deref(), Some(READ_ONLY));
-    assert_eq!(state.overlay, Overlay::None);
-    assert!(state.prune.is_none());
+    assert_eq!(state.overlay, Overlay::Prune, "the plan stays shown");
 }
 
 #[test]
