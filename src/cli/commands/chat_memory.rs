@@ -184,7 +184,7 @@ async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult
             })
             .collect();
         format!(
-            "chat memory {} \"{}\" chat {} ({} {}, showing {} from {})\nnode {}\npolicy {}\n\n{}",
+            "chat memory {} \"{}\" chat {} ({} {}, showing {} from {})\nnode {} ({})\npolicy {}\n\n{}",
             v.id,
             v.label,
             v.chat_id,
@@ -192,7 +192,8 @@ async fn show(context: &Context, id: &str, limit: i64, offset: i64) -> CliResult
             crate::format::noun(v.total as u64, "message"),
             thousands(v.messages.len() as u64),
             thousands(v.offset),
-            format!("{} ({})", v.node.id, v.node.title),
+            v.node.id,
+            v.node.title,
             v.policy,
             table(&["seq", "role", "content"], &rows)
         )
