@@ -92,7 +92,8 @@ fn a_node_as_the_tui_shows_it_adds_to_its_memory_and_a_typo_creates_nothing() {
         3,
     );
     assert!(
-        stderr.contains(&format!("nearest first: {CHAT}")) && stderr.contains("--create"),
+        stderr.contains(&format!("nearest first: {CHAT}"))
+            && stderr.contains("pass --create to start a chat memory for a new chat on this node"),
         "{stderr}"
     );
     assert_eq!(memories(home.path(), &db).len(), count);

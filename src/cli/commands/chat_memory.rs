@@ -10,7 +10,9 @@ use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::{one_line, thousands};
 use crate::inspect::InspectError;
-use crate::inspect::chat_memory_nodes::{MemoryNode, add_target, memory_nodes};
+use crate::inspect::chat_memory_nodes::{
+    MemoryNode, add_target, memory_nodes, resolve_memory_node,
+};
 use crate::inspect::trim::{
     NewMemory, NewMessage, add_message, delete_messages, load_memory, row_message,
 };
@@ -214,7 +216,7 @@ async fn add(context: &Context, args: &ChatMemoryAddArgs) -> CliResult {
     let nodes = memory_nodes(&store.list_chat_memories().await?);
     let target = add_target(&nodes, &args.node, &args.chat, args.create).map_err(|e| {
         let hint = match &e {
-            InspectError::Unknown(_) if nodes.iter().any(|n| n.id == args.node) => {
+            InspectError::Unknown(_) if resolve_memory_node(&nodes, &args.node).is_ok() => {
                 "pass --create to start a chat memory for a new chat on this node"
             }
             InspectError::Unknown(_) => {
