@@ -7,7 +7,8 @@ mod common;
 use chrono::NaiveDateTime;
 use common::{Kind, TestDb, Value};
 use memscope::inspect::trim::{
-    NewMessage, TrimCounter, add_message, apply_policy, delete_messages, load_memory,
+    NewMemory, NewMessage, TrimCounter, TrimInspectError, add_message, apply_policy,
+    delete_messages, load_memory,
 };
 use memscope::memory::model::Role;
 use memscope::memory::trim::ChatMemoryPolicy;
@@ -181,8 +182,7 @@ db_tests! {
             content: "One more question.",
             files: Some(serde_json::json!({"files": [{"url": "https://f.example/a.pdf", "file_name": "a.pdf", "content_type": "application/pdf"}]})),
             workflow_request_id: Some("request-new"),
-            label: "unused",
-            new_policy: "{}",
+            create: None,
         };
         let added = add_message(&store, &new, TrimCounter::Messages, &Summarizer::Extractive).await.unwrap();
         assert!(!added.created);
@@ -195,7 +195,15 @@ db_tests! {
         store.undo_chat_memory_change(&id(1)).await.unwrap().unwrap();
         assert_eq!(rows(&db).await, before);
 
-        let fresh = NewMessage { chat_id: "chat-2", label: "New chat", ..new };
+        // A chat without a memory gets one only when asked to: nothing is written otherwise.
+        let unasked = NewMessage { chat_id: "chat-2", ..new };
+        let refused = add_message(&store, &unasked, TrimCounter::Messages, &Summarizer::Extractive).await;
+        assert!(matches!(refused, Err(TrimInspectError::NoMemory { .. })), "{refused:?}");
+        assert!(store.find_chat_memory("node-1", "chat-2").await.unwrap().is_none());
+        let fresh = NewMessage {
+            create: Some(NewMemory { label: "New chat", policy: "{}" }),
+            ..unasked
+        };
         let created = add_message(&store, &fresh, TrimCounter::Messages, &Summarizer::Extractive).await.unwrap();
         assert!(created.created);
         let memory = store.find_chat_memory("node-1", "chat-2").await.unwrap().unwrap();
@@ -227,6 +235,26 @@ db_tests! {
         assert_eq!(all, before.len() - 2);
         let page = store.chat_memory_messages(&id(1), Some(50), 0).await.unwrap();
         assert!(page.iter().all(|r| r.role == "tool"));
+    }
+
+    async fn only_an_empty_memory_is_deleted(db) {
+        let store = filled(&db, 3, "{}").await;
+        let before = rows(&db).await;
+        assert_eq!(store.delete_empty_chat_memory(&id(1)).await.unwrap(), before.len() as i64);
+        assert_eq!(rows(&db).await, before, "a memory with messages is kept whole");
+        assert!(store.chat_memory(&id(1)).await.unwrap().is_some());
+
+        let loaded = load_memory(&store, &id(1)).await.unwrap();
+        let roles = [Role::User, Role::Assistant, Role::Tool];
+        delete_messages(&store, &loaded, DeleteScope::All, &roles).await.unwrap().unwrap();
+        assert_eq!(store.chat_memory_changes(&id(1)).await.unwrap().len(), 1);
+        assert_eq!(store.delete_empty_chat_memory(&id(1)).await.unwrap(), 0);
+        assert!(store.chat_memory(&id(1)).await.unwrap().is_none());
+        assert!(store.list_chat_memories().await.unwrap().is_empty());
+        // Its undo history went with it.
+        assert!(store.chat_memory_changes(&id(1)).await.unwrap().is_empty());
+        let archived = db.fetch("SELECT count(*) FROM chat_memory_trim_archive", &[Kind::Int]).await;
+        assert_eq!(archived[0][0], Value::Int(0));
     }
 
     async fn pages_and_lists(db) {

@@ -334,6 +334,16 @@ fn bases_sessions_and_checks_match_langflow(built: &Built) {
             );
         }
     }
+    // `mb jobs` counts the jobs it lists by state.
+    let jobs = json(memscope(built, home.path()).args(["mb", "jobs"]));
+    let total = jobs.as_array().unwrap().len();
+    let listing = memscope(built, home.path())
+        .args(["mb", "jobs"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout).into_owned();
+    let noun = if total == 1 { "job" } else { "jobs" };
+    assert!(listing.starts_with(&format!("{total} {noun}")), "{listing}");
     let checks = json(memscope(built, home.path()).args(["mb", "check"]));
     for report in checks.as_array().unwrap() {
         let id = report["memory_base_id"].as_str().unwrap();
@@ -525,12 +535,32 @@ fn langflow_threshold_and_auto_capture_changes_are_accepted_by_langflow() {
             .assert()
             .success();
         let before = std::fs::read(copy.file.as_ref().unwrap()).unwrap();
-        let refused = memscope(&copy, home.path())
-            .args(["--write", "mb", "delete", "Support Memory", "--yes"])
-            .output()
-            .unwrap();
-        assert_eq!(refused.status.code(), Some(3));
-        assert!(String::from_utf8_lossy(&refused.stderr).contains("Langflow's own API"));
+        // Each refusal names the endpoint of Langflow 1.13's memories router that does it,
+        // before any confirmation is asked for.
+        let flow = base["flow_id"].as_str().unwrap();
+        for (args, endpoint) in [
+            (
+                vec!["mb", "delete", "Support Memory", "--yes"],
+                "Langflow's own API does: DELETE /api/v1/memories/{memory_base_id}",
+            ),
+            (
+                vec!["mb", "delete", "Support Memory"],
+                "DELETE /api/v1/memories/{memory_base_id}",
+            ),
+            (
+                vec!["mb", "create", "Another", "--flow", flow],
+                "Langflow's own API does: POST /api/v1/memories",
+            ),
+        ] {
+            let refused = memscope(&copy, home.path())
+                .arg("--write")
+                .args(&args)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(3), "{args:?}: {stderr}");
+            assert!(stderr.contains(endpoint), "{args:?}: {stderr}");
+        }
         assert_eq!(std::fs::read(copy.file.as_ref().unwrap()).unwrap(), before);
         let said = langflow_says(&copy);
         assert_eq!(said["startup_model_check"]["ok"], true, "{said}");
@@ -665,7 +695,30 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
                 app.draw_if_dirty(&mut terminal).unwrap();
                 terminal.backend().to_string()
             };
-            assert!(draw(&mut app).contains("Support Memory"));
+            let tab = draw(&mut app);
+            assert!(tab.contains("Support Memory"));
+            // Creating and deleting a base are Langflow's: not offered, and refused with its
+            // endpoint when typed anyway.
+            // Wide enough for every key of the tab on the hint bar.
+            let mut wide = Terminal::new(TestBackend::new(300, 32)).unwrap();
+            app.state.dirty = true;
+            app.draw_if_dirty(&mut wide).unwrap();
+            let wide = wide.backend().to_string();
+            let hints = wide.lines().last().unwrap_or_default().to_owned();
+            assert!(hints.contains("sync every session"), "{hints}");
+            assert!(
+                !hints.contains("new base") && !hints.contains("delete base"),
+                "{hints}"
+            );
+            for (key, endpoint) in [
+                ('n', "POST /api/v1/memories"),
+                ('D', "DELETE /api/v1/memories/{memory_base_id}"),
+            ] {
+                press(&mut app, KeyCode::Char(key));
+                let said = app.state.message.clone().unwrap_or_default();
+                assert!(said.contains(endpoint), "{key}: {said}");
+                assert!(app.state.memory_bases.dialog.is_none(), "{key}");
+            }
             // From a session of a base straight into its conversation, of the base's flow.
             tokio::time::timeout(std::time::Duration::from_secs(60), async {
                 while app.state.memory_bases.sessions_status != LoadStatus::Loaded

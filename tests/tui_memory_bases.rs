@@ -16,7 +16,7 @@ use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionIn
 use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
-use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus};
+use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus, RefusedChanges};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, MbEffect, MbEvent, MbLoad, MbLoaded, Stamped, SyncResult, update,
@@ -581,6 +581,56 @@ fn a_read_only_database_refuses_every_write_with_a_reason() {
         let message = state.message.clone().unwrap_or_default();
         assert!(message.starts_with("read-only database"), "{c}: {message}");
     }
+}
+
+#[test]
+fn creating_and_deleting_are_not_offered_where_the_database_refuses_them() {
+    let help = |state: &mut AppState| {
+        key(state, '?');
+        let text = screen_text(state, 120, 45);
+        key(state, '?');
+        text
+    };
+    let mut offered = tab(false);
+    let hints = tui_support::hint_bar(&offered, 300, 32);
+    assert!(
+        hints.contains("new base") && hints.contains("delete base"),
+        "{hints}"
+    );
+    assert!(help(&mut offered).contains("new base"));
+
+    let mut state = tab(false);
+    state.memory_bases.refused_changes = Some(RefusedChanges {
+        create: "memscope does not create memory bases here; POST /api/v1/memories".into(),
+        delete: "memscope does not delete memory bases here; DELETE /api/v1/memories/{id}".into(),
+    });
+    let hints = tui_support::hint_bar(&state, 300, 32);
+    assert!(
+        !hints.contains("new base") && !hints.contains("delete base"),
+        "{hints}"
+    );
+    let help = help(&mut state);
+    assert!(
+        !help.contains("new base") && !help.contains("delete base"),
+        "{help}"
+    );
+    // Typed anyway, each is refused with the way out, and nothing opens.
+    for (c, says) in [
+        ('n', "POST /api/v1/memories"),
+        ('D', "DELETE /api/v1/memories"),
+    ] {
+        let effects = mb_effects(key(&mut state, c));
+        assert!(
+            effects.is_empty() && state.memory_bases.dialog.is_none(),
+            "{c}"
+        );
+        let message = state.message.clone().unwrap_or_default();
+        assert!(message.contains(says), "{c}: {message}");
+    }
+    // Where there is no base, the empty tab says where one is made.
+    state.memory_bases.bases.clear();
+    let text = screen_text(&state, 160, 32);
+    assert!(text.contains("POST /api/v1/memories"), "{text}");
 }
 
 #[test]

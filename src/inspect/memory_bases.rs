@@ -6,12 +6,13 @@ use serde::Serialize;
 
 use chrono::Utc;
 
+use crate::format::{noun, thousands};
 use crate::kb::embedder::Embedder;
 use crate::kb::store::{SearchHit, VectorStore};
 use crate::memory::memory_base::{Mismatch, ThresholdUnit, kb_name, threshold_reached};
-use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo};
+use crate::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionInfo, job_status};
 use crate::store::rows::MemoryBaseRow;
-use crate::store::{Store, StoreError};
+use crate::store::{BaseChange, Store, StoreError};
 use crate::sync::{MbSettings, SyncError, Syncer};
 
 /// A memory base as a list shows it.
@@ -222,6 +223,7 @@ pub async fn create_base(
     settings: &MbSettings,
     request: &NewBaseRequest,
 ) -> Result<String, BaseError> {
+    store.ensure_base_change(BaseChange::Create)?;
     let checked = check_new_base(store, settings, request).await?;
     let id = uuid::Uuid::new_v4().to_string();
     store
@@ -315,6 +317,49 @@ pub async fn jobs<E: Embedder>(
     Ok(jobs)
 }
 
+/// A job's state as both front ends name it: its status, `in_progress` as "running".
+pub fn job_state(status: &str) -> String {
+    match status {
+        job_status::IN_PROGRESS => "running".to_owned(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Jobs counted by state, in words: "3 jobs: 1 running, 2 completed" (the states in the
+/// order a job goes through them, none left out that a job is in).
+pub fn job_counts<S: AsRef<str>>(states: &[S]) -> String {
+    const ORDER: [&str; 6] = [
+        "queued",
+        "running",
+        "completed",
+        "rolled back",
+        "failed",
+        "cancelled",
+    ];
+    let mut counts: Vec<(&str, u64)> = Vec::new();
+    for state in states {
+        let state = state.as_ref();
+        match counts.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((state, 1)),
+        }
+    }
+    counts.sort_by_key(|(state, _)| {
+        let known = ORDER.iter().position(|o| o == state);
+        (known.unwrap_or(ORDER.len()), *state)
+    });
+    let total = states.len() as u64;
+    let jobs = format!("{} {}", thousands(total), noun(total, "job"));
+    if counts.is_empty() {
+        return jobs;
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(state, n)| format!("{} {state}", thousands(*n)))
+        .collect();
+    format!("{jobs}: {}", parts.join(", "))
+}
+
 /// The `top_k` chunks of a base's KB nearest to `query`; none when the KB has no store yet. On
 /// a Langflow database, the knowledge base Langflow keeps for the base, with the base's own
 /// model.
@@ -379,6 +424,20 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn jobs_are_counted_by_state_in_the_order_they_go_through() {
+        let states: Vec<String> = ["completed", "in_progress", "completed", "failed", "queued"]
+            .into_iter()
+            .map(job_state)
+            .collect();
+        assert_eq!(
+            job_counts(&states),
+            "5 jobs: 1 queued, 1 running, 2 completed, 1 failed"
+        );
+        assert_eq!(job_counts(&["running"]), "1 job: 1 running");
+        assert_eq!(job_counts::<&str>(&[]), "0 jobs");
+    }
 
     #[test]
     fn gauges_are_capped() {

@@ -4,6 +4,7 @@
 
 pub mod agent_sessions;
 pub mod budget;
+pub mod chat_memory_nodes;
 pub mod conversation;
 pub mod diff;
 pub mod doctor;

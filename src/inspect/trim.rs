@@ -24,6 +24,8 @@ use crate::summarize::{SummarizeError, Summarizer, summarize_plan};
 pub enum TrimInspectError {
     #[error("no chat memory {0}")]
     UnknownMemory(String),
+    #[error("memory node {node} has no chat memory for chat {chat}")]
+    NoMemory { node: String, chat: String },
     #[error(transparent)]
     Ambiguous(#[from] super::AmbiguousId),
     #[error(
@@ -270,7 +272,7 @@ pub fn change_for(
 
 /// Adds a message as seed 004's Add Memory node does and applies the memory's policy, both as
 /// one change recorded as `add` (one undo takes both back). Creates the memory for a new
-/// (memory node, chat id) pair with `new_policy`.
+/// (memory node, chat id) pair only when `create` says how.
 pub struct NewMessage<'a> {
     pub memory_node_id: &'a str,
     pub chat_id: &'a str,
@@ -279,9 +281,15 @@ pub struct NewMessage<'a> {
     /// Seed 004's `{"files": [...]}` or a bare list.
     pub files: Option<Value>,
     pub workflow_request_id: Option<&'a str>,
-    /// Label and policy JSON for a memory that does not exist yet.
+    /// The memory to create when the pair has none; `None` refuses a pair without a memory.
+    pub create: Option<NewMemory<'a>>,
+}
+
+/// The label and policy JSON of a memory [`add_message`] creates.
+#[derive(Debug, Clone, Copy)]
+pub struct NewMemory<'a> {
     pub label: &'a str,
-    pub new_policy: &'a str,
+    pub policy: &'a str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -305,16 +313,22 @@ pub async fn add_message(
         .find_chat_memory(new.memory_node_id, new.chat_id)
         .await?;
     let created = existing.is_none();
-    let memory = match existing {
-        Some(memory) => memory,
-        None => {
-            ChatMemoryPolicy::from_json(new.new_policy)?;
+    let memory = match (existing, new.create) {
+        (Some(memory), _) => memory,
+        (None, None) => {
+            return Err(TrimInspectError::NoMemory {
+                node: new.memory_node_id.to_owned(),
+                chat: new.chat_id.to_owned(),
+            });
+        }
+        (None, Some(create)) => {
+            ChatMemoryPolicy::from_json(create.policy)?;
             let memory = ChatMemoryRow {
                 id: uuid::Uuid::new_v4().to_string(),
                 memory_node_id: new.memory_node_id.to_owned(),
                 chat_id: new.chat_id.to_owned(),
-                label: new.label.to_owned(),
-                policy: new.new_policy.to_owned(),
+                label: create.label.to_owned(),
+                policy: create.policy.to_owned(),
                 created_at: now,
                 updated_at: now,
             };

@@ -40,6 +40,31 @@ pub trait MemorySource: Sync {
         let _ = catalog;
         None
     }
+
+    /// The app's own API endpoint that makes `change` on a database whose memory bases
+    /// memscope does not create or delete ([`Capabilities::memscope_writes`] false):
+    /// "POST /api/v1/memories". `None` where the source has no such endpoint.
+    fn base_endpoint(&self, change: BaseChange) -> Option<&'static str> {
+        let _ = change;
+        None
+    }
+}
+
+/// A change to which memory bases a database has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BaseChange {
+    Create,
+    Delete,
+}
+
+impl BaseChange {
+    /// The verb, for messages: "create".
+    pub fn verb(self) -> &'static str {
+        match self {
+            BaseChange::Create => "create",
+            BaseChange::Delete => "delete",
+        }
+    }
 }
 
 impl fmt::Debug for dyn MemorySource {

@@ -18,7 +18,8 @@ pub mod rewrite;
 use std::collections::BTreeSet;
 
 pub use adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
+    MemorySource, Part,
 };
 pub use rewrite::Rewrite;
 

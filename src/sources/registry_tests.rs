@@ -116,6 +116,34 @@ fn a_missing_part_is_explained_in_one_line() {
 }
 
 #[test]
+fn creating_or_deleting_a_langflow_base_is_refused_with_langflows_own_endpoint() {
+    use crate::sources::BaseChange;
+    let mut langflow = catalog(LANGFLOW, &[]);
+    langflow.alembic_revision = Some("mb01b2c3d4e5".into());
+    let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
+    assert_eq!(
+        profile.refuses_base_change(BaseChange::Create).as_deref(),
+        Some(
+            "memscope does not create memory bases in a Langflow database (schema \
+             mb01b2c3d4e5); Langflow's own API does: POST /api/v1/memories (or its UI)"
+        )
+    );
+    let delete = profile.refuses_base_change(BaseChange::Delete).unwrap();
+    assert!(
+        delete.ends_with("DELETE /api/v1/memories/{memory_base_id} (or its UI)"),
+        "{delete}"
+    );
+    let all: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
+    let own = Profile::detect(
+        &catalog(&all, &[("created_by", "memscope")]),
+        Backend::Sqlite,
+    )
+    .unwrap();
+    assert_eq!(own.refuses_base_change(BaseChange::Create), None);
+    assert_eq!(own.refuses_base_change(BaseChange::Delete), None);
+}
+
+#[test]
 fn langgraph_savers_are_recognised_beside_other_tables() {
     let sqlite = Profile::detect(
         &catalog(&["checkpoints", "writes", "store", "orders"], &[]),

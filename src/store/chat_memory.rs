@@ -198,6 +198,21 @@ const LATEST_REQUEST_SQL: &str = "SELECT workflow_request_id FROM chat_memory_me
 const DELETE_CANDIDATES_SQL: &str = "SELECT id::text FROM chat_memory_messages \
     WHERE chat_memory_id = $1::uuid AND ($2 OR workflow_request_id = $3) ORDER BY seq";
 
+const COUNT_MESSAGES_SQL: &str = "SELECT count(*)::bigint FROM chat_memory_messages \
+    WHERE chat_memory_id = $1::uuid";
+const DELETE_MEMORY_SQL: &str = "DELETE FROM chat_memories WHERE id = $1::uuid";
+
+/// Takes the memory's row for the transaction, so no message is added to it before it goes
+/// (on SQLite the transaction's snapshot does that: a write after another's fails as busy).
+fn lock_memory_sql(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => "SELECT id FROM chat_memories WHERE id = $1",
+        Backend::Postgres | Backend::Mysql => {
+            "SELECT id::text FROM chat_memories WHERE id = $1::uuid FOR UPDATE"
+        }
+    }
+}
+
 /// Copies current rows named in a JSON array of ids into the archive of change `$1`. The id set
 /// is the one thing the dialects spell differently.
 fn archive_sql(backend: Backend) -> &'static str {
@@ -493,6 +508,33 @@ impl Store {
                 .await
         })
         .map_err(|e| self.query_failed(e))
+    }
+
+    /// Deletes an empty memory with its change history, in one transaction. Returns the
+    /// messages it holds instead when it holds any (then nothing is deleted): 0 when it went.
+    pub async fn delete_empty_chat_memory(&self, chat_memory_id: &str) -> Result<i64, StoreError> {
+        self.ensure_writable()?;
+        let Some(id) = canonical(chat_memory_id) else {
+            return Ok(0);
+        };
+        let lock = lock_memory_sql(self.backend());
+        Ok(in_transaction!(self, |tx, text, _insert, _archive| {
+            sqlx::query(AssertSqlSafe(lock))
+                .bind(&id)
+                .fetch_optional(&mut **tx)
+                .await?;
+            let held: i64 = sqlx::query_scalar(text(COUNT_MESSAGES_SQL))
+                .bind(&id)
+                .fetch_one(&mut **tx)
+                .await?;
+            if held == 0 {
+                sqlx::query(text(DELETE_MEMORY_SQL))
+                    .bind(&id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            Ok::<i64, sqlx::Error>(held)
+        }))
     }
 
     /// The ids of the messages a delete takes, before filtering by role.

@@ -78,11 +78,10 @@ pub enum StoreError {
         source: sqlx::migrate::MigrateError,
     },
 
-    #[error(
-        "{url} is a Langflow database: memscope does not make {what} in Langflow's schema yet; \
-         use Langflow's own API (DELETE /api/v1/memories/{{id}})"
-    )]
-    ForeignWrite { url: String, what: &'static str },
+    /// A write memscope does not make in this database's source's formats: `why` says so and
+    /// names the way out.
+    #[error("{url}: {why}")]
+    ForeignWrite { url: String, why: String },
 
     /// A layout of its source that memscope does not read.
     #[error("{url} is {kind} {reason}")]

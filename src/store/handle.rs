@@ -7,7 +7,7 @@ use sqlx::postgres::PgPool;
 use super::catalog::Backend;
 use super::error::{StoreError, redact_url};
 use super::pool::{DbPool, Mode, connect, migrate, probe};
-use super::profile::{Catalog, Part, Profile};
+use super::profile::{BaseChange, Catalog, Part, Profile};
 use super::sql;
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
@@ -261,10 +261,27 @@ impl Store {
         if !self.profile.capabilities().memscope_writes {
             return Err(StoreError::ForeignWrite {
                 url: self.url.clone(),
-                what: "memory-base creation and deletion",
+                why: format!(
+                    "memscope does not write its own tables in {}; it makes only the writes \
+                     {} itself makes",
+                    self.profile.describe(),
+                    self.profile.source.name()
+                ),
             });
         }
         Ok(())
+    }
+
+    /// Refuses creating or deleting a memory base where memscope does not (naming the app's
+    /// own endpoint that does), then on a read-only database.
+    pub fn ensure_base_change(&self, change: BaseChange) -> Result<(), StoreError> {
+        if let Some(why) = self.profile.refuses_base_change(change) {
+            return Err(StoreError::ForeignWrite {
+                url: self.url.clone(),
+                why,
+            });
+        }
+        self.ensure_writable_in_place()
     }
 
     /// Refuses a write on a read-only database: for the writes made in the database's own

@@ -44,8 +44,8 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
 pub use profile::{
-    Capabilities, ConversationShape, DifySchema, Ingestion, JobOwnership, KbHome, LockStyle, Part,
-    Profile, dashed_id,
+    BaseChange, Capabilities, ConversationShape, DifySchema, Ingestion, JobOwnership, KbHome,
+    LockStyle, Part, Profile, dashed_id,
 };
 pub use sql::strip_casts;
 pub use uploads::MessageUpload;

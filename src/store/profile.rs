@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use super::catalog::Backend;
 pub use super::catalog::{Catalog, PROFILED_TABLES};
 pub use crate::sources::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
+    MemorySource, Part,
 };
 pub use crate::sources::dify::schema::DifySchema;
 pub use crate::sources::rewrite::Rewrite;
@@ -62,6 +63,24 @@ impl Profile {
     /// What the database's source allows and who runs its jobs.
     pub fn capabilities(&self) -> Capabilities {
         self.source.capabilities()
+    }
+
+    /// Why memscope does not make `change` to this database's memory bases, with the way
+    /// out; `None` where it does.
+    pub fn refuses_base_change(&self, change: BaseChange) -> Option<String> {
+        if self.capabilities().memscope_writes {
+            return None;
+        }
+        let app = self.source.name();
+        let way = match self.source.base_endpoint(change) {
+            Some(endpoint) => format!("{app}'s own API does: {endpoint} (or its UI)"),
+            None => format!("{app} itself does"),
+        };
+        Some(format!(
+            "memscope does not {} memory bases in {}; {way}",
+            change.verb(),
+            self.describe()
+        ))
     }
 
     /// Whether memory reads only answered rows (Dify before regeneration threads).

@@ -22,7 +22,7 @@ use crate::memory::names::Unknown;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseSessionInfo, SessionLock};
-use crate::store::{Ingestion, KbHome};
+use crate::store::{BaseChange, Ingestion, KbHome};
 
 /// How long a SQLite sync lease lasts without renewal. A killed holder blocks the session for
 /// at most this long.
@@ -355,6 +355,7 @@ impl<E: Embedder> Syncer<E> {
         base: &MemoryBaseInfo,
         wait: Duration,
     ) -> Result<DeleteReport, SyncError> {
+        self.store.ensure_base_change(BaseChange::Delete)?;
         let kb = self.kb_location(base)?;
         let cancelled_jobs = self.store.cancel_jobs_of_base(&base.id, Utc::now()).await?;
         let locks = self.lock_all_sessions(base, wait).await?;

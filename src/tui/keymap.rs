@@ -375,6 +375,16 @@ impl Keymap {
         self.grouped_where(context, |_| true)
     }
 
+    /// [`Keymap::grouped`] without the actions the open database refuses (`offered` says
+    /// which it takes), so no key is offered that can only be refused.
+    pub fn grouped_offered(
+        &self,
+        context: KeyContext,
+        offered: impl Fn(Action) -> bool,
+    ) -> Vec<(String, &str)> {
+        self.grouped_where(context, |binding| offered(binding.action))
+    }
+
     fn grouped_where(
         &self,
         context: KeyContext,
@@ -413,6 +423,15 @@ impl Keymap {
     /// The hint bar's entries for `context`: its own keys, and the global ones that apply
     /// there (a popup: only closing and help).
     pub fn hints(&self, context: KeyContext) -> (Hints<'_>, Hints<'_>) {
+        self.hints_offered(context, |_| true)
+    }
+
+    /// [`Keymap::hints`] without the actions the open database refuses.
+    pub fn hints_offered(
+        &self,
+        context: KeyContext,
+        offered: impl Fn(Action) -> bool,
+    ) -> (Hints<'_>, Hints<'_>) {
         // A screen names quit and help (the help lists the rest); a popup its way out and help.
         let wanted = |action: Action| {
             if context.is_popup() {
@@ -449,7 +468,7 @@ impl Keymap {
                 (shortest, desc)
             })
             .collect();
-        (self.grouped(context), globals)
+        (self.grouped_offered(context, offered), globals)
     }
 }
 

@@ -73,6 +73,7 @@ impl App {
         state.config_warnings = warnings;
         state.missing_tabs = missing_tabs(store.profile());
         state.shape = store.profile().capabilities().conversations;
+        state.memory_bases.refused_changes = refused_changes(store.profile());
         let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
             && store.profile().capabilities().ingestion == crate::store::Ingestion::Memscope;
         let (sender, jobs) = mpsc::unbounded_channel();
@@ -173,6 +174,15 @@ fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
         .filter(|tab| !held(*tab))
         .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
         .collect()
+}
+
+/// What creating and deleting a memory base answer on a database whose source refuses them.
+fn refused_changes(profile: &crate::store::Profile) -> Option<state::memory_bases::RefusedChanges> {
+    use crate::store::BaseChange;
+    Some(state::memory_bases::RefusedChanges {
+        create: profile.refuses_base_change(BaseChange::Create)?,
+        delete: profile.refuses_base_change(BaseChange::Delete)?,
+    })
 }
 
 /// Runs the TUI on `store` until the user quits. The terminal is restored on exit, on error and

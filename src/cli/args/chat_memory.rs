@@ -19,10 +19,18 @@ pub enum ChatMemoryCommand {
         #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
         offset: i64,
     },
-    /// Add a message to (memory node, chat id), creating the memory if needed, then apply its policy
+    /// Add a message to the memory of (memory node, chat id), then apply its policy
     Add(Box<ChatMemoryAddArgs>),
     /// Delete messages (latest workflow request or all, by roles); `trim undo` restores them
     Delete(ChatMemoryDeleteArgs),
+    /// Delete an empty chat memory itself, with its undo history (`delete --scope all` empties one)
+    Drop {
+        /// Chat memory id (or a unique prefix, as lists show it)
+        id: String,
+        /// Confirm the deletion
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -33,7 +41,7 @@ pub enum MessageRole {
 
 #[derive(Debug, Args)]
 pub struct ChatMemoryAddArgs {
-    /// Memory node id
+    /// Memory node: its id, a unique prefix of it (as lists show it), or its title (case ignored)
     #[arg(long)]
     pub node: String,
     /// Chat id
@@ -51,12 +59,17 @@ pub struct ChatMemoryAddArgs {
     /// Workflow request id the message belongs to
     #[arg(long, value_name = "ID")]
     pub request: Option<String>,
-    /// Label of a new memory
-    #[arg(long, default_value = "Chat Memory")]
-    pub label: String,
-    /// Policy JSON of a new memory (the built-in defaults when absent)
-    #[arg(long, value_name = "JSON", default_value = "{}")]
-    pub policy: String,
+    /// Create the memory when the node has none for this chat; a node that matches none is then
+    /// a new node of this id
+    #[arg(long)]
+    pub create: bool,
+    /// Label of the memory --create makes (default: the node's title; "Chat Memory" on a new node)
+    #[arg(long, visible_alias = "title", requires = "create")]
+    pub label: Option<String>,
+    /// Policy JSON of the memory --create makes (default: the node's policy; the built-in
+    /// defaults on a new node)
+    #[arg(long, value_name = "JSON", requires = "create")]
+    pub policy: Option<String>,
     #[command(flatten)]
     pub summarizer: SummarizerArgs,
 }

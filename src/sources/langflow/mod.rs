@@ -13,7 +13,8 @@ pub mod writes;
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
+    MemorySource, Part,
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
@@ -49,5 +50,14 @@ impl MemorySource for Langflow {
     /// Langflow's Alembic revision.
     fn revision(&self, catalog: &Catalog) -> Option<String> {
         catalog.alembic_revision.clone()
+    }
+
+    /// Langflow 1.13's memories router (`langflow/api/v1/memories.py`, under `/api/v1`):
+    /// `create_memory_base` and `delete_memory_base`.
+    fn base_endpoint(&self, change: BaseChange) -> Option<&'static str> {
+        Some(match change {
+            BaseChange::Create => "POST /api/v1/memories",
+            BaseChange::Delete => "DELETE /api/v1/memories/{memory_base_id}",
+        })
     }
 }

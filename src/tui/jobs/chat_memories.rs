@@ -242,8 +242,7 @@ async fn run_write(
                 content: &content,
                 files,
                 workflow_request_id: None,
-                label: &loaded.memory.label,
-                new_policy: &loaded.memory.policy,
+                create: None,
             };
             let added = add_message(store, &new, counter, summarizer).await?;
             let trimmed = added.trim.plan.removed().count() as u64;

@@ -41,6 +41,17 @@ pub struct MemoryBasesState {
     /// The create form behind its confirmation and while the base is created: a "no" or a
     /// refusal reopens it as it was typed.
     pub create_draft: Option<CreateForm>,
+    /// Why creating and deleting a base are refused on this database (its app's own API makes
+    /// them, which the refusal names); `None` where memscope makes them. Their keys are not
+    /// offered where they are refused.
+    pub refused_changes: Option<RefusedChanges>,
+}
+
+/// What `n` and `D` answer on a database whose memory bases memscope never creates or deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedChanges {
+    pub create: String,
+    pub delete: String,
 }
 
 impl MemoryBasesState {

@@ -142,6 +142,14 @@ impl AppState {
         }
     }
 
+    /// Whether `action` is offered here: creating and deleting a memory base are not where
+    /// the database's source refuses them.
+    pub fn offers(&self, action: super::action::Action) -> bool {
+        use super::action::Action;
+        !(matches!(action, Action::CreateBase | Action::DeleteBase)
+            && self.memory_bases.refused_changes.is_some())
+    }
+
     /// Whether the conversations tab lists sessions or threads rather than Dify's
     /// conversations.
     pub fn lists_sessions(&self) -> bool {

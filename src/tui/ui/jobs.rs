@@ -8,6 +8,7 @@ use ratatui::widgets::{Block, Borders, Clear, LineGauge};
 use super::common::{placeholder, short_id};
 use super::rows::{RowCells, layout_rows};
 use crate::format::{one_line, thousands};
+use crate::inspect::memory_bases::{job_counts, job_state};
 use crate::sync::Stage;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
@@ -18,7 +19,7 @@ use crate::tui::theme::Theme;
 pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let area = body.centered(Constraint::Percentage(96), Constraint::Percentage(90));
     let lines = state.jobs.lines();
-    let running = lines.iter().filter(|l| l.is_running()).count();
+    let states: Vec<String> = lines.iter().map(stage).collect();
     let keys: Vec<String> = state
         .keymap
         .grouped(KeyContext::Jobs)
@@ -26,7 +27,8 @@ pub fn draw_jobs(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect)
         .map(|(keys, desc)| format!("{keys} {desc}"))
         .collect();
     let title = format!(
-        " Sync jobs · {running} running · {} · esc closes ",
+        " Sync jobs · {} · {} · esc closes ",
+        job_counts(&states),
         keys.join(" · ")
     );
     // The hint bar below repeats the keys; a title too long for the border ends in ….
@@ -90,7 +92,7 @@ fn stage(line: &JobLine) -> String {
         // Langflow's word for a finished job, as the CLI prints it.
         Some(Stage::Committed) => "completed".to_owned(),
         Some(Stage::RolledBack { .. }) => "rolled back".to_owned(),
-        None => line.status.replace('_', " "),
+        None => job_state(&line.status),
     }
 }
 

@@ -68,7 +68,10 @@ fn draw_bases(tab: &MemoryBasesState, theme: &Theme, frame: &mut Frame, area: Re
             return;
         }
         _ if tab.bases.is_empty() => {
-            let text = "No memory bases in this database. n creates one on a flow.";
+            let text = match &tab.refused_changes {
+                Some(refused) => format!("No memory bases in this database: {}.", refused.create),
+                None => "No memory bases in this database. n creates one on a flow.".to_owned(),
+            };
             frame.render_widget(placeholder(text, theme.dim), inner);
             return;
         }

@@ -274,7 +274,9 @@ fn draw_first_run_hint(state: &AppState, theme: &Theme, frame: &mut Frame, area:
 /// The hint bar: the context's keys in order as far as they fit, then always the way out and
 /// help; `…` says the help (`?`) has the ones left out.
 fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let (own, globals) = state.keymap.hints(context);
+    let (own, globals) = state
+        .keymap
+        .hints_offered(context, |action| state.offers(action));
     let width = |entries: &[(String, &str)]| -> usize {
         entries
             .iter()
@@ -347,7 +349,10 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     let mut entries: Vec<(String, String)> = Vec::new();
     for context in contexts {
         entries.push((String::new(), context.title().to_owned()));
-        for (keys, desc) in state.keymap.grouped(context) {
+        for (keys, desc) in state
+            .keymap
+            .grouped_offered(context, |action| state.offers(action))
+        {
             entries.push((keys, desc.to_owned()));
         }
     }

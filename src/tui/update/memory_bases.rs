@@ -165,6 +165,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             }
         }
         Action::CreateBase => {
+            if let Some(refused) = &state.memory_bases.refused_changes {
+                state.message = Some(refused.create.clone());
+                return;
+            }
             if !writable(state, "create a memory base") {
                 return;
             }
@@ -174,6 +178,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             state.memory_bases.dialog = Some(Dialog::Create(CreateForm::new(flow)));
         }
         Action::DeleteBase => {
+            if let Some(refused) = &state.memory_bases.refused_changes {
+                state.message = Some(refused.delete.clone());
+                return;
+            }
             if !writable(state, "delete a memory base") {
                 return;
             }

@@ -10,6 +10,7 @@ use crate::cli::output::{CliResult, ExitCode, confirm, emit, table};
 use crate::format::one_line;
 use crate::inspect::memory_bases::{self as view, BaseStatus, SessionStatus};
 use crate::memory::memory_base::ThresholdUnit;
+use crate::store::BaseChange;
 use crate::store::memory_bases::{JobInfo, MemoryBaseUpdate};
 
 impl From<UnitArg> for ThresholdUnit {
@@ -84,6 +85,8 @@ pub(super) async fn update(mb: &MbContext<'_>, key: &str, update: &MemoryBaseUpd
 
 pub(super) async fn delete(mb: &MbContext<'_>, key: &str, yes: bool) -> CliResult {
     let (base, syncer) = mb.resolve(key).await?;
+    // Refused before the confirmation where memscope never deletes a base.
+    mb.store.ensure_base_change(BaseChange::Delete)?;
     confirm(
         yes,
         format!(
@@ -144,6 +147,9 @@ pub(super) async fn check(mb: &MbContext<'_>, key: Option<&str>) -> CliResult {
         });
     }
     emit(mb.json, &reports, |reports| {
+        if reports.is_empty() {
+            return "no memory bases to check".to_owned();
+        }
         reports
             .iter()
             .map(|checked| {

@@ -4,7 +4,7 @@ use chrono::Utc;
 
 use crate::cli::output::table;
 use crate::format::{one_line, thousands};
-use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
+use crate::inspect::memory_bases::{BaseStatus, SessionStatus, job_counts, job_state};
 use crate::store::memory_bases::JobInfo;
 
 pub(super) fn render_bases(statuses: &[BaseStatus]) -> String {
@@ -115,5 +115,10 @@ pub(super) fn render_jobs(jobs: &[JobInfo]) -> String {
             ]
         })
         .collect();
-    table(&["job", "status", "session", "created", "elapsed"], &rows)
+    let states: Vec<String> = jobs.iter().map(|j| job_state(&j.status)).collect();
+    format!(
+        "{}\n{}",
+        job_counts(&states),
+        table(&["job", "status", "session", "created", "elapsed"], &rows)
+    )
 }
