@@ -30,6 +30,9 @@ pub struct SessionBudget {
     /// `include_system` keeps.
     pub kept_above_cut: Option<usize>,
     pub warnings: Vec<String>,
+    /// A LangGraph thread's channel as its trim cut it: where a trim preview starts
+    /// ([`super::trim::thread_trim`]).
+    pub thread: Option<MessagesBudget>,
 }
 
 /// `view`'s history under `settings`: for a Langflow session with the Agent's `n_messages`.
@@ -101,6 +104,7 @@ pub fn agent_memory_budget(
         kept_above_cut: None,
         warnings,
         view,
+        thread: None,
     }
 }
 
@@ -166,5 +170,6 @@ fn checkpoint_budget(
         kept_above_cut,
         warnings: view.warnings(),
         view,
+        thread: Some(trimmed),
     }
 }

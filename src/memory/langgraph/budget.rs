@@ -28,6 +28,8 @@ pub struct MessagesBudget {
     pub kept: Vec<bool>,
     pub tokens_before: u64,
     pub tokens_after: u64,
+    /// The trim that made the cut: where a trim preview of these messages starts.
+    pub options: TrimOptions,
 }
 
 impl MessagesBudget {
@@ -51,7 +53,8 @@ impl MessagesBudget {
             .filter_map(LangChainMessage::to_prompt_message)
             .collect();
         let counts: Vec<MessageTokens> = prompt.iter().map(|m| counter.count_message(m)).collect();
-        let plan = trim_messages_counted(&prompt, &counts, &Self::options(max_tokens), counter)?;
+        let options = Self::options(max_tokens);
+        let plan = trim_messages_counted(&prompt, &counts, &options, counter)?;
         let mut kept = vec![false; prompt.len()];
         for step in &plan.steps {
             if let Step::Keep { index } | Step::Modify { index, .. } = step {
@@ -72,6 +75,7 @@ impl MessagesBudget {
             tokens_before: plan.tokens_before,
             tokens_after: plan.tokens_after,
             prompt,
+            options,
         })
     }
 
