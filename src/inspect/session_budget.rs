@@ -35,6 +35,23 @@ pub struct SessionBudget {
     pub thread: Option<MessagesBudget>,
 }
 
+impl SessionBudget {
+    /// Whether message `id` of the conversation reaches the model: read by its memory and
+    /// below the cut the budget shows, or the message a trim keeps above it. What a message
+    /// list marks (● sent, ○ not), the same rule for every source.
+    pub fn is_sent(&self, id: &str) -> bool {
+        let first_kept = self.view.pruned.first_kept;
+        self.view
+            .history
+            .messages
+            .iter()
+            .enumerate()
+            .any(|(index, m)| {
+                m.source_id == id && (index >= first_kept || self.kept_above_cut == Some(index))
+            })
+    }
+}
+
 /// `view`'s history under `settings`: for a Langflow session with the Agent's `n_messages`.
 pub fn session_budget(
     view: &SessionView,
