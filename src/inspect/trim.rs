@@ -156,7 +156,7 @@ pub fn thread_trim(budget: &MessagesBudget, counter: TrimCounter) -> (TrimSessio
         counts: budget.counts.clone(),
         counter,
     };
-    (session, budget.options.clone())
+    (session, budget.trim_options())
 }
 
 /// A chat memory as stored, with its messages and parsed policy.

@@ -28,8 +28,8 @@ pub struct MessagesBudget {
     pub kept: Vec<bool>,
     pub tokens_before: u64,
     pub tokens_after: u64,
-    /// The trim that made the cut: where a trim preview of these messages starts.
-    pub options: TrimOptions,
+    /// The budget the cut was made under.
+    pub max_tokens: i64,
 }
 
 impl MessagesBudget {
@@ -75,8 +75,13 @@ impl MessagesBudget {
             tokens_before: plan.tokens_before,
             tokens_after: plan.tokens_after,
             prompt,
-            options,
+            max_tokens,
         })
+    }
+
+    /// The options of the trim that made the cut: where a trim preview of these messages starts.
+    pub fn trim_options(&self) -> TrimOptions {
+        Self::options(self.max_tokens)
     }
 
     pub fn dropped(&self) -> usize {

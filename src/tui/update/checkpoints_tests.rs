@@ -256,7 +256,7 @@ fn t_opens_the_trim_preview_on_the_cut_the_messages_pane_shows() {
     let budget = MessagesBudget::compute(&messages, &counter, 40).unwrap();
     assert!(budget.kept[0] && budget.dropped() > 0, "{:?}", budget.kept);
     let kept = budget.kept.clone();
-    let options = budget.options.clone();
+    let options = budget.trim_options();
     let shown = Arc::new(CheckpointState {
         messages,
         ..(*checkpoint_state("1-h")).clone()
