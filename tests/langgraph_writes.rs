@@ -1,6 +1,9 @@
 //! memscope's writes to checkpoint databases LangGraph 1.2.22 wrote itself
 //! (`tests/langgraph/build_db.py`), judged by LangGraph's own code (`tests/langgraph/judge.py`)
 //! on SqliteSaver and PostgresSaver:
+//! - `trim preview` on a thread keeps what LangChain's own `trim_messages` keeps with the trim
+//!   LangGraph recommends (`strategy="last", start_on="human", include_system=True`), the cut
+//!   `history` shows, its system prompt included;
 //! - `trim apply` writes what LangGraph's own `update_state` with the same `RemoveMessage`s
 //!   writes (a twin database trimmed by LangGraph is compared, normalised for ids, times and
 //!   version suffixes), `get_state` returns exactly the kept messages, and the graph runs its
@@ -139,6 +142,9 @@ fn seen(judged: &Value) -> Value {
     })
 }
 
+/// Each message counts one (`token_counter=len`): six of the thread's ten fit.
+const MAX_MESSAGES: &str = "6";
+
 const TRIM: &[&str] = &[
     "--conversation",
     THREAD,
@@ -147,7 +153,7 @@ const TRIM: &[&str] = &[
     "--counter",
     "messages",
     "--max-tokens",
-    "4",
+    MAX_MESSAGES,
 ];
 
 fn trim_args(verb: &str, extra: &[&str]) -> Vec<String> {
@@ -181,7 +187,24 @@ fn trim_round(python: &str, main: &Target, twin: &Target, home: &Path) {
     assert!(!removed_at.is_empty());
     let before_ids = message_ids(&before["state"]);
     let expected_removed: Vec<String> = removed_at.iter().map(|i| before_ids[*i].clone()).collect();
-    assert_eq!(preview["messages_after"], 4);
+    // LangChain's own trim_messages with the trim history shows keeps the same messages.
+    let by_langchain = judge(python, main, THREAD, &["--trim-messages", MAX_MESSAGES]);
+    let kept_by_langchain: Vec<String> =
+        serde_json::from_value(by_langchain["trimmed"].clone()).unwrap();
+    let kept_by_preview: Vec<String> = before_ids
+        .iter()
+        .filter(|id| !expected_removed.contains(id))
+        .cloned()
+        .collect();
+    assert_eq!(kept_by_preview, kept_by_langchain, "{preview:#}");
+    assert_eq!(
+        kept_by_preview.first(),
+        before_ids.first(),
+        "the system prompt stays"
+    );
+    assert_eq!(before["state"]["messages"][0]["type"], "system");
+    assert_eq!(preview["messages_after"], kept_by_langchain.len());
+    assert!(preview.get("removed_system").is_none(), "{preview:#}");
 
     // Read-only without --write, and nothing without --yes: the thread is as before.
     let refused = run(home, url, &trim_args("apply", &["--yes"]));

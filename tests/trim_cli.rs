@@ -332,3 +332,114 @@ fn the_summarizer_section_of_the_config_is_used_and_flags_override_it() {
         "the configured rules are the prompt's: {slot}"
     );
 }
+
+/// The kept flags of a trim plan, message by message.
+fn kept_by_plan(report: &Value) -> Vec<bool> {
+    report["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|step| step["step"] != "remove")
+        .collect()
+}
+
+/// On a LangGraph thread a trim starts from the cut `history` shows (trim_messages with
+/// strategy last, start_on human and include_system, the same counter and budget): the preview,
+/// with `--strategy last` or none, keeps what `history` keeps, the system prompt first, and
+/// apply writes that; a plan that removes the system prompt says so and why.
+#[test]
+fn a_langgraph_thread_trim_starts_from_the_cut_history_shows() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("checkpoints.sqlite");
+    run(
+        cli_support::memscope(home.path())
+            .args(["demo", "--langgraph"])
+            .arg(&file),
+        0,
+    );
+    let db = format!("sqlite://{}", file.display());
+    let history = |extra: &[&str]| {
+        json(
+            memscope(home.path(), &db)
+                .args(["history", "long-chat"])
+                .args(extra),
+        )
+    };
+    let preview = |extra: &[&str]| {
+        json(
+            memscope(home.path(), &db)
+                .args(["trim", "preview", "--conversation", "long-chat"])
+                .args(extra),
+        )
+    };
+    let kept_by_history = |report: &Value| -> Vec<bool> {
+        report["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["kept"].as_bool().unwrap())
+            .collect()
+    };
+
+    let cut = kept_by_history(&history(&["--max-tokens", "500"]));
+    assert!(cut[0], "history keeps the system prompt");
+    assert!(cut.iter().any(|kept| !kept), "the budget drops some");
+    let last = preview(&["--strategy", "last", "--max-tokens", "500"]);
+    assert_eq!(last["mode"], "trim_messages");
+    assert_eq!(last["options"]["include_system"], true);
+    assert_eq!(last["options"]["start_on"], serde_json::json!(["user"]));
+    assert_eq!(kept_by_plan(&last), cut, "{last:#}");
+    assert!(last.get("removed_system").is_none());
+    assert_eq!(
+        kept_by_plan(&preview(&["--max-tokens", "500"])),
+        cut,
+        "without --strategy too"
+    );
+    // Without --max-tokens both cut under the configured budget.
+    assert_eq!(kept_by_plan(&preview(&[])), kept_by_history(&history(&[])));
+
+    // Turning include_system off drops the system prompt, and the plan says so and why.
+    let bare = [
+        "--strategy",
+        "last",
+        "--max-tokens",
+        "500",
+        "--include-system",
+        "false",
+    ];
+    let without = preview(&bare);
+    assert!(!kept_by_plan(&without)[0]);
+    assert_eq!(without["removed_system"][0]["index"], 0);
+    assert_eq!(without["removed_system"][0]["reason"], "over_limit");
+    let why = without["removed_system"][0]["why"].as_str().unwrap();
+    assert!(why.contains("include_system is off"), "{why}");
+    let (text, _) = run(
+        memscope(home.path(), &db)
+            .args(["trim", "preview", "--conversation", "long-chat"])
+            .args(bare),
+        0,
+    );
+    assert!(
+        text.contains("! removes system message #0 (over the limit): include_system is off"),
+        "{text}"
+    );
+
+    // apply writes the cut history showed: the thread keeps its system prompt and the rest.
+    let applied = json(memscope(home.path(), &db).args([
+        "--write",
+        "trim",
+        "apply",
+        "--conversation",
+        "long-chat",
+        "--strategy",
+        "last",
+        "--max-tokens",
+        "500",
+        "--yes",
+    ]));
+    assert_eq!(kept_by_plan(&applied), cut);
+    let after = history(&[]);
+    let messages = after["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), cut.iter().filter(|k| **k).count());
+    assert_eq!(messages[0]["type"], "system");
+}

@@ -317,6 +317,8 @@ fn t_previews_a_trim_of_the_shown_checkpoint_s_messages() {
     assert_eq!(state.overlay, Overlay::Trim);
     let trim = state.trim.as_ref().unwrap();
     assert_eq!(trim.sessions.as_ref().unwrap().tokens.messages.len(), 7);
+    // It opens on the cut the messages pane shows: trim_messages, last, start_on human,
+    // include_system.
     snapshot!("thread_trim_preview", &state);
 }
 

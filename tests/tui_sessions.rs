@@ -374,6 +374,15 @@ fn weather_thread() -> SessionView {
         tool,
         lc("ai", "It is 21 °C and clear in Lisbon, with a light wind."),
     ];
+    // Ids as LangGraph's add_messages gives them: one per message.
+    let messages: Vec<LangChainMessage> = messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| LangChainMessage {
+            id: Some(format!("msg-{i}")),
+            ..m
+        })
+        .collect();
     SessionView {
         key: SessionKey {
             id: "weather-7".into(),
@@ -411,8 +420,46 @@ fn langgraph_thread_with_its_budget() {
     open(&mut state, weather_thread());
     key(&mut state, 'G');
     key(&mut state, 'k');
+    // The budget drops two messages: they are marked ○ as the panel's cut says, the system
+    // message it keeps above the cut ●.
     snapshot!("langgraph_thread_budget", &state);
+    let text = screen_text(&state, 120, 32);
+    let marks: Vec<&str> = text
+        .lines()
+        .filter_map(|line| line.trim_start_matches('"').strip_prefix('│'))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|mark| *mark == "●" || *mark == "○")
+        .collect();
+    assert_eq!(marks, ["●", "○", "○", "●", "●", "●", "●"], "{text}");
     key(&mut state, 'i');
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("\"wind\": \"4 km/h\""), "{text}");
+}
+
+#[test]
+fn a_dropped_message_of_a_langgraph_thread_is_not_fed() {
+    let mut state = state(ConversationShape::CheckpointThreads);
+    list_loaded(&mut state, thread_rows(), false);
+    open(&mut state, weather_thread());
+    key(&mut state, 'j');
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("msg-1  not fed to the model"), "{text}");
+    key(&mut state, 'j');
+    key(&mut state, 'j');
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("msg-3  fed to the model"), "{text}");
+
+    // T previews a trim from that cut: trim_messages as the panel cuts, keeping what it keeps.
+    key(&mut state, 'T');
+    let trim = state.trim.as_ref().expect("the trim preview is open");
+    assert!(!trim.is_policy());
+    let Some(Ok(plan)) = &trim.plan else {
+        panic!("no plan: {:?}", trim.plan);
+    };
+    let kept: Vec<bool> = plan
+        .steps
+        .iter()
+        .map(|step| !matches!(step, memscope::memory::trim::Step::Remove { .. }))
+        .collect();
+    assert_eq!(kept, [true, false, false, true, true, true, true]);
 }

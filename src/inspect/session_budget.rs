@@ -30,6 +30,26 @@ pub struct SessionBudget {
     /// `include_system` keeps.
     pub kept_above_cut: Option<usize>,
     pub warnings: Vec<String>,
+    /// A LangGraph thread's channel as its trim cut it: where a trim preview starts
+    /// ([`super::trim::thread_trim`]).
+    pub thread: Option<MessagesBudget>,
+}
+
+impl SessionBudget {
+    /// Whether message `id` of the conversation reaches the model: read by its memory and
+    /// below the cut the budget shows, or the message a trim keeps above it. What a message
+    /// list marks (● sent, ○ not), the same rule for every source.
+    pub fn is_sent(&self, id: &str) -> bool {
+        let first_kept = self.view.pruned.first_kept;
+        self.view
+            .history
+            .messages
+            .iter()
+            .enumerate()
+            .any(|(index, m)| {
+                m.source_id == id && (index >= first_kept || self.kept_above_cut == Some(index))
+            })
+    }
 }
 
 /// `view`'s history under `settings`: for a Langflow session with the Agent's `n_messages`.
@@ -101,6 +121,7 @@ pub fn agent_memory_budget(
         kept_above_cut: None,
         warnings,
         view,
+        thread: None,
     }
 }
 
@@ -166,5 +187,6 @@ fn checkpoint_budget(
         kept_above_cut,
         warnings: view.warnings(),
         view,
+        thread: Some(trimmed),
     }
 }

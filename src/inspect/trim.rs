@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::AmbiguousId;
 use crate::memory::budget::MessageTokens;
+use crate::memory::langgraph::budget::MessagesBudget;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::trim::{
@@ -145,6 +146,19 @@ impl TrimSession {
         let planner = self.planner(policy)?;
         Ok(summarize_plan(&planner, planner.plan(), summarizer).await?)
     }
+}
+
+/// Where a trim of a LangGraph thread starts: the cut `history`, the checkpoint's messages pane
+/// and the thread's budget panel show (`budget`: the same messages, counts and `trim_messages`
+/// options), as a preview session and the options that give that cut again. `trim
+/// preview|apply` and the TUI's `T` on a thread all start here.
+pub fn thread_trim(budget: &MessagesBudget, counter: TrimCounter) -> (TrimSession, TrimOptions) {
+    let session = TrimSession {
+        messages: budget.prompt.clone(),
+        counts: budget.counts.clone(),
+        counter,
+    };
+    (session, budget.trim_options())
 }
 
 /// A chat memory as stored, with its messages and parsed policy.

@@ -5,11 +5,14 @@ version suffixes, are blanked), and optionally one more turn of the thread's gra
 
 Usage:
     python judge.py (--sqlite PATH | --postgres URL) --thread T [--remove ID,ID] [--invoke TEXT]
-        [--langgraph-prune]
+        [--langgraph-prune] [--trim-messages N]
 --langgraph-prune first prunes the thread with PostgresSaver's own prune (keep_latest).
 --remove first applies LangGraph's own update_state(config, {"messages": [RemoveMessage(id), …]})
 (so the same normalised dump of a database LangGraph trimmed can be compared with memscope's).
 --invoke then sends a HumanMessage through the thread's graph (the graphs of build_db.py).
+--trim-messages N: the ids of the state's messages LangChain's own trim_messages keeps with the
+trim LangGraph recommends (strategy="last", start_on="human", include_system=True), max_tokens=N,
+each message counting one (token_counter=len), as "trimmed".
 Prints one JSON document.
 """
 
@@ -22,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from build_db import agent_graph, config, message_json, nested_graph, pruning_graph  # noqa: E402
-from langchain_core.messages import HumanMessage, RemoveMessage  # noqa: E402
+from langchain_core.messages import HumanMessage, RemoveMessage, trim_messages  # noqa: E402
 
 GRAPHS = {"agent": agent_graph, "pruned": pruning_graph, "nested": nested_graph}
 
@@ -73,6 +76,7 @@ def main():
     parser.add_argument("--remove")
     parser.add_argument("--invoke")
     parser.add_argument("--langgraph-prune", action="store_true", help="PostgresSaver.prune([thread]) first")
+    parser.add_argument("--trim-messages", type=int)
     args = parser.parse_args()
     with ExitStack() as stack:
         if args.sqlite:
@@ -97,6 +101,16 @@ def main():
             "history": [snapshot(s) for s in graph.get_state_history(config(args.thread))],
             "latest": normalised_latest(saver, args.thread),
         }
+        if args.trim_messages is not None:
+            kept = trim_messages(
+                graph.get_state(config(args.thread)).values["messages"],
+                max_tokens=args.trim_messages,
+                strategy="last",
+                start_on="human",
+                include_system=True,
+                token_counter=len,
+            )
+            out["trimmed"] = [m.id for m in kept]
         if args.invoke:
             graph.invoke({"messages": [HumanMessage(content=args.invoke)]}, config(args.thread))
             out["after_invoke"] = snapshot(graph.get_state(config(args.thread)))

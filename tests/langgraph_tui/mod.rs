@@ -58,7 +58,8 @@ fn shown_ids(app: &App) -> Vec<String> {
 
 /// `T`, `A`, `y` on the latest checkpoint of `thread_id` writes the preview's removals as a new
 /// latest checkpoint holding exactly the messages the preview keeps; `u`, `y` deletes it again.
-/// A read-only open refuses both and says why.
+/// `T` opens on the cut the messages pane shows, the system prompt kept. A read-only open
+/// refuses both and says why.
 pub fn trim_and_undo(url: &str, thread_id: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -75,6 +76,8 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
         assert!(said.contains("without --write"), "{said}");
 
         let mut app = app(url, root.path(), Access::Write).await;
+        // A budget that keeps only the newest messages.
+        app.state.settings.budget = 12;
         open(&mut app, thread_id);
         settle(&mut app, shown_selected).await;
         let before = shown_ids(&app);
@@ -88,8 +91,6 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
             .unwrap()
             .latest
             .clone();
-        // A budget that keeps only the newest messages.
-        app.state.settings.budget = 12;
         press(&mut app, KeyCode::Char('T'));
         let plan = app
             .state
@@ -112,6 +113,16 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
             kept.len() < before.len(),
             "the budget removes messages: {plan:?}"
         );
+        let thread = app.state.checkpoints.as_ref().unwrap();
+        let cut = thread.shown.as_ref().unwrap().budget.as_ref().unwrap();
+        let kept_by_cut: Vec<String> = before
+            .iter()
+            .zip(&cut.kept)
+            .filter(|(_, kept)| **kept)
+            .map(|(id, _)| id.clone())
+            .collect();
+        assert_eq!(kept, kept_by_cut, "T starts from the cut shown");
+        assert_eq!(kept.first(), before.first(), "the system prompt stays");
         press(&mut app, KeyCode::Char('A'));
         assert!(
             matches!(

@@ -18,7 +18,7 @@ pub enum TrimCommand {
         mut_arg("node", |a| a.hide(true)),
         mut_arg("leaf", |a| a.hide(true)),
         mut_arg("node_source", |a| a.hide(true)),
-        mut_arg("strategy", |a| a.help("first|last (a LangGraph thread), drop-oldest|drop-middle (default: the memory's policy)"))
+        mut_arg("strategy", |a| a.help("first|last (a LangGraph thread: default, the cut `history` shows), drop-oldest|drop-middle (default: the memory's policy)"))
     )]
     Apply {
         #[command(flatten)]
@@ -69,7 +69,9 @@ pub struct TrimArgs {
         requires = "node"
     )]
     pub node_source: Option<NodeSource>,
-    /// first|last: LangChain's trim_messages; drop-oldest|drop-middle: a chat memory policy
+    /// first|last: LangChain's trim_messages; drop-oldest|drop-middle: a chat memory policy (a
+    /// LangGraph thread starts from the cut `history` shows: last, start_on human,
+    /// include_system)
     #[arg(long, value_name = "S")]
     pub strategy: Option<String>,
     /// messages (len), or a token counter: openai, plugin, raw, zero (default from config)
@@ -81,13 +83,16 @@ pub struct TrimArgs {
     /// Encoding override: cl100k_base, o200k_base, p50k_base, r50k_base
     #[arg(long, value_name = "NAME")]
     pub encoding: Option<String>,
-    /// trim_messages' max_tokens, or a policy's token limit
+    /// trim_messages' max_tokens, or a policy's token limit (a LangGraph thread: the budget
+    /// `history` cuts with, from config)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,
-    /// first|last: always keep the leading system message
-    #[arg(long)]
-    pub include_system: bool,
-    /// Message types the result must start on (comma-separated: human, ai, system, tool)
+    /// last: always keep the leading system message (on by default on a LangGraph thread;
+    /// `--include-system false` turns it off)
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub include_system: Option<bool>,
+    /// Message types the result must start on (comma-separated: human, ai, system, tool; any:
+    /// none, as a LangGraph thread's start_on=human taken back)
     #[arg(long, value_delimiter = ',', value_name = "TYPES")]
     pub start_on: Option<Vec<String>>,
     /// Message types the result must end on (comma-separated: human, ai, system, tool)

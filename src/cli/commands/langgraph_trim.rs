@@ -1,21 +1,23 @@
 //! `trim preview|apply|undo --conversation THREAD` on a LangGraph database: the thread's latest
-//! `messages` as the history every trim reads, and the apply written as LangGraph's own
+//! `messages` as the history every trim reads, counted and cut as `history` cuts them (a
+//! preview starts from that cut), and the apply written as LangGraph's own
 //! `update_state` with `RemoveMessage`s (so only removals: a change or a summary would need
 //! messages of memscope's making, which `add_messages` would append at the end).
 
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
+use crate::inspect::trim::TrimCounter;
+use crate::memory::langgraph::budget::MessagesBudget;
 use crate::memory::langgraph::removal::removal_indices;
-use crate::memory::model::PromptMessage;
 use crate::memory::trim::TrimPlan;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::trim::{AppliedTrim, TrimTarget, UndoneTrim, ids_at};
 use crate::store::Store;
 
-/// A thread's latest state, read for a trim.
+/// A thread's latest state, read for a trim, with the cut `history` shows of it.
 pub struct LoadedThread {
     pub target: TrimTarget,
-    pub messages: Vec<PromptMessage>,
+    pub budget: MessagesBudget,
 }
 
 impl LoadedThread {
@@ -27,15 +29,19 @@ impl LoadedThread {
     }
 }
 
-pub async fn load_thread(store: &Store, thread: &str) -> CliResult<LoadedThread> {
+/// The thread's latest state, counted with `counter` and cut under `max_tokens` as `history`
+/// does.
+pub async fn load_thread(
+    store: &Store,
+    thread: &str,
+    counter: &TrimCounter,
+    max_tokens: i64,
+) -> CliResult<LoadedThread> {
     let db = LangGraphDb::open(store)?;
     let target = db.trim_target(thread).await?;
-    let messages = target
-        .messages
-        .iter()
-        .filter_map(|m| m.to_prompt_message())
-        .collect();
-    Ok(LoadedThread { target, messages })
+    let budget = MessagesBudget::compute(&target.messages, counter, max_tokens)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    Ok(LoadedThread { target, budget })
 }
 
 /// Writes a plan's removals as one checkpoint; `None` when the plan removes nothing.

@@ -21,3 +21,4 @@ pub mod summary;
 pub mod thread;
 pub mod tokens;
 pub mod trim;
+mod trim_options;

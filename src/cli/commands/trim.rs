@@ -1,8 +1,10 @@
 //! `trim preview|apply|undo`: LangChain's `trim_messages` or a chat memory policy over any
-//! history; applying and undoing for chat memories only.
+//! history; applying and undoing for chat memories and LangGraph threads. On a LangGraph thread
+//! a preview starts from the cut `history` shows (`inspect::trim::thread_trim`).
 
 use serde::Serialize;
-use serde_json::{Value, json};
+
+use super::trim_options::{is_langchain, policy_from, trim_options};
 
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
 use crate::cli::context::Context;
@@ -13,12 +15,13 @@ use crate::inspect::conversation::load_window;
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
     LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
+    thread_trim,
 };
 use crate::memory::history::{HistoryOptions, assemble_history};
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
-    ChatMemoryPolicy, Step, Strategy, TextSplitter, TrimOptions, TrimPlan, parse_message_types,
+    ChatMemoryPolicy, Step, SystemRemoval, TrimOptions, TrimPlan, system_removals,
 };
 use crate::sources::ConversationShape;
 use crate::store::{Part, Store};
@@ -127,6 +130,18 @@ enum Source {
 }
 
 impl Source {
+    /// A chat memory's stored policy, where a policy starts.
+    fn stored_policy(&self) -> Option<&ChatMemoryPolicy> {
+        match self {
+            Source::ChatMemory(loaded) => Some(&loaded.policy),
+            Source::Messages { .. } | Source::Thread(_) => None,
+        }
+    }
+
+    fn is_thread(&self) -> bool {
+        matches!(self, Source::Thread(_))
+    }
+
     fn label(&self) -> String {
         match self {
             Source::Messages { label, .. } => label.clone(),
@@ -141,7 +156,7 @@ impl Source {
     fn messages(&self) -> Vec<PromptMessage> {
         match self {
             Source::Messages { messages, .. } => messages.clone(),
-            Source::Thread(thread) => thread.messages.clone(),
+            Source::Thread(thread) => thread.budget.prompt.clone(),
             Source::ChatMemory(loaded) => loaded.messages(),
         }
     }
@@ -163,7 +178,12 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
     if let (Some(thread), None) = (&args.conversation, &args.node)
         && store.profile().capabilities().conversations == ConversationShape::CheckpointThreads
     {
-        let loaded = super::langgraph_trim::load_thread(&store, thread).await?;
+        let (counter, _) = flags_counter(context, args)?;
+        let max_tokens = args
+            .max_tokens
+            .unwrap_or(context.resolved.config.tokens.budget);
+        let loaded =
+            super::langgraph_trim::load_thread(&store, thread, &counter, max_tokens).await?;
         return Ok((Source::Thread(Box::new(loaded)), Some(store)));
     }
     store.require(part)?;
@@ -211,91 +231,6 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
     }
 }
 
-/// LangChain's strategies select `trim_messages`; anything else is a policy.
-fn is_langchain(args: &TrimArgs) -> bool {
-    matches!(args.strategy.as_deref(), Some("first" | "last"))
-}
-
-fn trim_options(args: &TrimArgs) -> CliResult<TrimOptions> {
-    let strategy: Strategy = args.strategy.as_deref().unwrap_or("last").parse()?;
-    let max_tokens = args
-        .max_tokens
-        .ok_or_else(|| CliError::usage("--max-tokens is required with --strategy first|last"))?;
-    let types = |names: &Option<Vec<String>>| names.as_deref().map(parse_message_types).transpose();
-    Ok(TrimOptions {
-        max_tokens,
-        strategy,
-        allow_partial: args.allow_partial,
-        start_on: types(&args.start_on)?,
-        end_on: types(&args.end_on)?,
-        include_system: args.include_system,
-        text_splitter: args
-            .split_on
-            .clone()
-            .map_or_else(TextSplitter::default, TextSplitter::Separator),
-    })
-}
-
-/// The starting policy (flag JSON, the memory's own, or seed 004's defaults) with the flags'
-/// keys laid over it.
-fn policy_from(context: &Context, args: &TrimArgs, source: &Source) -> CliResult<ChatMemoryPolicy> {
-    let mut base = match (&args.policy, source) {
-        (Some(json), _) => ChatMemoryPolicy::from_json(json)?,
-        (None, Source::ChatMemory(loaded)) => loaded.policy.clone(),
-        (None, Source::Messages { .. } | Source::Thread(_)) => ChatMemoryPolicy::default(),
-    };
-    if base.summarization.prompt.is_none() {
-        base.summarization.prompt = context
-            .resolved
-            .config
-            .summarizer
-            .default_prompt()
-            .map(str::to_owned);
-    }
-    let mut value = serde_json::to_value(&base)?;
-    let mut set = |key: &str, v: Value| {
-        value[key] = v;
-    };
-    if let Some(strategy) = &args.strategy {
-        set("strategy", json!(strategy.replace('-', "_")));
-    }
-    if let Some(n) = args.max_tokens {
-        set("max_tokens", json!(n.max(0)));
-        set("limit_type", json!("tokens"));
-    }
-    if let Some(n) = args.max_messages {
-        set("max_messages", json!(n));
-        set("limit_type", json!("messages"));
-    }
-    if let Some(limit_type) = &args.limit_type {
-        set("limit_type", json!(limit_type));
-    }
-    if let Some(mode) = &args.trim_mode {
-        set("trim_mode", json!(mode));
-    }
-    for (key, n) in [
-        ("trigger", args.trigger),
-        ("target", args.target),
-        ("min_messages", args.min_messages),
-        ("keep_first", args.keep_first),
-        ("max_images", args.max_images),
-    ] {
-        if let Some(n) = n {
-            set(key, json!(n));
-        }
-    }
-    if args.clear_tool_results {
-        set("clear_tool_results", json!(true));
-    }
-    if args.summarize || args.summarize_prompt.is_some() {
-        set(
-            "summarization",
-            json!({"enabled": true, "prompt": args.summarize_prompt.clone().or(base.summarization.prompt.clone())}),
-        );
-    }
-    Ok(ChatMemoryPolicy::from_json(&value.to_string())?)
-}
-
 #[derive(Serialize)]
 struct Report {
     source: String,
@@ -309,6 +244,9 @@ struct Report {
     messages_before: usize,
     messages_after: usize,
     plan: TrimPlan,
+    /// System messages the plan removes, each with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    removed_system: Vec<SystemRemoval>,
     /// The trimmed list.
     result: Vec<PromptMessage>,
     /// Set by `apply`: the change to undo.
@@ -374,6 +312,14 @@ fn render(r: &Report) -> String {
     }
     out.push('\n');
     out.push_str(&table(&["", "#", "role", "change", "content"], &rows));
+    for removal in &r.removed_system {
+        out.push_str(&format!(
+            "\n! removes system message #{} ({}): {}",
+            removal.index,
+            removal.reason.describe(),
+            removal.why
+        ));
+    }
     if let Some(slot) = &r.plan.summary
         && slot.text.is_none()
     {
@@ -401,10 +347,21 @@ async fn plan_for(
     source: &Source,
 ) -> CliResult<(Report, Option<ChatMemoryPolicy>)> {
     let (counter, description) = flags_counter(context, args)?;
-    let mut cache = CountCache::default();
-    let session = TrimSession::new(source.messages(), counter, &mut cache);
-    if is_langchain(args) {
-        let options = trim_options(args)?;
+    let (session, start) = match source {
+        Source::Thread(thread) => {
+            let (session, options) = thread_trim(&thread.budget, counter);
+            (session, Some(options))
+        }
+        _ => {
+            let mut cache = CountCache::default();
+            (
+                TrimSession::new(source.messages(), counter, &mut cache),
+                None,
+            )
+        }
+    };
+    if is_langchain(args, source.is_thread()) {
+        let options = trim_options(args, start.as_ref())?;
         let plan = session.preview_trim_messages(&options)?;
         return Ok((
             report(
@@ -419,7 +376,7 @@ async fn plan_for(
             None,
         ));
     }
-    let policy = policy_from(context, args, source)?;
+    let policy = policy_from(context, args, source.stored_policy())?;
     let planner = session.planner(&policy)?;
     let plan = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => crate::summarize::summarize_plan(&planner, planner.plan(), &summarizer)
@@ -452,6 +409,7 @@ fn report(
     policy: Option<ChatMemoryPolicy>,
 ) -> Report {
     let result = plan.messages(context);
+    let removed_system = system_removals(&plan, context, options.as_ref());
     Report {
         source: source.label(),
         mode,
@@ -461,6 +419,7 @@ fn report(
         messages_before: context.len(),
         messages_after: result.len(),
         plan,
+        removed_system,
         result,
         change_id: None,
         checkpoint: None,
@@ -498,7 +457,7 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     if args.conversation.is_some() {
         return Err(refuse("a conversation thread"));
     }
-    if is_langchain(args) {
+    if is_langchain(args, source.is_thread()) {
         return Err(CliError::usage(
             "apply uses chat memory policies (--strategy drop-oldest|drop-middle); \
              first|last is for previews",
@@ -508,7 +467,7 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
         return Err(refuse("this history"));
     };
     confirm(yes, "apply changes the chat memory")?;
-    let policy = policy_from(context, args, &source)?;
+    let policy = policy_from(context, args, source.stored_policy())?;
     let (counter, description) = flags_counter(context, args)?;
     let summarizer = match summarizer_from(context, &args.summarizer)? {
         Some(summarizer) => summarizer,

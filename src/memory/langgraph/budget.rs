@@ -28,6 +28,8 @@ pub struct MessagesBudget {
     pub kept: Vec<bool>,
     pub tokens_before: u64,
     pub tokens_after: u64,
+    /// The budget the cut was made under.
+    pub max_tokens: i64,
 }
 
 impl MessagesBudget {
@@ -51,7 +53,8 @@ impl MessagesBudget {
             .filter_map(LangChainMessage::to_prompt_message)
             .collect();
         let counts: Vec<MessageTokens> = prompt.iter().map(|m| counter.count_message(m)).collect();
-        let plan = trim_messages_counted(&prompt, &counts, &Self::options(max_tokens), counter)?;
+        let options = Self::options(max_tokens);
+        let plan = trim_messages_counted(&prompt, &counts, &options, counter)?;
         let mut kept = vec![false; prompt.len()];
         for step in &plan.steps {
             if let Step::Keep { index } | Step::Modify { index, .. } = step {
@@ -72,7 +75,13 @@ impl MessagesBudget {
             tokens_before: plan.tokens_before,
             tokens_after: plan.tokens_after,
             prompt,
+            max_tokens,
         })
+    }
+
+    /// The options of the trim that made the cut: where a trim preview of these messages starts.
+    pub fn trim_options(&self) -> TrimOptions {
+        Self::options(self.max_tokens)
     }
 
     pub fn dropped(&self) -> usize {

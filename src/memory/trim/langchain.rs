@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::count::MessageCounter;
 use super::error::TrimError;
-use super::plan::{Reason, Step, TrimPlan, with_content};
+use super::plan::{Reason, Step, SystemRemoval, TrimPlan, with_content};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role};
 
@@ -179,6 +179,37 @@ pub fn trim_messages_counted(
         tokens_after: kept_tokens,
         summary: None,
     })
+}
+
+/// The system messages `plan` removes from `input`, each with why: `options` are the
+/// `trim_messages` options it was planned with, `None` for a chat memory policy (which keeps
+/// the leading system messages).
+pub fn system_removals(
+    plan: &TrimPlan,
+    input: &[PromptMessage],
+    options: Option<&TrimOptions>,
+) -> Vec<SystemRemoval> {
+    plan.removed()
+        .filter(|(index, _)| input.get(*index).is_some_and(|m| m.role == Role::System))
+        .map(|(index, reason)| {
+            let why = match options {
+                Some(o) if o.strategy == Strategy::First => {
+                    "strategy first keeps the oldest messages that fit, and it is not among them"
+                }
+                Some(o) if !o.include_system => {
+                    "include_system is off, so trim_messages cuts the system prompt like any \
+                     other message"
+                }
+                Some(_) => "include_system keeps only a leading system message, and this one is not first",
+                None => "the policy keeps only the leading system messages, and this one is further down",
+            };
+            SystemRemoval {
+                index,
+                reason,
+                why: why.to_owned(),
+            }
+        })
+        .collect()
 }
 
 /// A kept message: an input index, with new content when it was kept partially.

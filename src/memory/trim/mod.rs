@@ -20,8 +20,10 @@ pub use count::{MessageCount, MessageCounter, list_tokens};
 pub use error::{TrimError, parse_message_types};
 pub use extractive::{EXTRACTIVE_LABEL, extractive_summary};
 pub use groups::{Group, group_messages};
-pub use langchain::{Strategy, TextSplitter, TrimOptions, trim_messages, trim_messages_counted};
-pub use plan::{Reason, SUMMARY_PREFIX, Step, SummarySlot, TrimPlan};
+pub use langchain::{
+    Strategy, TextSplitter, TrimOptions, system_removals, trim_messages, trim_messages_counted,
+};
+pub use plan::{Reason, SUMMARY_PREFIX, Step, SummarySlot, SystemRemoval, TrimPlan};
 pub use policy::{
     ChatMemoryPolicy, LimitType, PolicyPlanner, PolicyStrategy, Summarization, TrimMode, is_summary,
 };

@@ -101,6 +101,16 @@ impl SummarySlot {
     }
 }
 
+/// A system message a plan removes, and why: a system prompt is what an operator least expects
+/// a trim to drop, so a plan says so ([`super::system_removals`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SystemRemoval {
+    pub index: usize,
+    pub reason: Reason,
+    /// What let it go, in words.
+    pub why: String,
+}
+
 /// A trim, not yet applied.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TrimPlan {

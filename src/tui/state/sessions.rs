@@ -69,9 +69,9 @@ impl SessionState {
         }
     }
 
-    /// Whether message `id` is fed to the model (before the token cut).
+    /// Whether message `id` is fed to the model, by the cut the budget panel shows; `None`
+    /// while the budget is counted.
     pub fn is_fed(&self, id: &str) -> Option<bool> {
-        let budget = self.budget.as_ref()?;
-        Some(budget.fed.iter().any(|fed| fed == id))
+        Some(self.budget.as_ref()?.is_sent(id))
     }
 }

@@ -5,8 +5,11 @@ use std::sync::Arc;
 
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::TrimSession;
-use crate::memory::model::PromptMessage;
-use crate::memory::trim::{ChatMemoryPolicy, LimitType, PolicyStrategy, TrimMode, TrimPlan};
+use crate::memory::model::{PromptMessage, Role};
+use crate::memory::trim::{
+    ChatMemoryPolicy, LimitType, PolicyStrategy, Strategy, SystemRemoval, TrimMode, TrimOptions,
+    TrimPlan, system_removals,
+};
 
 use super::form::{Field, FieldValue, Form};
 use super::load::LoadStatus;
@@ -144,8 +147,26 @@ pub struct TrimState {
 }
 
 impl TrimState {
+    /// A preview on the policy engine; `trim_messages`' fields hold LangChain's defaults under
+    /// `budget`.
     pub fn new(source: TrimSource, base_policy: ChatMemoryPolicy, budget: u64) -> TrimState {
-        let form = policy_form(&base_policy, budget);
+        let defaults = TrimOptions::new(i64::try_from(budget).unwrap_or(i64::MAX));
+        let form = policy_form(&base_policy, "policy", &defaults);
+        TrimState::with_form(source, base_policy, form)
+    }
+
+    /// A preview on `trim_messages` with `options`: a LangGraph thread's opens on the cut its
+    /// budget shows.
+    pub fn on_trim_messages(
+        source: TrimSource,
+        base_policy: ChatMemoryPolicy,
+        options: &TrimOptions,
+    ) -> TrimState {
+        let form = policy_form(&base_policy, "trim_messages", options);
+        TrimState::with_form(source, base_policy, form)
+    }
+
+    fn with_form(source: TrimSource, base_policy: ChatMemoryPolicy, form: Form) -> TrimState {
         let mut state = TrimState {
             source,
             status: LoadStatus::Loading,
@@ -233,6 +254,47 @@ impl TrimState {
         policy
     }
 
+    /// `trim_messages`' options from the form.
+    pub fn trim_options(&self) -> TrimOptions {
+        let form = &self.form;
+        let last = form.choice("lc_strategy") == "last";
+        let role = |key: &str| match form.choice(key) {
+            "human" => Some(vec![Role::User]),
+            "ai" => Some(vec![Role::Assistant]),
+            "system" => Some(vec![Role::System]),
+            "tool" => Some(vec![Role::Tool]),
+            _ => None,
+        };
+        TrimOptions {
+            strategy: if last {
+                Strategy::Last
+            } else {
+                Strategy::First
+            },
+            include_system: last && form.toggle("include_system"),
+            start_on: role("start_on").filter(|_| last),
+            end_on: role("end_on"),
+            allow_partial: form.toggle("allow_partial"),
+            ..TrimOptions::new(form.number("lc_max_tokens") as i64)
+        }
+    }
+
+    /// The system messages the plan shown removes, each with why.
+    pub fn system_removals(&self) -> Vec<SystemRemoval> {
+        let (Some(Ok(plan)), Some(sessions)) = (&self.plan, &self.sessions) else {
+            return Vec::new();
+        };
+        if self.is_policy() {
+            let context = [
+                self.base_policy.predefined_messages.clone(),
+                sessions.tokens.messages.clone(),
+            ]
+            .concat();
+            return system_removals(plan, &context, None);
+        }
+        system_removals(plan, &sessions.tokens.messages, Some(&self.trim_options()))
+    }
+
     /// The gauge's limit and unit: what the plan's result is measured against.
     pub fn limit(&self) -> (u64, &'static str) {
         let form = &self.form;
@@ -295,9 +357,20 @@ impl TrimState {
     }
 }
 
-/// Every parameter of a policy and of `trim_messages`, starting from `policy` (and, for
-/// `trim_messages`, from the token budget).
-fn policy_form(policy: &ChatMemoryPolicy, budget: u64) -> Form {
+/// The form's choice for `start_on`/`end_on`: one type, or any.
+fn role_choice(roles: Option<&[Role]>) -> &'static str {
+    match roles {
+        Some([Role::User]) => "human",
+        Some([Role::Assistant]) => "ai",
+        Some([Role::System]) => "system",
+        Some([Role::Tool]) => "tool",
+        _ => "any",
+    }
+}
+
+/// Every parameter of a policy and of `trim_messages`, starting from `policy` and `lc`, on
+/// `engine`.
+fn policy_form(policy: &ChatMemoryPolicy, engine: &str, lc: &TrimOptions) -> Form {
     let limit_type = match policy.limit_type {
         LimitType::Messages => "messages",
         LimitType::Tokens => "tokens",
@@ -313,7 +386,7 @@ fn policy_form(policy: &ChatMemoryPolicy, budget: u64) -> Form {
     let choice = FieldValue::choice;
     let number = FieldValue::number;
     Form::new(vec![
-        Field::new("engine", "engine", choice(&ENGINES, "policy")),
+        Field::new("engine", "engine", choice(&ENGINES, engine)),
         Field::new(
             "limit_type",
             "limit type",
@@ -357,9 +430,19 @@ fn policy_form(policy: &ChatMemoryPolicy, budget: u64) -> Form {
         Field::new(
             "lc_strategy",
             "strategy",
-            choice(&["last", "first"], "last"),
+            choice(
+                &["last", "first"],
+                match lc.strategy {
+                    Strategy::Last => "last",
+                    Strategy::First => "first",
+                },
+            ),
         ),
-        Field::new("lc_max_tokens", "max_tokens", number(budget, 100)),
+        Field::new(
+            "lc_max_tokens",
+            "max_tokens",
+            number(lc.max_tokens.max(0) as u64, 100),
+        ),
         Field::new(
             "counter",
             "counter",
@@ -368,10 +451,22 @@ fn policy_form(policy: &ChatMemoryPolicy, budget: u64) -> Form {
         Field::new(
             "include_system",
             "include_system",
-            FieldValue::Toggle(false),
+            FieldValue::Toggle(lc.include_system),
         ),
-        Field::new("start_on", "start_on", choice(&ROLES, "any")),
-        Field::new("end_on", "end_on", choice(&ROLES, "any")),
-        Field::new("allow_partial", "allow_partial", FieldValue::Toggle(false)),
+        Field::new(
+            "start_on",
+            "start_on",
+            choice(&ROLES, role_choice(lc.start_on.as_deref())),
+        ),
+        Field::new(
+            "end_on",
+            "end_on",
+            choice(&ROLES, role_choice(lc.end_on.as_deref())),
+        ),
+        Field::new(
+            "allow_partial",
+            "allow_partial",
+            FieldValue::Toggle(lc.allow_partial),
+        ),
     ])
 }

@@ -63,9 +63,15 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<CheckpointConf
         .map(|(index, _)| seen.get(index).and_then(|m| m.id.clone()))
         .collect::<Option<Vec<String>>>()
         .ok_or("a message to remove has no id, so RemoveMessage cannot name it")?;
+    let system: String = trim
+        .system_removals()
+        .iter()
+        .map(|r| format!(" It removes system message #{}: {}.", r.index, r.why))
+        .collect();
     let question = format!(
         "Write this trim to thread {}? A new checkpoint after {} removes {} of its {} messages, \
-         as update_state with RemoveMessage does; the stored checkpoints stay, and u undoes it.",
+         as update_state with RemoveMessage does; the stored checkpoints stay, and u undoes \
+         it.{system}",
         thread.thread_id,
         shown.state.checkpoint_id,
         remove.len(),

@@ -223,3 +223,67 @@ fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
     update(&mut state, code(KeyCode::Esc));
     assert_eq!(state.screen, Screen::Conversations);
 }
+
+fn said(kind: &str, text: &str) -> crate::memory::langgraph::message::LangChainMessage {
+    crate::memory::langgraph::message::LangChainMessage {
+        class: String::new(),
+        kind: kind.to_owned(),
+        id: Some(format!("{kind}-{}", text.len())),
+        content: serde_json::json!(text),
+        name: None,
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        status: None,
+        role: None,
+        usage_metadata: None,
+    }
+}
+
+#[test]
+fn t_opens_the_trim_preview_on_the_cut_the_messages_pane_shows() {
+    let (mut state, effects) = opened();
+    let (generation, _, _) = checkpoint_load(&effects);
+    let messages = vec![
+        said("system", "You are a support assistant."),
+        said("human", "How do I export a project?"),
+        said("ai", "Open the project, then choose Export in its menu."),
+        said("human", "And to archive one?"),
+        said("ai", "Choose Archive in the same menu; it can be restored."),
+        said("human", "Thanks!"),
+        said("ai", "You are welcome."),
+    ];
+    let counter = state.settings.counter();
+    let budget = MessagesBudget::compute(&messages, &counter, 40).unwrap();
+    assert!(budget.kept[0] && budget.dropped() > 0, "{:?}", budget.kept);
+    let kept = budget.kept.clone();
+    let options = budget.trim_options();
+    let shown = Arc::new(CheckpointState {
+        messages,
+        ..(*checkpoint_state("1-h")).clone()
+    });
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+                state: shown,
+                budget: Ok(budget),
+                max_tokens: 40,
+            })),
+        )),
+    );
+    update(&mut state, key('T'));
+    assert_eq!(state.overlay, Overlay::Trim);
+    let trim = state.trim.as_ref().unwrap();
+    assert!(!trim.is_policy(), "trim_messages, as the pane's cut");
+    assert_eq!(trim.trim_options(), options);
+    let Some(Ok(plan)) = &trim.plan else {
+        panic!("no plan: {:?}", trim.plan);
+    };
+    let planned: Vec<bool> = plan
+        .steps
+        .iter()
+        .map(|step| !matches!(step, crate::memory::trim::Step::Remove { .. }))
+        .collect();
+    assert_eq!(planned, kept, "the preview keeps what the pane keeps");
+}

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use super::chat_memory_jobs::{MemoryLoad, READ_ONLY};
 use super::effect::Effect;
-use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession};
+use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession, thread_trim};
 use crate::memory::budget::MessageTokens;
-use crate::memory::model::{PromptMessage, Role};
+use crate::memory::model::PromptMessage;
 use crate::memory::tokens::CountCache;
-use crate::memory::trim::{ChatMemoryPolicy, LimitType, Step, Strategy, TrimOptions, TrimPlan};
+use crate::memory::trim::{ChatMemoryPolicy, LimitType, Step, TrimOptions, TrimPlan};
 use crate::summarize::extractive_plan;
 use crate::tui::action::Action;
 use crate::tui::state::chat_memories::{Confirm, Write};
@@ -75,7 +75,8 @@ pub(super) fn open_for_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     open_counted(state, source, messages, counts, effects);
 }
 
-/// Opens the preview over the `messages` of the checkpoint a LangGraph thread shows.
+/// Opens the preview over the `messages` of the checkpoint a LangGraph thread shows, on the cut
+/// its messages pane shows.
 pub(super) fn open_for_checkpoint(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(thread) = state.checkpoints.as_ref() else {
         return;
@@ -95,8 +96,8 @@ pub(super) fn open_for_checkpoint(state: &mut AppState, effects: &mut Vec<Effect
         thread_id: thread.thread_id.clone(),
         checkpoint_id: shown.state.checkpoint_id.clone(),
     };
-    let (messages, counts) = (budget.prompt.clone(), budget.counts.clone());
-    open_counted(state, source, messages, counts, effects);
+    let (tokens, options) = thread_trim(budget, TrimCounter::Tokens(state.settings.counter()));
+    open_session(state, source, tokens, Some(&options), effects);
 }
 
 /// Opens the preview over the selected node's context in the nodes pane.
@@ -118,7 +119,8 @@ pub(super) fn open_for_node(state: &mut AppState, effects: &mut Vec<Effect>) {
     open_counted(state, source, messages, counts, effects);
 }
 
-/// Opens the preview over what the open session's or thread's model is fed.
+/// Opens the preview over what the open session's or thread's model is fed; a LangGraph
+/// thread's on the cut its budget panel shows.
 pub(super) fn open_for_session(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(session) = state.session.as_ref() else {
         return;
@@ -130,6 +132,11 @@ pub(super) fn open_for_session(state: &mut AppState, effects: &mut Vec<Effect>) 
     let source = TrimSource::Session {
         id: session.key.id.clone(),
     };
+    if let Some(thread) = &budget.thread {
+        let (tokens, options) = thread_trim(thread, TrimCounter::Tokens(state.settings.counter()));
+        open_session(state, source, tokens, Some(&options), effects);
+        return;
+    }
     let messages = budget.view.history.prompt_messages().cloned().collect();
     let counts = budget.view.counts.clone();
     open_counted(state, source, messages, counts, effects);
@@ -144,17 +151,34 @@ fn open_counted(
     effects: &mut Vec<Effect>,
 ) {
     let counter = TrimCounter::Tokens(state.settings.counter());
-    let Some(tokens) = TrimSession::with_counts(messages.clone(), counts, counter) else {
+    let Some(tokens) = TrimSession::with_counts(messages, counts, counter) else {
         state.message = Some("the budget is out of date: reload and try again".to_owned());
         return;
     };
+    open_session(state, source, tokens, None, effects);
+}
+
+/// Opens the preview over a counted history: on `trim_messages` with `start`'s options, else
+/// on a policy under the budget.
+fn open_session(
+    state: &mut AppState,
+    source: TrimSource,
+    tokens: TrimSession,
+    start: Option<&TrimOptions>,
+    effects: &mut Vec<Effect>,
+) {
     let budget = state.settings.budget.max(0) as u64;
     let policy = ChatMemoryPolicy {
         limit_type: LimitType::Tokens,
         max_tokens: budget,
         ..ChatMemoryPolicy::default()
     };
-    let mut trim = TrimState::new(source, with_default_prompt(policy, state), budget);
+    let policy = with_default_prompt(policy, state);
+    let mut trim = match start {
+        Some(options) => TrimState::on_trim_messages(source, policy, options),
+        None => TrimState::new(source, policy, budget),
+    };
+    let messages = tokens.messages.clone();
     trim.sessions = Some(Arc::new(sessions(tokens, messages)));
     trim.status = LoadStatus::Loaded;
     state.trim = Some(trim);
@@ -244,7 +268,7 @@ pub fn recompute(state: &mut AppState, effects: &mut Vec<Effect>) {
             "messages" => &sessions.messages,
             _ => &sessions.tokens,
         };
-        session.preview_trim_messages(&trim_options(trim))
+        session.preview_trim_messages(&trim.trim_options())
     };
     trim.plan = Some(plan.map_err(|e| e.to_string()));
     if offline {
@@ -273,31 +297,6 @@ fn ask_for_summary(trim: &mut TrimState, offline: bool, effects: &mut Vec<Effect
     };
     effects.push(Effect::load(trim.plan_generation, summary));
     true
-}
-
-/// `trim_messages`' options from the form.
-pub fn trim_options(trim: &TrimState) -> TrimOptions {
-    let form = &trim.form;
-    let last = form.choice("lc_strategy") == "last";
-    let role = |key: &str| match form.choice(key) {
-        "human" => Some(vec![Role::User]),
-        "ai" => Some(vec![Role::Assistant]),
-        "system" => Some(vec![Role::System]),
-        "tool" => Some(vec![Role::Tool]),
-        _ => None,
-    };
-    TrimOptions {
-        strategy: if last {
-            Strategy::Last
-        } else {
-            Strategy::First
-        },
-        include_system: last && form.toggle("include_system"),
-        start_on: role("start_on").filter(|_| last),
-        end_on: role("end_on"),
-        allow_partial: form.toggle("allow_partial"),
-        ..TrimOptions::new(form.number("lc_max_tokens") as i64)
-    }
 }
 
 /// Typed characters: digits and backspace edit the focused number field. `false` when the key

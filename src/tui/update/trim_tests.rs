@@ -1,6 +1,7 @@
 //! Tests of the trim preview: its options, its plan and applying it.
 
 use super::*;
+use crate::memory::model::Role;
 use crate::memory::tokens::CountCache;
 use crate::memory::trim::EXTRACTIVE_LABEL;
 use crate::tui::state::Screen;
