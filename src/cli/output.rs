@@ -379,6 +379,33 @@ mod tests {
     }
 
     #[test]
+    fn a_session_in_several_flows_is_ambiguous_with_its_candidates() {
+        use crate::sources::langflow::messages::{FlowChoiceError, FlowRef};
+        let flow = |name: &str, id: &str| FlowRef {
+            id: Some(id.to_owned()),
+            name: Some(name.to_owned()),
+            owner: None,
+            messages: 2,
+        };
+        let err = CliError::from(FlowChoiceError::Ambiguous {
+            session: "s".to_owned(),
+            flows: vec![flow("Support", "a1"), flow("Sales", "b2")],
+        });
+        assert_eq!((err.kind, err.code), ("ambiguous", ExitCode::Failure));
+        let json = err.to_json();
+        assert_eq!(
+            json["error"]["candidates"],
+            serde_json::json!(["Support (a1)", "Sales (b2)"])
+        );
+        assert!(json["error"]["hint"].as_str().unwrap().contains("--flow"));
+        let unknown = CliError::from(FlowChoiceError::UnknownSession {
+            session: "s".to_owned(),
+        });
+        assert_eq!(unknown.kind, "not-found");
+        assert_eq!(unknown.hint.as_deref(), Some(CONVERSATIONS_HINT));
+    }
+
+    #[test]
     fn error_chain_is_kept() {
         let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
         let err = CliError::from(io);

@@ -202,6 +202,24 @@ mod tests {
     }
 
     #[test]
+    fn a_line_too_wide_is_cut_with_an_ellipsis() {
+        let spans = || {
+            vec![
+                Span::raw(" q"),
+                Span::raw(" quit "),
+                Span::raw(" ?"),
+                Span::raw(" help "),
+            ]
+        };
+        let text =
+            |line: Line| -> String { line.spans.iter().map(|s| s.content.as_ref()).collect() };
+        assert_eq!(text(fit_line(spans(), 20)), " q quit  ? help ");
+        assert_eq!(text(fit_line(spans(), 10)), " q quit  …");
+        assert_eq!(text(fit_line(spans(), 1)), "…");
+        assert_eq!(text(fit_line(spans(), 0)), "");
+    }
+
+    #[test]
     fn short_id_shortens_uuids_only() {
         assert_eq!(short_id("3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"), "3f2a1b4c");
         assert_eq!(short_id("long-chat"), "long-chat");
