@@ -34,6 +34,17 @@ fn char_width(c: char) -> usize {
     unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
 }
 
+/// `n` things as people read them: `1 row`, `151,312 tokens` (thousands separators, regular
+/// plurals).
+pub fn count(n: impl Into<i128>, word: &str) -> String {
+    let n = n.into();
+    format!(
+        "{} {}",
+        thousands(n),
+        noun(u64::try_from(n).unwrap_or(0), word)
+    )
+}
+
 /// `text` on one line (control characters as spaces), cut to `width` terminal columns with an
 /// ellipsis.
 pub fn one_line(text: &str, width: usize) -> String {
@@ -138,6 +149,13 @@ mod tests {
         assert_eq!(noun(1, "message"), "message");
         assert_eq!(noun(0, "message"), "messages");
         assert_eq!(noun(2, "file"), "files");
+    }
+
+    #[test]
+    fn count_groups_digits_and_agrees_in_number() {
+        assert_eq!(count(1, "row"), "1 row");
+        assert_eq!(count(0, "row"), "0 rows");
+        assert_eq!(count(151_312, "token"), "151,312 tokens");
     }
 
     #[test]

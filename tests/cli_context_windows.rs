@@ -120,7 +120,7 @@ fn a_configured_window_is_used_and_named_a_setting() {
         json["warnings"].as_array().unwrap().iter().any(|w| w
             .as_str()
             .unwrap()
-            .contains("configured context window of 1000")),
+            .contains("configured context window of 1,000 tokens")),
         "{json}"
     );
 

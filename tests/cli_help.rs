@@ -313,3 +313,29 @@ fn the_manual_names_every_command_and_nothing_internal() {
         assert!(found.is_empty(), "{}", found.join("\n"));
     }
 }
+
+#[test]
+fn global_options_have_their_own_heading_in_every_commands_help() {
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["conversations", "--help"],
+        vec!["mb", "sync", "--help"],
+        vec!["--help"],
+    ] {
+        let help = stdout(memscope(home.path()).args(&args));
+        let (own, global) = help
+            .split_once("Global options:")
+            .unwrap_or_else(|| panic!("{args:?}: no heading of its own:\n{help}"));
+        for flag in ["--db", "--config", "--dify-env", "--write", "--json"] {
+            assert!(
+                !own.contains(flag),
+                "{args:?}: {flag} among the command's own:\n{help}"
+            );
+            assert!(global.contains(flag), "{args:?}: {flag} missing:\n{help}");
+        }
+        assert!(
+            global.contains("mysql://"),
+            "{args:?}: --db names MySQL:\n{help}"
+        );
+    }
+}

@@ -105,6 +105,7 @@ fn finished() -> AppState {
         deleted_skipped: 12,
         archived_runs: 0,
         findings: findings(),
+        files_not_checked: false,
     };
     deliver(
         &mut state,

@@ -92,6 +92,18 @@ impl Context {
             .map_err(|e| config::ConfigError::Storage(e.to_string()).into())
     }
 
+    /// The object storage Dify's files are read from for `store`, when one is configured for it
+    /// (see `Resolved::files_storage`).
+    pub fn files_storage(&self, store: &Store) -> CliResult<Option<crate::storage::ObjectStore>> {
+        self.resolved
+            .files_storage(store.created_by_memscope())
+            .map(|backend| {
+                crate::storage::ObjectStore::open(backend)
+                    .map_err(|e| config::ConfigError::Storage(e.to_string()).into())
+            })
+            .transpose()
+    }
+
     /// Closes the databases the command opened.
     pub(super) async fn close(&self) {
         let opened = std::mem::take(

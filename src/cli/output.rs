@@ -28,11 +28,13 @@ pub enum ExitCode {
 pub struct CliError {
     pub message: String,
     pub code: ExitCode,
-    /// `usage`, `confirmation-required`, `not-found`, `config`, `database`, `read-only`,
-    /// `conflict` or `failure`.
+    /// `usage`, `confirmation-required`, `not-found`, `ambiguous`, `not-in-this-database`,
+    /// `config`, `database`, `read-only`, `conflict` or `failure`.
     pub kind: &'static str,
     /// What to do about it.
     pub hint: Option<String>,
+    /// What an ambiguous name could mean (or the valid choices), for a script to pick from.
+    pub candidates: Vec<String>,
 }
 
 impl CliError {
@@ -42,6 +44,7 @@ impl CliError {
             code,
             kind,
             hint: None,
+            candidates: Vec::new(),
         }
     }
 
@@ -67,13 +70,19 @@ impl CliError {
         CliError::new(ExitCode::Failure, "not-found", message)
     }
 
+    /// A command for another kind of database than this one (exit 3), as `StoreError::Lacks`.
+    pub fn not_in_this_database(message: impl Into<String>) -> Self {
+        CliError::new(ExitCode::Failure, "not-in-this-database", message)
+            .with_hint("`memscope info` says what this database holds and which commands read it")
+    }
+
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }
 
-    /// The error as `--json` prints it: `{"error": {"kind", "message", "hint", "exit_code"}}`;
-    /// `hint` is left out when there is none.
+    /// The error as `--json` prints it: `{"error": {"kind", "message", "hint", "candidates",
+    /// "exit_code"}}`; `hint` and `candidates` are left out when there are none.
     pub fn to_json(&self) -> serde_json::Value {
         let mut error = serde_json::json!({
             "kind": self.kind,
@@ -82,6 +91,9 @@ impl CliError {
         });
         if let Some(hint) = &self.hint {
             error["hint"] = hint.clone().into();
+        }
+        if !self.candidates.is_empty() {
+            error["candidates"] = self.candidates.clone().into();
         }
         serde_json::json!({ "error": error })
     }
@@ -104,29 +116,83 @@ impl CliError {
 impl<E: std::error::Error + 'static> From<E> for CliError {
     fn from(error: E) -> Self {
         // The chain of causes, so "cannot open …: permission denied" keeps its reason.
-        let mut message = error.to_string();
+        let mut message = crate::store::error_text(&error);
         let mut source = error.source();
         while let Some(cause) = source {
-            let text = cause.to_string();
+            let text = crate::store::error_text(cause);
             if !message.contains(&text) {
                 message.push_str(": ");
                 message.push_str(&text);
             }
             source = cause.source();
         }
-        let (code, kind, hint) = classify(&error);
+        let class = classify(&error);
         CliError {
             message,
-            code,
-            kind,
-            hint,
+            code: class.code,
+            kind: class.kind,
+            hint: class.hint,
+            candidates: class.candidates,
         }
     }
 }
 
+/// The way out of an id that names no conversation, whatever the source calls one (a Dify
+/// conversation, a Langflow session, a LangGraph thread).
+pub const CONVERSATIONS_HINT: &str =
+    "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
+
+/// How an error is reported: its exit code, its kind, the way out and the ids it could mean.
+struct Class {
+    code: ExitCode,
+    kind: &'static str,
+    hint: Option<String>,
+    candidates: Vec<String>,
+}
+
+impl Class {
+    fn new(code: ExitCode, kind: &'static str) -> Class {
+        Class {
+            code,
+            kind,
+            hint: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    fn failure() -> Class {
+        Class::new(ExitCode::Failure, "failure")
+    }
+
+    /// Nothing has this id (exit 3), with what lists the ids there are.
+    fn not_found(hint: impl Into<String>) -> Class {
+        Class {
+            hint: Some(hint.into()),
+            ..Class::new(ExitCode::Failure, "not-found")
+        }
+    }
+
+    /// Several things match what was typed (exit 3): the message and `candidates` name them.
+    fn ambiguous(candidates: Vec<String>) -> Class {
+        Class {
+            hint: Some("give more of the id, or one of the candidates".to_owned()),
+            candidates,
+            ..Class::new(ExitCode::Failure, "ambiguous")
+        }
+    }
+
+    fn with_hint(mut self, hint: Option<String>) -> Class {
+        self.hint = hint;
+        self
+    }
+}
+
 /// The exit code, kind and way out of an error from the layers below the CLI.
-fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static str, Option<String>) {
-    use crate::inspect::InspectError;
+fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
+    use crate::inspect::sessions::SessionError;
+    use crate::inspect::{AmbiguousId, InspectError};
+    use crate::sources::langflow::messages::FlowChoiceError;
+    use crate::sources::langgraph::saver::LangGraphError;
     use crate::store::StoreError;
     use crate::sync::SyncError;
     if let Some(store) = error.downcast_ref::<StoreError>() {
@@ -135,57 +201,97 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> (ExitCode, &'static st
             StoreError::Lacks { .. } => "not-in-this-database",
             _ => "database",
         };
-        return (ExitCode::Failure, kind, store.hint());
+        return Class::new(ExitCode::Failure, kind).with_hint(store.hint());
     }
     if error.is::<crate::config::ConfigError>() {
-        return (ExitCode::Failure, "config", None);
+        return Class::new(ExitCode::Failure, "config");
+    }
+    if let Some(ambiguous) = error.downcast_ref::<AmbiguousId>() {
+        return Class::ambiguous(ambiguous.candidates.clone());
+    }
+    if let Some(langgraph) = error.downcast_ref::<LangGraphError>() {
+        return match langgraph {
+            LangGraphError::UnknownThread(_) => Class::not_found(CONVERSATIONS_HINT),
+            LangGraphError::UnknownCheckpoint { error, .. } if !error.candidates.is_empty() => {
+                Class::ambiguous(error.candidates.clone())
+            }
+            LangGraphError::UnknownCheckpoint { thread, .. } => Class::not_found(format!(
+                "`memscope thread {thread}` lists the thread's checkpoints; name one by its whole \
+                 id, a unique start or end of it, or the 1f1ea8…43e9d8 form a tree shows"
+            )),
+            LangGraphError::BadKey(_) => Class::new(ExitCode::Failure, "config"),
+            LangGraphError::Query { .. } => Class::new(ExitCode::Failure, "database"),
+            LangGraphError::Checkpoint(_) => Class::failure(),
+        };
+    }
+    if let Some(choice) = error.downcast_ref::<FlowChoiceError>() {
+        return match choice {
+            FlowChoiceError::UnknownSession { .. } => Class::not_found(CONVERSATIONS_HINT),
+            FlowChoiceError::Ambiguous { flows, .. } => Class {
+                hint: Some("choose one with --flow NAME|ID".to_owned()),
+                ..Class::ambiguous(flows.iter().map(|flow| flow.label()).collect())
+            },
+            FlowChoiceError::UnknownFlow { flows, .. } => Class {
+                hint: Some("choose one of the session's flows with --flow NAME|ID".to_owned()),
+                candidates: flows.iter().map(|flow| flow.label()).collect(),
+                ..Class::new(ExitCode::Failure, "not-found")
+            },
+        };
+    }
+    if let Some(session) = error.downcast_ref::<SessionError>() {
+        return match session {
+            SessionError::Store(store) => classify(store),
+            SessionError::LangGraph(langgraph) => classify(langgraph),
+            SessionError::EmptySession { .. } | SessionError::NoCheckpoint(_) => {
+                Class::not_found(CONVERSATIONS_HINT)
+            }
+            SessionError::Trees => Class::failure(),
+        };
     }
     if let Some(inspect) = error.downcast_ref::<InspectError>() {
         return match inspect {
             InspectError::Store(store) => classify(store),
-            InspectError::UnknownConversation { .. } | InspectError::UnknownMessage { .. } => {
-                (ExitCode::Failure, "not-found", None)
-            }
-            InspectError::Ambiguous(_) | InspectError::AmbiguousTitle { .. } => {
-                (ExitCode::Failure, "ambiguous", None)
-            }
-            InspectError::Unknown(_) => (ExitCode::Failure, "not-found", None),
-            InspectError::BadSetting(_) => (ExitCode::Failure, "failure", None),
-            InspectError::LangGraph(_) => (ExitCode::Failure, "failure", None),
+            InspectError::Ambiguous(ambiguous) => classify(ambiguous),
+            InspectError::LangGraph(langgraph) => classify(langgraph),
+            InspectError::UnknownConversation { .. } => Class::not_found(CONVERSATIONS_HINT),
+            InspectError::UnknownMessage { conversation, .. } => Class::not_found(format!(
+                "`memscope thread {conversation}` lists its messages"
+            )),
+            InspectError::AmbiguousTitle { ids, .. } => Class::ambiguous(ids.clone()),
+            InspectError::Unknown(_) => Class::new(ExitCode::Failure, "not-found"),
+            InspectError::BadSetting(_) => Class::failure(),
         };
     }
     if let Some(trim) = error.downcast_ref::<crate::inspect::trim::TrimInspectError>() {
         use crate::inspect::trim::TrimInspectError;
         return match trim {
             TrimInspectError::Store(store) => classify(store),
-            TrimInspectError::UnknownMemory(_) => (ExitCode::Failure, "not-found", None),
-            _ => (ExitCode::Failure, "failure", None),
+            TrimInspectError::Ambiguous(ambiguous) => classify(ambiguous),
+            TrimInspectError::UnknownMemory(_) => {
+                Class::not_found("`memscope chat-memory list` lists the chat memories")
+            }
+            _ => Class::failure(),
         };
     }
     if let Some(base) = error.downcast_ref::<crate::inspect::memory_bases::BaseError>() {
+        use crate::inspect::memory_bases::BaseError;
         return match base {
-            crate::inspect::memory_bases::BaseError::Store(store) => classify(store),
-            crate::inspect::memory_bases::BaseError::Sync(sync) => classify(sync),
-            crate::inspect::memory_bases::BaseError::NoFlow(_) => {
-                (ExitCode::Failure, "not-found", None)
-            }
-            _ => (ExitCode::Failure, "failure", None),
+            BaseError::Store(store) => classify(store),
+            BaseError::Sync(sync) => classify(sync),
+            BaseError::NoFlow(_) => Class::new(ExitCode::Failure, "not-found"),
+            _ => Class::failure(),
         };
     }
     if let Some(sync) = error.downcast_ref::<SyncError>() {
         return match sync {
             SyncError::Store(store) => classify(store),
-            SyncError::Conflict { .. } => (ExitCode::Conflict, "conflict", None),
-            SyncError::Unknown(_) => (ExitCode::Failure, "not-found", None),
-            SyncError::NotFound(_) => (
-                ExitCode::Failure,
-                "not-found",
-                Some("`memscope mb list` lists the memory bases".to_owned()),
-            ),
-            _ => (ExitCode::Failure, "failure", None),
+            SyncError::Conflict { .. } => Class::new(ExitCode::Conflict, "conflict"),
+            SyncError::Unknown(_) => Class::new(ExitCode::Failure, "not-found"),
+            SyncError::NotFound(_) => Class::not_found("`memscope mb list` lists the memory bases"),
+            _ => Class::failure(),
         };
     }
-    (ExitCode::Failure, "failure", None)
+    Class::failure()
 }
 
 pub type CliResult<T = ExitCode> = Result<T, CliError>;
@@ -278,6 +384,33 @@ mod tests {
             &[vec!["a".into(), "5".into()], vec!["bb".into(), "10".into()]],
         );
         assert_eq!(t, "name   n\na      5\nbb    10");
+    }
+
+    #[test]
+    fn a_session_in_several_flows_is_ambiguous_with_its_candidates() {
+        use crate::sources::langflow::messages::{FlowChoiceError, FlowRef};
+        let flow = |name: &str, id: &str| FlowRef {
+            id: Some(id.to_owned()),
+            name: Some(name.to_owned()),
+            owner: None,
+            messages: 2,
+        };
+        let err = CliError::from(FlowChoiceError::Ambiguous {
+            session: "s".to_owned(),
+            flows: vec![flow("Support", "a1"), flow("Sales", "b2")],
+        });
+        assert_eq!((err.kind, err.code), ("ambiguous", ExitCode::Failure));
+        let json = err.to_json();
+        assert_eq!(
+            json["error"]["candidates"],
+            serde_json::json!(["Support (a1)", "Sales (b2)"])
+        );
+        assert!(json["error"]["hint"].as_str().unwrap().contains("--flow"));
+        let unknown = CliError::from(FlowChoiceError::UnknownSession {
+            session: "s".to_owned(),
+        });
+        assert_eq!(unknown.kind, "not-found");
+        assert_eq!(unknown.hint.as_deref(), Some(CONVERSATIONS_HINT));
     }
 
     #[test]

@@ -40,39 +40,54 @@ pub fn merge(user_toml: Option<(&Path, &str)>) -> Result<Config, ConfigError> {
     })?;
     overlay(&mut merged, user.clone());
     checked(merged).map_err(|message| {
-        // Find the key at fault: the first user key that fails alone on the defaults.
-        for (section_key, value) in &user {
-            let entries: Vec<(Vec<&str>, toml::Value)> = match value {
-                toml::Value::Table(table) => table
-                    .iter()
-                    .map(|(key, v)| (vec![section_key.as_str(), key.as_str()], v.clone()))
-                    .collect(),
-                other => vec![(vec![section_key.as_str()], other.clone())],
-            };
-            for (key_path, value) in entries {
-                let mut alone = embedded();
-                let mut single = toml::Table::new();
-                let leaf = match key_path.as_slice() {
-                    [section, key] => {
-                        let mut inner = toml::Table::new();
-                        inner.insert((*key).to_owned(), value);
-                        single.insert((*section).to_owned(), toml::Value::Table(inner));
-                        key_path.join(".")
-                    }
-                    _ => {
-                        single.insert(key_path[0].to_owned(), value);
-                        key_path[0].to_owned()
-                    }
-                };
-                overlay(&mut alone, single);
-                if let Err(message) = checked(alone) {
-                    let place = key_offset(text, &key_path).map(|at| line_column(text, at));
-                    return invalid(place, format!("`{leaf}`: {message}"));
-                }
+        // The key at fault: the first user key that fails alone on the defaults, followed down
+        // into its table as far as an entry fails alone, so a bad value inside
+        // `[tokens.context_windows]` is placed on its own line, not on the table's header.
+        for (key, value) in &user {
+            let path = vec![key.clone()];
+            if let Err(message) = alone(&path, value) {
+                let (path, message) = deepest_fault(path, value, message);
+                let keys: Vec<&str> = path.iter().map(String::as_str).collect();
+                let place = key_offset(text, &keys).map(|at| line_column(text, at));
+                return invalid(place, format!("`{}`: {message}", keys.join(".")));
             }
         }
         invalid(None, message)
     })
+}
+
+/// The check of the defaults with only `value` set at `path`.
+fn alone(path: &[String], value: &toml::Value) -> Result<Config, String> {
+    let mut single = value.clone();
+    for key in path.iter().rev() {
+        let mut table = toml::Table::new();
+        table.insert(key.clone(), single);
+        single = toml::Value::Table(table);
+    }
+    let mut merged = embedded();
+    if let toml::Value::Table(single) = single {
+        overlay(&mut merged, single);
+    }
+    checked(merged)
+}
+
+/// The deepest key under `path` that fails alone: a table that is accepted empty is at fault
+/// through one of its entries; one refused even empty (an unknown section) is itself.
+fn deepest_fault(path: Vec<String>, value: &toml::Value, message: String) -> (Vec<String>, String) {
+    let toml::Value::Table(table) = value else {
+        return (path, message);
+    };
+    if alone(&path, &toml::Value::Table(toml::Table::new())).is_err() {
+        return (path, message);
+    }
+    for (key, entry) in table {
+        let mut inner = path.clone();
+        inner.push(key.clone());
+        if let Err(message) = alone(&inner, entry) {
+            return deepest_fault(inner, entry, message);
+        }
+    }
+    (path, message)
 }
 
 /// The configuration a merged table describes, with the checks types cannot express.

@@ -83,6 +83,19 @@ pub struct Resolved {
     pub kb_root: PathBuf,
 }
 
+impl Resolved {
+    /// The object storage Dify's files are read from for a database: the one `[storage]` or
+    /// Dify's settings name, or the built-in local directory for a database memscope made (its
+    /// demo files are there). A database of Dify's own has its files wherever its storage is, so
+    /// with nothing naming it there is none: its files cannot be checked, not found missing.
+    pub fn files_storage(&self, created_by_memscope: bool) -> Option<&StorageBackend> {
+        match self.storage_source {
+            StorageOrigin::ConfigFile | StorageOrigin::DifyEnv => Some(&self.storage),
+            StorageOrigin::EmbeddedDefault => created_by_memscope.then_some(&self.storage),
+        }
+    }
+}
+
 /// Inputs that override the files: `--config`, `--db` and the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -242,7 +255,8 @@ pub fn database_url(given: &str) -> String {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
     });
-    if has_scheme {
+    // `postgresql//…` is a URL missing its colon, refused as one, not a file path.
+    if has_scheme || crate::store::with_missing_colon(given).is_some() {
         given.to_owned()
     } else {
         sqlite_url(Path::new(given))

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::format::{count, thousands};
+
 use crate::memory::budget::{MessageTokens, Pruned, SuffixTotals, prune};
 use crate::memory::history::{History, HistoryOptions, PausedTurn};
 use crate::memory::models::ContextWindow;
@@ -117,23 +119,28 @@ impl BudgetView {
         if self.zero_counter_trap() {
             warnings.push(format!(
                 "counter `zero` (Dify 1.x default: token counting disabled): every count is 0, so \
-                 nothing is pruned and all {} messages are sent, {} tokens by the classic formula",
-                self.counts.len(),
-                self.sent_tokens
+                 nothing is pruned and all {} sent, {} by the classic formula",
+                match self.counts.len() {
+                    1 => "1 message is".to_owned(),
+                    n => format!("{} messages are", thousands(n as u64)),
+                },
+                count(self.sent_tokens, "token")
             ));
         }
         if let (Some(false), Some(window)) = (self.fits_context(), self.context_window.tokens()) {
             warnings.push(format!(
-                "what is sent ({} tokens) exceeds {} of {window} tokens",
-                self.sent_tokens,
-                self.context_window.subject(&self.model)
+                "what is sent ({}) exceeds {} of {}",
+                count(self.sent_tokens, "token"),
+                self.context_window.subject(&self.model),
+                count(window, "token")
             ));
         }
         warnings.extend(self.history.paused.iter().map(PausedTurn::describe));
         if self.pruned.tokens_after as i128 > self.max_tokens as i128 && !self.counts.is_empty() {
             warnings.push(format!(
-                "the newest message alone ({} tokens) is over the budget of {}: pruning keeps it anyway",
-                self.pruned.tokens_after, self.max_tokens
+                "the newest message alone ({}) is over the budget of {}: pruning keeps it anyway",
+                count(self.pruned.tokens_after, "token"),
+                thousands(self.max_tokens)
             ));
         }
         warnings

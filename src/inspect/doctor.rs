@@ -28,8 +28,8 @@ pub use super::doctor_finding::Finding;
 pub struct DoctorSettings {
     pub counter: TokenCounter,
     pub budget: i64,
-    /// Dify's object storage, for node memory files and offloaded outputs; `None` skips the
-    /// checks that read files.
+    /// Dify's object storage, for node memory files, offloaded outputs and uploaded files;
+    /// `None` (no storage configured) skips the checks that read files, and the report says so.
     pub storage: Option<ObjectStore>,
     /// The newest root checkpoints a LangGraph thread keeps in the figure of what a prune frees.
     pub keep_last: usize,
@@ -45,6 +45,9 @@ pub struct DoctorReport {
     /// a missing-run finding.
     pub archived_runs: i64,
     pub findings: Vec<Finding>,
+    /// Dify's files (uploads, node memory files, offloaded outputs) were not checked: no
+    /// object storage is configured for this database.
+    pub files_not_checked: bool,
 }
 
 impl DoctorReport {
@@ -211,7 +214,10 @@ pub async fn run_until(
     if stop.is_cancelled() {
         return Ok(None);
     }
-    Ok(Some(checks.into_report(scan)))
+    Ok(Some(DoctorReport {
+        files_not_checked: settings.storage.is_none(),
+        ..checks.into_report(scan)
+    }))
 }
 
 /// What the scan of every message found, conversation by conversation.
@@ -356,6 +362,7 @@ impl TableChecks {
             deleted_skipped: self.deleted_skipped,
             archived_runs: self.archived_runs,
             findings,
+            files_not_checked: false,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use crate::format::{count, thousands};
+
 use super::doctor_langflow::LangflowFinding;
 use super::doctor_langgraph::LangGraphFinding;
 use crate::memory::node_context::NodeProblem;
@@ -132,9 +134,11 @@ impl Finding {
                 budget,
                 messages,
             } => format!(
-                "conversation {conversation_id}: history of {messages} messages is {tokens} tokens, \
-                 over the budget of {budget}; with token counting disabled (Dify 1.x default) all \
-                 of it is sent"
+                "conversation {conversation_id}: history of {} is {}, over the budget of {}; \
+                 with token counting disabled (Dify 1.x default) all of it is sent",
+                count(*messages as u64, "message"),
+                count(*tokens, "token"),
+                thousands(*budget),
             ),
             Finding::TreeAnomaly {
                 conversation_id,

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::format::{count, thousands};
+
 use super::InspectError;
 use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LangflowMessage, LeftOut, agent_history,
@@ -127,8 +129,12 @@ impl LangflowFinding {
                 forgotten,
                 ..
             } => format!(
-                "session {session_id:?} of {flow}: the Agent's memory feeds the newest {window} \
-                 messages; {forgotten} older ones are not fed"
+                "session {session_id:?} of {flow}: the Agent's memory feeds the newest {}; {} not fed",
+                count(*window, "message"),
+                match forgotten {
+                    1 => "1 older one is".to_owned(),
+                    n => format!("{} older ones are", thousands(*n as u64)),
+                }
             ),
             LangflowFinding::ErrorTextFed {
                 session_id,
@@ -136,9 +142,10 @@ impl LangflowFinding {
                 message_ids,
                 ..
             } => format!(
-                "session {session_id:?} of {flow}: {} error message(s) without the error flag are \
-                 fed to the model as conversation ({})",
-                message_ids.len(),
+                "session {session_id:?} of {flow}: {} without the error flag {} fed to the model \
+                 as conversation ({})",
+                count(message_ids.len() as u64, "error message"),
+                if message_ids.len() == 1 { "is" } else { "are" },
                 message_ids.join(", ")
             ),
             LangflowFinding::Unreachable {
@@ -148,8 +155,10 @@ impl LangflowFinding {
                 without_owner,
                 ..
             } => format!(
-                "session {session_id:?} of {flow}: {without_flow} message(s) without a flow and \
-                 {without_owner} without an owner, which no Agent's memory reads"
+                "session {session_id:?} of {flow}: {} without a flow and {} without an owner, \
+                 which no Agent's memory reads",
+                count(*without_flow as u64, "message"),
+                thousands(*without_owner as u64),
             ),
             LangflowFinding::OverBudget {
                 session_id,
@@ -159,8 +168,11 @@ impl LangflowFinding {
                 messages,
                 ..
             } => format!(
-                "session {session_id:?} of {flow}: the Agent's memory feeds {messages} messages of \
-                 {tokens} tokens, over the budget of {budget}"
+                "session {session_id:?} of {flow}: the Agent's memory feeds {} of {}, over the \
+                 budget of {}",
+                count(*messages as u64, "message"),
+                count(*tokens, "token"),
+                thousands(*budget),
             ),
         }
     }

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::InspectError;
-use crate::format::{byte_size, noun, thousands};
+use crate::format::{byte_size, count, noun, thousands};
 use crate::memory::langgraph::KEY_VARIABLE;
 use crate::memory::langgraph::footprint::{OrphanWrites, ThreadFootprint};
 use crate::memory::tokens::{CountCache, TokenCounter};
@@ -120,12 +120,13 @@ impl LangGraphFinding {
                     |n| format!("its {} {}", thousands(n as u64), noun(n as u64, "message")),
                 );
                 format!(
-                    "thread {thread_id} stores {messages} {} times: {} in {} checkpoints; \
-                     keeping the newest {keep_last} frees {} checkpoints, {}",
+                    "thread {thread_id} stores {messages} {} times: {} in {}; keeping the \
+                     newest {} frees {}, {}",
                     thousands(*root_checkpoints as u64),
                     size(*bytes),
-                    thousands(*checkpoints as u64),
-                    thousands(*frees_checkpoints as u64),
+                    count(*checkpoints as u64, "checkpoint"),
+                    thousands(*keep_last as u64),
+                    count(*frees_checkpoints as u64, "checkpoint"),
                     size(*frees_bytes),
                 )
             }

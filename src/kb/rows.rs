@@ -7,16 +7,17 @@ use serde::Serialize;
 
 #[derive(Debug, thiserror::Error)]
 pub enum VectorStoreError {
-    #[error("vector store {path}: {source}")]
+    #[error("vector store {path}: {}", crate::store::error_text(source))]
     Sqlite { path: PathBuf, source: sqlx::Error },
-    #[error("pgvector store of KB {kb}: {source}")]
+    #[error("pgvector store of KB {kb}: {}", crate::store::error_text(source))]
     Postgres { kb: String, source: sqlx::Error },
     #[error(
         "the PostgreSQL server has no pgvector extension (`vector`), which memory-base knowledge \
-         bases need on PostgreSQL ({source}). Install pgvector on the server (Debian bookworm: \
+         bases need on PostgreSQL ({}). Install pgvector on the server (Debian bookworm: \
          build Debian trixie's pgvector source package against postgresql-server-dev-15 as \
          memscope's .ci/pgvector does; elsewhere the postgresql-NN-pgvector package), then run \
-         `CREATE EXTENSION vector;` in this database as a superuser"
+         `CREATE EXTENSION vector;` in this database as a superuser",
+        crate::store::error_text(source)
     )]
     MissingPgvector { source: sqlx::Error },
     #[error("cannot create {path}: {source}")]

@@ -140,8 +140,22 @@ impl Reader<'_> {
         self.take(variable, default, false)
     }
 
+    /// A password or key: shown as `(hidden)`, or as `(empty)` when it is set to nothing or not
+    /// set at all, so an operator sees that there is no password rather than a hidden one.
     fn secret(&mut self, variable: &str) -> Option<String> {
-        self.take(variable, None, true)
+        let taken = self.take(variable, None, true);
+        if taken.is_none() {
+            let origin = match self.values.get(variable) {
+                Some((_, line)) => format!("line {line}"),
+                None => "not set".to_owned(),
+            };
+            self.taken.push(TakenValue {
+                variable: variable.to_owned(),
+                value: "(empty)".to_owned(),
+                origin,
+            });
+        }
+        taken
     }
 
     fn take(&mut self, variable: &str, default: Option<&str>, hidden: bool) -> Option<String> {
@@ -289,10 +303,13 @@ fn from_values(
     }
     let extras = reader.get("DB_EXTRAS", None).unwrap_or_default();
     let extras = extras.trim_matches('&');
+    // No password: no `:` before the `@`, so the URL does not read as one hidden.
+    let credentials = match password.as_str() {
+        "" => url_escape(&user),
+        password => format!("{}:{}", url_escape(&user), url_escape(password)),
+    };
     let database_url = Secret::new(format!(
-        "{scheme}://{}:{}@{host}:{port}/{}{}{extras}",
-        url_escape(&user),
-        url_escape(&password),
+        "{scheme}://{credentials}@{host}:{port}/{}{}{extras}",
         url_escape(&database),
         if extras.is_empty() { "" } else { "?" }
     ));

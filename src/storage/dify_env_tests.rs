@@ -70,7 +70,7 @@ fn mysql_types_use_mysqls_protocol_with_difys_port_default_and_extras() {
         .unwrap();
         assert_eq!(
             dify.database_url.expose(),
-            "mysql://root:@localhost:5432/dify?charset=utf8mb4"
+            "mysql://root@localhost:5432/dify?charset=utf8mb4"
         );
     }
 }
@@ -162,7 +162,7 @@ fn envs_files_are_layered_under_the_env_file_which_wins() {
     let dify = settings(dir.path(), "DB_HOST=10.0.0.7\nDB_USERNAME=root\n").unwrap();
     assert_eq!(
         dify.database_url.expose(),
-        "mysql://root:@10.0.0.7:3306/dify"
+        "mysql://root@10.0.0.7:3306/dify"
     );
     let origin = |variable: &str| {
         dify.taken

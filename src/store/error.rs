@@ -4,9 +4,8 @@
 /// Errors of the memory database layer.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error(
-        "{url}: not a database URL memscope understands (use sqlite://PATH, postgres://USER@HOST/DB or mysql://USER@HOST/DB)"
-    )]
+    /// The forms memscope takes are the hint's: the message does not list them again.
+    #[error("{url}: not a database URL memscope understands{}", did_you_mean(url))]
     BadUrl { url: String },
 
     #[error("{path} does not exist: there is no database at {url}")]
@@ -24,7 +23,7 @@ pub enum StoreError {
     )]
     LogWithoutIndex { url: String, log: String },
 
-    #[error("cannot connect to {url}: {source}")]
+    #[error("cannot connect to {url}: {}", error_text(source))]
     Unreachable {
         url: String,
         #[source]
@@ -104,7 +103,7 @@ pub enum StoreError {
         source: crate::memory::instant::InstantError,
     },
 
-    #[error("query on {url} failed: {source}")]
+    #[error("query on {url} failed: {}", error_text(source))]
     Query {
         url: String,
         #[source]
@@ -171,6 +170,46 @@ impl StoreError {
             _ => return None,
         })
     }
+}
+
+/// An error as an operator reads it. PostgreSQL's errors are their message alone: sqlx adds the
+/// line of PostgreSQL's own C source that raised it (`… does not exist at line 948`), which
+/// says nothing about the database.
+pub fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
+    use sqlx::error::DatabaseError;
+    use sqlx::postgres::PgDatabaseError;
+    // The cause under sqlx's `Error::Database` is the boxed database error itself.
+    if let Some(postgres) = error
+        .downcast_ref::<Box<dyn DatabaseError>>()
+        .and_then(|database| database.try_downcast_ref::<PgDatabaseError>())
+    {
+        return postgres.message().to_owned();
+    }
+    match error.downcast_ref::<sqlx::Error>() {
+        Some(sqlx::Error::Database(database)) => {
+            match database.try_downcast_ref::<PgDatabaseError>() {
+                Some(postgres) => format!("error returned from database: {}", postgres.message()),
+                None => error.to_string(),
+            }
+        }
+        _ => error.to_string(),
+    }
+}
+
+/// `postgresql//u@h/db` as it was meant, `postgresql://u@h/db`: a database scheme whose colon
+/// was left out (taken as it is, it would be a relative file path).
+pub fn with_missing_colon(url: &str) -> Option<String> {
+    const SCHEMES: [&str; 5] = ["postgresql", "postgres", "mysql", "mariadb", "sqlite"];
+    SCHEMES.iter().find_map(|scheme| {
+        let head = url.get(..scheme.len())?;
+        let rest = url[scheme.len()..].strip_prefix("//")?;
+        head.eq_ignore_ascii_case(scheme)
+            .then(|| format!("{head}://{rest}"))
+    })
+}
+
+fn did_you_mean(url: &str) -> String {
+    with_missing_colon(url).map_or_else(String::new, |meant| format!(": did you mean {meant}?"))
 }
 
 /// SQLITE_FULL, or PostgreSQL's disk_full (53100).
@@ -246,7 +285,8 @@ fn redact_credentials(url: &str) -> String {
     let Some(at) = authority.rfind('@') else {
         return url.to_owned();
     };
-    let Some(colon) = authority[..at].find(':') else {
+    // An empty password (`user:@host`) hides nothing: shown as it is, so it reads as empty.
+    let Some(colon) = authority[..at].find(':').filter(|&colon| colon + 1 < at) else {
         return url.to_owned();
     };
     format!(
@@ -324,6 +364,29 @@ mod tests {
         ] {
             assert_eq!(redact_url(url), url);
         }
+    }
+
+    #[test]
+    fn an_empty_password_is_shown_empty() {
+        assert_eq!(
+            redact_url("postgres://postgres:@db:5432/dify"),
+            "postgres://postgres:@db:5432/dify"
+        );
+    }
+
+    #[test]
+    fn a_scheme_without_its_colon_is_named() {
+        use super::with_missing_colon;
+        assert_eq!(
+            with_missing_colon("postgresql//u@h/db").as_deref(),
+            Some("postgresql://u@h/db")
+        );
+        assert_eq!(
+            with_missing_colon("mysql//root@h/dify").as_deref(),
+            Some("mysql://root@h/dify")
+        );
+        assert_eq!(with_missing_colon("postgresql://u@h/db"), None);
+        assert_eq!(with_missing_colon("./postgresql.db"), None);
     }
 
     #[test]

@@ -54,6 +54,7 @@ impl JobRunner {
     pub fn new(
         store: Store,
         storage: ObjectStore,
+        doctor_reads_files: bool,
         syncers: MbSettings,
         data_dir: PathBuf,
         events: UnboundedSender<JobEvent>,
@@ -61,7 +62,11 @@ impl JobRunner {
         let store = Arc::new(store);
         JobRunner {
             memory_bases: memory_bases::MbRunner::new(store.clone(), syncers, events.clone()),
-            doctor: doctor::DoctorRunner::new(store.clone(), storage.clone(), events.clone()),
+            doctor: doctor::DoctorRunner::new(
+                store.clone(),
+                doctor_reads_files.then(|| storage.clone()),
+                events.clone(),
+            ),
             store,
             storage,
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),

@@ -80,7 +80,17 @@ impl App {
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let storage = crate::storage::ObjectStore::open(&resolved.storage)?;
         let data_dir = resolved.dirs.data.clone();
-        let mut runner = JobRunner::new(store, storage, syncers, data_dir, sender);
+        let doctor_reads_files = resolved
+            .files_storage(store.created_by_memscope())
+            .is_some();
+        let mut runner = JobRunner::new(
+            store,
+            storage,
+            doctor_reads_files,
+            syncers,
+            data_dir,
+            sender,
+        );
         let configured = &resolved.config.summarizer;
         match crate::summarize::Summarizer::from_config(configured) {
             Ok(summarizer) => {

@@ -41,9 +41,12 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The options every command takes, shown under their own heading in each command's help so
+/// they do not mix with the command's own.
 #[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// Database URL (sqlite:///path.db or postgres://…); overrides MEMSCOPE_DATABASE_URL and the config
+    /// Database: a file path, sqlite:///path.db, postgres://… or mysql://… (Dify on MySQL or MariaDB); overrides MEMSCOPE_DATABASE_URL and the config
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
     /// Config file to use instead of the user's config.toml

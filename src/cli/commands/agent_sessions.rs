@@ -96,7 +96,7 @@ fn render(report: &Report) -> String {
 pub async fn run(context: &Context, args: &AgentSessionsArgs) -> CliResult {
     let store = context.open().await?;
     if store.profile().capabilities().conversations != ConversationShape::RegenerationTrees {
-        return Err(CliError::failure(
+        return Err(CliError::not_in_this_database(
             "agent runtime sessions are Dify's: this database keeps its conversations another way",
         ));
     }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::cli::output::table;
-use crate::format::{one_line, thousands};
+use crate::format::{count, one_line, thousands};
 use crate::inspect::budget::{BudgetLine, BudgetView};
 use crate::memory::models::{ContextWindow, ContextWindowFields};
 
@@ -66,13 +66,13 @@ impl BudgetFigures {
     /// The counter line and the budget line: `dropped` of `total` messages pruned.
     pub(super) fn describe(&self, dropped: usize, total: usize) -> String {
         format!(
-            "counter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} messages dropped\n",
+            "counter {}\nbudget {} tokens: {} before pruning, {} after; {} of {} dropped\n",
             self.counter,
             thousands(self.max_tokens),
             thousands(self.tokens_before),
             thousands(self.tokens_after),
-            dropped,
-            total
+            thousands(dropped as u64),
+            count(total as u64, "message")
         )
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::args::DoctorArgs;
 use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
-use crate::format::thousands;
+use crate::format::{count, thousands};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
 use crate::store::{ConversationShape, Part};
 
@@ -31,7 +31,15 @@ struct Report {
     counts: BTreeMap<&'static str, usize>,
     /// At most `--max-per-kind` of each kind.
     findings: Vec<Finding>,
+    /// Why Dify's files were not checked (no object storage configured); left out when they were.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    files_not_checked: Option<&'static str>,
 }
+
+/// Why a Dify database's files were not checked, and how to have them checked.
+const NO_STORAGE: &str = "no object storage is configured, so uploaded files, node memory files \
+                          and offloaded outputs were not checked; pass --dify-env with Dify's \
+                          settings, or set [storage] in the config file";
 
 fn is_zero(count: &i64) -> bool {
     *count == 0
@@ -39,10 +47,9 @@ fn is_zero(count: &i64) -> bool {
 
 fn render(r: &Report) -> String {
     let mut out = format!(
-        "scanned {} {}, {} messages (budget {} tokens, counter {})\n",
-        thousands(r.conversations as i128),
-        crate::format::noun(r.conversations as u64, r.noun),
-        thousands(r.messages as i128),
+        "scanned {}, {} (budget {} tokens, counter {})\n",
+        count(r.conversations as u64, r.noun),
+        count(r.messages as u64, "message"),
         thousands(r.budget),
         r.counter
     );
@@ -63,6 +70,9 @@ fn render(r: &Report) -> String {
                 "messages point to"
             }
         ));
+    }
+    if let Some(why) = r.files_not_checked {
+        out.push_str(&format!("files not checked: {why}\n"));
     }
     if r.counts.is_empty() {
         out.push_str("no findings\n");
@@ -111,7 +121,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let settings = DoctorSettings {
         counter,
         budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
-        storage: Some(context.storage()?),
+        storage: context.files_storage(&store)?,
         keep_last: usize::try_from(args.keep_last).unwrap_or(usize::MAX),
     };
     let report = if std::io::stderr().is_terminal() {
@@ -130,6 +140,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         report.deleted_skipped,
         report.archived_runs,
     );
+    let files_not_checked = report.files_not_checked.then_some(NO_STORAGE);
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
     let report = Report {
@@ -142,6 +153,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         counter: settings.counter.description(),
         counts,
         findings,
+        files_not_checked,
     };
     emit(context.global.json, &report, render)?;
     Ok(if any {

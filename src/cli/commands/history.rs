@@ -71,12 +71,12 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
         return super::langgraph::history(context, &store, args).await;
     }
     if args.flow.is_some() || args.n_messages.is_some() || args.context_id.is_some() {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--flow, --n-messages and --context-id are Langflow's: this database is not Langflow's",
         ));
     }
     if args.leaf.is_some() {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--leaf is LangGraph's: this database keeps no checkpoints",
         ));
     }

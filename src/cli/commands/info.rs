@@ -221,7 +221,7 @@ fn render(info: &Info) -> String {
         info.kb_root.display(),
         info.model,
         info.counter,
-        info.budget,
+        thousands(info.budget),
     );
     if let Some(dify) = &info.dify {
         out.push_str(&format!(

@@ -107,10 +107,7 @@ pub(super) async fn history_report(
     args: &HistoryArgs,
 ) -> CliResult<Report> {
     let flows = session_flows(store, &args.conversation).await?;
-    let flow = flows
-        .choose(args.flow.as_deref())
-        .map_err(|e| CliError::not_found(e.to_string()))?
-        .clone();
+    let flow = flows.choose(args.flow.as_deref())?.clone();
     let n_messages = args.n_messages.unwrap_or(AGENT_DEFAULT_N_MESSAGES);
     let rows = session_messages(store, &args.conversation, None).await?;
     let fed = agent_history(
@@ -225,7 +222,7 @@ pub async fn conversations(
     args: &ConversationsArgs,
 ) -> CliResult {
     if args.app.is_some() || args.include_deleted {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--app and --include-deleted are Dify's: a Langflow database lists one \
              conversation per flow and session",
         ));

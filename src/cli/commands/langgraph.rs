@@ -12,14 +12,15 @@ use super::page::Page;
 use crate::cli::args::{ConversationsArgs, HistoryArgs, ThreadArgs, ThreadMode};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
-use crate::format::{one_line, thousands};
+use crate::format::{count, one_line, thousands};
 use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree};
+use crate::inspect::sessions::SessionError;
 use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
-use crate::memory::langgraph::tree::{CheckpointTree, UnknownCheckpoint};
+use crate::memory::langgraph::tree::CheckpointTree;
 use crate::memory::models::ContextWindowFields;
 use crate::memory::tokens::CounterFields;
-use crate::sources::langgraph::saver::LangGraphDb;
+use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
 use crate::sources::langgraph::threads::ThreadRow;
 use crate::store::{CancelFlag, Store};
 
@@ -61,7 +62,7 @@ pub async fn conversations(
     args: &ConversationsArgs,
 ) -> CliResult {
     if args.app.is_some() || args.include_deleted {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--app and --include-deleted are Dify's: a LangGraph database lists one \
              conversation per thread",
         ));
@@ -194,10 +195,10 @@ fn node_line(node: &CheckpointLine) -> String {
 
 fn render_thread(report: &ThreadTree) -> String {
     let mut out = format!(
-        "thread {}: {} checkpoints, {} on the path to {}\n* marks the path\n\n",
+        "thread {}: {}, {} on the path to {}\n* marks the path\n\n",
         report.thread_id,
-        report.nodes.len(),
-        report.thread.len(),
+        count(report.nodes.len() as u64, "checkpoint"),
+        thousands(report.thread.len() as u64),
         report.leaf.as_deref().unwrap_or("(none)"),
     );
     for node in &report.nodes {
@@ -224,27 +225,18 @@ fn thread_report(
     tree: &CheckpointTree,
     leaf: Option<&str>,
 ) -> CliResult<ThreadTree> {
-    ThreadTree::of(thread_id, tree, leaf).map_err(|e| unknown_checkpoint(thread_id, &e))
-}
-
-/// A `--leaf` that names no checkpoint of the thread (with the way to see them), or several
-/// (listed).
-fn unknown_checkpoint(thread_id: &str, error: &UnknownCheckpoint) -> CliError {
-    let message = format!("thread {thread_id}: {error}");
-    if error.candidates.is_empty() {
-        CliError::not_found(message).with_hint(format!(
-            "`memscope thread {thread_id}` lists its checkpoints; name one by its whole id, a \
-             unique start or end of it, or the 1f1ea8…43e9d8 form a tree shows"
-        ))
-    } else {
-        CliError::new(ExitCode::Failure, "ambiguous", message)
-            .with_hint("type more of the id: its last characters tell a thread's checkpoints apart")
-    }
+    ThreadTree::of(thread_id, tree, leaf).map_err(|error| {
+        LangGraphError::UnknownCheckpoint {
+            thread: thread_id.to_owned(),
+            error,
+        }
+        .into()
+    })
 }
 
 pub async fn thread(context: &Context, store: &Store, args: &ThreadArgs) -> CliResult {
     if args.mode != ThreadMode::Dify {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--mode is Dify's: a LangGraph thread's path is its parent links",
         ));
     }
@@ -316,7 +308,7 @@ pub(super) struct HistoryReport {
 
 fn render_history(r: &HistoryReport) -> String {
     let mut out = format!(
-        "thread {} at checkpoint {} ({})\ncounter {}\nbudget {} tokens under {}: {} before, {} after; {} of {} messages dropped\n",
+        "thread {} at checkpoint {} ({})\ncounter {}\nbudget {} tokens under {}: {} before, {} after; {} of {} dropped\n",
         r.thread_id,
         r.checkpoint_id,
         r.ts,
@@ -325,8 +317,8 @@ fn render_history(r: &HistoryReport) -> String {
         r.trim,
         thousands(r.tokens_before),
         thousands(r.tokens_after),
-        r.dropped,
-        r.dropped + r.kept,
+        thousands(r.dropped as u64),
+        count((r.dropped + r.kept) as u64, "message"),
     );
     for line in r.unread.iter().chain(&r.warnings) {
         out += &format!("warning: {line}\n");
@@ -403,7 +395,7 @@ pub(super) async fn history_report(
         || args.message_limit.is_some()
         || args.text
     {
-        return Err(CliError::failure(
+        return Err(CliError::usage(
             "--flow, --n-messages, --context-id, --message-limit and --text are Dify's and \
              Langflow's: a LangGraph thread's history is its `messages` channel",
         ));
@@ -415,16 +407,14 @@ pub(super) async fn history_report(
             .await?
             .resolve(leaf)
             .map(str::to_owned)
-            .map_err(|e| unknown_checkpoint(&args.conversation, &e))?,
+            .map_err(|error| LangGraphError::UnknownCheckpoint {
+                thread: args.conversation.clone(),
+                error,
+            })?,
         None => db
             .latest_checkpoint(&args.conversation)
             .await?
-            .ok_or_else(|| {
-                CliError::not_found(format!(
-                    "thread {} has no checkpoint of its root graph",
-                    args.conversation
-                ))
-            })?,
+            .ok_or_else(|| CliError::from(SessionError::NoCheckpoint(args.conversation.clone())))?,
     };
     let state = db.state_at(&args.conversation, &checkpoint).await?;
     let (counter, model) = counter_from(context, &args.tokens)?;

@@ -11,12 +11,11 @@ use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::{noun, thousands};
 use crate::memory::langgraph::prune::KeepRule;
-use crate::sources::ConversationShape;
 use crate::sources::langgraph::archive::{Archive, ArchiveError, new_archive_path};
 use crate::sources::langgraph::prune::{PruneError, PrunePlan, PruneRequest};
 use crate::sources::langgraph::restore::restore_command;
 use crate::sources::langgraph::saver::LangGraphDb;
-use crate::store::{CancelFlag, Store};
+use crate::store::{CancelFlag, Part, Store};
 
 pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
     match command {
@@ -26,13 +25,8 @@ pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
 }
 
 async fn open(context: &Context) -> CliResult<(Store, LangGraphDb)> {
-    let store = context.open().await?;
-    if store.profile().capabilities().conversations != ConversationShape::CheckpointThreads {
-        return Err(CliError::usage(format!(
-            "checkpoints work on a LangGraph checkpoint database; this one is {}",
-            store.profile().describe()
-        )));
-    }
+    // Another kind of database is refused as every command refuses one (exit 3).
+    let store = context.open_for(Part::Checkpoints).await?;
     let db = LangGraphDb::open(&store)?;
     Ok((store, db))
 }

@@ -46,9 +46,11 @@ pub fn man(dir: Option<&Path>) -> CliResult {
 
 fn write_out(bytes: &[u8]) -> CliResult {
     let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(bytes)
-        .and_then(|()| stdout.flush())
-        .map_err(|e| CliError::failure(format!("cannot write to standard output: {e}")))?;
-    Ok(ExitCode::Ok)
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        // A closed pipe (`memscope completions bash | head`) is not an error worth a message.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::failure(format!(
+            "cannot write to standard output: {e}"
+        ))),
+        _ => Ok(ExitCode::Ok),
+    }
 }

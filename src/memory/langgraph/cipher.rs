@@ -29,7 +29,8 @@ impl AesKey {
         match bytes.len() {
             16 | 24 | 32 => Ok(AesKey(bytes.to_vec())),
             n => Err(format!(
-                "{KEY_VARIABLE} must be 16, 24 or 32 bytes long, as LangGraph requires; it is {n}"
+                "{KEY_VARIABLE} must be 16, 24 or 32 bytes long, as LangGraph requires; it is {n} {}",
+                crate::format::noun(n as u64, "byte")
             )),
         }
     }

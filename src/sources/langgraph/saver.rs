@@ -21,7 +21,8 @@ pub enum Saver {
 /// Why a LangGraph database cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LangGraphError {
-    #[error("{KEY_VARIABLE}: {0}")]
+    /// The key in `LANGGRAPH_AES_KEY` is unusable; the text names the variable.
+    #[error("{0}")]
     BadKey(String),
     #[error("no thread {0} in this database")]
     UnknownThread(String),
@@ -32,7 +33,7 @@ pub enum LangGraphError {
     },
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
-    #[error("{url}: {source}")]
+    #[error("{url}: {}", crate::store::error_text(source))]
     Query { url: String, source: sqlx::Error },
 }
 

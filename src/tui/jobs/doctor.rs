@@ -27,8 +27,9 @@ const REPORT_EVERY: Duration = Duration::from_millis(200);
 /// Runs the doctor's effects.
 pub struct DoctorRunner {
     store: Arc<Store>,
-    /// Where Dify's files are, for the checks that read them.
-    storage: ObjectStore,
+    /// Where Dify's files are, for the checks that read them; `None` when no storage is
+    /// configured for this database (the scan then says the files were not checked).
+    storage: Option<ObjectStore>,
     /// The one scan, in its slot.
     tasks: Tasks,
 }
@@ -36,7 +37,7 @@ pub struct DoctorRunner {
 impl DoctorRunner {
     pub fn new(
         store: Arc<Store>,
-        storage: ObjectStore,
+        storage: Option<ObjectStore>,
         events: UnboundedSender<JobEvent>,
     ) -> DoctorRunner {
         DoctorRunner {
@@ -51,7 +52,7 @@ impl DoctorRunner {
         let settings = DoctorSettings {
             counter: scan_request.counter,
             budget: scan_request.budget,
-            storage: Some(self.storage.clone()),
+            storage: self.storage.clone(),
             keep_last: DEFAULT_KEEP_LAST,
         };
         let stop = CancelFlag::default();
@@ -159,7 +160,10 @@ mod tests {
         })
         .unwrap();
         let (events, reports) = mpsc::unbounded_channel();
-        (DoctorRunner::new(Arc::new(store), storage, events), reports)
+        (
+            DoctorRunner::new(Arc::new(store), Some(storage), events),
+            reports,
+        )
     }
 
     fn scan() -> DoctorScan {

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::common::{placeholder, short_id};
-use crate::format::{noun, one_line, thousands};
+use crate::format::{count, noun, one_line, thousands};
 use crate::inspect::budget::BudgetView;
 use crate::memory::agent_history::LeftOut;
 use crate::memory::tokens::is_loaded;
@@ -232,9 +232,9 @@ fn summary_lines<'a>(
         ),
         Line::styled(
             format!(
-                "{} messages, {} tokens before pruning; {} dropped, {} sent",
-                thousands(view.counts.len() as u64),
-                thousands(view.pruned.tokens_before),
+                "{}, {} before pruning; {} dropped, {} sent",
+                count(view.counts.len() as u64, "prompt message"),
+                count(view.pruned.tokens_before, "token"),
                 thousands(dropped(state, view, of) as u64),
                 thousands((view.counts.len() - dropped(state, view, of)) as u64)
             ),
@@ -250,10 +250,10 @@ fn summary_lines<'a>(
         };
         lines.push(Line::styled(
             format!(
-                "row window {} ({note}): {} rows loaded, thread of {} rows{popped}",
+                "row window {} ({note}): {} loaded, {} on the thread{popped}",
                 thousands(window as u64),
-                thousands(history.rows_given.min(window) as u64),
-                thousands(history.thread.len() as u64)
+                count(history.rows_given.min(window) as u64, "stored row"),
+                count(history.thread.len() as u64, "row")
             ),
             theme.dim,
         ));
@@ -265,9 +265,9 @@ fn summary_lines<'a>(
         lines.push(Line::styled(
             format!(
                 "counter zero (Dify 1.x default): every count is 0, so NOTHING is pruned; the model \
-                 receives all {} messages, {} tokens by the classic formula",
-                thousands(view.counts.len() as u64),
-                thousands(view.sent_tokens)
+                 receives all {}, {} by the classic formula",
+                count(view.counts.len() as u64, "prompt message"),
+                count(view.sent_tokens, "token")
             ),
             theme.warning,
         ));

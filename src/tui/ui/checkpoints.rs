@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::common::{Component, framed, middle_cut, placeholder};
-use crate::format::{one_line, thousands};
+use crate::format::{count, one_line, thousands};
 use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree, TreeRow};
 use crate::memory::langgraph::budget::RECOMMENDED_TRIM;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ShownCheckpoint};
@@ -72,9 +72,9 @@ pub fn draw_tree(
     area: Rect,
 ) {
     let title = format!(
-        " Thread {} · {} checkpoints · ● on the path ",
+        " Thread {} · {} · ● on the path ",
         one_line(&thread.thread_id, 24),
-        thousands(tree.nodes.len() as u64),
+        count(tree.nodes.len() as u64, "checkpoint"),
     );
     let inner = framed(&fit(&title, area), theme, frame, area);
     if thread.rows.is_empty() {
@@ -219,12 +219,12 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         Line::styled(
             one_line(
                 &format!(
-                    "budget {} tokens: {} before, {} after; {} of {} messages dropped",
+                    "budget {} tokens: {} before, {} after; {} of {} dropped",
                     thousands(shown.max_tokens),
                     thousands(budget.tokens_before),
                     thousands(budget.tokens_after),
-                    budget.dropped(),
-                    budget.kept.len(),
+                    thousands(budget.dropped() as u64),
+                    count(budget.kept.len() as u64, "message"),
                 ),
                 width,
             ),

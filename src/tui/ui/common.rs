@@ -54,13 +54,43 @@ pub(crate) fn selectable_table<'a>(
 pub(crate) fn popup(title: String, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(title)
+        .title(one_line(&title, usize::from(area.width.saturating_sub(2))))
         .border_style(theme.title)
         .title_style(theme.title);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);
     frame.render_widget(block, area);
     inner
+}
+
+/// `spans` on one line of `width` characters: what does not fit is cut, and the cut ends in `…`.
+pub(crate) fn fit_line(spans: Vec<Span<'static>>, width: usize) -> Line<'static> {
+    let total: usize = spans.iter().map(|span| span.content.chars().count()).sum();
+    if total <= width {
+        return Line::from(spans);
+    }
+    let mut room = width.saturating_sub(1);
+    let mut kept = Vec::new();
+    let mut style = Style::default();
+    for span in spans {
+        if room == 0 {
+            break;
+        }
+        style = span.style;
+        let length = span.content.chars().count();
+        if length <= room {
+            room -= length;
+            kept.push(span);
+        } else {
+            let cut: String = span.content.chars().take(room).collect();
+            kept.push(Span::styled(cut, span.style));
+            room = 0;
+        }
+    }
+    if width > 0 {
+        kept.push(Span::styled("…", style));
+    }
+    Line::from(kept)
 }
 
 /// The keys of `context` on one line, as the hint bar names them: popups show their own keys.
@@ -91,7 +121,8 @@ pub(crate) fn confirm_popup(
             .wrap(Wrap { trim: true }),
         question_area,
     );
-    frame.render_widget(context_hints(state, KeyContext::Confirm, theme), keys);
+    let hints = context_hints(state, KeyContext::Confirm, theme);
+    frame.render_widget(fit_line(hints.spans, usize::from(keys.width)), keys);
 }
 
 /// An id short enough for a column: a UUID's first block, enough to tell rows apart as a short
@@ -141,6 +172,24 @@ pub(crate) fn framed(title: &str, theme: &Theme, frame: &mut Frame, area: Rect) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_too_wide_is_cut_with_an_ellipsis() {
+        let spans = || {
+            vec![
+                Span::raw(" q"),
+                Span::raw(" quit "),
+                Span::raw(" ?"),
+                Span::raw(" help "),
+            ]
+        };
+        let text =
+            |line: Line| -> String { line.spans.iter().map(|s| s.content.as_ref()).collect() };
+        assert_eq!(text(fit_line(spans(), 20)), " q quit  ? help ");
+        assert_eq!(text(fit_line(spans(), 10)), " q quit  …");
+        assert_eq!(text(fit_line(spans(), 1)), "…");
+        assert_eq!(text(fit_line(spans(), 0)), "");
+    }
 
     #[test]
     fn short_id_shortens_uuids_only() {

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::common::{Component, framed, pane_block, placeholder, short_id};
 use super::{budget, nodes};
-use crate::format::one_line;
+use crate::format::{count, one_line};
 use crate::memory::history::PAUSED_STATUS;
 use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::tui::state::tree_view::Mark;
@@ -73,8 +73,8 @@ fn draw_tree(
         ""
     };
     let title = format!(
-        " {deleted}{} messages · thread: {} ",
-        loaded.tree.len(),
+        " {deleted}{} · thread: {} ",
+        count(loaded.tree.len() as u64, "stored row"),
         conversation.mode.describe()
     );
     let inner = framed(&title, theme, frame, area);

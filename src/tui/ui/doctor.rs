@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, LineGauge, Row};
 
 use super::common::{Component, SHORT_ID_WIDTH, placeholder, selectable_table, short_id};
-use crate::format::{noun, one_line, thousands};
+use crate::format::{count, noun, one_line, thousands};
 use crate::inspect::doctor::Finding;
 use crate::tui::state::AppState;
 use crate::tui::state::doctor::{DoctorState, ScanStatus};
@@ -113,6 +113,9 @@ fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
                     thousands(deleted)
                 ));
             }
+            if report.is_some_and(|r| r.files_not_checked) {
+                text.push_str(" · files not checked: no object storage configured");
+            }
             (text, theme.ok)
         }
         ScanStatus::Cancelled => (
@@ -129,7 +132,7 @@ fn counts_line(doctor: &DoctorState, theme: &Theme) -> Line<'static> {
         return Line::styled("No findings.", theme.ok);
     }
     let mut spans = vec![Span::styled(
-        format!("{} findings: ", thousands(doctor.findings.len() as u64)),
+        format!("{}: ", count(doctor.findings.len() as u64, "finding")),
         theme.warning,
     )];
     for (index, (kind, count)) in doctor.counts.iter().enumerate() {

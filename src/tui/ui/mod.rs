@@ -28,7 +28,7 @@ use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 use crate::format::one_line;
 pub use common::Component;
-use common::{confirm_popup, middle_cut, popup, short_id};
+use common::{confirm_popup, fit_line, middle_cut, popup, short_id};
 
 /// Below this size the layout cannot show its panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;
@@ -308,7 +308,8 @@ fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut 
     if cut {
         spans.push(Span::styled(" …", theme.dim));
     }
-    frame.render_widget(Line::from(spans), area);
+    // Narrower than the way out and help themselves: they too are cut, with `…`.
+    frame.render_widget(fit_line(spans, available), area);
 }
 
 fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -398,7 +399,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(title)
+        .title(one_line(&title, inner_width))
         .border_style(theme.title);
     let inner = block.inner(area);
     frame.render_widget(Clear, area);

@@ -92,6 +92,7 @@ fn finished() -> AppState {
         deleted_skipped: 0,
         archived_runs: 0,
         findings: findings(),
+        files_not_checked: false,
     }));
     let generation = generation(&state);
     report(

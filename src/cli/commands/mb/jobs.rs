@@ -143,9 +143,15 @@ fn report_outcomes(json: bool, outcomes: Vec<SessionSync>) -> CliResult {
             }
         }
     }
+    // Each failure is on standard error already: standard output carries the other outcomes
+    // (under --json every outcome, failures too), and nothing when every session failed.
+    if !results.is_empty() && results.iter().all(|r| r["outcome"] == "error") {
+        return Ok(code);
+    }
     emit(json, &results, |results| {
         results
             .iter()
+            .filter(|r| r["outcome"] != "error")
             .map(|r| match r["outcome"].as_str() {
                 Some("completed") => format!(
                     "session {}: ingested {} {} as {} {} (job {})",
@@ -165,9 +171,9 @@ fn report_outcomes(json: bool, outcomes: Vec<SessionSync>) -> CliResult {
                     r["session_id"].as_str().unwrap_or("")
                 ),
                 _ => format!(
-                    "session {}: error: {}",
+                    "session {}: {}",
                     r["session_id"].as_str().unwrap_or(""),
-                    r["error"].as_str().unwrap_or("")
+                    r["outcome"].as_str().unwrap_or("")
                 ),
             })
             .collect::<Vec<_>>()
