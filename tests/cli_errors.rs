@@ -340,3 +340,45 @@ async fn read_only_refusals_name_write() {
         "{error}"
     );
 }
+
+/// `memscope open ID` looks the id up before the terminal UI takes the screen: an unknown id
+/// fails as `thread` does (exit 3, the same message and hint), on Dify's shape and on LangGraph's,
+/// and nothing is drawn.
+#[test]
+fn open_fails_on_an_unknown_id_as_thread_does_before_the_screen_is_taken() {
+    let home = tempfile::tempdir().unwrap();
+    let db = demo(home.path());
+    let file = home.path().join("checkpoints.sqlite");
+    let made = run(memscope(home.path())
+        .args(["demo", "--langgraph"])
+        .arg(&file));
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let langgraph = format!("sqlite://{}", file.display());
+    for db in [&db, &langgraph] {
+        let open = run(memscope(home.path()).args(["--db", db, "open", "nope"]));
+        let thread = run(memscope(home.path()).args(["--db", db, "thread", "nope"]));
+        assert_eq!(open.code, Some(3), "{}", open.stderr);
+        assert_eq!(open.stdout, "", "nothing is drawn");
+        assert_eq!(
+            open.stderr, thread.stderr,
+            "the message and hint `thread` gives"
+        );
+        assert!(open.stderr.contains("nope"), "{}", open.stderr);
+        let open = json_error(memscope(home.path()).args(["--db", db, "open", "nope"]), 3);
+        let thread = json_error(
+            memscope(home.path()).args(["--db", db, "thread", "nope"]),
+            3,
+        );
+        assert_eq!(open, thread);
+    }
+    // A known id (here by its unique prefix) opens the screen, which needs a terminal: piped, it
+    // says so and how to print the conversation instead.
+    let listed = json_ok(memscope(home.path()).args(["--db", &db, "conversations"]));
+    let id = listed["conversations"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let piped = run(memscope(home.path()).args(["--db", &db, "open", &id[..8]]));
+    assert_eq!(piped.code, Some(2), "{}", piped.stderr);
+    assert!(piped.stderr.contains("in a terminal"), "{}", piped.stderr);
+}

@@ -890,3 +890,103 @@ fn budget_panel_model_line_says_how_the_window_is_known() {
     assert_eq!(window(&state), ContextWindow::Setting(50));
     snapshot!("budget_panel_configured_window", &state);
 }
+
+/// `/` in the open conversation searches its messages: the selection goes to the first match,
+/// each hit is drawn reversed, and the status line counts the matches.
+#[test]
+fn conversation_search() {
+    let mut state = state();
+    conversation_loaded(&mut state, refund_rows());
+    key(&mut state, '/');
+    for c in "refund".chars() {
+        key(&mut state, c);
+    }
+    tui_support::code(&mut state, KeyCode::Enter);
+    key(&mut state, 'n');
+    let text = screen_text(&state, 120, 32);
+    assert!(text.contains("\"refund\": match"), "{text}");
+    snapshot!("conversation_search", &state);
+    // The hits are reversed in bold: in the tree's lines and the selected message's detail.
+    let terminal = render(&state, 120, 32);
+    let buffer = terminal.backend().buffer();
+    let bold = ratatui::style::Modifier::BOLD;
+    let mut runs = Vec::new();
+    for y in 0..32u16 {
+        let mut run = String::new();
+        for x in 0..120u16 {
+            let cell = &buffer[(x, y)];
+            if cell.modifier.contains(bold) {
+                run.push_str(cell.symbol());
+            } else if !run.is_empty() {
+                runs.push(std::mem::take(&mut run));
+            }
+        }
+        runs.extend(Some(run).filter(|r| !r.is_empty()));
+    }
+    let hits = runs
+        .iter()
+        .filter(|run| run.eq_ignore_ascii_case("refund"))
+        .count();
+    assert_eq!(hits, 2, "the tree's line and the detail's query: {runs:?}");
+    // A message whose answer holds it is underlined in the tree.
+    let text = screen_text(&state, 120, 32);
+    let row = text.lines().position(|l| l.contains("00000013")).unwrap() as u16;
+    let underlined = ratatui::style::Modifier::UNDERLINED;
+    assert!(buffer[(10, row)].modifier.contains(underlined));
+}
+
+/// The list's filter says why the selected row matched: the field that holds the text, or the
+/// words around its first hit in the messages.
+#[test]
+fn conversations_filter_says_why_a_row_matched() {
+    let mut state = state();
+    list_loaded(&mut state);
+    key(&mut state, '/');
+    for c in "kettle".chars() {
+        key(&mut state, c);
+    }
+    tui_support::code(&mut state, KeyCode::Enter);
+    let generation = state.list.generation;
+    let rows = vec![
+        summary(4, "Kettle broken", 3),
+        summary(1, "Refund question", 5),
+    ];
+    deliver(
+        &mut state,
+        JobEvent::load(generation, LoadReport::List(Ok(rows))),
+    );
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("matched in: title"), "{text}");
+    let effects = key(&mut state, 'j');
+    let asked = effects.iter().find_map(|effect| match effect {
+        Effect::Load(Stamped {
+            generation,
+            value: Load::Snippet { id, search },
+        }) => Some((*generation, id.clone(), search.clone())),
+        _ => None,
+    });
+    let (generation, asked_id, search) = asked.expect("the snippet is asked for");
+    assert_eq!(
+        (asked_id.as_str(), search.as_str()),
+        (id(1).as_str(), "kettle")
+    );
+    let text = screen_text(&state, 80, 24);
+    assert!(
+        text.contains("matched in: message text (reading…)"),
+        "{text}"
+    );
+    let snippet = memscope::inspect::search_match::snippet("The blue kettle", &search, 160);
+    deliver(
+        &mut state,
+        JobEvent::load(
+            generation,
+            LoadReport::Snippet {
+                id: asked_id,
+                result: Ok(snippet),
+            },
+        ),
+    );
+    snapshot!("conversations_filter_matched_text", &state);
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("matched in: text: The blue kettle"), "{text}");
+}

@@ -463,3 +463,73 @@ fn a_dropped_message_of_a_langgraph_thread_is_not_fed() {
         .collect();
     assert_eq!(kept, [true, false, false, true, true, true, true]);
 }
+
+/// The runs of cells drawn bold in reverse video at `width`×`height`: a search's hits off the
+/// selected line.
+fn reversed_text(state: &AppState, width: u16, height: u16) -> Vec<String> {
+    let terminal = tui_support::render(state, width, height);
+    let buffer = terminal.backend().buffer();
+    let mut runs = Vec::new();
+    for y in 0..height {
+        let mut run = String::new();
+        for x in 0..width {
+            let cell = &buffer[(x, y)];
+            let hit = ratatui::style::Modifier::REVERSED | ratatui::style::Modifier::BOLD;
+            if cell.modifier.contains(hit) {
+                run.push_str(cell.symbol());
+            } else if !run.is_empty() {
+                runs.push(std::mem::take(&mut run));
+            }
+        }
+        if !run.is_empty() {
+            runs.push(run);
+        }
+    }
+    runs
+}
+
+#[test]
+fn slash_in_a_session_searches_its_messages_and_highlights_them() {
+    let mut state = state(ConversationShape::FlowSessions);
+    list_loaded(&mut state, langflow_rows(), false);
+    key(&mut state, 'j');
+    open(&mut state, support_session());
+    key(&mut state, '/');
+    for c in "ORDER 1182".chars() {
+        key(&mut state, c);
+    }
+    assert!(
+        state.session.is_some() && state.list.filter.is_empty(),
+        "the session stays open and the list is not filtered"
+    );
+    // The first match from the selection on.
+    assert_eq!(state.session.as_ref().unwrap().selected, 0);
+    snapshot!("langflow_session_search", &state);
+    code(&mut state, KeyCode::Enter);
+    key(&mut state, 'n');
+    assert_eq!(state.session.as_ref().unwrap().selected, 1);
+    key(&mut state, 'n');
+    assert_eq!(state.session.as_ref().unwrap().selected, 5);
+    assert_eq!(
+        state.message.as_deref(),
+        Some("\"ORDER 1182\": match 3 of 3")
+    );
+    key(&mut state, 'N');
+    assert_eq!(state.session.as_ref().unwrap().selected, 1);
+    // Each hit is drawn reversed: on the three messages' lines, wide enough to hold them (the
+    // one selected holds none).
+    key(&mut state, 'j');
+    let hits = reversed_text(&state, 200, 32);
+    assert!(
+        hits.len() == 3
+            && hits
+                .iter()
+                .all(|hit| hit.eq_ignore_ascii_case("order 1182")),
+        "{hits:?}"
+    );
+    // Esc clears the search, and the highlight with it; the session stays open.
+    code(&mut state, KeyCode::Esc);
+    assert!(state.session.as_ref().unwrap().search.is_none());
+    assert!(reversed_text(&state, 120, 32).is_empty());
+    assert_eq!(state.screen, memscope::tui::state::Screen::Session);
+}

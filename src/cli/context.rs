@@ -42,6 +42,15 @@ impl Context {
             .then(|| self.resolved.dirs.default_database_file())
     }
 
+    /// How databases are opened: writable only where memscope may write, unless `--write`.
+    pub fn access(&self) -> Access {
+        if self.global.write {
+            Access::Write
+        } else {
+            Access::Auto
+        }
+    }
+
     /// Opens the configured database. The embedded default is created and filled with the small
     /// demo on first use, so memscope has something to show on a fresh machine.
     pub async fn open(&self) -> CliResult<Store> {
@@ -50,12 +59,7 @@ impl Context {
         {
             demo_database::create_default_database(&self.resolved, &file).await?;
         }
-        let access = if self.global.write {
-            Access::Write
-        } else {
-            Access::Auto
-        };
-        let store = match Store::open(&self.resolved.database_url, access).await {
+        let store = match Store::open(&self.resolved.database_url, self.access()).await {
             Ok(store) => store,
             Err(error) => return Err(self.with_dify_hint(error.into())),
         };

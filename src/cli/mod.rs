@@ -81,7 +81,8 @@ async fn dispatch(cli: Cli) -> CliResult {
 async fn run(context: &Context, command: Option<Command>) -> CliResult {
     match command {
         // The TUI when a person is at the terminal; the summary when piped.
-        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui(context).await,
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui(context, None).await,
+        Some(Command::Open(args)) => tui(context, Some(&args.conversation)).await,
         None => commands::summary::run(context).await,
         Some(Command::Info) => commands::info::run(context).await,
         Some(Command::Init) => commands::demo::init(context).await,
@@ -110,7 +111,9 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
     }
 }
 
-async fn tui(context: &Context) -> CliResult {
+/// The TUI, on `conversation` when one is given (`memscope open ID`): an unknown id fails as
+/// `thread` does, before the screen is taken.
+async fn tui(context: &Context, conversation: Option<&str>) -> CliResult {
     // The first run's notice goes to the status line: the TUI's screen hides standard error.
     // The status line names the database file first; the notice only has to say what it is.
     let notice = context
@@ -118,7 +121,22 @@ async fn tui(context: &Context) -> CliResult {
         .filter(|file| !file.exists())
         .map(|_| "first run: demo database created".to_owned());
     let store = context.open().await?;
-    crate::tui::run(context.resolved.clone(), store, notice)
+    let conversation = match conversation {
+        Some(given) => Some(commands::open::resolve(&store, given).await?),
+        None => None,
+    };
+    if conversation.is_some() && !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(
+            CliError::usage("open draws the terminal UI: run it in a terminal")
+                .with_hint("`memscope thread ID` and `memscope history ID` print it instead"),
+        );
+    }
+    let with = crate::tui::StartWith {
+        notice,
+        conversation,
+        access: context.access(),
+    };
+    crate::tui::run(context.resolved.clone(), store, with)
         .await
         .map_err(|e| CliError::failure(format!("{e:#}")))?;
     Ok(output::ExitCode::Ok)

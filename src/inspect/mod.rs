@@ -14,6 +14,7 @@ pub mod doctor_langgraph;
 pub mod langgraph_thread;
 pub mod memory_bases;
 pub mod nodes;
+pub mod search_match;
 pub mod session_budget;
 pub mod sessions;
 pub mod syncers;

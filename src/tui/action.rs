@@ -19,6 +19,8 @@ pub enum Action {
     ToggleHelp,
     CommandLine,
     Filter,
+    SearchNext,
+    SearchPrev,
     Refresh,
     NextPage,
     PrevPage,
@@ -76,7 +78,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 65] = [
+    pub const ALL: [Action; 67] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -110,6 +112,8 @@ impl Action {
         Action::ToggleDemo,
         Action::DemoStep,
         Action::DemoStepBack,
+        Action::SearchNext,
+        Action::SearchPrev,
         Action::NextTab,
         Action::PrevTab,
         Action::ShowConversations,
@@ -175,6 +179,8 @@ impl Action {
             Action::ToggleHelp => "help",
             Action::CommandLine => "command line",
             Action::Filter => "filter",
+            Action::SearchNext => "next match",
+            Action::SearchPrev => "previous match",
             Action::Refresh => "reload",
             Action::NextPage => "next page",
             Action::PrevPage => "previous page",

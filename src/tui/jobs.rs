@@ -17,6 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use self::slot::{LoadReply, Slot, Tasks, report, with_cache};
 use super::state::{Loaded, NodeRow};
+use super::update::opened_database::{OpenedDatabase, syncs_here};
 use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
 use crate::inspect::budget::{BudgetSettings, BudgetView};
@@ -26,14 +27,33 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
+use crate::inspect::search_match::text_snippet;
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::storage::ObjectStore;
-use crate::store::Store;
+use crate::store::{Access, Store};
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
+
+/// Characters of a row's message text shown around the filter's hit (the list cuts it to fit).
+const SNIPPET_WIDTH: usize = 160;
+
+/// The doctor of `store`, reading Dify's files from `storage` where it holds them.
+fn doctor_runner(
+    store: &Arc<Store>,
+    storage: &ObjectStore,
+    storage_configured: bool,
+    events: &UnboundedSender<JobEvent>,
+) -> doctor::DoctorRunner {
+    let reads_files = storage_configured || store.created_by_memscope();
+    doctor::DoctorRunner::new(
+        store.clone(),
+        reads_files.then(|| storage.clone()),
+        events.clone(),
+    )
+}
 
 /// Runs effects against a store, sharing one token count cache between jobs.
 pub struct JobRunner {
@@ -48,32 +68,52 @@ pub struct JobRunner {
     summarizer: Arc<Summarizer>,
     /// memscope's data directory, where prunes archive the rows they delete.
     data_dir: PathBuf,
+    /// How `:open` opens another database: as the first was (`--write` or not).
+    access: Access,
+    /// Whether Dify's storage is configured: doctor then reads every database's files, and
+    /// otherwise only those of a database memscope made (in its own directory).
+    storage_configured: bool,
+    /// The memory-base settings, for the runner of another database's memory bases.
+    syncers: MbSettings,
+    /// Whether the app asked for the memory-base watcher (started where the database allows).
+    watch: bool,
+    events: UnboundedSender<JobEvent>,
 }
 
 impl JobRunner {
     pub fn new(
         store: Store,
         storage: ObjectStore,
-        doctor_reads_files: bool,
+        storage_configured: bool,
         syncers: MbSettings,
         data_dir: PathBuf,
         events: UnboundedSender<JobEvent>,
     ) -> JobRunner {
         let store = Arc::new(store);
         JobRunner {
-            memory_bases: memory_bases::MbRunner::new(store.clone(), syncers, events.clone()),
-            doctor: doctor::DoctorRunner::new(
+            memory_bases: memory_bases::MbRunner::new(
                 store.clone(),
-                doctor_reads_files.then(|| storage.clone()),
+                syncers.clone(),
                 events.clone(),
             ),
+            doctor: doctor_runner(&store, &storage, storage_configured, &events),
             store,
             storage,
             cache: Arc::new(Mutex::new(CountCache::new(CountCache::DEFAULT_CAPACITY))),
-            tasks: Tasks::new(events),
+            tasks: Tasks::new(events.clone()),
             summarizer: Arc::new(Summarizer::Extractive),
             data_dir,
+            access: Access::Auto,
+            storage_configured,
+            syncers,
+            watch: false,
+            events,
         }
+    }
+
+    /// `--write` was given: `:open` opens other databases writable too.
+    pub fn set_access(&mut self, access: Access) {
+        self.access = access;
     }
 
     pub fn set_summarizer(&mut self, summarizer: Summarizer) {
@@ -85,9 +125,34 @@ impl JobRunner {
         tokio::task::spawn_blocking(move || preload(encoding));
     }
 
-    /// Starts the memory-base watcher (on a writable database).
-    pub fn start_watcher(&mut self) {
+    /// Starts the memory-base watcher, as `memscope watch` runs it, unless the database is
+    /// read-only or one whose syncs memscope leaves to Langflow; `false` when it did not start.
+    /// A database `:open` opens later gets one on the same terms.
+    pub fn start_watcher(&mut self) -> bool {
+        self.watch = true;
+        if self.store.is_read_only() || !syncs_here(&self.store) {
+            return false;
+        }
         self.memory_bases.start_watcher();
+        true
+    }
+
+    /// Runs every job from now on against `database`. What runs on the one before stops: its
+    /// loads, its doctor scan, and its syncs and watcher (each rolls back at its next check).
+    fn switch_to(&mut self, database: Box<OpenedDatabase>) {
+        self.tasks.stop_loads();
+        self.doctor.cancel();
+        let store = Arc::new(database.store);
+        let events = self.events.clone();
+        let memory_bases =
+            memory_bases::MbRunner::new(store.clone(), self.syncers.clone(), events.clone());
+        let mut before = std::mem::replace(&mut self.memory_bases, memory_bases);
+        tokio::spawn(async move { before.shutdown().await });
+        self.doctor = doctor_runner(&store, &self.storage, self.storage_configured, &events);
+        self.store = store;
+        if self.watch {
+            self.start_watcher();
+        }
     }
 
     /// Stops the watcher and running syncs, giving them a moment to roll back.
@@ -106,6 +171,7 @@ impl JobRunner {
                 checkpoints::write(&mut self.tasks, self.store.clone(), write)
             }
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
+            Effect::SwitchDatabase(database) => self.switch_to(database),
             Effect::ChatMemory(effect) => {
                 let store = self.store.clone();
                 let summarizer = self.summarizer.clone();
@@ -149,6 +215,26 @@ impl JobRunner {
             Load::ChatMemory(load) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)
+            }
+            Load::Database { url } => {
+                let access = self.access;
+                self.tasks
+                    .load(Slot::Database, generation, |reply| async move {
+                        let opened = Store::open(&url, access).await;
+                        reply.send(LoadReport::Database(
+                            opened
+                                .map(|store| Box::new(OpenedDatabase::of(store)))
+                                .map_err(report),
+                        ));
+                    })
+            }
+            Load::Snippet { id, search } => {
+                self.tasks
+                    .load(Slot::Snippet, generation, |reply| async move {
+                        let read = text_snippet(&store, &id, &search, SNIPPET_WIDTH).await;
+                        let result = read.map_err(report);
+                        reply.send(LoadReport::Snippet { id, result });
+                    })
             }
             Load::List(filter) => self.tasks.load(Slot::List, generation, |reply| async move {
                 let result = list(&store, &reply, &filter).await;

@@ -25,13 +25,14 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc::{self, UnboundedReceiver};
 
 use crate::config::Resolved;
-use crate::store::Store;
+use crate::store::{Access, Store};
 use action::Action;
 use jobs::JobRunner;
 use keymap::Keymap;
 
-use state::{AppState, Settings, Tab};
+use state::{AppState, Settings};
 use theme::Theme;
+use update::opened_database::OpenedDatabase;
 use update::{Event, JobEvent, start, update};
 
 /// The spinner and polling clock.
@@ -49,8 +50,6 @@ pub struct App {
     pub theme: Theme,
     runner: JobRunner,
     jobs: UnboundedReceiver<JobEvent>,
-    /// Whether memscope syncs this database's memory bases (not a database Langflow made).
-    syncs_here: bool,
 }
 
 impl App {
@@ -64,29 +63,20 @@ impl App {
     ) -> color_eyre::Result<App> {
         let keymap = Keymap::from_toml(keymap::DEFAULT_KEYS, keys)?;
         let (settings, warnings) = Settings::from_config(resolved);
-        let mut state = AppState::new(
-            keymap,
-            settings,
-            store.url().to_owned(),
-            store.is_read_only(),
-        );
+        let database = OpenedDatabase::of(store.clone());
+        let mut state = AppState::new(keymap, settings, String::new(), false);
+        update::opened_database::take(&mut state, &database);
         state.config_warnings = warnings;
-        state.missing_tabs = missing_tabs(store.profile());
-        state.shape = store.profile().capabilities().conversations;
-        state.memory_bases.refused_changes = refused_changes(store.profile());
-        let syncs_here = store.profile().has(crate::store::Part::MemoryBases)
-            && store.profile().capabilities().ingestion == crate::store::Ingestion::Memscope;
         let (sender, jobs) = mpsc::unbounded_channel();
         let syncers = crate::sync::MbSettings::from_config(resolved);
         let storage = crate::storage::ObjectStore::open(&resolved.storage)?;
         let data_dir = resolved.dirs.data.clone();
-        let doctor_reads_files = resolved
-            .files_storage(store.created_by_memscope())
-            .is_some();
+        // Configured storage serves every database; memscope's own directory only its own.
+        let storage_configured = resolved.files_storage(false).is_some();
         let mut runner = JobRunner::new(
             store,
             storage,
-            doctor_reads_files,
+            storage_configured,
             syncers,
             data_dir,
             sender,
@@ -114,23 +104,30 @@ impl App {
             theme,
             runner,
             jobs,
-            syncs_here,
         })
     }
 
     /// Starts the memory-base watcher, as `memscope watch` runs it, unless the database is
     /// read-only or one whose syncs memscope leaves to Langflow: auto-capture bases sync when a session reaches its threshold.
     pub fn start_watcher(&mut self) -> bool {
-        if self.state.read_only || !self.syncs_here {
-            return false;
-        }
-        self.runner.start_watcher();
-        true
+        self.runner.start_watcher()
     }
 
     /// Stops the watcher and running syncs (each rolls back at its next check).
     pub async fn shutdown(&mut self) {
         self.runner.shutdown().await;
+    }
+
+    /// How `:open` opens another database: as the first was (`--write` or not).
+    pub fn set_access(&mut self, access: Access) {
+        self.runner.set_access(access);
+    }
+
+    /// Opens a conversation, session or thread by its whole id, as `:conv ID` does.
+    pub fn open_conversation(&mut self, id: String) {
+        for effect in update::open_conversation(&mut self.state, id) {
+            self.runner.run(effect);
+        }
     }
 
     /// Applies an event and starts the jobs it asks for.
@@ -167,51 +164,33 @@ impl App {
     }
 }
 
-/// The tabs whose part the database lacks, each with the line that says why. A database whose
-/// conversations are sessions or threads lists them in the conversations tab.
-fn missing_tabs(profile: &crate::store::Profile) -> Vec<(Tab, String)> {
-    use crate::store::ConversationShape;
-    let held = |tab: Tab| match (tab, profile.capabilities().conversations) {
-        (Tab::Conversations, ConversationShape::RegenerationTrees)
-        | (Tab::ChatMemories | Tab::MemoryBases, _) => profile.has(tab.part()),
-        (
-            Tab::Conversations,
-            ConversationShape::FlowSessions | ConversationShape::CheckpointThreads,
-        ) => true,
-    };
-    Tab::ALL
-        .into_iter()
-        .filter(|tab| !held(*tab))
-        .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
-        .collect()
-}
-
-/// What creating and deleting a memory base answer on a database whose source refuses them.
-fn refused_changes(profile: &crate::store::Profile) -> Option<state::memory_bases::RefusedChanges> {
-    use crate::store::BaseChange;
-    Some(state::memory_bases::RefusedChanges {
-        create: profile.refuses_base_change(BaseChange::Create)?,
-        delete: profile.refuses_base_change(BaseChange::Delete)?,
-    })
+/// What `memscope` asked the TUI for, besides its database.
+#[derive(Debug, Default)]
+pub struct StartWith {
+    /// The first run's: it stands in the status line until the first key, and a footer line
+    /// explains the demo's warning until `!` or `?` is pressed.
+    pub notice: Option<String>,
+    /// The conversation, session or thread to open first (`memscope open ID`), by its whole id.
+    pub conversation: Option<String>,
+    /// How `:open` opens another database: as this one was (`--write` or not).
+    pub access: Access,
 }
 
 /// Runs the TUI on `store` until the user quits. The terminal is restored on exit, on error and
 /// on panic.
-/// Runs the TUI until it quits; `notice`, the first run's, stands in the status line until the
-/// first key, and a footer line explains the demo's warning until `!` or `?` is pressed.
-pub async fn run(
-    resolved: Resolved,
-    store: Store,
-    notice: Option<String>,
-) -> color_eyre::Result<()> {
+pub async fn run(resolved: Resolved, store: Store, with: StartWith) -> color_eyre::Result<()> {
     let _log_guard = init_logging(&resolved.dirs.data);
     // main may have installed it already; either way panics get its report.
     let _ = color_eyre::install();
     let theme = Theme::from_env(&resolved.config.ui.theme);
     let mut app = App::new(&resolved, store, Some(&resolved.config.keys), theme)?;
-    if let Some(notice) = notice {
+    app.set_access(with.access);
+    if let Some(notice) = with.notice {
         app.state.say(notice);
         app.state.first_run_hint = true;
+    }
+    if let Some(id) = with.conversation {
+        app.open_conversation(id);
     }
     tracing::info!(database = %app.state.database, "TUI started");
     // ratatui's init chains a panic hook that restores the terminal first.

@@ -37,6 +37,12 @@ pub enum ThreadMode {
 }
 
 #[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// Conversation id (a unique prefix will do), Langflow session id or LangGraph thread id
+    pub conversation: String,
+}
+
+#[derive(Debug, Args)]
 pub struct ThreadArgs {
     /// Conversation id
     pub conversation: String,

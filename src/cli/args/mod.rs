@@ -18,7 +18,7 @@ pub use chat_memory::{
 pub use checkpoints::{CheckpointsCommand, PruneArgs};
 pub use inspect::{
     AgentSessionsArgs, ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs,
-    NodeSource, NodesArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
+    NodeSource, NodesArgs, OpenArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
 };
 pub use mb::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
 pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
@@ -71,6 +71,11 @@ pub enum Command {
     Init,
     /// Fill a database with deterministic demo data
     Demo(DemoArgs),
+    /// Open the terminal UI on one conversation, Langflow session or LangGraph thread
+    ///
+    /// The id is looked up first: an unknown one fails as `thread` does (exit 3), before the
+    /// screen is taken. Esc goes back to the list, as after opening it there.
+    Open(OpenArgs),
     /// List conversations, most recently active first
     Conversations(ConversationsArgs),
     /// Show a conversation's message tree with a thread marked

@@ -15,6 +15,7 @@ pub mod langgraph_prune;
 mod langgraph_trim;
 pub mod mb;
 pub mod nodes;
+pub mod open;
 mod page;
 pub mod shell;
 pub mod summary;

@@ -21,7 +21,9 @@ const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 /// The kinds of loads; each runs at most once at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Slot {
+    Database,
     List,
+    Snippet,
     ThreadTokens,
     Conversation,
     Budget,
@@ -147,13 +149,18 @@ impl Tasks {
         self.writes.push((tokio::spawn(job), flag));
     }
 
-    /// Stops every load, and asks every write to stop: each rolls back at its next check;
-    /// whatever has not finished within a few seconds is dropped.
-    pub(super) async fn shutdown(&mut self) {
+    /// Stops every load: the database they read is no longer the app's.
+    pub(super) fn stop_loads(&mut self) {
         for (task, flag) in self.loads.iter_mut().filter_map(Option::take) {
             flag.cancel();
             task.abort();
         }
+    }
+
+    /// Stops every load, and asks every write to stop: each rolls back at its next check;
+    /// whatever has not finished within a few seconds is dropped.
+    pub(super) async fn shutdown(&mut self) {
+        self.stop_loads();
         let writes: Vec<Running> = self.writes.drain(..).collect();
         for (_, flag) in &writes {
             flag.cancel();

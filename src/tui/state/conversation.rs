@@ -7,6 +7,7 @@ use rustc_hash::FxHashSet;
 
 use super::load::LoadStatus;
 use super::nodes::NodesState;
+use super::search::MessageSearch;
 use super::tree_view::{ThreadMarks, TreeLines};
 use crate::inspect::budget::BudgetView;
 use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadNodes};
@@ -105,6 +106,8 @@ pub struct ConversationState {
     pub newest_id: Option<String>,
     /// Open when the nodes pane is shown instead of the tree.
     pub nodes: Option<NodesState>,
+    /// A search in the messages (`/`), over the tree's lines with nothing collapsed.
+    pub search: Option<MessageSearch>,
 }
 
 impl ConversationState {
@@ -127,6 +130,7 @@ impl ConversationState {
             demo: None,
             newest_id: None,
             nodes: None,
+            search: None,
         }
     }
 

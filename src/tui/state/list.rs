@@ -32,6 +32,19 @@ pub struct ListState {
     /// Rows a search that scans has found so far, shown while it runs (a scan reports each
     /// row as it finds it); emptied when the page arrives.
     pub found_so_far: Vec<ConversationSummary>,
+    /// Where the filter was found in the selected row's messages, when it matched their text.
+    pub snippet: Option<MatchSnippet>,
+    pub snippet_generation: u64,
+}
+
+/// The words around the filter's first hit in a conversation's messages: why a row matched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MatchSnippet {
+    pub id: String,
+    /// The filter it was read for.
+    pub filter: String,
+    /// `None` while it is read; `Ok(None)`: no message holds it any more.
+    pub text: Option<Result<Option<String>, String>>,
 }
 
 /// Where a list page starts: the cursors of the pages before it and its own.

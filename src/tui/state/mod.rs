@@ -18,6 +18,7 @@ pub mod memory_bases;
 mod nodes;
 pub mod prune;
 mod screen;
+pub mod search;
 pub mod sessions;
 mod settings;
 pub mod tree_view;
@@ -25,10 +26,10 @@ pub mod trim;
 
 pub use budget::{BudgetPanelState, BudgetRows};
 pub use conversation::{ConversationState, DemoState, Loaded};
-pub use list::{ListState, PAGE_SIZE, PagePosition};
+pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
-pub use screen::{Detail, Overlay, Prompt, Screen, Tab, TextComparison};
+pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::inspect::budget::BudgetView;
@@ -102,6 +103,16 @@ pub struct AppState {
     pub checkpoints: Option<CheckpointsState>,
     /// A checkpoint prune being planned or confirmed (the prune popup).
     pub prune: Option<PruneState>,
+    /// The database `:open` is opening, until it opened or failed.
+    pub opening: Option<Opening>,
+}
+
+/// A database being opened in place of this one (`:open URL`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    pub generation: u64,
+    /// Its URL, password removed.
+    pub url: String,
 }
 
 impl AppState {
@@ -139,6 +150,7 @@ impl AppState {
             session: None,
             checkpoints: None,
             prune: None,
+            opening: None,
         }
     }
 
@@ -274,6 +286,7 @@ impl AppState {
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         let planning = self.prune.as_ref().is_some_and(|p| p.status.is_loading());
+        let opening = self.opening.is_some();
         let list_busy = match self.lists_sessions() {
             true => self.sessions.status.is_loading(),
             false => self.list.status.is_loading(),
@@ -284,6 +297,7 @@ impl AppState {
             || thread_busy
             || memory_bases_busy
             || planning
+            || opening
             || self.chat_memories_busy()
     }
 

@@ -70,11 +70,25 @@ impl Tab {
     }
 }
 
+/// The `:` commands, as the help lists them and an unknown command's message names them.
+pub const COMMANDS: [&str; 8] = [
+    ":conv ID",
+    ":open URL",
+    ":doctor",
+    ":budget N",
+    ":model NAME",
+    ":counter NAME",
+    ":encoding NAME",
+    ":q",
+];
+
 /// A text being typed at the bottom of the screen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Prompt {
     Filter(String),
     Command(String),
+    /// A search in the open conversation's, session's or thread's messages.
+    Search(String),
 }
 
 /// A popup or prompt over the screen.

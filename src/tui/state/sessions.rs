@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::load::LoadStatus;
 use super::screen::Screen;
+use super::search::MessageSearch;
 use crate::inspect::session_budget::SessionBudget;
 use crate::inspect::sessions::{ConversationRow, SessionKey, SessionView};
 use crate::memory::agent_history::AGENT_DEFAULT_N_MESSAGES;
@@ -51,6 +52,8 @@ pub struct SessionState {
     pub budget_generation: u64,
     /// Where esc goes: the list, the doctor's findings or the memory bases it was opened from.
     pub back_to: Screen,
+    /// A search in the messages (`/`), by their positions in the view.
+    pub search: Option<MessageSearch>,
 }
 
 impl SessionState {
@@ -66,6 +69,7 @@ impl SessionState {
             budget_status: LoadStatus::Loading,
             budget_generation: 0,
             back_to,
+            search: None,
         }
     }
 

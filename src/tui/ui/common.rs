@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
@@ -14,6 +14,33 @@ use crate::format::one_line;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
+
+/// `text` as spans in `style`, every occurrence of `query` (ignoring case) in bold with reverse
+/// video switched (so a hit shows on the selected line too): a search's matches. No query: one
+/// span.
+pub(crate) fn highlighted(text: &str, query: Option<&str>, style: Style) -> Vec<Span<'static>> {
+    let Some(query) = query.filter(|q| !q.is_empty()) else {
+        return vec![Span::styled(text.to_owned(), style)];
+    };
+    let hit = match style.add_modifier.contains(Modifier::REVERSED) {
+        true => style.remove_modifier(Modifier::REVERSED),
+        false => style.add_modifier(Modifier::REVERSED),
+    }
+    .add_modifier(Modifier::BOLD);
+    let mut spans = Vec::new();
+    let mut at = 0;
+    for range in crate::tui::state::search::find(text, query) {
+        if range.start > at {
+            spans.push(Span::styled(text[at..range.start].to_owned(), style));
+        }
+        spans.push(Span::styled(text[range.clone()].to_owned(), hit));
+        at = range.end;
+    }
+    if at < text.len() || spans.is_empty() {
+        spans.push(Span::styled(text[at..].to_owned(), style));
+    }
+    spans
+}
 
 /// A screen: draws itself.
 pub trait Component {

@@ -3,10 +3,11 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
-use super::common::{Component, framed, pane_block, placeholder, short_id};
+use super::common::{Component, framed, highlighted, pane_block, placeholder, short_id};
 use super::{budget, nodes};
 use crate::format::{count, one_line};
 use crate::memory::history::PAUSED_STATUS;
@@ -149,7 +150,21 @@ fn draw_tree(
         } else {
             theme.dim
         };
-        lines.push(Line::styled(one_line(&text, width), style));
+        // A message holding the search is underlined, its hits in the line reversed (a hit in
+        // the answer shows in the detail pane).
+        let search = conversation.search.as_ref();
+        let style = match search.zip(loaded.expanded_lines.line_of(line.node)) {
+            Some((search, position)) if search.holds(position) => {
+                style.add_modifier(Modifier::UNDERLINED)
+            }
+            _ => style,
+        };
+        let query = search.map(|s| s.query.as_str());
+        lines.push(Line::from(highlighted(
+            &one_line(&text, width),
+            query,
+            style,
+        )));
     }
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -209,18 +224,20 @@ fn draw_detail(
             Span::styled(files.join(", "), theme.text),
         ]));
     }
-    lines.push(Line::from(vec![
-        label("query"),
-        Span::styled(message.query.clone(), theme.text),
-    ]));
+    let query = conversation.search.as_ref().map(|s| s.query.as_str());
+    let mut shown = vec![label("query")];
+    shown.extend(highlighted(&message.query, query, theme.text));
+    lines.push(Line::from(shown));
     let answer = if message.answer.is_empty() && message.status == PAUSED_STATUS {
         Span::styled("(empty: paused for human input)", theme.warning)
     } else if message.answer.is_empty() {
         Span::styled("(empty: a placeholder or a failed run)", theme.warning)
     } else {
-        Span::styled(message.answer.clone(), theme.text)
+        Span::default()
     };
-    lines.push(Line::from(vec![label("answer"), answer]));
+    let mut shown = vec![label("answer"), answer];
+    shown.extend(highlighted(&message.answer, query, theme.text));
+    lines.push(Line::from(shown));
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)

@@ -1,12 +1,13 @@
 //! The conversation list: one keyset page, with loading, empty and error states.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Span;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table, short_id};
-use crate::format::thousands;
+use crate::format::{one_line, thousands};
+use crate::inspect::search_match::matched_field;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -104,6 +105,17 @@ impl Component for ConversationList {
             ];
             (cells, style)
         });
+        let reason = why_matched(list);
+        let inner = match reason {
+            Some(reason) => {
+                let [table, footer] =
+                    Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(inner);
+                let width = usize::from(footer.width);
+                frame.render_widget(Line::styled(one_line(&reason, width), theme.dim), footer);
+                table
+            }
+            None => inner,
+        };
         let widths = [
             Constraint::Fill(3),
             Constraint::Fill(2),
@@ -117,6 +129,28 @@ impl Component for ConversationList {
         ];
         selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
+}
+
+/// Why the selected row matched the filter: the field that holds it, or the words around its
+/// first hit in the messages.
+fn why_matched(list: &crate::tui::state::ListState) -> Option<String> {
+    if list.filter.trim().is_empty() {
+        return None;
+    }
+    let row = list.rows.get(list.selected)?;
+    if let Some(field) = matched_field(row, &list.filter) {
+        return Some(format!("matched in: {field}"));
+    }
+    let snippet = list
+        .snippet
+        .as_ref()
+        .filter(|s| s.id == row.id && s.filter == list.filter);
+    Some(match snippet.and_then(|s| s.text.as_ref()) {
+        Some(Ok(Some(text))) => format!("matched in: text: {text}"),
+        Some(Ok(None)) => "matched in: message text".to_owned(),
+        Some(Err(error)) => format!("matched in: message text (could not read it: {error})"),
+        None => "matched in: message text (reading…)".to_owned(),
+    })
 }
 
 /// What a running search shows: what it has found so far, newest first, and how to stop it.

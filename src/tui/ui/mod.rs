@@ -314,7 +314,7 @@ fn draw_hints(state: &AppState, context: KeyContext, theme: &Theme, frame: &mut 
 
 fn draw_prompt(prompt: &Prompt, theme: &Theme, frame: &mut Frame, area: Rect) {
     let (sigil, text) = match prompt {
-        Prompt::Filter(text) => ("/", text),
+        Prompt::Filter(text) | Prompt::Search(text) => ("/", text),
         Prompt::Command(text) => (":", text),
     };
     let line = Line::from(vec![
@@ -371,15 +371,7 @@ fn draw_help(state: &AppState, theme: &Theme, frame: &mut Frame, body: Rect) {
         entries.push((marker.to_owned(), meaning.to_owned()));
     }
     entries.push((String::new(), "Commands".to_owned()));
-    for command in [
-        ":conv ID",
-        ":doctor",
-        ":budget N",
-        ":model NAME",
-        ":counter NAME",
-        ":encoding NAME",
-        ":q",
-    ] {
+    for command in crate::tui::state::COMMANDS {
         entries.push((command.to_owned(), String::new()));
     }
     // One column at any size, keys aligned before their descriptions: side-by-side columns ran

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::budget::{BudgetOf, Panel, draw_panel};
-use super::common::{Component, framed, pane_block, placeholder, short_id};
+use super::common::{Component, framed, highlighted, pane_block, placeholder, short_id};
 use crate::format::{fit, one_line};
 use crate::inspect::sessions::{SessionMessage, SessionView};
 use crate::tui::state::sessions::SessionState;
@@ -151,7 +151,8 @@ fn message_line(
     } else {
         theme.text
     };
-    Line::styled(one_line(&text, width), style)
+    let query = session.search.as_ref().map(|s| s.query.as_str());
+    Line::from(highlighted(&one_line(&text, width), query, style))
 }
 
 /// The selected message: who wrote it, where it belongs, its marks and its text (`i` shows it
@@ -219,12 +220,13 @@ pub fn draw_message(
             Span::styled(format!("{}({})", call.name, call.arguments), theme.text),
         ]));
     }
+    let query = session.search.as_ref().map(|s| s.query.as_str());
     lines.extend(
         prompt
             .content
             .text()
             .lines()
-            .map(|line| Line::styled(line.to_owned(), theme.text)),
+            .map(|line| Line::from(highlighted(line, query, theme.text))),
     );
     frame.render_widget(
         Paragraph::new(lines)

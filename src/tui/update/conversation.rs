@@ -128,12 +128,18 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
             }
             refresh_thread(state, effects);
         }
-        (Action::DemoStep | Action::DemoStepBack, Some(loaded)) => {
+        // `n` and `N` step the demo while nothing is searched (`search.rs` takes them then).
+        (
+            Action::DemoStep | Action::DemoStepBack | Action::SearchNext | Action::SearchPrev,
+            Some(loaded),
+        ) => {
             let Some(demo) = conversation.demo.as_mut() else {
                 return;
             };
             demo.shown = match action {
-                Action::DemoStep => (demo.shown + 1).min(demo.trace.steps.len()),
+                Action::DemoStep | Action::SearchNext => {
+                    (demo.shown + 1).min(demo.trace.steps.len())
+                }
                 _ => demo.shown.saturating_sub(1).max(1),
             };
             select_demo_row(conversation, &loaded);
@@ -194,7 +200,7 @@ fn move_cursor(conversation: &mut ConversationState, target: usize) {
 }
 
 /// Selects `node`, opening its collapsed ancestors so it is visible.
-fn select_node(conversation: &mut ConversationState, loaded: &Loaded, node: NodeIndex) {
+pub(super) fn select_node(conversation: &mut ConversationState, loaded: &Loaded, node: NodeIndex) {
     let mut opened = false;
     let mut ancestor = loaded.tree.parent(node);
     // Bounded like the tree's own walks, whatever the links.

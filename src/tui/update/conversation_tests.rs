@@ -170,7 +170,7 @@ fn row_window_key_says_what_it_changed_when_the_app_sets_no_window() {
 }
 
 #[test]
-fn slash_in_a_conversation_filters_the_list_instead_of_running_keys() {
+fn slash_in_a_conversation_searches_it_instead_of_running_keys() {
     let mut state = opened();
     // `1` from another tab brings this screen back; the user types a search.
     update(&mut state, key('3'));
@@ -180,10 +180,10 @@ fn slash_in_a_conversation_filters_the_list_instead_of_running_keys() {
     for c in "kyoto".chars() {
         update(&mut state, key(c));
     }
-    assert_eq!(state.screen, Screen::Conversations);
+    assert_eq!(state.screen, Screen::Conversation);
     assert_eq!(
         state.overlay,
-        crate::tui::state::Overlay::Prompt(crate::tui::state::Prompt::Filter("kyoto".to_owned()))
+        crate::tui::state::Overlay::Prompt(crate::tui::state::Prompt::Search("kyoto".to_owned()))
     );
     assert!(
         conversation(&state).nodes.is_none(),

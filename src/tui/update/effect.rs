@@ -11,6 +11,7 @@ use super::checkpoint_jobs::{
 };
 use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
+use super::opened_database::OpenedDatabase;
 use super::session_effects::{SessionLoad, SessionLoaded};
 use crate::inspect::budget::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
@@ -60,6 +61,8 @@ pub enum Effect {
     Checkpoints(CheckpointWrite),
     /// Text for the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
+    /// Every job from now on runs on this database (`:open` opened it).
+    SwitchDatabase(Box<OpenedDatabase>),
 }
 
 impl Effect {
@@ -75,7 +78,16 @@ impl Effect {
 /// The loads: what the screens read, each kind at most once at a time.
 #[derive(Debug, Clone)]
 pub enum Load {
+    /// Another database to open in place of this one (`:open`).
+    Database {
+        url: String,
+    },
     List(ConversationFilter),
+    /// Where `search` occurs in conversation `id`'s messages: why the list's filter matched it.
+    Snippet {
+        id: String,
+        search: String,
+    },
     /// Tokens of each conversation's latest thread, for the visible page.
     CountThreads {
         ids: Vec<String>,
@@ -164,9 +176,14 @@ impl JobEvent {
 /// far a scan got).
 #[derive(Debug)]
 pub enum LoadReport {
+    Database(Result<Box<OpenedDatabase>, String>),
     List(Result<Vec<ConversationSummary>, String>),
     /// One row a scanning search found, before its page is complete.
     ListFound(ConversationSummary),
+    Snippet {
+        id: String,
+        result: Result<Option<String>, String>,
+    },
     ThreadTokens(Vec<(String, u64)>),
     Conversation(Result<Arc<Loaded>, String>),
     Budget(Result<Box<BudgetView>, String>),

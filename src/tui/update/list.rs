@@ -6,9 +6,12 @@ use rustc_hash::FxHashSet;
 use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
 use super::selection::moved;
+use crate::inspect::search_match::matched_field;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, ListState, LoadStatus, Overlay, PAGE_SIZE, Prompt};
+use crate::tui::state::{
+    AppState, ListState, LoadStatus, MatchSnippet, Overlay, PAGE_SIZE, Prompt,
+};
 
 /// Filters the list by `text` from its first page, unless that filter is the one shown. The
 /// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
@@ -246,3 +249,47 @@ pub(super) fn thread_tokens(state: &mut AppState, tokens: Vec<(String, u64)>) ->
 #[cfg(test)]
 #[path = "list_tests.rs"]
 mod tests;
+
+/// Asks where the filter occurs in the selected row's messages, when it matched their text
+/// (not its title, app or id) and that was not read yet: the list says why a row matched.
+pub(super) fn ask_snippet(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let list = &state.list;
+    if state.lists_sessions() || list.filter.trim().is_empty() || list.status != LoadStatus::Loaded
+    {
+        return;
+    }
+    let Some(row) = list.rows.get(list.selected) else {
+        return;
+    };
+    let asked = list
+        .snippet
+        .as_ref()
+        .is_some_and(|s| s.id == row.id && s.filter == list.filter);
+    if asked || matched_field(row, &list.filter).is_some() {
+        return;
+    }
+    let (id, search) = (row.id.clone(), list.filter.clone());
+    let generation = state.generation();
+    state.list.snippet_generation = generation;
+    state.list.snippet = Some(MatchSnippet {
+        id: id.clone(),
+        filter: search.clone(),
+        text: None,
+    });
+    effects.push(Effect::load(generation, Load::Snippet { id, search }));
+}
+
+/// Where the filter occurs in a row's messages was read.
+pub(super) fn snippet_read(
+    state: &mut AppState,
+    id: String,
+    result: Result<Option<String>, String>,
+) -> bool {
+    match state.list.snippet.as_mut() {
+        Some(snippet) if snippet.id == id => {
+            snippet.text = Some(result);
+            true
+        }
+        _ => false,
+    }
+}

@@ -166,8 +166,15 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
     assert_eq!(ids(&state.list.found_so_far), ["a", "b"]);
     assert_eq!(state.list.status, LoadStatus::Loading);
 
+    // Esc stops it; the list then reads why its selected row matched.
     let effects = update(&mut state, code(KeyCode::Esc));
-    assert!(matches!(&effects[..], [Effect::StopList]), "{effects:?}");
+    assert!(
+        matches!(&effects[..], [
+            Effect::StopList,
+            Effect::Load(Stamped { value: Load::Snippet { id, search }, .. }),
+        ] if id == "a" && search == "needle"),
+        "{effects:?}"
+    );
     assert_eq!(state.list.status, LoadStatus::Loaded);
     assert_eq!(
         ids(&state.list.rows),

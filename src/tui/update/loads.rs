@@ -9,8 +9,8 @@ use super::effect::{Effect, LoadReport, Stamped};
 use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
-    budget, chat_memories, checkpoint_prune, checkpoints, conversation, doctor, list,
-    memory_base_results, nodes, session, sessions,
+    budget, chat_memories, checkpoint_prune, checkpoints, conversation, database, doctor, list,
+    memory_base_results, nodes, search, session, sessions,
 };
 use crate::tui::state::AppState;
 
@@ -28,11 +28,16 @@ pub(super) fn on_load(
         return false;
     }
     match report {
+        LoadReport::Database(result) => database::opened(state, result, effects),
         LoadReport::List(result) => list::listed(state, result, effects),
         LoadReport::ListFound(row) => list::found(state, row),
+        LoadReport::Snippet { id, result } => list::snippet_read(state, id, result),
         LoadReport::ThreadTokens(tokens) => list::thread_tokens(state, tokens),
+        // A view read again keeps its search, found anew among its messages.
         LoadReport::Conversation(result) => {
-            conversation::conversation_loaded(state, result, effects)
+            let changed = conversation::conversation_loaded(state, result, effects);
+            search::reapply(state, search::View::Conversation);
+            changed
         }
         LoadReport::Budget(result) => budget::budget_computed(state, result),
         LoadReport::Nodes(result) => nodes::nodes_loaded(state, result, effects),
@@ -43,7 +48,11 @@ pub(super) fn on_load(
         LoadReport::Doctor(report) => doctor::on_report(state, report),
         LoadReport::Sessions(report) => match report {
             SessionLoaded::Page { offset, result } => sessions::page_loaded(state, offset, result),
-            SessionLoaded::Opened(result) => session::session_loaded(state, result, effects),
+            SessionLoaded::Opened(result) => {
+                let changed = session::session_loaded(state, result, effects);
+                search::reapply(state, search::View::Session);
+                changed
+            }
             SessionLoaded::Budget(result) => session::budget_computed(state, result),
         },
         LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
@@ -57,8 +66,10 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
     let conversation = state.conversation.as_ref();
     let nodes = state.nodes();
     match report {
+        LoadReport::Database(_) => state.opening.as_ref().map(|o| o.generation),
         LoadReport::List(_) | LoadReport::ListFound(_) => Some(state.list.generation),
         LoadReport::ThreadTokens(_) => Some(state.list.tokens_generation),
+        LoadReport::Snippet { .. } => Some(state.list.snippet_generation),
         LoadReport::Conversation(_) => conversation.map(|c| c.generation),
         LoadReport::Budget(_) => conversation.map(|c| c.budget_generation),
         LoadReport::Nodes(_) => nodes.map(|n| n.generation),

@@ -17,6 +17,7 @@ mod checkpoint_writes;
 mod checkpoints;
 mod conversation;
 mod copy;
+mod database;
 mod details;
 pub mod doctor;
 mod doctor_jobs;
@@ -29,13 +30,16 @@ mod memory_base_jobs;
 mod memory_base_results;
 mod memory_bases;
 mod nodes;
+pub mod opened_database;
 mod popups;
 mod prompt;
+mod search;
 mod selection;
 mod session;
 mod session_effects;
 mod sessions;
 mod settings;
+mod start;
 mod tabs;
 #[cfg(test)]
 mod test_support;
@@ -51,6 +55,7 @@ use super::action::Action;
 use super::keymap::KeyChord;
 use super::state::{AppState, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab};
 use crate::store::ConversationShape;
+pub use start::start;
 use tabs::show_tab;
 
 /// Applies one event. Marks the state dirty when the screen must be redrawn.
@@ -65,6 +70,7 @@ pub fn update(state: &mut AppState, event: Event) -> Vec<Effect> {
         Event::Tick => on_tick(state, &mut effects),
         Event::Resize => true,
     };
+    list::ask_snippet(state, &mut effects);
     log_news(state, said_before, from_job);
     state.dirty |= changed;
     effects
@@ -94,26 +100,12 @@ fn log_news(state: &mut AppState, said_before: Option<String>, from_job: bool) {
     }
 }
 
-/// The first requests of a session: the first page of conversations and the memory bases,
-/// each where the database holds them. The TUI opens on the first tab the database has.
-pub fn start(state: &mut AppState) -> Vec<Effect> {
+/// Opens a conversation, session or thread as the database keeps them, by its whole id (the
+/// TUI started on one: `memscope open ID`).
+pub fn open_conversation(state: &mut AppState, id: String) -> Vec<Effect> {
     let mut effects = Vec::new();
-    if state.tab_missing(Tab::Conversations).is_none() {
-        effects.push(match state.lists_sessions() {
-            true => sessions::reload(state, true),
-            false => list::reload_list(state, true),
-        });
-    }
-    if state.tab_missing(Tab::MemoryBases).is_none() {
-        memory_bases::start(state, &mut effects);
-    }
-    if let Some(first) = Tab::ALL
-        .into_iter()
-        .find(|tab| state.tab_missing(*tab).is_none())
-        .filter(|tab| *tab != Tab::Conversations)
-    {
-        show_tab(state, first, &mut effects);
-    }
+    checkpoints::open_any_conversation(state, id, &mut effects);
+    state.dirty = true;
     effects
 }
 
@@ -230,6 +222,13 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Action::ShowConversations => show_tab(state, Tab::Conversations, effects),
         Action::ShowChatMemories => show_tab(state, Tab::ChatMemories, effects),
         Action::ShowMemoryBases => show_tab(state, Tab::MemoryBases, effects),
+        // `/` in an open conversation, session or thread searches its messages; `n` and `N`
+        // go from match to match, and esc clears the search before it leaves the view.
+        Action::Filter | Action::SearchNext | Action::SearchPrev | Action::Back
+            if search::takes(state, action) =>
+        {
+            search::action(state, action, effects)
+        }
         // `1` brings back the screen the conversations tab was left on: a search typed there
         // (or on any screen without its own `/`) goes to the list's filter, and its letters
         // never run as that screen's keys.

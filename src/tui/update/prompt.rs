@@ -5,8 +5,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::budget::set_budget;
 use super::effect::Effect;
 use super::list::filter_list;
-use super::settings;
-use crate::tui::state::{AppState, Overlay, Prompt, Tab, parse_budget};
+use super::{search, settings};
+use crate::tui::state::{AppState, COMMANDS, Overlay, Prompt, Tab, parse_budget};
 
 /// A key while the prompt is open: typing, backspace, enter submits and esc closes it.
 pub(super) fn prompt_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> bool {
@@ -14,8 +14,9 @@ pub(super) fn prompt_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<
         return false;
     };
     let filtering = matches!(prompt, Prompt::Filter(_));
+    let searching = matches!(prompt, Prompt::Search(_));
     let text = match prompt {
-        Prompt::Filter(text) | Prompt::Command(text) => text,
+        Prompt::Filter(text) | Prompt::Command(text) | Prompt::Search(text) => text,
     };
     match key.code {
         // Esc drops a filter typed so far (it applied as it was typed).
@@ -24,6 +25,11 @@ pub(super) fn prompt_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<
             if !state.list.filter.is_empty() {
                 filter_list(state, String::new(), effects);
             }
+        }
+        // And a search, likewise.
+        KeyCode::Esc if searching => {
+            state.overlay = Overlay::None;
+            search::typed(state, "", effects);
         }
         KeyCode::Esc => state.overlay = Overlay::None,
         KeyCode::Backspace => {
@@ -38,10 +44,17 @@ pub(super) fn prompt_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<
         KeyCode::Char(c) => text.push(c),
         _ => return false,
     }
-    // The list filters as the text is typed.
-    if let Overlay::Prompt(Prompt::Filter(text)) = &state.overlay {
-        let text = text.clone();
-        filter_list(state, text, effects);
+    // The list filters, and a search finds, as the text is typed.
+    match &state.overlay {
+        Overlay::Prompt(Prompt::Filter(text)) => {
+            let text = text.clone();
+            filter_list(state, text, effects);
+        }
+        Overlay::Prompt(Prompt::Search(text)) => {
+            let text = text.clone();
+            search::typed(state, &text, effects);
+        }
+        _ => {}
     }
     true
 }
@@ -50,6 +63,8 @@ fn submit_prompt(state: &mut AppState, prompt: Prompt, effects: &mut Vec<Effect>
     match prompt {
         Prompt::Filter(text) => filter_list(state, text, effects),
         Prompt::Command(text) => run_command(state, &text, effects),
+        // It applied as it was typed: enter keeps it, and says what it found.
+        Prompt::Search(text) => search::typed(state, &text, effects),
     }
 }
 
@@ -70,6 +85,11 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
             state.message = state.tab_missing(Tab::Conversations).map(str::to_owned);
         }
         ("doctor", _) => effects.extend(super::doctor::open(state)),
+        // The rest of the line: a file path may hold spaces.
+        ("open", Some(_)) => {
+            let given = text.trim_start()[command.len()..].trim();
+            super::database::open(state, given, effects)
+        }
         ("budget", Some(n)) => match parse_budget(n) {
             Ok(budget) => {
                 set_budget(state, budget);
@@ -80,12 +100,7 @@ fn run_command(state: &mut AppState, text: &str, effects: &mut Vec<Effect>) {
         ("model", Some(name)) => settings::set_model(state, name, effects),
         ("counter", Some(name)) => settings::set_counter(state, name, effects),
         ("encoding", Some(name)) => settings::set_encoding(state, name, effects),
-        _ => {
-            state.message = Some(format!(
-                "unknown command :{text} (:conv ID, :doctor, :budget N, :model NAME, \
-                 :counter NAME, :encoding NAME, :q)"
-            ))
-        }
+        _ => state.message = Some(format!("unknown command :{text} ({})", COMMANDS.join(", "))),
     }
 }
 

@@ -1,0 +1,154 @@
+//! Why a conversation matched the list's search, and where a text occurs in another. The search
+//! (`sources/dify/queries/search.rs`) matches a text, ignoring case, in a conversation's name,
+//! its app's name or one of its messages' query or answer, or as a prefix of its id; this says
+//! which, and for message text shows the words around the first hit.
+
+use std::ops::Range;
+
+use super::InspectError;
+use crate::format::one_line;
+use crate::sources::dify::queries::ConversationSummary;
+use crate::store::Store;
+
+/// Characters of context kept before a hit in a snippet.
+const BEFORE_HIT: usize = 20;
+
+/// Where `query` occurs in `text`, ignoring case: byte ranges of `text`, none overlapping.
+pub fn find<'a>(text: &'a str, query: &'a str) -> impl Iterator<Item = Range<usize>> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        if query.is_empty() {
+            return None;
+        }
+        while from < text.len() {
+            let start = from;
+            let rest = &text[start..];
+            from += rest.chars().next().map_or(1, char::len_utf8);
+            if let Some(length) = prefix_length(rest, query) {
+                from = start + length;
+                return Some(start..start + length);
+            }
+        }
+        None
+    })
+}
+
+/// The length in bytes of the start of `text` that equals `query` ignoring case, if it does.
+fn prefix_length(text: &str, query: &str) -> Option<usize> {
+    let mut chars = text.char_indices();
+    for wanted in query.chars() {
+        let (_, found) = chars.next()?;
+        if !found.to_lowercase().eq(wanted.to_lowercase()) {
+            return None;
+        }
+    }
+    Some(chars.next().map_or(text.len(), |(at, _)| at))
+}
+
+/// The part of a conversation the search matched without reading its messages: its name, its
+/// app's name or the start of its id. `None`: the search found it in a message's text.
+pub fn matched_field(row: &ConversationSummary, search: &str) -> Option<&'static str> {
+    let search = search.trim();
+    let holds = |text: &str| find(text, search).next().is_some();
+    let id_prefix = search.replace('-', "").to_lowercase();
+    if holds(&row.name) {
+        Some("title")
+    } else if row.app_name.as_deref().is_some_and(holds) {
+        Some("app")
+    } else if !id_prefix.is_empty() && row.id.replace('-', "").starts_with(&id_prefix) {
+        Some("id")
+    } else {
+        None
+    }
+}
+
+/// `text` around the first hit of `search`, on one line, at most `width` characters: a leading
+/// `…` when the text before it is left out, a trailing one when the rest is cut.
+pub fn snippet(text: &str, search: &str, width: usize) -> Option<String> {
+    let hit = find(text, search.trim()).next()?;
+    let before: Vec<(usize, char)> = text[..hit.start].char_indices().collect();
+    let (start, cut) = match before.len().checked_sub(BEFORE_HIT) {
+        Some(skip) if skip > 0 => (before[skip].0, true),
+        _ => (0, false),
+    };
+    let lead = if cut { "…" } else { "" };
+    let room = width.saturating_sub(lead.chars().count());
+    Some(format!("{lead}{}", one_line(&text[start..], room)))
+}
+
+/// The first message of conversation `id` (oldest first) whose question or answer holds
+/// `search`, as a [`snippet`] of at most `width` characters.
+pub async fn text_snippet(
+    store: &Store,
+    id: &str,
+    search: &str,
+    width: usize,
+) -> Result<Option<String>, InspectError> {
+    let rows = store.all_messages(id).await?;
+    Ok(rows.iter().find_map(|row| {
+        snippet(&row.query, search, width).or_else(|| snippet(&row.answer, search, width))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, app: &str) -> ConversationSummary {
+        let time = chrono::DateTime::from_timestamp(0, 0).unwrap().naive_utc();
+        ConversationSummary {
+            id: "9b691c25-0000-4000-8000-000000000000".to_owned(),
+            name: name.to_owned(),
+            app_id: "a".to_owned(),
+            app_name: Some(app.to_owned()),
+            app_mode: None,
+            mode: "chat".to_owned(),
+            message_count: 1,
+            last_activity: time,
+            updated_at: time,
+            is_deleted: false,
+        }
+    }
+
+    #[test]
+    fn finds_every_occurrence_ignoring_case_at_char_boundaries() {
+        let text = "Refund? The REFUND was refunded — 退款 refund";
+        let found: Vec<&str> = find(text, "refund").map(|r| &text[r]).collect();
+        assert_eq!(found, ["Refund", "REFUND", "refund", "refund"]);
+        let found: Vec<&str> = find(text, "退款").map(|r| &text[r]).collect();
+        assert_eq!(found, ["退款"]);
+        assert_eq!(find(text, "").count(), 0);
+        assert_eq!(find("aaa", "aa").count(), 1, "matches do not overlap");
+    }
+
+    #[test]
+    fn names_the_field_the_search_matched() {
+        assert_eq!(
+            matched_field(&row("Refund for order", "Bot"), "REFUND"),
+            Some("title")
+        );
+        assert_eq!(
+            matched_field(&row("Hello", "Refund desk"), "refund"),
+            Some("app")
+        );
+        assert_eq!(
+            matched_field(&row("Hello", "Bot"), "9B691C25-0"),
+            Some("id")
+        );
+        assert_eq!(matched_field(&row("Hello", "Bot"), "kyoto"), None);
+    }
+
+    #[test]
+    fn a_snippet_keeps_the_words_before_the_hit_and_marks_each_cut() {
+        let text = "Our customer wrote that the parcel to Kyoto never arrived and asks for help";
+        assert_eq!(
+            snippet(text, "kyoto", 30).as_deref(),
+            Some("… that the parcel to Kyoto ne…")
+        );
+        assert_eq!(
+            snippet("to Kyoto", "kyoto", 30).as_deref(),
+            Some("to Kyoto")
+        );
+        assert_eq!(snippet(text, "osaka", 30), None);
+    }
+}

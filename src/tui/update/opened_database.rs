@@ -1,0 +1,87 @@
+//! A database opened for the app (at start-up, or by `:open`): the store the job runner works
+//! on, and what the state takes of it. A leaf: the effects carry it, and `database.rs` and the
+//! runner make it.
+
+use crate::store::{BaseChange, ConversationShape, Ingestion, Part, Profile, Store};
+use crate::tui::state::memory_bases::RefusedChanges;
+use crate::tui::state::{AppState, Tab};
+
+/// A database opened for the app: the store the job runner switches to, and what the state
+/// takes of it.
+#[derive(Clone)]
+pub struct OpenedDatabase {
+    pub store: Store,
+    /// Its URL, password removed.
+    pub database: String,
+    pub read_only: bool,
+    /// The tabs whose part it lacks, each with the line that says why.
+    pub missing_tabs: Vec<(Tab, String)>,
+    /// How it keeps its conversations.
+    pub shape: ConversationShape,
+    /// What `n` and `D` answer where its memory bases are never created or deleted here.
+    pub refused_changes: Option<RefusedChanges>,
+}
+
+impl std::fmt::Debug for OpenedDatabase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedDatabase")
+            .field("database", &self.database)
+            .field("read_only", &self.read_only)
+            .field("shape", &self.shape)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OpenedDatabase {
+    pub fn of(store: Store) -> OpenedDatabase {
+        let profile = store.profile();
+        OpenedDatabase {
+            database: store.url().to_owned(),
+            read_only: store.is_read_only(),
+            missing_tabs: missing_tabs(profile),
+            shape: profile.capabilities().conversations,
+            refused_changes: refused_changes(profile),
+            store,
+        }
+    }
+}
+
+/// Whether memscope syncs this database's memory bases (not on a database Langflow made).
+pub fn syncs_here(store: &Store) -> bool {
+    store.profile().has(Part::MemoryBases)
+        && store.profile().capabilities().ingestion == Ingestion::Memscope
+}
+
+/// The tabs whose part the database lacks, each with the line that says why. A database whose
+/// conversations are sessions or threads lists them in the conversations tab.
+fn missing_tabs(profile: &Profile) -> Vec<(Tab, String)> {
+    let held = |tab: Tab| match (tab, profile.capabilities().conversations) {
+        (Tab::Conversations, ConversationShape::RegenerationTrees)
+        | (Tab::ChatMemories | Tab::MemoryBases, _) => profile.has(tab.part()),
+        (
+            Tab::Conversations,
+            ConversationShape::FlowSessions | ConversationShape::CheckpointThreads,
+        ) => true,
+    };
+    Tab::ALL
+        .into_iter()
+        .filter(|tab| !held(*tab))
+        .map(|tab| (tab, format!("This is {}.", profile.lacks(tab.part()))))
+        .collect()
+}
+
+fn refused_changes(profile: &Profile) -> Option<RefusedChanges> {
+    Some(RefusedChanges {
+        create: profile.refuses_base_change(BaseChange::Create)?,
+        delete: profile.refuses_base_change(BaseChange::Delete)?,
+    })
+}
+
+/// Takes what a newly opened database gives the state; the first start-up did it too.
+pub fn take(state: &mut AppState, database: &OpenedDatabase) {
+    state.database = database.database.clone();
+    state.read_only = database.read_only;
+    state.missing_tabs = database.missing_tabs.clone();
+    state.shape = database.shape;
+    state.memory_bases.refused_changes = database.refused_changes.clone();
+}
