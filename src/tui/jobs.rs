@@ -212,6 +212,10 @@ impl JobRunner {
                 let request = checkpoints::prune_request(threads, keep_last);
                 checkpoints::plan_prune(&mut self.tasks, generation, store, data_dir, request)
             }
+            Load::Undo { thread_id } => {
+                let data_dir = self.data_dir.clone();
+                checkpoints::plan_undo(&mut self.tasks, generation, store, data_dir, thread_id)
+            }
             Load::ChatMemory(load) => {
                 let summarizer = self.summarizer.clone();
                 chat_memories::load(&mut self.tasks, generation, store, cache, summarizer, load)

@@ -59,7 +59,7 @@ fn shown_ids(app: &App) -> Vec<String> {
 /// `T`, `A`, `y` on the latest checkpoint of `thread_id` writes the preview's removals as a new
 /// latest checkpoint holding exactly the messages the preview keeps; `u`, `y` deletes it again.
 /// `T` opens on the cut the messages pane shows, the system prompt kept. A read-only open
-/// refuses both and says why.
+/// refuses the undo and says why.
 pub fn trim_and_undo(url: &str, thread_id: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -68,13 +68,6 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
         .unwrap();
     runtime.block_on(async {
         let root = tempfile::tempdir().unwrap();
-        let mut read_only = app(url, root.path(), Access::Auto).await;
-        open(&mut read_only, thread_id);
-        settle(&mut read_only, shown_selected).await;
-        press(&mut read_only, KeyCode::Char('u'));
-        let said = read_only.state.message.clone().unwrap_or_default();
-        assert!(said.contains("without --write"), "{said}");
-
         let mut app = app(url, root.path(), Access::Write).await;
         // A budget that keeps only the newest messages.
         app.state.settings.budget = 12;
@@ -157,7 +150,31 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
             "the new latest holds what the preview kept"
         );
 
+        // A read-only open finds the trim to undo, and refuses it saying why.
+        let mut read_only = crate::app_driver::app(url, root.path(), Access::Auto).await;
+        open(&mut read_only, thread_id);
+        settle(&mut read_only, shown_selected).await;
+        press(&mut read_only, KeyCode::Char('u'));
+        settle(&mut read_only, |a| {
+            a.state
+                .message
+                .as_deref()
+                .is_some_and(|m| !m.ends_with('…'))
+        })
+        .await;
+        let said = read_only.state.message.clone().unwrap_or_default();
+        assert!(said.contains("without --write"), "{said}");
+        drop(read_only);
+
+        // `u` finds memscope's trim is the latest checkpoint, and asks to undo it.
         press(&mut app, KeyCode::Char('u'));
+        let asked = |a: &App| {
+            matches!(
+                a.state.overlay,
+                memscope::tui::state::Overlay::ConfirmCheckpoint(_)
+            )
+        };
+        settle(&mut app, asked).await;
         press(&mut app, KeyCode::Char('y'));
         settle(&mut app, written).await;
         let said = app.state.message.clone().unwrap();

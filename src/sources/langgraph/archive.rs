@@ -273,11 +273,12 @@ impl ArchiveWriter {
 /// absolute: the CLI and the TUI write their archives side by side and print where.
 pub fn new_archive_path(data_dir: &Path) -> std::io::Result<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
-    std::path::absolute(
-        data_dir
-            .join("langgraph-archives")
-            .join(format!("prune-{stamp}.jsonl")),
-    )
+    Ok(archive_dir(data_dir)?.join(format!("prune-{stamp}.jsonl")))
+}
+
+/// Where memscope's archives are in its data directory, made absolute.
+pub fn archive_dir(data_dir: &Path) -> std::io::Result<PathBuf> {
+    std::path::absolute(data_dir.join("langgraph-archives"))
 }
 
 /// Aborts the process at `point` when [`FAULT_VARIABLE`] names it.

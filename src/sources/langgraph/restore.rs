@@ -5,7 +5,7 @@
 //! and only once: rows already there are said to be there, in plain words.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::archive::{Archive, ArchiveError, Cell, KeptCheckpoints, Line, read, unhex};
 use super::read::LangGraphPool;
@@ -111,6 +111,64 @@ pub async fn restore(
         rows,
         parents,
     })
+}
+
+/// An archive a prune wrote, as the TUI's undo names it before putting it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedPrune {
+    pub path: PathBuf,
+    /// The threads it holds rows of.
+    pub threads: Vec<String>,
+    /// Its checkpoints, and every row with their writes and blobs.
+    pub checkpoints: usize,
+    pub rows: usize,
+}
+
+/// The newest archive in `dir` (where [`super::archive::new_archive_path`] puts them, named by
+/// the time) holding rows of `thread`; `None` when no archive there does.
+pub fn newest_archive_of(dir: &Path, thread: &str) -> Result<Option<ArchivedPrune>, ArchiveError> {
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                name.starts_with("prune-") && name.ends_with(".jsonl")
+            })
+            .collect(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ArchiveError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    paths.sort();
+    for path in paths.into_iter().rev() {
+        let (header, lines) = read(&path)?;
+        let threads: Vec<String> = match &header.origin {
+            Some(origin) => origin.threads.iter().map(|t| t.thread_id.clone()).collect(),
+            None => kept_in_lines(&lines)
+                .into_iter()
+                .map(|t| t.thread_id)
+                .collect(),
+        };
+        if !threads.iter().any(|t| t == thread) {
+            continue;
+        }
+        let table = |line: &Line| match line {
+            Line::SqliteRow { table, .. } | Line::PostgresRow { table, .. } => Some(table.clone()),
+            _ => None,
+        };
+        let tables: Vec<String> = lines.iter().filter_map(table).collect();
+        return Ok(Some(ArchivedPrune {
+            path,
+            threads,
+            checkpoints: tables.iter().filter(|t| *t == "checkpoints").count(),
+            rows: tables.len(),
+        }));
+    }
+    Ok(None)
 }
 
 /// A thread's checkpoints in a database, `(namespace, id)`.

@@ -393,6 +393,14 @@ impl LangGraphDb {
         }
     }
 
+    /// Whether the thread's latest checkpoint is memscope's trim (what `undo_trim` deletes).
+    pub async fn latest_is_trim(&self, thread: &str) -> Result<bool, TrimWriteError> {
+        let latest = self.latest_id(thread).await?;
+        Ok(is_memscope_trim(
+            &self.pool.metadata(thread, &latest).await?,
+        ))
+    }
+
     /// Deletes memscope's trim checkpoint when it is still the thread's latest and no run
     /// started from it, with the write it left on its parent (and, on PostgreSQL, the blob only
     /// it names): the thread is as it was before the trim.

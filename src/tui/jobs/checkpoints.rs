@@ -10,14 +10,14 @@ use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree, load_checkpo
 use crate::memory::langgraph::budget::MessagesBudget;
 use crate::memory::langgraph::prune::KeepRule;
 use crate::memory::tokens::TokenCounter;
-use crate::sources::langgraph::archive::new_archive_path;
+use crate::sources::langgraph::archive::{archive_dir, new_archive_path};
 use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
-use crate::sources::langgraph::restore::restore_command;
+use crate::sources::langgraph::restore::{newest_archive_of, restore_command};
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
-use crate::tui::state::prune::{PlannedPrune, kept};
+use crate::tui::state::prune::{PlannedPrune, UndoPlan, kept};
 use crate::tui::update::{CheckpointLoad, CheckpointLoaded, CheckpointWritten, LoadReport};
 
 /// Starts the load requested as `generation` in its kind's slot.
@@ -83,6 +83,35 @@ pub(super) fn plan_prune(
             Ok::<_, String>(PlannedPrune { plan, archive })
         };
         reply.send(LoadReport::PrunePlan(planned.await));
+    })
+}
+
+/// What `u` undoes on `thread_id`: memscope's trim when it is the thread's latest checkpoint,
+/// else the newest archive in `data_dir` holding the thread's rows.
+pub(super) fn plan_undo(
+    tasks: &mut Tasks,
+    generation: u64,
+    store: Arc<Store>,
+    data_dir: PathBuf,
+    thread_id: String,
+) {
+    tasks.load(Slot::Undo, generation, |reply| async move {
+        let planned = async {
+            let db = LangGraphDb::open(&store).map_err(report)?;
+            if db.latest_is_trim(&thread_id).await.map_err(report)? {
+                return Ok(UndoPlan::Trim);
+            }
+            let archives = archive_dir(&data_dir).map_err(report)?;
+            match newest_archive_of(&archives, &thread_id).map_err(report)? {
+                Some(archive) => Ok(UndoPlan::Restore(archive)),
+                None => Err(format!(
+                    "its latest checkpoint is not memscope's trim, and no archive in {} holds \
+                     a prune of it",
+                    archives.display()
+                )),
+            }
+        };
+        reply.send(LoadReport::Undo(planned.await));
     })
 }
 
@@ -158,6 +187,18 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
                 .await
                 .map_err(report)?;
             Ok(pruned_message(&pruned, &archive, store.url()))
+        }
+        CheckpointWrite::Restore { thread_id, archive } => {
+            store.ensure_writable_in_place().map_err(report)?;
+            let restored = db.restore(&archive).await.map_err(report)?;
+            Ok(format!(
+                "undid thread {thread_id}'s last prune: restored {} {} and {} {} from {}",
+                thousands(restored.rows as u64),
+                noun(restored.rows as u64, "row"),
+                thousands(restored.parents as u64),
+                noun(restored.parents as u64, "parent link"),
+                restored.path.display()
+            ))
         }
     }
 }

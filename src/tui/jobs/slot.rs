@@ -44,9 +44,11 @@ pub(super) enum Slot {
     CheckpointTree,
     Checkpoint,
     PrunePlan,
+    /// What `u` undoes on a thread.
+    Undo,
 }
 
-const SLOTS: usize = Slot::PrunePlan as usize + 1;
+const SLOTS: usize = Slot::Undo as usize + 1;
 
 /// Where a job's results go: the runner's one channel.
 #[derive(Debug, Clone)]

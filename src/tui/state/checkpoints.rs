@@ -30,15 +30,17 @@ pub enum CheckpointWrite {
         keep_last: usize,
         archive: PathBuf,
     },
+    /// Puts a prune's archive back (the undo of thread `thread_id`'s last prune).
+    Restore { thread_id: String, archive: PathBuf },
 }
 
 impl CheckpointWrite {
     /// Whether the write changes thread `thread_id`.
     pub fn changes(&self, thread_id: &str) -> bool {
         match self {
-            CheckpointWrite::Trim { thread_id: t, .. } | CheckpointWrite::Undo { thread_id: t } => {
-                t == thread_id
-            }
+            CheckpointWrite::Trim { thread_id: t, .. }
+            | CheckpointWrite::Undo { thread_id: t }
+            | CheckpointWrite::Restore { thread_id: t, .. } => t == thread_id,
             CheckpointWrite::Prune { threads, .. } => {
                 threads.is_empty() || threads.iter().any(|t| t == thread_id)
             }

@@ -38,7 +38,7 @@ use chat_memories::ChatMemoriesState;
 use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
-use prune::PruneState;
+use prune::{PruneState, UndoAsk};
 use sessions::{SessionListState, SessionState};
 use trim::{SummarizerInfo, TrimState};
 
@@ -103,6 +103,8 @@ pub struct AppState {
     pub checkpoints: Option<CheckpointsState>,
     /// A checkpoint prune being planned or confirmed (the prune popup).
     pub prune: Option<PruneState>,
+    /// `u` on a thread, while what it undoes is looked for.
+    pub undo: Option<UndoAsk>,
     /// The database `:open` is opening, until it opened or failed.
     pub opening: Option<Opening>,
 }
@@ -150,6 +152,7 @@ impl AppState {
             session: None,
             checkpoints: None,
             prune: None,
+            undo: None,
             opening: None,
         }
     }

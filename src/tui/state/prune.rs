@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use super::load::LoadStatus;
 use crate::format::thousands;
 use crate::sources::langgraph::prune::PrunePlan;
+use crate::sources::langgraph::restore::ArchivedPrune;
 
 /// What `checkpoints prune` keeps by default, the one checkpoint `get_state` reads: the TUI
 /// starts where the CLI does.
@@ -89,4 +90,19 @@ pub fn kept(keep_last: usize) -> String {
         1 => "its latest checkpoint".to_owned(),
         n => format!("its {} newest checkpoints", thousands(n as u64)),
     }
+}
+
+/// `u` on a thread, while what it undoes is looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoAsk {
+    pub thread_id: String,
+    pub generation: u64,
+}
+
+/// What `u` undoes on a thread: memscope's trim when it is the thread's latest checkpoint,
+/// else the thread's last prune, the newest archive holding its rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoPlan {
+    Trim,
+    Restore(ArchivedPrune),
 }

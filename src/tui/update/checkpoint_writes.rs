@@ -1,9 +1,13 @@
 //! A LangGraph thread's writes from the TUI: a trim preview's removals written as the checkpoint
-//! `update_state` with `RemoveMessage`s writes, and its undo, each after a confirmation.
+//! `update_state` with `RemoveMessage`s writes, and `u`'s undo of the thread's trim or last
+//! prune, each after a confirmation.
 
-use super::effect::Effect;
+use super::effect::{Effect, Load};
+use crate::format::{noun, thousands};
+use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::checkpoints::{CheckpointConfirm, CheckpointWrite, CheckpointsState};
+use crate::tui::state::prune::{UndoAsk, UndoPlan};
 use crate::tui::state::trim::TrimState;
 use crate::tui::state::{AppState, Overlay};
 
@@ -87,26 +91,87 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<CheckpointConf
     })
 }
 
-/// `u`: asks to delete memscope's trim checkpoint (the thread's latest).
-pub(super) fn ask_to_undo(state: &mut AppState) {
-    if state.read_only {
-        state.message = Some(READ_ONLY.to_owned());
+/// `u` on thread `thread_id`: what it undoes is looked for off the UI thread (memscope's trim
+/// when it is the thread's latest checkpoint, else the thread's last prune), then asked.
+pub(super) fn ask_to_undo(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
+    if state.shape != ConversationShape::CheckpointThreads {
+        state.message = Some("only a LangGraph thread has a trim or a prune to undo".to_owned());
         return;
     }
-    let Some(thread) = state.checkpoints.as_ref() else {
-        return;
-    };
-    let question = format!(
-        "Undo memscope's trim of thread {}? Its latest checkpoint, the trim's, is deleted with \
-         its writes, when no run started from it.",
-        thread.thread_id
-    );
-    state.overlay = Overlay::ConfirmCheckpoint(CheckpointConfirm {
-        question,
-        write: CheckpointWrite::Undo {
-            thread_id: thread.thread_id.clone(),
-        },
+    let generation = state.generation();
+    state.undo = Some(UndoAsk {
+        thread_id: thread_id.clone(),
+        generation,
     });
+    state.message = Some(format!("looking for what to undo on thread {thread_id}…"));
+    effects.push(Effect::load(generation, Load::Undo { thread_id }));
+}
+
+/// What `u` undoes arrived: its confirmation, or on a read-only database what it would do.
+pub(super) fn undo_planned(state: &mut AppState, result: Result<UndoPlan, String>) -> bool {
+    let Some(UndoAsk { thread_id, .. }) = state.undo.take() else {
+        return false;
+    };
+    let confirm = match result {
+        Err(error) => {
+            state.message = Some(format!("nothing to undo on thread {thread_id}: {error}"));
+            return true;
+        }
+        Ok(UndoPlan::Trim) if state.read_only => {
+            state.message = Some(READ_ONLY.to_owned());
+            return true;
+        }
+        Ok(UndoPlan::Trim) => CheckpointConfirm {
+            question: format!(
+                "Undo memscope's trim of thread {thread_id}? Its latest checkpoint, the trim's, \
+                 is deleted with its writes, when no run started from it."
+            ),
+            write: CheckpointWrite::Undo { thread_id },
+        },
+        Ok(UndoPlan::Restore(archive)) => {
+            let what = format!(
+                "{} {} ({} {} with their writes and blobs) of {} from {}",
+                thousands(archive.checkpoints as u64),
+                noun(archive.checkpoints as u64, "checkpoint"),
+                thousands(archive.rows as u64),
+                noun(archive.rows as u64, "row"),
+                threads(&archive.threads),
+                archive.path.display()
+            );
+            if state.read_only {
+                state.message = Some(format!(
+                    "undoing thread {thread_id}'s last prune would put back {what}; memscope \
+                     opened this database without --write: start it with --write to restore"
+                ));
+                return true;
+            }
+            CheckpointConfirm {
+                question: format!(
+                    "Undo the last prune of thread {thread_id}? This puts back {what}, into the \
+                     database it was pruned from only, and only once."
+                ),
+                write: CheckpointWrite::Restore {
+                    thread_id,
+                    archive: archive.path,
+                },
+            }
+        }
+    };
+    state.overlay = Overlay::ConfirmCheckpoint(confirm);
+    true
+}
+
+/// The threads an archive holds: "thread a", "2 threads (a, b)".
+fn threads(threads: &[String]) -> String {
+    match threads {
+        [one] => format!("thread {one}"),
+        many => format!(
+            "{} {} ({})",
+            thousands(many.len() as u64),
+            noun(many.len() as u64, "thread"),
+            many.join(", ")
+        ),
+    }
 }
 
 /// Yes writes and closes the preview; no goes back to where it was asked.
@@ -132,3 +197,7 @@ pub(super) fn confirm_action(state: &mut AppState, action: Action, effects: &mut
         _ => {}
     }
 }
+
+#[cfg(test)]
+#[path = "checkpoint_undo_tests.rs"]
+mod tests;

@@ -74,7 +74,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             return set_budget(state, state.settings.budget - BUDGET_STEP, effects);
         }
         Action::TrimPreview => return super::trim::open_for_checkpoint(state, effects),
-        Action::Undo => return checkpoint_writes::ask_to_undo(state),
+        Action::Undo => {
+            let id = thread.thread_id.clone();
+            return checkpoint_writes::ask_to_undo(state, id, effects);
+        }
         Action::Prune => {
             let id = thread.thread_id.clone();
             return checkpoint_prune::ask(state, id, effects);
@@ -150,7 +153,10 @@ pub(super) fn written(
         open_thread(state, thread_id, effects);
         state.screen = screen;
     }
-    if matches!(write, CheckpointWrite::Prune { .. }) {
+    if matches!(
+        write,
+        CheckpointWrite::Prune { .. } | CheckpointWrite::Restore { .. }
+    ) {
         effects.push(sessions::reload(state, false));
     }
     true

@@ -19,7 +19,7 @@ use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline
 use crate::memory::tree::NodeIndex;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::tui::action::Action;
-use crate::tui::state::prune::PlannedPrune;
+use crate::tui::state::prune::{PlannedPrune, UndoPlan};
 use crate::tui::state::{Loaded, NodeRow};
 
 /// What reaches the core.
@@ -139,6 +139,10 @@ pub enum Load {
         threads: Vec<String>,
         keep_last: usize,
     },
+    /// What `u` undoes on thread `thread_id`: memscope's trim, or its last prune's archive.
+    Undo {
+        thread_id: String,
+    },
 }
 
 /// What the nodes job reports: the thread and the pane's rows.
@@ -196,6 +200,7 @@ pub enum LoadReport {
     Sessions(SessionLoaded),
     Checkpoints(CheckpointLoaded),
     PrunePlan(Result<PlannedPrune, String>),
+    Undo(Result<UndoPlan, String>),
 }
 
 /// Each part's effects, loads and results travel as one kind of the enum that carries them.

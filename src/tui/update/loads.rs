@@ -57,6 +57,7 @@ pub(super) fn on_load(
         },
         LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
         LoadReport::PrunePlan(result) => checkpoint_prune::planned(state, result),
+        LoadReport::Undo(result) => super::checkpoint_writes::undo_planned(state, result),
     }
 }
 
@@ -108,5 +109,6 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
         }
         // The prune popup's latest rule (a prune from the thread list has no open thread).
         LoadReport::PrunePlan(_) => state.prune.as_ref().map(|p| p.generation),
+        LoadReport::Undo(_) => state.undo.as_ref().map(|u| u.generation),
     }
 }

@@ -75,6 +75,13 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
             }
             None => state.message = Some("no thread selected to prune".to_owned()),
         },
+        Action::Undo => match list.selected_row() {
+            Some(row) => {
+                let id = row.key.id.clone();
+                super::checkpoint_writes::ask_to_undo(state, id, effects);
+            }
+            None => state.message = Some("no thread selected to undo".to_owned()),
+        },
         Action::Back if !state.list.filter.is_empty() => {
             state.list.filter.clear();
             effects.push(first_page(state));
