@@ -1,7 +1,8 @@
 //! `P` on a thread LangGraph wrote, judged by LangGraph's own code (`tests/langgraph/judge.py`):
-//! a read-only open refuses; a writable one shows the plan, `+` keeps one more, yes prunes, and
-//! then `get_state` is unchanged, `get_state_history` lists the kept checkpoints, and the archive
-//! the popup named puts every row back through `checkpoints restore`.
+//! a read-only open shows the plan and refuses yes; a writable one shows the plan, `+` keeps one
+//! more, yes prunes, and then `get_state` is unchanged, `get_state_history` lists the kept
+//! checkpoints, and the archive the popup named puts every row back through `checkpoints
+//! restore`.
 
 use std::path::Path;
 use std::process::Command;
@@ -65,10 +66,14 @@ pub fn prune_and_restore(url: &str, python: &str, target: [&str; 2], thread_id: 
         let mut read_only = app(url, root.path(), Access::Auto).await;
         open(&mut read_only, thread_id);
         settle(&mut read_only, shown_selected).await;
+        // Read-only: the plan shows, and yes says --write is needed.
         press(&mut read_only, KeyCode::Char('P'));
+        assert_eq!(read_only.state.overlay, Overlay::Prune);
+        settle(&mut read_only, planned).await;
+        press(&mut read_only, KeyCode::Char('y'));
         let said = read_only.state.message.clone().unwrap_or_default();
         assert!(said.contains("without --write"), "{said}");
-        assert_eq!(read_only.state.overlay, Overlay::None);
+        assert_eq!(read_only.state.overlay, Overlay::Prune);
         drop(read_only);
 
         let mut app = app(url, root.path(), Access::Write).await;
