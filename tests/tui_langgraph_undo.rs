@@ -6,7 +6,7 @@
 
 mod app_driver;
 
-use app_driver::{app, press, settle};
+use app_driver::{app, press, screen, settle};
 use crossterm::event::KeyCode;
 use memscope::demo::write_langgraph_demo;
 use memscope::store::Access;
@@ -103,6 +103,8 @@ async fn u_undoes_a_threads_last_prune_once_and_only_into_its_database() {
     );
     assert!(question.contains(&put_back), "{question}");
     assert!(question.contains("langgraph-archives"), "{question}");
+    let drawn = screen(&mut app);
+    assert!(drawn.contains("Undo the last prune"), "{drawn}");
     let undone = yes(&mut app).await;
     assert!(
         undone.starts_with("undid thread long-chat's last prune: restored"),

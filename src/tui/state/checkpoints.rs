@@ -151,6 +151,30 @@ impl CheckpointsState {
         moved
     }
 
+    /// Takes the tree a poll read again: `false` when it is the one shown. Otherwise the cursor
+    /// follows the latest checkpoint when it was on it, else stays on its checkpoint (the
+    /// latest when that one is gone).
+    pub fn refresh_tree(&mut self, tree: ThreadTree) -> bool {
+        if self.tree.as_deref() == Some(&tree) {
+            return false;
+        }
+        let on_latest = self.latest_row() == Some(self.cursor);
+        let selected = self
+            .selected()
+            .map(|(ns, line)| (ns.to_owned(), line.id.clone()));
+        self.set_tree(tree);
+        if let (false, Some((namespace, id))) = (on_latest, selected) {
+            let tree = self.tree.clone().expect("the tree just set");
+            if let Some(row) = self.rows.iter().position(|&row| {
+                let (ns, line) = tree.line(row);
+                ns == namespace && line.id == id
+            }) {
+                self.cursor = row;
+            }
+        }
+        true
+    }
+
     /// Puts the cursor on the root graph's latest checkpoint; `true` when it moved.
     pub fn to_latest(&mut self) -> bool {
         match self.latest_row() {

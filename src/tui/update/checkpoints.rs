@@ -111,6 +111,21 @@ pub(super) fn open_any_conversation(state: &mut AppState, id: String, effects: &
     }
 }
 
+/// A polling tick on a loaded tree: the tree is read again, as the thread list is, and a change
+/// another process made (a new checkpoint, a prune) shows.
+pub(super) fn poll(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let Some(thread) = state.checkpoints.as_mut() else {
+        return;
+    };
+    if thread.status != LoadStatus::Loaded || thread.tree.is_none() {
+        return;
+    }
+    thread.generation = generation;
+    let thread_id = thread.thread_id.clone();
+    effects.push(Effect::load(generation, CheckpointLoad::Tree { thread_id }));
+}
+
 /// A load's report, for the latest request (`loads.rs` dropped any other).
 pub(super) fn on_load(
     state: &mut AppState,
@@ -120,11 +135,21 @@ pub(super) fn on_load(
     let Some(thread) = state.checkpoints.as_mut() else {
         return false;
     };
+    // A tree already shown was read again by a poll.
+    let polled = thread.tree.is_some();
     match report {
+        CheckpointLoaded::Tree(Ok(tree)) if polled => {
+            if !thread.refresh_tree(tree) {
+                return false;
+            }
+            show_selected(state, effects);
+        }
         CheckpointLoaded::Tree(Ok(tree)) => {
             thread.set_tree(tree);
             show_selected(state, effects);
         }
+        // A poll that failed (the database busy a moment) leaves the tree shown as it was.
+        CheckpointLoaded::Tree(Err(_)) if polled => return false,
         CheckpointLoaded::Tree(Err(error)) => thread.status = LoadStatus::Failed(error),
         CheckpointLoaded::Shown(result) => thread.shown_status.settle(&mut thread.shown, result),
     }

@@ -287,3 +287,87 @@ fn t_opens_the_trim_preview_on_the_cut_the_messages_pane_shows() {
         .collect();
     assert_eq!(planned, kept, "the preview keeps what the pane keeps");
 }
+
+/// The thread as it was before its latest checkpoint, 1-h, was written.
+fn tree_before_1h() -> ThreadTree {
+    let rows: Vec<_> = agent_rows_with_subgraph()
+        .into_iter()
+        .filter(|r| r.checkpoint_id != "1-h")
+        .collect();
+    let tasks = [task("", "1-b", "~__pregel_pull, agent")];
+    ThreadTree::of("agent", &CheckpointTree::build(&rows, &tasks), None).unwrap()
+}
+
+/// Ticks until the polling clock asks for the tree again: that load's generation.
+fn polled(state: &mut AppState) -> u64 {
+    for _ in 1..crate::tui::state::POLL_EVERY_TICKS {
+        assert!(
+            !update(state, Event::Tick)
+                .iter()
+                .any(|e| matches!(e, Effect::Load(_))),
+            "no poll before the clock says"
+        );
+    }
+    match update(state, Event::Tick).as_slice() {
+        [
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Checkpoints(CheckpointLoad::Tree { thread_id }),
+            }),
+        ] if thread_id == "agent" => *generation,
+        other => panic!("expected the tree read again: {other:?}"),
+    }
+}
+
+fn tree_read(generation: u64, tree: ThreadTree) -> Event {
+    Event::Job(JobEvent::load(generation, CheckpointLoaded::Tree(Ok(tree))))
+}
+
+#[test]
+fn an_open_tree_shows_what_another_process_wrote_and_the_cursor_stays_put() {
+    let (mut state, effects) = opened();
+    let (generation, _, _) = checkpoint_load(&effects);
+    update(&mut state, shown(generation, "1-h"));
+    // Unchanged: nothing read again, nothing redrawn.
+    let generation = polled(&mut state);
+    assert!(update(&mut state, tree_read(generation, thread_tree())).is_empty());
+    assert_eq!(
+        state.checkpoints.as_ref().unwrap().selected().unwrap().1.id,
+        "1-h"
+    );
+
+    // Another process deleted 1-h: the cursor was on the latest and follows it.
+    let generation = polled(&mut state);
+    let effects = update(&mut state, tree_read(generation, tree_before_1h()));
+    assert_eq!(checkpoint_load(&effects).2, "1-g");
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.selected().unwrap().1.id, "1-g");
+    assert_eq!(thread.status, LoadStatus::Loaded);
+
+    // Up on 1-f, a new latest (1-h) arrives: the cursor stays on 1-f.
+    update(&mut state, key('k'));
+    let generation = polled(&mut state);
+    let effects = update(&mut state, tree_read(generation, thread_tree()));
+    assert_eq!(checkpoint_load(&effects).2, "1-f");
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert!(
+        thread
+            .tree
+            .as_ref()
+            .unwrap()
+            .nodes
+            .iter()
+            .any(|n| n.id == "1-h" && n.latest)
+    );
+
+    // A poll that fails leaves the tree shown.
+    let generation = polled(&mut state);
+    let failed = Event::Job(JobEvent::load(
+        generation,
+        CheckpointLoaded::Tree(Err("database is locked".to_owned())),
+    ));
+    update(&mut state, failed);
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.status, LoadStatus::Loaded);
+    assert_eq!(thread.selected().unwrap().1.id, "1-f");
+}

@@ -297,7 +297,8 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
                 effects.push(list::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
-            Screen::Conversations | Screen::Session | Screen::Doctor | Screen::Checkpoints => {}
+            Screen::Checkpoints => checkpoints::poll(state, effects),
+            Screen::Conversations | Screen::Session | Screen::Doctor => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }
