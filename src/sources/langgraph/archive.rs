@@ -348,6 +348,32 @@ pub(super) fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// An archive's header alone, checked: what a look for a thread's archive reads of each file.
+pub(super) fn read_header(path: &Path) -> Result<Header, ArchiveError> {
+    let file = File::open(path).map_err(io(path))?;
+    header(path, &mut BufReader::new(file).lines())
+}
+
+fn header(
+    path: &Path,
+    lines: &mut std::io::Lines<BufReader<File>>,
+) -> Result<Header, ArchiveError> {
+    let bad = |reason: String| ArchiveError::Format {
+        path: path.to_owned(),
+        line: 1,
+        reason,
+    };
+    let first = lines
+        .next()
+        .ok_or_else(|| bad("the file is empty".to_owned()))?
+        .map_err(io(path))?;
+    let header: Header = serde_json::from_str(&first).map_err(|e| bad(e.to_string()))?;
+    if header.format != FORMAT || !VERSIONS.contains(&header.version) {
+        return Err(bad(format!("{} version {}", header.format, header.version)));
+    }
+    Ok(header)
+}
+
 /// Every line of an archive, checked before anything is written.
 pub(super) fn read(path: &Path) -> Result<(Header, Vec<Line>), ArchiveError> {
     let file = File::open(path).map_err(io(path))?;
@@ -357,17 +383,7 @@ pub(super) fn read(path: &Path) -> Result<(Header, Vec<Line>), ArchiveError> {
         reason,
     };
     let mut lines = BufReader::new(file).lines();
-    let first = lines
-        .next()
-        .ok_or_else(|| bad(1, "the file is empty".to_owned()))?
-        .map_err(io(path))?;
-    let header: Header = serde_json::from_str(&first).map_err(|e| bad(1, e.to_string()))?;
-    if header.format != FORMAT || !VERSIONS.contains(&header.version) {
-        return Err(bad(
-            1,
-            format!("{} version {}", header.format, header.version),
-        ));
-    }
+    let header = header(path, &mut lines)?;
     let mut body = Vec::new();
     for (n, text) in lines.enumerate() {
         let text = text.map_err(io(path))?;

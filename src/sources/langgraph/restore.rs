@@ -7,7 +7,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::archive::{Archive, ArchiveError, Cell, KeptCheckpoints, Line, read, unhex};
+use super::archive::{
+    Archive, ArchiveError, Cell, KeptCheckpoints, Line, read, read_header, unhex,
+};
 use super::read::LangGraphPool;
 
 /// The command line that puts an archive's rows back into `database` (its URL, password
@@ -145,6 +147,11 @@ pub fn newest_archive_of(dir: &Path, thread: &str) -> Result<Option<ArchivedPrun
     };
     paths.sort();
     for path in paths.into_iter().rev() {
+        // An archive recording its threads is read whole only when it holds this one.
+        let named = read_header(&path)?.origin.map(|origin| origin.threads);
+        if named.is_some_and(|threads| threads.iter().all(|t| t.thread_id != thread)) {
+            continue;
+        }
         let (header, lines) = read(&path)?;
         let threads: Vec<String> = match &header.origin {
             Some(origin) => origin.threads.iter().map(|t| t.thread_id.clone()).collect(),
@@ -349,7 +356,46 @@ async fn insert_all(pool: &LangGraphPool, lines: &[Line]) -> sqlx::Result<usize>
 
 #[cfg(test)]
 mod tests {
+    use super::super::archive::{ArchiveWriter, Origin};
+    use super::super::saver::Saver;
     use super::*;
+
+    /// An archive of `threads` (no rows) named `prune-STAMP.jsonl` in `dir`.
+    fn archive(dir: &Path, stamp: &str, threads: &[&str]) -> PathBuf {
+        let path = dir.join(format!("prune-{stamp}.jsonl"));
+        let origin = Origin {
+            database: "sqlite:///data/agent.db".to_owned(),
+            threads: threads
+                .iter()
+                .map(|t| KeptCheckpoints {
+                    thread_id: (*t).to_owned(),
+                    kept: vec![(String::new(), "1-z".to_owned())],
+                })
+                .collect(),
+        };
+        ArchiveWriter::create(&path, Saver::SqliteSaver, origin)
+            .unwrap()
+            .finish()
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn a_threads_newest_archive_is_the_newest_one_holding_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none yet");
+        assert_eq!(newest_archive_of(&missing, "agent").unwrap(), None);
+        archive(dir.path(), "20260301T100000.000000Z", &["agent"]);
+        let newest = archive(dir.path(), "20260302T100000.000000Z", &["agent", "other"]);
+        // Newer, of another thread only; and a file that is no archive of memscope's.
+        archive(dir.path(), "20260303T100000.000000Z", &["other"]);
+        std::fs::write(dir.path().join("notes.txt"), "not an archive").unwrap();
+        let found = newest_archive_of(dir.path(), "agent").unwrap().unwrap();
+        assert_eq!(found.path, newest);
+        assert_eq!(found.threads, ["agent", "other"]);
+        assert_eq!((found.checkpoints, found.rows), (0, 0));
+        assert_eq!(newest_archive_of(dir.path(), "nobody").unwrap(), None);
+    }
 
     #[test]
     fn the_restore_command_runs_as_printed() {
