@@ -356,7 +356,7 @@ fn a_completed_sync_reports_and_reloads() {
     );
     assert_eq!(
         state.message.as_deref(),
-        Some("Research notes: ingested 26 message(s)")
+        Some("Research notes: ingested 26 messages")
     );
     let loads = mb_loads(effects);
     assert!(loads.iter().any(|(_, l)| matches!(l, MbLoad::Bases)));
