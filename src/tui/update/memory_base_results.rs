@@ -270,6 +270,6 @@ fn describe_syncs(state: &mut AppState, base_name: &str, results: Vec<SyncResult
     }
     format!(
         "{base_name}: ingested {}",
-        crate::format::count(ingested as u64, "message")
+        crate::format::count(ingested, "message")
     )
 }
