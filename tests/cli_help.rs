@@ -339,3 +339,24 @@ fn global_options_have_their_own_heading_in_every_commands_help() {
         );
     }
 }
+
+#[test]
+fn the_opening_lines_of_help_name_every_source_it_reads() {
+    let home = tempfile::tempdir().unwrap();
+    let help = stdout(memscope(home.path()).arg("--help"));
+    let opening: String = help.lines().take(4).collect::<Vec<_>>().join("\n");
+    for source in [
+        "Dify",
+        "PostgreSQL",
+        "MySQL",
+        "MariaDB",
+        "Langflow",
+        "LangGraph",
+        "demo",
+    ] {
+        assert!(
+            opening.contains(source),
+            "the opening lines of --help do not name {source}:\n{opening}"
+        );
+    }
+}

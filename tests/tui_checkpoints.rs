@@ -248,6 +248,12 @@ fn a_thread_loading_then_its_tree_with_the_latest_checkpoint_s_messages() {
         screen.contains("cut line"),
         "60 tokens cut the thread: {screen}"
     );
+    let narrow = screen_text(&state, 80, 24);
+    assert!(
+        narrow.contains("budget 60 tokens: 63 before, 16 after;")
+            && narrow.contains("4 of 7 messages dropped"),
+        "at 80x24 the budget's numbers stay whole: {narrow}"
+    );
 }
 
 #[test]

@@ -341,6 +341,26 @@ fn a_manual_conflict_toasts_and_an_automatic_one_stays_quiet() {
 }
 
 #[test]
+fn a_sync_of_one_message_says_one_message() {
+    let mut state = tab(false);
+    deliver(
+        &mut state,
+        MbEvent::Synced {
+            base_name: "Research notes".to_owned(),
+            result: Ok(vec![SyncResult::Completed {
+                session_id: "research-ada-0001".to_owned(),
+                job_id: "job-1".to_owned(),
+                messages: 1,
+            }]),
+        },
+    );
+    assert_eq!(
+        state.message.as_deref(),
+        Some("Research notes: ingested 1 message")
+    );
+}
+
+#[test]
 fn a_completed_sync_reports_and_reloads() {
     let mut state = tab(false);
     let effects = deliver(
@@ -356,7 +376,7 @@ fn a_completed_sync_reports_and_reloads() {
     );
     assert_eq!(
         state.message.as_deref(),
-        Some("Research notes: ingested 26 message(s)")
+        Some("Research notes: ingested 26 messages")
     );
     let loads = mb_loads(effects);
     assert!(loads.iter().any(|(_, l)| matches!(l, MbLoad::Bases)));

@@ -181,7 +181,7 @@ fn support_session() -> SessionView {
         },
         heading: format!(
             "session \"New Session 0\" of flow Support Chat ({SUPPORT}), owner {OWNER} (the \
-             session id is used by 1 other flow(s) too)"
+             session id is used by 1 other flow too)"
         ),
         structure: "Langflow keeps no regeneration tree: a session is one flat log, shown in \
                     order and grouped by run"

@@ -102,9 +102,11 @@ pub fn agent_memory_budget(
     let view = BudgetView::for_history(fed.prompt_history(n_messages as usize), settings, cache);
     let mut warnings = view.warnings();
     if !fed.error_text_fed.is_empty() {
+        let n = fed.error_text_fed.len() as u64;
         warnings.push(format!(
-            "{} error message(s) without the error flag are fed to the model as conversation",
-            fed.error_text_fed.len()
+            "{} without the error flag {} fed to the model as conversation",
+            crate::format::count(n, "error message"),
+            if n == 1 { "is" } else { "are" }
         ));
     }
     if !owned {

@@ -212,7 +212,10 @@ async fn load_flow_session(store: &Store, key: &SessionKey) -> Result<SessionVie
     let others = flows.flows.len().saturating_sub(1);
     let shared = match others {
         0 => String::new(),
-        n => format!(" (the session id is used by {n} other flow(s) too)"),
+        n => format!(
+            " (the session id is used by {} too)",
+            crate::format::count(n as u64, "other flow")
+        ),
     };
     Ok(SessionView {
         key: key.clone(),
@@ -298,9 +301,9 @@ async fn load_thread(store: &Store, key: &SessionKey) -> Result<SessionView, Ses
             key.id, state.checkpoint_id, state.ts
         ),
         structure: format!(
-            "LangGraph keeps a tree of {} checkpoints, each the whole state after a step: shown \
+            "LangGraph keeps a tree of {}, each the whole state after a step: shown \
              here is the latest one's messages channel",
-            tree.root.checkpoints.len()
+            crate::format::count(tree.root.checkpoints.len() as u64, "checkpoint")
         ),
         messages,
         source: HistorySource::Checkpoint {

@@ -27,9 +27,12 @@ pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
 #[command(
     name = "memscope",
     version,
-    about = "Inspect and administer the memory of LLM applications",
-    long_about = "Inspect and administer the memory of LLM applications: conversations and their \
-regeneration threads, what Dify's TokenBufferMemory sends to the model, token budgets and more.\n\n\
+    about = "Inspect and administer the memory of LLM applications: Dify, Langflow and LangGraph",
+    long_about = "Inspect and administer the memory of LLM applications: Dify (on PostgreSQL, MySQL \
+or MariaDB), Langflow, LangGraph's checkpoint savers and memscope's own demo database. \
+OpenAI Agents SDK and Google ADK sessions are not read yet.\n\n\
+It shows conversations and their regeneration threads, what Dify's TokenBufferMemory sends to \
+the model, token budgets and more.\n\n\
 With no command, memscope opens the terminal UI on its embedded demo database (created on \
 first run) or the configured one; press ? in it for every key, q to quit. `memscope info` shows \
 the files and paths in use."

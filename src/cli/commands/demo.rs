@@ -146,11 +146,11 @@ fn render_langgraph(r: &LangGraphReport) -> String {
         .map(|s| vec![s.title.clone(), s.id.clone(), s.demonstrates.clone()])
         .collect();
     format!(
-        "wrote {}: {} threads, {} checkpoints, {} writes ({})\n\n{}\n\nopen it with: memscope --db {} conversations",
+        "wrote {}: {}, {}, {} ({})\n\n{}\n\nopen it with: memscope --db {} conversations",
         r.path.display(),
-        r.threads,
-        thousands(r.checkpoints as u64),
-        thousands(r.writes as u64),
+        crate::format::count(r.threads as u64, "thread"),
+        crate::format::count(r.checkpoints as u64, "checkpoint"),
+        crate::format::count(r.writes as u64, "write"),
         byte_size(r.bytes as u64),
         table(&["story", "thread", "shows"], &stories),
         r.url,

@@ -42,12 +42,12 @@ fn render(r: &Report) -> String {
     }
     let mut out = deleted_banner(r.deleted).to_owned();
     out += &format!(
-        "conversation {} \"{}\"\nwindow {} rows ({}), {} loaded{}\n{}",
+        "conversation {} \"{}\"\nwindow {} ({}), {} loaded{}\n{}",
         r.conversation_id,
         r.conversation_name,
-        r.window,
+        crate::format::count(r.window as u64, "row"),
         r.window_source.describe(),
-        r.rows_loaded,
+        crate::format::thousands(r.rows_loaded as u64),
         r.popped
             .as_ref()
             .map_or(String::new(), |id| format!(", placeholder {id} popped")),

@@ -87,11 +87,11 @@ fn render(p: &Pruned) -> String {
         .collect();
     let verb = if p.pruned { "deleted" } else { "would delete" };
     let mut out = format!(
-        "{verb} {} checkpoints, {} writes, {} blobs: {} bytes (keeping the {} newest of each thread{})\n\n",
-        thousands(p.plan.checkpoints as u64),
-        thousands(p.plan.writes),
-        thousands(p.plan.blobs as u64),
-        thousands(p.plan.bytes),
+        "{verb} {}, {}, {}: {} (keeping the {} newest of each thread{})\n\n",
+        crate::format::count(p.plan.checkpoints as u64, "checkpoint"),
+        crate::format::count(p.plan.writes, "write"),
+        crate::format::count(p.plan.blobs as u64, "blob"),
+        crate::format::count(p.plan.bytes, "byte"),
         p.plan.keep_last,
         p.plan
             .before

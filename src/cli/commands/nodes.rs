@@ -267,8 +267,8 @@ fn render_context(r: &ContextReport) -> String {
     out.push('\n');
     out.push_str(&budget_table(&r.messages, r.dropped));
     out.push_str(&format!(
-        "\n\ntimeline ({} turns): {}\n",
-        r.timeline.turns.len(),
+        "\n\ntimeline ({}): {}\n",
+        crate::format::count(r.timeline.turns.len() as u64, "turn"),
         r.sparkline
     ));
     let turns: Vec<Vec<String>> = r

@@ -83,12 +83,12 @@ fn render(report: &Report) -> String {
     let view = &report.view;
     let mut out = deleted_banner(report.deleted).to_owned();
     out += &format!(
-        "conversation {} \"{}\"\nthread ({}, window {}): {} messages, oldest first; ● on the thread, ○ off it\n",
+        "conversation {} \"{}\"\nthread ({}, window {}): {}, oldest first; ● on the thread, ○ off it\n",
         report.conversation_id,
         report.conversation_name,
         view.mode.describe(),
         view.window,
-        view.thread.len()
+        crate::format::count(view.thread.len() as u64, "message")
     );
     if report
         .nodes

@@ -72,10 +72,10 @@ fn render(r: &Report) -> String {
         })
         .collect();
     format!(
-        "{}\n\n{}\n\ntotal {} tokens ({} for the list itself)",
+        "{}\n\n{}\n\ntotal {} ({} for the list itself)",
         r.counter,
         table(&["#", "role", "tokens", "content"], &rows),
-        thousands(r.total),
+        crate::format::count(r.total, "token"),
         r.list_overhead
     )
 }

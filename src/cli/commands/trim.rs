@@ -518,8 +518,11 @@ async fn undo(context: &Context, id: &str, yes: bool) -> CliResult {
     };
     emit(context.global.json, &undone, |u| match &u.change {
         Some(change) => format!(
-            "undid {} {} of {}: {} messages now",
-            change.action, change.id, u.chat_memory_id, u.messages
+            "undid {} {} of {}: {} now",
+            change.action,
+            change.id,
+            u.chat_memory_id,
+            crate::format::count(u.messages as u64, "message")
         ),
         None => format!("nothing to undo in chat memory {}", u.chat_memory_id),
     })?;

@@ -161,11 +161,11 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
             }
             let applied = db.apply_trim(&target, &remove).await.map_err(report)?;
             Ok(format!(
-                "wrote checkpoint {} after {}: {} messages removed, {} left (u undoes it)",
+                "wrote checkpoint {} after {}: {} removed, {} left (u undoes it)",
                 applied.checkpoint_id,
                 applied.parent_checkpoint_id,
-                applied.removed.len(),
-                applied.messages_after
+                crate::format::count(applied.removed.len() as u64, "message"),
+                thousands(applied.messages_after as u64)
             ))
         }
         CheckpointWrite::Undo { thread_id } => {

@@ -274,9 +274,9 @@ async fn delete(
         .await
         .map(|r| {
             format!(
-                "deleted memory base {} ({} job(s) cancelled), removed {}",
+                "deleted memory base {} ({} cancelled), removed {}",
                 base.name,
-                r.cancelled_jobs.len(),
+                crate::format::count(r.cancelled_jobs.len() as u64, "job"),
                 r.kb_path.display()
             )
         })

@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
 use super::common::{Component, framed, middle_cut, placeholder};
-use crate::format::{count, one_line, thousands};
+use crate::format::{count, display_width, one_line, thousands};
 use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree, TreeRow};
 use crate::memory::langgraph::budget::RECOMMENDED_TRIM;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ShownCheckpoint};
@@ -215,26 +215,31 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
             return;
         }
     };
-    let mut lines = vec![
-        Line::styled(
-            one_line(
-                &format!(
-                    "budget {} tokens: {} before, {} after; {} of {} dropped",
-                    thousands(shown.max_tokens),
-                    thousands(budget.tokens_before),
-                    thousands(budget.tokens_after),
-                    thousands(budget.dropped() as u64),
-                    count(budget.kept.len() as u64, "message"),
-                ),
-                width,
-            ),
-            theme.text,
-        ),
-        Line::styled(
-            one_line(&format!("cut by {RECOMMENDED_TRIM}"), width),
-            theme.dim,
-        ),
-    ];
+    let tokens = format!(
+        "budget {}: {} before, {} after;",
+        count(shown.max_tokens, "token"),
+        thousands(budget.tokens_before),
+        thousands(budget.tokens_after),
+    );
+    let dropped = format!(
+        "{} of {} dropped",
+        thousands(budget.dropped() as u64),
+        count(budget.kept.len() as u64, "message"),
+    );
+    // The numbers stay whole: on a narrow pane the line wraps before what was dropped.
+    let numbers = if display_width(&tokens) + 1 + display_width(&dropped) <= width {
+        vec![format!("{tokens} {dropped}")]
+    } else {
+        vec![tokens, dropped]
+    };
+    let mut lines: Vec<Line> = numbers
+        .iter()
+        .map(|text| Line::styled(one_line(text, width), theme.text))
+        .collect();
+    lines.push(Line::styled(
+        one_line(&format!("cut by {RECOMMENDED_TRIM}"), width),
+        theme.dim,
+    ));
     for warning in checkpoint
         .unread
         .iter()

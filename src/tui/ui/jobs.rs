@@ -114,10 +114,10 @@ fn draw_line(
     let automatic = line.tracked.as_ref().is_some_and(|t| t.automatic);
     let counts = match &line.tracked {
         Some(job) if wide => format!(
-            "{}/{} msgs · {} chunks",
+            "{}/{} · {}",
             thousands(job.progress.messages_done),
-            thousands(job.progress.messages_total),
-            thousands(job.progress.chunks_written)
+            crate::format::count(job.progress.messages_total, "msg"),
+            crate::format::count(job.progress.chunks_written, "chunk")
         ),
         Some(job) => format!(
             "{}/{}",

@@ -200,8 +200,9 @@ fn draw_timeline(nodes: &NodesState, theme: &Theme, frame: &mut Frame, area: Rec
     };
     let disagreements = timeline.disagreements().count();
     let title = format!(
-        " Timeline · {} turns · {disagreements} file/output disagreements ",
-        timeline.turns.len()
+        " Timeline · {} · {} ",
+        crate::format::count(timeline.turns.len() as u64, "turn"),
+        crate::format::count(disagreements as u64, "file/output disagreement")
     );
     let inner = framed(&title, theme, frame, area);
     let [spark_area, turns_area] =

@@ -72,7 +72,11 @@ pub fn draw_messages(
     frame: &mut Frame,
     area: Rect,
 ) {
-    let title = format!(" {} messages · {} ", view.messages.len(), view.heading);
+    let title = format!(
+        " {} · {} ",
+        crate::format::count(view.messages.len() as u64, "message"),
+        view.heading
+    );
     let title = one_line(&title, usize::from(area.width.saturating_sub(2)));
     let inner = framed(&title, theme, frame, area);
     let width = usize::from(inner.width);
@@ -129,7 +133,10 @@ fn message_line(
     let files = if message.files.is_empty() {
         String::new()
     } else {
-        format!(" [{} file(s)]", message.files.len())
+        format!(
+            " [{}]",
+            crate::format::count(message.files.len() as u64, "file")
+        )
     };
     let prompt = &message.message.message;
     let calls: String = prompt

@@ -73,13 +73,13 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<CheckpointConf
         .map(|r| format!(" It removes system message #{}: {}.", r.index, r.why))
         .collect();
     let question = format!(
-        "Write this trim to thread {}? A new checkpoint after {} removes {} of its {} messages, \
+        "Write this trim to thread {}? A new checkpoint after {} removes {} of its {}, \
          as update_state with RemoveMessage does; the stored checkpoints stay, and u undoes \
          it.{system}",
         thread.thread_id,
         shown.state.checkpoint_id,
-        remove.len(),
-        seen.len()
+        crate::format::thousands(remove.len() as u64),
+        crate::format::count(seen.len() as u64, "message")
     );
     Ok(CheckpointConfirm {
         question,

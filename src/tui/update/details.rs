@@ -152,7 +152,7 @@ fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
         (
             "latest thread",
             tokens.map_or("counting…".to_owned(), |t| {
-                format!("{} tokens", thousands(t))
+                crate::format::count(t, "token")
             }),
         ),
     ]);
@@ -256,9 +256,9 @@ fn node(row: &NodeRow, timeline: Option<&Timeline>) -> Detail {
     let node = &row.summary;
     let latest = match &row.latest {
         Some(latest) => format!(
-            "{} messages, {} tokens ({})",
-            thousands(latest.messages as u64),
-            thousands(latest.tokens),
+            "{}, {} ({})",
+            crate::format::count(latest.messages as u64, "message"),
+            crate::format::count(latest.tokens, "token"),
             latest.source.describe()
         ),
         None => "none on this thread".to_owned(),
@@ -366,7 +366,7 @@ fn base(status: &BaseStatus) -> Detail {
         ("sessions", thousands(b.sessions)),
         (
             "processed",
-            format!("{} messages", thousands(b.total_processed)),
+            crate::format::count(b.total_processed, "message"),
         ),
         ("records", thousands(b.ingestion_records)),
         ("active jobs", thousands(b.active_jobs)),
@@ -431,7 +431,7 @@ fn session(status: &SessionStatus) -> Detail {
         ),
         (
             "processed",
-            format!("{} messages", thousands(s.total_processed)),
+            crate::format::count(s.total_processed, "message"),
         ),
         ("records", thousands(s.ingestion_records)),
         (
@@ -467,10 +467,10 @@ fn job(state: &AppState, line: &JobLine) -> Detail {
         pairs.push((
             "progress",
             format!(
-                "{} of {} messages, {} chunks written{}",
+                "{} of {}, {} written{}",
                 thousands(job.progress.messages_done),
-                thousands(job.progress.messages_total),
-                thousands(job.progress.chunks_written),
+                crate::format::count(job.progress.messages_total, "message"),
+                crate::format::count(job.progress.chunks_written, "chunk"),
                 if job.automatic {
                     " (started automatically)"
                 } else {

@@ -268,5 +268,8 @@ fn describe_syncs(state: &mut AppState, base_name: &str, results: Vec<SyncResult
     if ingested == 0 && nothing > 0 {
         return format!("{base_name}: nothing pending");
     }
-    format!("{base_name}: ingested {ingested} message(s)")
+    format!(
+        "{base_name}: ingested {}",
+        crate::format::count(ingested, "message")
+    )
 }

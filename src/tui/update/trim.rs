@@ -404,7 +404,10 @@ fn show_plan(state: &mut AppState) {
             ),
             Step::Summary => match &plan.summary {
                 Some(slot) => (
-                    format!("summary of {} messages", slot.summarized.len()),
+                    format!(
+                        "summary of {}",
+                        crate::format::count(slot.summarized.len() as u64, "message")
+                    ),
                     slot.text
                         .clone()
                         .unwrap_or_else(|| "(not written yet)".to_owned()),

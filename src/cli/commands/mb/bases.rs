@@ -100,9 +100,9 @@ pub(super) async fn delete(mb: &MbContext<'_>, key: &str, yes: bool) -> CliResul
         .map_err(sync_failed)?;
     mb.emit(&report, |r| {
         format!(
-            "deleted memory base {} ({} job(s) cancelled), removed {}",
+            "deleted memory base {} ({} cancelled), removed {}",
             base.name,
-            r.cancelled_jobs.len(),
+            crate::format::count(r.cancelled_jobs.len() as u64, "job"),
             r.kb_path.display()
         )
     })

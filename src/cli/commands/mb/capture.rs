@@ -31,17 +31,18 @@ pub async fn capture(context: &Context, args: &CaptureArgs) -> CliResult {
         .map_err(sync_failed)?;
     emit(context.global.json, &report, |r| {
         let mut out = format!(
-            "recorded {} message(s) of run {} in session {} ({} memory base(s))",
-            r.message_ids.len(),
+            "recorded {} of run {} in session {} ({})",
+            crate::format::count(r.message_ids.len() as u64, "message"),
             r.run_id,
             r.session_id,
-            r.memory_bases.len()
+            crate::format::count(r.memory_bases.len() as u64, "memory base")
         );
         for sync in &r.syncs {
             if let SyncOutcome::Completed(job) = sync {
                 out.push_str(&format!(
-                    "\nthreshold reached: ingested {} messages (job {})",
-                    job.messages, job.job_id
+                    "\nthreshold reached: ingested {} (job {})",
+                    crate::format::count(job.messages, "message"),
+                    job.job_id
                 ));
             }
         }

@@ -29,12 +29,12 @@ pub(super) async fn sync(
         while let Some(update) = updates.recv().await {
             if show_progress {
                 eprintln!(
-                    "job {} session {}: {}/{} messages, {} chunks",
+                    "job {} session {}: {}/{}, {}",
                     &update.job_id[..8],
                     update.session_id,
-                    update.messages_done,
-                    update.messages_total,
-                    update.chunks_written
+                    thousands(update.messages_done),
+                    crate::format::count(update.messages_total, "message"),
+                    crate::format::count(update.chunks_written, "chunk")
                 );
             }
         }

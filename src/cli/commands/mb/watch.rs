@@ -79,11 +79,11 @@ fn print_progress(
                 crate::sync::Stage::RolledBack { reason } => format!("failed: {reason}"),
             };
             println!(
-                "  session {}: {stage}, {} of {} messages, {} chunks (job {})",
+                "  session {}: {stage}, {} of {}, {} (job {})",
                 report.session_id,
                 thousands(report.messages_done),
-                thousands(report.messages_total),
-                thousands(report.chunks_written),
+                crate::format::count(report.messages_total, "message"),
+                crate::format::count(report.chunks_written, "chunk"),
                 report.job_id
             );
         }
