@@ -142,6 +142,7 @@ fn adding_and_deleting_through_the_cli() {
         "Hello there.",
         "--request",
         "r1",
+        "--create",
         "--policy",
         r#"{"max_messages":1}"#,
     ]));

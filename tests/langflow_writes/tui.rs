@@ -119,7 +119,7 @@ fn langflow_a_session_synced_from_the_tui_is_accepted_by_langflow() {
             })
             .await;
             let message = app.state.message.clone().unwrap();
-            assert!(message.contains("ingested 2 message(s)"), "{message}");
+            assert!(message.contains("ingested 2 messages"), "{message}");
             app.shutdown().await;
         });
         let said = langflow_says_probing(&copy, true);
