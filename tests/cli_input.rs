@@ -4,23 +4,8 @@
 
 mod cli_support;
 
-use std::path::Path;
-
-use assert_cmd::Command;
-use cli_support::{memscope_on as memscope, run};
+use cli_support::{demo, json, memscope_on as memscope, run};
 use serde_json::Value;
-
-fn json(command: &mut Command) -> Value {
-    let (stdout, _) = run(command.arg("--json"), 0);
-    serde_json::from_str(&stdout).unwrap()
-}
-
-fn demo(home: &Path) -> String {
-    let db = format!("sqlite://{}", home.join("input.db").display());
-    run(memscope(home, &db).arg("init"), 0);
-    run(memscope(home, &db).arg("demo"), 0);
-    db
-}
 
 fn ids(list: &Value, key: &str) -> Vec<String> {
     list[key]

@@ -43,3 +43,17 @@ pub fn run(command: &mut Command, code: i32) -> (String, String) {
     );
     (stdout, stderr)
 }
+
+/// `command`'s JSON output, asserting it succeeds.
+pub fn json(command: &mut Command) -> serde_json::Value {
+    let (stdout, _) = run(command.arg("--json"), 0);
+    serde_json::from_str(&stdout).unwrap()
+}
+
+/// A new memscope database in `home` filled with the demo; returns its URL.
+pub fn demo(home: &Path) -> String {
+    let db = format!("sqlite://{}", home.join("input.db").display());
+    run(memscope_on(home, &db).arg("init"), 0);
+    run(memscope_on(home, &db).arg("demo"), 0);
+    db
+}
