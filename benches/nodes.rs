@@ -11,7 +11,7 @@ use std::path::Path;
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, criterion_group, criterion_main};
-use memscope::inspect::budget::BudgetSettings;
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::nodes::{
     ContextSource, NodeContextView, load_node_sources, load_thread, load_timeline, node_context,
     timeline,

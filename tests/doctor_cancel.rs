@@ -7,7 +7,7 @@ mod common;
 
 use memscope::demo::{BulkGenerator, BulkPlan};
 use memscope::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
-use memscope::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
+use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use memscope::memory::tokens::{CounterKind, TokenCounter};
 use memscope::store::{CancelFlag, Store};
 

@@ -19,10 +19,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use memscope::memory::langgraph::checkpoint::Checkpoint;
-use memscope::memory::langgraph::message::LangChainMessage;
-use memscope::memory::langgraph::tree::{CheckpointTree, ROOT_NAMESPACE};
-use memscope::memory::langgraph::{AesKey, DecodeError, KEY_VARIABLE};
+use memscope::sources::langgraph::decode::checkpoint::Checkpoint;
+use memscope::sources::langgraph::decode::message::LangChainMessage;
+use memscope::sources::langgraph::decode::tree::{CheckpointTree, ROOT_NAMESPACE};
+use memscope::sources::langgraph::decode::{AesKey, DecodeError, KEY_VARIABLE};
 use memscope::sources::langgraph::{CheckpointError, LangGraphPool};
 use serde_json::{Value, json};
 
@@ -195,7 +195,7 @@ async fn compare(pool: &LangGraphPool, oracle: &Value) {
 }
 
 /// A `messages` write as the oracle shows it: its list of messages (other writes: null).
-fn write_json(channel: &str, value: &memscope::memory::langgraph::Value) -> Value {
+fn write_json(channel: &str, value: &memscope::sources::langgraph::decode::Value) -> Value {
     match value.as_list() {
         Some(items) if channel == "messages" => items
             .iter()

@@ -20,8 +20,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use memscope::memory::langgraph::decode_typed;
-use memscope::memory::langgraph::encode::encode;
+use memscope::sources::langgraph::decode::decode_typed;
+use memscope::sources::langgraph::decode::encode::encode;
 use serde_json::{Value, json};
 
 const PYTHON_VAR: &str = "MEMSCOPE_LANGGRAPH_PYTHON";

@@ -7,9 +7,9 @@ mod common;
 use std::path::Path;
 
 use memscope::demo::{Demo, DemoOptions, DemoSummary, Scale};
-use memscope::inspect::budget::BudgetSettings;
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::doctor::{self, DoctorSettings, Finding};
-use memscope::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
+use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use memscope::inspect::nodes::{
     ContextSource, EmptyState, NodeContextView, NodeThread, load_conversation_executions,
     load_node_sources, load_thread, load_timeline, node_context, summarize_nodes, timeline,

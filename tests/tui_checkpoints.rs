@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
-use memscope::inspect::langgraph_thread::{CheckpointState, NodeWrite, ThreadTree};
-use memscope::memory::langgraph::budget::MessagesBudget;
-use memscope::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
-use memscope::memory::langgraph::tree::{CheckpointRow, CheckpointTree, TaskRow};
+use memscope::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
+use memscope::sources::langgraph::decode::budget::MessagesBudget;
+use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
+use memscope::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
 use memscope::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
 use memscope::sources::langgraph::saver::Saver;
 use memscope::store::ConversationShape;

@@ -19,7 +19,7 @@ use memscope::inspect::sessions::{
     checkpoint_message,
 };
 use memscope::memory::agent_history::LangflowMessage;
-use memscope::memory::langgraph::message::{LangChainMessage, LangChainToolCall};
+use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::memory::model::{ChatMessage, PromptMessage, Role};
 use memscope::memory::tokens::CountCache;
 use memscope::store::ConversationShape;

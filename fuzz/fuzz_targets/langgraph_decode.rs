@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memscope::memory::langgraph::checkpoint::Checkpoint;
-use memscope::memory::langgraph::glance::{Glance, GlanceError, glance_typed};
-use memscope::memory::langgraph::message::LangChainMessage;
-use memscope::memory::langgraph::{AesKey, decode_typed};
+use memscope::sources::langgraph::decode::checkpoint::Checkpoint;
+use memscope::sources::langgraph::decode::glance::{Glance, GlanceError, glance_typed};
+use memscope::sources::langgraph::decode::message::LangChainMessage;
+use memscope::sources::langgraph::decode::{AesKey, decode_typed};
 
 const TYPES: [&str; 6] = ["msgpack", "json", "msgpack+aes", "json+aes", "bytes", "null+aes"];
 

@@ -15,7 +15,7 @@ mod steps;
 use super::chapter::{LANGGRAPH_STREAM, Story};
 use super::ids::{DemoRng, base_time};
 use super::text::{prose, short_answer, short_query};
-use crate::memory::langgraph::Value;
+use crate::sources::langgraph::decode::Value;
 pub use file::LangGraphDemoError;
 use messages::{Message, ToolCall};
 use steps::{Clock, Rows, Thread};

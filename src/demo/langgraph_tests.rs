@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::memory::langgraph::checkpoint::Checkpoint;
-use crate::memory::langgraph::decode_typed;
-use crate::memory::langgraph::tree::{CheckpointRow, CheckpointTree, TaskRow};
+use crate::sources::langgraph::decode::checkpoint::Checkpoint;
+use crate::sources::langgraph::decode::decode_typed;
+use crate::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
 
 fn trees(story: &LangGraphStory) -> BTreeMap<String, CheckpointTree> {
     let mut rows: BTreeMap<String, (Vec<CheckpointRow>, Vec<TaskRow>)> = BTreeMap::new();

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
-use super::doctor_langflow;
-use super::doctor_langgraph;
+use crate::sources::langflow::doctor as doctor_langflow;
+use crate::sources::langgraph::doctor as doctor_langgraph;
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;

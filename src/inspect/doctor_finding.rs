@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use crate::format::{count, thousands};
 
-use super::doctor_langflow::LangflowFinding;
-use super::doctor_langgraph::LangGraphFinding;
+use crate::sources::langflow::doctor::LangflowFinding;
+use crate::sources::langgraph::doctor::LangGraphFinding;
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ThreadComparison;
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
+use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use crate::memory::tokens::CounterKind;
 use chrono::NaiveDate;
 

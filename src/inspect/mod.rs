@@ -3,15 +3,12 @@
 //! problems from the memory semantics.
 
 pub mod agent_sessions;
-pub mod budget;
 pub mod chat_memory_nodes;
 pub mod conversation;
 pub mod diff;
+pub mod document;
 pub mod doctor;
 pub mod doctor_finding;
-pub mod doctor_langflow;
-pub mod doctor_langgraph;
-pub mod langgraph_thread;
 pub mod memory_bases;
 pub mod nodes;
 pub mod search_match;
@@ -73,6 +70,11 @@ pub enum InspectError {
     UnknownMessage { id: String, conversation: String },
     #[error("{0}")]
     BadSetting(String),
+    /// The database keeps no conversations: what it is and holds instead.
+    #[error("{0}")]
+    NoConversations(String),
+    #[error(transparent)]
+    Source(#[from] crate::sources::conversation::SourceError),
     #[error(transparent)]
     LangGraph(#[from] crate::sources::langgraph::saver::LangGraphError),
     /// A node or other name that matched nothing, with the valid ones.

@@ -7,11 +7,11 @@
 use crate::memory::agent_history::{AgentHistory, AgentHistoryArgs, LeftOut, agent_history};
 use crate::memory::budget::Pruned;
 use crate::memory::history::{History, HistoryMessage, Side};
-use crate::memory::langgraph::budget::{MessagesBudget, RECOMMENDED_TRIM};
+use crate::sources::langgraph::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::model::Role;
 use crate::memory::tokens::CountCache;
 
-use super::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use super::sessions::{HistorySource, SessionView};
 
 /// A conversation's history under a budget, with what an operator should know about it.

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::AmbiguousId;
 use crate::memory::budget::MessageTokens;
-use crate::memory::langgraph::budget::MessagesBudget;
+use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::trim::{

@@ -3,10 +3,10 @@
 pub mod agent_history;
 pub mod agent_session;
 pub mod budget;
+pub mod budget_view;
 pub mod documents;
 pub mod history;
 pub mod instant;
-pub mod langgraph;
 pub mod memory_base;
 pub mod model;
 pub mod models;

@@ -9,6 +9,7 @@
 //! written once and the backend's dialect finishes it (`store/profile.rs`).
 
 pub mod adapter;
+pub mod conversation;
 pub mod dify;
 pub mod langflow;
 pub mod langgraph;

@@ -20,7 +20,7 @@ use super::state::{Loaded, NodeRow};
 use super::update::opened_database::{OpenedDatabase, syncs_here};
 use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
-use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{load_conversation, load_windows};
 use crate::inspect::nodes::{
     ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,

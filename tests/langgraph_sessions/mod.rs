@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use memscope::inspect::budget::BudgetSettings;
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::session_budget::session_budget;
 use memscope::inspect::sessions::{SessionKey, load_session};
 use memscope::inspect::token_counter;

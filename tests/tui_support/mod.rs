@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::budget::BudgetView;
+use memscope::memory::budget_view::BudgetView;
 use memscope::memory::history::assemble_history;
 use memscope::memory::tokens::{CountCache, CounterKind, Encoding};
 use memscope::tui::state::{AppState, Settings};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::inspect::doctor_langgraph::DEFAULT_KEEP_LAST;
+use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::output::table;
 use crate::format::{count, one_line, thousands};
-use crate::inspect::budget::{BudgetLine, BudgetView};
+use crate::memory::budget_view::{BudgetLine, BudgetView};
 use crate::memory::models::{ContextWindow, ContextWindowFields};
 
 /// A budget's counter and token figures, flattened into each report in the same place.

@@ -6,7 +6,7 @@ use super::budget::{BudgetFigures, budget_table};
 use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
-use crate::inspect::budget::{BudgetLine, BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetLine, BudgetSettings, BudgetView};
 use crate::inspect::conversation::{WindowOrigin, load_window};
 use crate::memory::history::{HistoryOptions, PausedTurn, assemble_history, history_prompt_text};
 use crate::memory::tokens::CountCache;

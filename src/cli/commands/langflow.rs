@@ -11,7 +11,7 @@ use crate::cli::args::{ConversationsArgs, HistoryArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit};
 use crate::format::{one_line, thousands};
-use crate::inspect::budget::{BudgetLine, BudgetSettings};
+use crate::memory::budget_view::{BudgetLine, BudgetSettings};
 use crate::inspect::session_budget::agent_memory_budget;
 use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LeftOut, agent_history,

@@ -10,7 +10,7 @@ use crate::cli::args::{CheckpointsCommand, PruneArgs};
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::{noun, thousands};
-use crate::memory::langgraph::prune::KeepRule;
+use crate::sources::langgraph::decode::prune::KeepRule;
 use crate::sources::langgraph::archive::{Archive, ArchiveError, new_archive_path};
 use crate::sources::langgraph::prune::{PruneError, PrunePlan, PruneRequest};
 use crate::sources::langgraph::restore::restore_command;

@@ -8,7 +8,7 @@ use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, table};
 use crate::format::{one_line, thousands};
-use crate::inspect::budget::{BudgetLine, BudgetSettings};
+use crate::memory::budget_view::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
     latest_context, load_conversation_executions, load_latest_executions, load_node_sources,

@@ -2,8 +2,8 @@
 //! `langchain_core.messages.*` (msgpack extension 5, rebuilt with `model_validate_json`) whose
 //! fields come in pydantic's order, and `add_messages`, the reducer of `MessagesState`.
 
-use crate::memory::langgraph::Value;
-use crate::memory::langgraph::value::{Object, Rebuild};
+use crate::sources::langgraph::decode::Value;
+use crate::sources::langgraph::decode::value::{Object, Rebuild};
 
 /// One message the demo's graphs write.
 #[derive(Debug, Clone, PartialEq)]

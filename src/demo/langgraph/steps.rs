@@ -14,8 +14,8 @@ use chrono::NaiveDateTime;
 
 use super::messages::{Message, add_messages};
 use crate::demo::ids::DemoRng;
-use crate::memory::langgraph::Value;
-use crate::memory::langgraph::encode::encode;
+use crate::sources::langgraph::decode::Value;
+use crate::sources::langgraph::decode::encode::encode;
 
 /// One row of SqliteSaver's `checkpoints`.
 #[derive(Debug, Clone, PartialEq)]
@@ -453,8 +453,8 @@ impl Thread {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::langgraph::checkpoint::Checkpoint;
-    use crate::memory::langgraph::decode_typed;
+    use crate::sources::langgraph::decode::checkpoint::Checkpoint;
+    use crate::sources::langgraph::decode::decode_typed;
 
     fn human(id: &str) -> Message {
         Message::Human {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::offloads::ExecutionDocs;
 use super::sources::{MemoryFileRead, NodeSources};
 use super::thread::NodeThread;
-use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{History, HistoryMessage, Side};
 use crate::memory::model::Role;
 use crate::memory::node_context::{

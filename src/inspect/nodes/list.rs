@@ -9,7 +9,7 @@ use super::context::{ContextSource, parse_execution, succeeded};
 use super::offloads::{ExecutionDocs, resolve_offloads};
 use super::thread::NodeThread;
 use crate::inspect::InspectError;
-use crate::inspect::budget::BudgetSettings;
+use crate::memory::budget_view::BudgetSettings;
 use crate::inspect::conversation::load_conversation;
 use crate::memory::names::Unknown;
 use crate::memory::tokens::CountCache;

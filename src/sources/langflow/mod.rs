@@ -5,6 +5,7 @@
 
 pub mod conversations;
 pub mod dialect;
+pub mod doctor;
 pub mod kb;
 pub mod messages;
 mod sync;

@@ -1,11 +1,14 @@
 //! LangGraph's checkpoint savers (SqliteSaver 3.1, PostgresSaver 3.2): recognising their tables
 //! (also beside other tables in one database), the reads the adapter is built on, and a stored
-//! checkpoint decoded with `memory::langgraph`. The rows are read as the savers wrote them;
+//! checkpoint decoded with `decode`. The rows are read as the savers wrote them;
 //! memscope's writes (with `--write`) are LangGraph's own: a trim as `update_state` writes it
 //! (`trim.rs`), and a prune of older checkpoints, archived to a file first (`prune.rs`,
 //! `archive.rs`), which `restore.rs` puts back into the database it came from. It adds no table, row or file of its own to the database.
 
 pub mod archive;
+pub mod checkpoint_tree;
+pub mod decode;
+pub mod doctor;
 pub mod prune;
 mod read;
 pub mod restore;

@@ -2,7 +2,7 @@
 //! kept references any more, bytes) from the rows' keys and sizes, and the prune itself in one
 //! transaction: every deleted row goes to the archive file (`archive.rs`), flushed to disk
 //! before the commit, so a kill leaves the database as before or as after and the archive
-//! restores what went. The checkpoints chosen are `memory::langgraph::prune`'s.
+//! restores what went. The checkpoints chosen are `decode::prune`'s.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -13,7 +13,7 @@ use sqlx::Row;
 use super::archive::{Archive, ArchiveError, ArchiveWriter, KeptCheckpoints, Origin, pause_point};
 use super::read::LangGraphPool;
 use super::saver::{LangGraphDb, LangGraphError, Saver};
-use crate::memory::langgraph::prune::{CheckpointKey, KeepRule, Selection, select};
+use crate::sources::langgraph::decode::prune::{CheckpointKey, KeepRule, Selection, select};
 use crate::store::CancelFlag;
 
 /// Why a prune or a restore failed; the database is as it was.

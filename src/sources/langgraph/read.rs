@@ -6,7 +6,7 @@ use serde_json::Value as Json;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
-use crate::memory::langgraph::tree::{CheckpointRow, TaskRow};
+use crate::sources::langgraph::decode::tree::{CheckpointRow, TaskRow};
 
 /// A saver's database.
 #[derive(Debug, Clone)]

@@ -6,9 +6,9 @@ use serde::Serialize;
 use super::read::LangGraphPool;
 use super::read::{StoredCheckpoint, StoredWrite};
 use super::stored::CheckpointError;
-use crate::memory::langgraph::checkpoint::Checkpoint;
-use crate::memory::langgraph::glance::Glance;
-use crate::memory::langgraph::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warning};
+use crate::sources::langgraph::decode::checkpoint::Checkpoint;
+use crate::sources::langgraph::decode::glance::Glance;
+use crate::sources::langgraph::decode::{AesKey, DecodeError, Decoded, KEY_VARIABLE, Warning};
 use crate::store::handle::Store;
 
 /// The saver whose tables these are.
@@ -29,7 +29,7 @@ pub enum LangGraphError {
     #[error("thread {thread}: {error}")]
     UnknownCheckpoint {
         thread: String,
-        error: crate::memory::langgraph::tree::UnknownCheckpoint,
+        error: crate::sources::langgraph::decode::tree::UnknownCheckpoint,
     },
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),

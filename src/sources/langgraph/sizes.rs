@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::read::LangGraphPool;
-use crate::memory::langgraph::footprint::{BlobSize, SizedCheckpoint, WriteGroup};
-use crate::memory::langgraph::tree::CheckpointRow;
+use crate::sources::langgraph::decode::footprint::{BlobSize, SizedCheckpoint, WriteGroup};
+use crate::sources::langgraph::decode::tree::CheckpointRow;
 
 /// A thread's rows as [`ThreadFootprint::measure`] takes them.
 ///
-/// [`ThreadFootprint::measure`]: crate::memory::langgraph::footprint::ThreadFootprint::measure
+/// [`ThreadFootprint::measure`]: crate::sources::langgraph::decode::footprint::ThreadFootprint::measure
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ThreadSizes {
     pub checkpoints: Vec<SizedCheckpoint>,

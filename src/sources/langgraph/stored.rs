@@ -1,10 +1,10 @@
-//! A stored checkpoint and its writes decoded with `memory::langgraph`, and why one could not
+//! A stored checkpoint and its writes decoded with `decode`, and why one could not
 //! be read.
 
 use super::read::{StoredBody, StoredCheckpoint, StoredWrite};
-use crate::memory::langgraph::checkpoint::Checkpoint;
-use crate::memory::langgraph::glance::{Glance, GlanceError, glance_typed};
-use crate::memory::langgraph::{AesKey, DecodeError, Value, Warning, decode_typed};
+use crate::sources::langgraph::decode::checkpoint::Checkpoint;
+use crate::sources::langgraph::decode::glance::{Glance, GlanceError, glance_typed};
+use crate::sources::langgraph::decode::{AesKey, DecodeError, Value, Warning, decode_typed};
 
 /// Why a stored checkpoint could not be read.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -91,7 +91,7 @@ impl StoredWrite {
     pub fn decode(
         &self,
         key: Option<&AesKey>,
-    ) -> Result<crate::memory::langgraph::Decoded, DecodeError> {
+    ) -> Result<crate::sources::langgraph::decode::Decoded, DecodeError> {
         decode_typed(
             self.type_name.as_deref().unwrap_or("null"),
             self.value.as_deref().unwrap_or_default(),

@@ -11,11 +11,11 @@ use serde::Serialize;
 use super::read::{StoredCheckpoint, ThreadSummary};
 use super::saver::{LangGraphDb, LangGraphError};
 use super::stored::CheckpointError;
-use crate::memory::langgraph::DecodeError;
-use crate::memory::langgraph::checkpoint::UnreadMessage;
-use crate::memory::langgraph::glance::Glance;
-use crate::memory::langgraph::message::LangChainMessage;
-use crate::memory::langgraph::tree::{CheckpointTree, ROOT_NAMESPACE};
+use crate::sources::langgraph::decode::DecodeError;
+use crate::sources::langgraph::decode::checkpoint::UnreadMessage;
+use crate::sources::langgraph::decode::glance::Glance;
+use crate::sources::langgraph::decode::message::LangChainMessage;
+use crate::sources::langgraph::decode::tree::{CheckpointTree, ROOT_NAMESPACE};
 use crate::store::CancelFlag;
 
 /// Latest checkpoints read at once while threads are listed (the pools have 4 to 5 connections).
@@ -237,7 +237,7 @@ impl LangGraphDb {
             .map_err(|e| self.failed(e))?
             .ok_or_else(|| LangGraphError::UnknownCheckpoint {
                 thread: thread.to_owned(),
-                error: crate::memory::langgraph::tree::UnknownCheckpoint::new(checkpoint),
+                error: crate::sources::langgraph::decode::tree::UnknownCheckpoint::new(checkpoint),
             })
     }
 

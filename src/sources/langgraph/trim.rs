@@ -1,5 +1,5 @@
 //! A trim written as LangGraph writes `update_state(config, {"messages": [RemoveMessage(id),
-//! …]})` (the checkpoint and its write are planned in `memory::langgraph::removal`), in the
+//! …]})` (the checkpoint and its write are planned in `decode::removal`), in the
 //! saver's own tables and formats, in one transaction; and its undo, which deletes that
 //! checkpoint and its write again. memscope's checkpoint is recognised by its metadata alone.
 
@@ -9,14 +9,14 @@ use sqlx::Row;
 
 use super::read::{LangGraphPool, StoredBody};
 use super::saver::{LangGraphDb, LangGraphError};
-use crate::memory::langgraph::checkpoint::MESSAGES_CHANNEL;
-use crate::memory::langgraph::encode::{EncodeError, encode};
-use crate::memory::langgraph::message::LangChainMessage;
-use crate::memory::langgraph::removal::{
+use crate::sources::langgraph::decode::checkpoint::MESSAGES_CHANNEL;
+use crate::sources::langgraph::decode::encode::{EncodeError, encode};
+use crate::sources::langgraph::decode::message::LangChainMessage;
+use crate::sources::langgraph::decode::removal::{
     Clock, UPDATE_TASK_PATH, is_memscope_trim, pending_channels, plan_removal, update_task_id,
 };
-use crate::memory::langgraph::tree::ROOT_NAMESPACE;
-use crate::memory::langgraph::{Value, decode_typed};
+use crate::sources::langgraph::decode::tree::ROOT_NAMESPACE;
+use crate::sources::langgraph::decode::{Value, decode_typed};
 
 /// Why a trim cannot be written or undone.
 #[derive(Debug, thiserror::Error)]

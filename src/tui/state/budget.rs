@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use crate::inspect::budget::BudgetView;
+use crate::memory::budget_view::BudgetView;
 
 /// The budget panel's rows (of the conversation or of the node context in front): which one
 /// is first on screen. Until the user scrolls, the rows are placed so the cut line and every

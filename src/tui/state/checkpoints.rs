@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
-use crate::inspect::langgraph_thread::{CheckpointLine, CheckpointState, ThreadTree, TreeRow};
-use crate::memory::langgraph::budget::MessagesBudget;
+use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, CheckpointState, ThreadTree, TreeRow};
+use crate::sources::langgraph::decode::budget::MessagesBudget;
 
 /// A write to a LangGraph thread, waiting for its confirmation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::load::LoadStatus;
 use super::nodes::NodesState;
 use super::search::MessageSearch;
 use super::tree_view::{ThreadMarks, TreeLines};
-use crate::inspect::budget::BudgetView;
+use crate::memory::budget_view::BudgetView;
 use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadNodes};
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;

@@ -32,7 +32,7 @@ pub use nodes::{NodeRow, NodesState};
 pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
-use crate::inspect::budget::BudgetView;
+use crate::memory::budget_view::BudgetView;
 use crate::store::ConversationShape;
 use chat_memories::ChatMemoriesState;
 use checkpoints::CheckpointsState;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::Resolved;
-use crate::inspect::budget::BudgetSettings;
+use crate::memory::budget_view::BudgetSettings;
 use crate::inspect::conversation::effective_window;
 use crate::memory::history::HistoryOptions;
 use crate::memory::models::ContextWindow;

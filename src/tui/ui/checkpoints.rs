@@ -8,8 +8,8 @@ use ratatui::widgets::Paragraph;
 
 use super::common::{Component, framed, middle_cut, placeholder};
 use crate::format::{count, display_width, one_line, thousands};
-use crate::inspect::langgraph_thread::{CheckpointLine, ThreadTree, TreeRow};
-use crate::memory::langgraph::budget::RECOMMENDED_TRIM;
+use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, ThreadTree, TreeRow};
+use crate::sources::langgraph::decode::budget::RECOMMENDED_TRIM;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ShownCheckpoint};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;

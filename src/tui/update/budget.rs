@@ -2,7 +2,7 @@
 
 use super::effect::{Effect, Load};
 use super::session_effects::SessionLoad;
-use crate::inspect::budget::BudgetView;
+use crate::memory::budget_view::BudgetView;
 use crate::inspect::conversation::ThreadMode;
 use crate::memory::thread::ExtractionMode;
 use crate::tui::action::Action;

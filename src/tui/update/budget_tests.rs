@@ -1,6 +1,6 @@
 //! Tests of the budget: its cut line and its jobs.
 
-use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::assemble_history;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding, TokenCounter};
 use crate::tui::action::Action;

@@ -1,8 +1,8 @@
 //! `i` on a LangGraph thread: the shown checkpoint's messages whole (tool calls with their
 //! arguments, tool results with the call they answer), or its node writes whole.
 
-use crate::inspect::langgraph_thread::{CheckpointState, NodeWrite};
-use crate::memory::langgraph::message::LangChainMessage;
+use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite};
+use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::tui::state::Detail;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState};
 

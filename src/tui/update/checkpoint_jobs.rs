@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::inspect::langgraph_thread::{CheckpointState, ThreadTree};
+use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree};
 use crate::memory::tokens::TokenCounter;
 pub use crate::tui::state::checkpoints::CheckpointWrite;
 use crate::tui::state::checkpoints::ShownCheckpoint;

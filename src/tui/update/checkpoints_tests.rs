@@ -2,10 +2,10 @@ use std::sync::Arc;
 
 use super::super::test_support::{code, key, state};
 use super::*;
-use crate::inspect::langgraph_thread::{CheckpointState, NodeWrite, ThreadTree};
-use crate::memory::langgraph::budget::MessagesBudget;
-use crate::memory::langgraph::tree::CheckpointTree;
-use crate::memory::langgraph::tree_fixtures::{agent_rows_with_subgraph, task};
+use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
+use crate::sources::langgraph::decode::budget::MessagesBudget;
+use crate::sources::langgraph::decode::tree::CheckpointTree;
+use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, task};
 use crate::memory::trim::MessageCount;
 use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
@@ -224,8 +224,8 @@ fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
     assert_eq!(state.screen, Screen::Conversations);
 }
 
-fn said(kind: &str, text: &str) -> crate::memory::langgraph::message::LangChainMessage {
-    crate::memory::langgraph::message::LangChainMessage {
+fn said(kind: &str, text: &str) -> crate::sources::langgraph::decode::message::LangChainMessage {
+    crate::sources::langgraph::decode::message::LangChainMessage {
         class: String::new(),
         kind: kind.to_owned(),
         id: Some(format!("{kind}-{}", text.len())),

@@ -13,7 +13,7 @@ use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
 use super::opened_database::OpenedDatabase;
 use super::session_effects::{SessionLoad, SessionLoaded};
-use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::tree::NodeIndex;

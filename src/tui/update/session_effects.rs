@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::inspect::budget::BudgetSettings;
+use crate::memory::budget_view::BudgetSettings;
 use crate::inspect::session_budget::SessionBudget;
 use crate::inspect::sessions::{ConversationRowPage, SessionKey, SessionView};
 

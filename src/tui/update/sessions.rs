@@ -6,7 +6,7 @@ use super::effect::Effect;
 use super::selection::moved;
 use super::session_effects::SessionLoad;
 use crate::inspect::doctor::Finding;
-use crate::inspect::doctor_langflow::LangflowFinding;
+use crate::sources::langflow::doctor::LangflowFinding;
 use crate::inspect::sessions::{ConversationRowPage, SessionKey};
 use crate::tui::action::Action;
 use crate::tui::state::memory_bases::Focus;

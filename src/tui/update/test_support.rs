@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::chat_memory_jobs::MemoryLoaded;
 use super::effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use super::{start, update};
-use crate::inspect::budget::{BudgetSettings, BudgetView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::LoadedConversation;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread};
 use crate::memory::history::assemble_history;

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::super::tests::{encode, object, value_strategy};
 use super::*;
-use crate::memory::langgraph::decode_typed;
+use crate::sources::langgraph::decode::decode_typed;
 
 /// What the list showed before the glance: the checkpoint decoded whole, its messages read.
 fn whole(type_name: &str, bytes: &[u8], key: Option<&AesKey>) -> Result<Glance, GlanceError> {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::format::{count, thousands};
 
-use super::InspectError;
+use crate::store::StoreError;
 use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LangflowMessage, LeftOut, agent_history,
 };
@@ -277,7 +277,7 @@ pub fn check_session(
 }
 
 /// Every conversation of the database, newest activity first.
-async fn all_conversations(store: &Store) -> Result<Vec<LangflowConversation>, InspectError> {
+async fn all_conversations(store: &Store) -> Result<Vec<LangflowConversation>, StoreError> {
     let mut all = Vec::new();
     loop {
         let page = conversations(store, None, all.len() as u64, PAGE).await?;
@@ -296,7 +296,7 @@ pub async fn run_until(
     budget: i64,
     stop: &CancelFlag,
     mut progress: impl FnMut(u64),
-) -> Result<Option<LangflowScan>, InspectError> {
+) -> Result<Option<LangflowScan>, StoreError> {
     let conversations = all_conversations(store).await?;
     let mut report = LangflowScan {
         conversations: conversations.len(),
@@ -330,11 +330,11 @@ pub async fn run_until(
 
 /// How many messages a scan reads, for a progress gauge: a count, so rows written since may
 /// take a scan past it.
-pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
+pub async fn messages_to_scan(store: &Store) -> Result<u64, StoreError> {
     let conversations = all_conversations(store).await?;
     Ok(conversations.iter().map(|c| c.messages.max(0) as u64).sum())
 }
 
 #[cfg(test)]
-#[path = "doctor_langflow_tests.rs"]
+#[path = "doctor_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 use super::*;
-use crate::memory::langgraph::tree::CheckpointTree;
-use crate::memory::langgraph::tree_fixtures::{agent_rows_with_subgraph, row, task};
+use crate::sources::langgraph::decode::tree::CheckpointTree;
+use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, row, task};
 
 fn tree() -> ThreadTree {
     let tasks = [

@@ -1,8 +1,8 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::memory::langgraph::DecodeError;
-use crate::memory::langgraph::footprint::{Freed, ValueTypes};
+use crate::sources::langgraph::decode::DecodeError;
+use crate::sources::langgraph::decode::footprint::{Freed, ValueTypes};
 use crate::sources::langgraph::CheckpointError;
 
 fn footprint(root_checkpoints: usize) -> ThreadFootprint {

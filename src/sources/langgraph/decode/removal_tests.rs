@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::memory::langgraph::value::{Object, Rebuild};
+use crate::sources::langgraph::decode::value::{Object, Rebuild};
 
 fn message(id: &str) -> Value {
     Value::Object(Box::new(Object {

@@ -9,9 +9,9 @@
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::memory::langgraph::checkpoint::UnreadMessage;
-use crate::memory::langgraph::message::LangChainMessage;
-use crate::memory::langgraph::tree::{
+use crate::sources::langgraph::decode::checkpoint::UnreadMessage;
+use crate::sources::langgraph::decode::message::LangChainMessage;
+use crate::sources::langgraph::decode::tree::{
     CheckpointTree, Namespace, ROOT_NAMESPACE, UnknownCheckpoint, namespace_node, node_of_task,
 };
 use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
@@ -241,5 +241,5 @@ pub async fn load_checkpoint(
 }
 
 #[cfg(test)]
-#[path = "langgraph_thread_tests.rs"]
+#[path = "checkpoint_tree_tests.rs"]
 mod tests;

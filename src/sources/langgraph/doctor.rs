@@ -8,12 +8,12 @@
 
 use serde::Serialize;
 
-use super::InspectError;
+
 use crate::format::{byte_size, count, noun, thousands};
-use crate::memory::langgraph::KEY_VARIABLE;
-use crate::memory::langgraph::footprint::{OrphanWrites, ThreadFootprint};
+use crate::sources::langgraph::decode::KEY_VARIABLE;
+use crate::sources::langgraph::decode::footprint::{OrphanWrites, ThreadFootprint};
 use crate::memory::tokens::{CountCache, TokenCounter};
-use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
+use super::saver::{LangGraphDb, LangGraphError};
 use crate::sources::langgraph::threads::needs_key;
 use crate::store::{CancelFlag, Store};
 
@@ -344,9 +344,9 @@ pub async fn run_until(
     keep_last: usize,
     stop: &CancelFlag,
     mut progress: impl FnMut(u64),
-) -> Result<Option<LangGraphScan>, InspectError> {
+) -> Result<Option<LangGraphScan>, LangGraphError> {
     let db = LangGraphDb::open(store)?;
-    let failed = |e| InspectError::LangGraph(db.failed(e));
+    let failed = |e| db.failed(e);
     let threads = db.pool.threads().await.map_err(failed)?;
     let mut scan = LangGraphScan {
         threads: threads.len(),
@@ -429,16 +429,16 @@ async fn latest_state(
 }
 
 /// Checkpoints a scan measures, for a progress gauge.
-pub async fn checkpoints_to_scan(store: &Store) -> Result<u64, InspectError> {
+pub async fn checkpoints_to_scan(store: &Store) -> Result<u64, LangGraphError> {
     let db = LangGraphDb::open(store)?;
     let count = db
         .pool
         .checkpoint_count()
         .await
-        .map_err(|e| InspectError::LangGraph(db.failed(e)))?;
+        .map_err(|e| db.failed(e))?;
     Ok(count.max(0) as u64)
 }
 
 #[cfg(test)]
-#[path = "doctor_langgraph_tests.rs"]
+#[path = "doctor_tests.rs"]
 mod tests;

@@ -1,0 +1,40 @@
+//! What every JSON document of a conversation command shares: its version, the source it was
+//! read from, and the conversation capability of the open database.
+
+use serde::Serialize;
+
+use super::InspectError;
+use crate::sources::conversation::ConversationSource;
+use crate::store::{Part, Store};
+
+/// The version of the JSON documents `conversations`, `history`, `thread` and `doctor` print:
+/// raised when a key changes meaning or goes away (new keys do not raise it).
+pub const DOCUMENT_VERSION: u32 = 1;
+
+/// The keys every document opens with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DocumentHead {
+    pub version: u32,
+    /// The source that made the database, by name: "Dify", "Langflow", "LangGraph".
+    pub source: &'static str,
+}
+
+impl DocumentHead {
+    pub fn of(store: &Store) -> DocumentHead {
+        DocumentHead {
+            version: DOCUMENT_VERSION,
+            source: store.profile().source.name(),
+        }
+    }
+}
+
+/// The open database's conversations, or why it keeps none: "a Langflow database (schema …),
+/// which has no conversations; it holds memory bases".
+pub fn conversations_of(store: &Store) -> Result<&'static dyn ConversationSource, InspectError> {
+    let profile = store.profile();
+    profile
+        .source
+        .conversations()
+        .filter(|c| c.requires().iter().all(|part| profile.has(*part)))
+        .ok_or_else(|| InspectError::NoConversations(profile.lacks(Part::Conversations)))
+}

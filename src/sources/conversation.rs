@@ -1,0 +1,376 @@
+//! The conversation capability: what a source whose databases keep conversations answers, over
+//! neutral types, so that `conversations`, `history`, `thread` and `doctor` are each written once
+//! (`inspect/`) and print one JSON shape whatever the source. A source that keeps no
+//! conversations returns none from [`super::MemorySource::conversations`].
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
+use super::adapter::Part;
+use crate::store::{Store, StoreError};
+
+/// What a source's read of its conversations gives back, or why it failed.
+pub type SourceFuture<'a, T> = BoxFuture<'a, Result<T, SourceError>>;
+
+/// What only one source has, kept under one key (`extra`) of every row, message and finding.
+pub type Extra = Map<String, Json>;
+
+/// The conversations of one kind of memory database: how they are listed, what the model is
+/// fed of one, the tree one is drawn from. Implemented once per source, in its folder.
+pub trait ConversationSource: Sync {
+    /// What one conversation is called here, for a user: "conversation", "session", "thread".
+    fn noun(&self) -> &'static str;
+
+    /// The parts a database of the source must hold to keep conversations.
+    fn requires(&self) -> &'static [Part] {
+        &[]
+    }
+
+    /// The settings only this source's commands take, each with the commands it applies to.
+    fn settings(&self) -> &'static [Setting];
+
+    /// One page of the conversations, most recently active first, each also handed to `found`
+    /// as it is read (a search without an index prints while it scans); `found` may stop the
+    /// read early.
+    fn list<'a>(
+        &'a self,
+        store: &'a Store,
+        query: &'a ListQuery,
+        found: &'a mut (dyn FnMut(&ListedConversation) -> ControlFlow<()> + Send),
+    ) -> SourceFuture<'a, ListedPage>;
+
+    /// Whether [`Self::list`] of `query` reads every message (a search without an index), so
+    /// the CLI prints rows as they come instead of waiting for the page.
+    fn list_scans(&self, store: &Store, query: &ListQuery) -> bool {
+        let _ = (store, query);
+        false
+    }
+
+    /// What the source's memory feeds the model of one conversation, counted under `budget`.
+    fn history<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a HistoryRequest,
+    ) -> SourceFuture<'a, SourceHistory>;
+
+    /// The tree one conversation is drawn from (Dify's regeneration tree, LangGraph's
+    /// checkpoints, a flat log as one path), with the path the model sees marked.
+    fn tree<'a>(&'a self, store: &'a Store, request: &'a TreeRequest)
+    -> SourceFuture<'a, SourceTree>;
+}
+
+/// A command whose settings a source may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Conversations,
+    History,
+    Thread,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Conversations => "conversations",
+            Command::History => "history",
+            Command::Thread => "thread",
+        }
+    }
+}
+
+/// A setting one source's commands take: its flag, without the dashes, and what it is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    pub flag: &'static str,
+    pub commands: &'static [Command],
+    pub help: &'static str,
+}
+
+/// The source settings a command was given, by flag (without the dashes), as typed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceOptions(BTreeMap<&'static str, String>);
+
+impl SourceOptions {
+    /// Adds `flag` when it was given.
+    pub fn with(mut self, flag: &'static str, value: Option<impl ToString>) -> Self {
+        if let Some(value) = value {
+            self.0.insert(flag, value.to_string());
+        }
+        self
+    }
+
+    /// Adds `flag` when a switch was set.
+    pub fn with_switch(self, flag: &'static str, set: bool) -> Self {
+        self.with(flag, set.then_some("true"))
+    }
+
+    pub fn get(&self, flag: &str) -> Option<&str> {
+        self.0.get(flag).map(String::as_str)
+    }
+
+    pub fn is_set(&self, flag: &str) -> bool {
+        self.0.contains_key(flag)
+    }
+
+    /// `flag` as a number, with the error a user reads when it is not one.
+    pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
+        self.get(flag)
+            .map(|text| {
+                text.parse().map_err(|_| {
+                    SourceError::usage(format!("--{flag} takes a number, not `{text}`"))
+                })
+            })
+            .transpose()
+    }
+
+    /// The flags given that `source` does not take for `command`: each refused with one
+    /// message, naming the flags it does take.
+    pub fn check(
+        &self,
+        source_name: &str,
+        source: &dyn ConversationSource,
+        command: Command,
+    ) -> Result<(), SourceError> {
+        let takes: Vec<&str> = source
+            .settings()
+            .iter()
+            .filter(|s| s.commands.contains(&command))
+            .map(|s| s.flag)
+            .collect();
+        let refused: Vec<String> = self
+            .0
+            .keys()
+            .filter(|flag| !takes.contains(flag))
+            .map(|flag| format!("--{flag}"))
+            .collect();
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let offered = match takes.as_slice() {
+            [] => "no setting of its own".to_owned(),
+            flags => flags
+                .iter()
+                .map(|f| format!("--{f}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        Err(SourceError::usage(format!(
+            "{} {} not taken by `{}` on a {source_name} database (it takes {offered})",
+            refused.join(", "),
+            if refused.len() == 1 { "is" } else { "are" },
+            command.name(),
+        )))
+    }
+}
+
+/// What the list is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    /// Keep the conversations whose id or message text contains it (any case).
+    pub search: Option<String>,
+    /// Where the page starts: the `next` of the page before, as the source printed it.
+    pub after: Option<String>,
+    pub limit: u32,
+    pub options: SourceOptions,
+}
+
+/// One conversation of the list, whatever the source.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListedConversation {
+    /// What `history` and `thread` take.
+    pub id: String,
+    pub title: Option<String>,
+    /// Stored entries in the source's own unit (Dify's message rows, Langflow's rows, a
+    /// LangGraph thread's state messages); `None` when they could not be read.
+    pub messages: Option<u64>,
+    #[serde(serialize_with = "rfc3339")]
+    pub last_activity: Option<DateTime<Utc>>,
+    /// Why the row could not be read whole.
+    pub problem: Option<String>,
+    pub extra: Extra,
+}
+
+/// A page of the list, and where the next one starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedPage {
+    pub conversations: Vec<ListedConversation>,
+    /// Pass as `--after` for the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// What `history` is asked for: a conversation, the source's settings, and the budget.
+#[derive(Debug, Clone)]
+pub struct HistoryRequest {
+    pub id: String,
+    pub options: SourceOptions,
+    pub budget: BudgetSettings,
+}
+
+/// What a source's memory feeds the model of one conversation, with the budget counted.
+#[derive(Debug, Clone)]
+pub struct SourceHistory {
+    /// The conversation's id, as `conversations` lists it.
+    pub id: String,
+    pub title: Option<String>,
+    /// The lines the text output opens with: what was read, in the source's words.
+    pub header: Vec<String>,
+    /// The rule that chose the messages and the cut, in words.
+    pub rule: String,
+    pub view: BudgetView,
+    /// What the source adds to each message of `view.history`, in its order.
+    pub messages: Vec<MessageFacts>,
+    /// A message above the cut that is sent anyway (the system message a trim keeps).
+    pub kept_above_cut: Option<usize>,
+    /// Messages of the conversation not fed, with why, counted.
+    pub left_out: Vec<(String, usize)>,
+    pub warnings: Vec<String>,
+    pub extra: Extra,
+}
+
+/// What `thread` is asked for: a conversation and the source's settings.
+#[derive(Debug, Clone)]
+pub struct TreeRequest {
+    pub id: String,
+    pub options: SourceOptions,
+}
+
+/// A conversation's tree, whatever it is made of, and the path the model sees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourceTree {
+    pub id: String,
+    pub title: Option<String>,
+    /// The lines the text output opens with, in the source's words.
+    pub header: Vec<String>,
+    /// Every node, in the order the text output draws them.
+    pub nodes: Vec<TreeNode>,
+    /// The ids on the path the model sees, oldest first.
+    pub thread: Vec<String>,
+    pub extra: Extra,
+}
+
+/// One node of a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeNode {
+    pub id: String,
+    pub parent: Option<String>,
+    /// Branch depth, drawn as indentation.
+    pub depth: usize,
+    pub on_thread: bool,
+    /// What the text output prints after the marker: the node in a line.
+    pub line: String,
+    /// The heading of the part of the tree the node is drawn under (a LangGraph subgraph);
+    /// `None` for the conversation's own tree.
+    pub group: Option<String>,
+    pub extra: Extra,
+}
+
+/// What a message is, beside its role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    Message,
+    ToolCall,
+    ToolResult,
+    Reasoning,
+}
+
+/// What a source knows of one fed message beyond its text and role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageFacts {
+    pub kind: MessageKind,
+    pub at: Option<DateTime<Utc>>,
+    /// The message in the source's own format, as the model is handed it.
+    pub raw: Json,
+    /// The text the table prints when it differs from what is counted (an error marked).
+    pub shown: Option<String>,
+    pub extra: Extra,
+}
+
+/// Why a source could not answer, classified for the front ends.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The store failed: the front ends classify it as every store error.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{message}")]
+    Refused {
+        kind: Refusal,
+        message: String,
+        /// Where to look next: "`memscope conversations` lists them".
+        hint: Option<String>,
+    },
+}
+
+/// What kind of refusal a [`SourceError::Refused`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A setting the command does not take here, or a value it cannot read.
+    Usage,
+    /// No conversation (or part of one) by that name.
+    NotFound,
+    /// A prefix several names start with.
+    Ambiguous(Vec<String>),
+    /// A setting of memscope's own is missing or wrong (a key to decrypt with).
+    Config,
+    /// The database failed a read.
+    Database,
+    /// Anything else: the data cannot be read as the source wrote it.
+    Failure,
+}
+
+impl SourceError {
+    pub fn new(kind: Refusal, message: impl Into<String>) -> Self {
+        SourceError::Refused {
+            kind,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        SourceError::new(Refusal::Usage, message)
+    }
+
+    pub fn failure(message: impl Into<String>) -> Self {
+        SourceError::new(Refusal::Failure, message)
+    }
+
+    /// No such conversation: the hint names the command that lists them.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        SourceError::new(Refusal::NotFound, message).with_hint(LIST_HINT)
+    }
+
+    pub fn with_hint(self, with: impl Into<String>) -> Self {
+        match self {
+            SourceError::Refused { kind, message, .. } => SourceError::Refused {
+                kind,
+                message,
+                hint: Some(with.into()),
+            },
+            store => store,
+        }
+    }
+}
+
+/// The command that lists the conversations a name should come from.
+pub const LIST_HINT: &str = "`memscope conversations` lists them";
+
+/// An instant as every JSON document writes it: RFC 3339 in UTC, with `Z`.
+pub fn rfc3339<S: serde::Serializer>(
+    at: &Option<DateTime<Utc>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => serializer.serialize_str(&at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+        None => serializer.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+#[path = "conversation_tests.rs"]
+mod tests;
