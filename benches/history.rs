@@ -7,8 +7,8 @@
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
-use memscope::memory::budget_view::{BudgetSettings, BudgetView};
 use memscope::inspect::conversation::load_window;
+use memscope::memory::budget_view::{BudgetSettings, BudgetView};
 use memscope::memory::history::{HistoryOptions, assemble_history};
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter, preload};

@@ -11,11 +11,11 @@ use std::path::Path;
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, criterion_group, criterion_main};
-use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::nodes::{
     ContextSource, NodeContextView, load_node_sources, load_thread, load_timeline, node_context,
     timeline,
 };
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::memory::history::{HistoryOptions, PopRule};
 use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;

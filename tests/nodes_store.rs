@@ -7,19 +7,19 @@ mod common;
 use std::path::Path;
 
 use memscope::demo::{Demo, DemoOptions, DemoSummary, Scale};
-use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::doctor::{self, DoctorSettings, Finding};
-use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use memscope::inspect::nodes::{
     ContextSource, EmptyState, NodeContextView, NodeThread, load_conversation_executions,
     load_node_sources, load_thread, load_timeline, node_context, summarize_nodes, timeline,
 };
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::memory::history::{HistoryOptions, PopRule};
 use memscope::memory::model::Role;
 use memscope::memory::node_context::{Disagreement, NodeProblem};
 use memscope::memory::thread::ExtractionMode;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
 use memscope::sources::dify::queries::ConversationFilter;
+use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use memscope::storage::{ObjectStore, StorageBackend};
 use memscope::store::Store;
 

@@ -19,9 +19,9 @@ use memscope::inspect::sessions::{
     checkpoint_message,
 };
 use memscope::memory::agent_history::LangflowMessage;
-use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::memory::model::{ChatMessage, PromptMessage, Role};
 use memscope::memory::tokens::CountCache;
+use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Settings};

@@ -139,8 +139,7 @@ impl<E: std::error::Error + 'static> From<E> for CliError {
 
 /// The way out of an id that names no conversation, whatever the source calls one (a Dify
 /// conversation, a Langflow session, a LangGraph thread).
-pub const CONVERSATIONS_HINT: &str =
-    "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
+pub const CONVERSATIONS_HINT: &str = crate::sources::conversation::LIST_HINT;
 
 /// How an error is reported: its exit code, its kind, the way out and the ids it could mean.
 struct Class {
@@ -191,6 +190,7 @@ impl Class {
 fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     use crate::inspect::sessions::SessionError;
     use crate::inspect::{AmbiguousId, InspectError};
+    use crate::sources::conversation::{Refusal, SourceError};
     use crate::sources::langflow::messages::FlowChoiceError;
     use crate::sources::langgraph::saver::LangGraphError;
     use crate::store::StoreError;
@@ -238,6 +238,25 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
             },
         };
     }
+    if let Some(source) = error.downcast_ref::<SourceError>() {
+        return match source {
+            SourceError::Store(store) => classify(store),
+            SourceError::Refused { kind, hint, .. } => {
+                let class = match kind {
+                    Refusal::Usage => Class::new(ExitCode::Usage, "usage"),
+                    Refusal::NotFound => Class::new(ExitCode::Failure, "not-found"),
+                    Refusal::Ambiguous(candidates) => Class::ambiguous(candidates.clone()),
+                    Refusal::Config => Class::new(ExitCode::Failure, "config"),
+                    Refusal::Database => Class::new(ExitCode::Failure, "database"),
+                    Refusal::Failure => Class::failure(),
+                };
+                match hint {
+                    Some(_) => class.with_hint(hint.clone()),
+                    None => class,
+                }
+            }
+        };
+    }
     if let Some(session) = error.downcast_ref::<SessionError>() {
         return match session {
             SessionError::Store(store) => classify(store),
@@ -253,10 +272,10 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
             InspectError::Store(store) => classify(store),
             InspectError::Ambiguous(ambiguous) => classify(ambiguous),
             InspectError::LangGraph(langgraph) => classify(langgraph),
-            InspectError::UnknownConversation { .. } => Class::not_found(CONVERSATIONS_HINT),
-            InspectError::UnknownMessage { conversation, .. } => Class::not_found(format!(
-                "`memscope thread {conversation}` lists its messages"
-            )),
+            InspectError::Source(source) => classify(source),
+            InspectError::NoConversations(_) => {
+                Class::new(ExitCode::Failure, "not-in-this-database")
+            }
             InspectError::AmbiguousTitle { ids, .. } => Class::ambiguous(ids.clone()),
             InspectError::Unknown(_) => Class::new(ExitCode::Failure, "not-found"),
             InspectError::BadSetting(_) => Class::failure(),

@@ -8,8 +8,6 @@ use serde::Serialize;
 
 use super::InspectError;
 use super::conversation::{compare_thread, memory_rows_newest_first};
-use crate::sources::langflow::doctor as doctor_langflow;
-use crate::sources::langgraph::doctor as doctor_langgraph;
 use super::nodes::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
 use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
@@ -18,6 +16,8 @@ use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::tree::MessageTree;
 use crate::sources::dify::queries::{BadNodeJson, DanglingRunRef};
+use crate::sources::langflow::doctor as doctor_langflow;
+use crate::sources::langgraph::doctor as doctor_langgraph;
 use crate::storage::ObjectStore;
 use crate::store::{BadRow, CancelFlag, ConversationShape, Store};
 
@@ -141,9 +141,11 @@ pub async fn run_with_progress(
 pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
     match store.profile().capabilities().conversations {
         ConversationShape::RegenerationTrees => {}
-        ConversationShape::FlowSessions => return doctor_langflow::messages_to_scan(store).await,
+        ConversationShape::FlowSessions => {
+            return Ok(doctor_langflow::messages_to_scan(store).await?);
+        }
         ConversationShape::CheckpointThreads => {
-            return doctor_langgraph::checkpoints_to_scan(store).await;
+            return Ok(doctor_langgraph::checkpoints_to_scan(store).await?);
         }
     }
     let counts = store.table_counts().await?;

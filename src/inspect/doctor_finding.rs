@@ -5,10 +5,10 @@ use serde::Serialize;
 
 use crate::format::{count, thousands};
 
-use crate::sources::langflow::doctor::LangflowFinding;
-use crate::sources::langgraph::doctor::LangGraphFinding;
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ThreadComparison;
+use crate::sources::langflow::doctor::LangflowFinding;
+use crate::sources::langgraph::doctor::LangGraphFinding;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

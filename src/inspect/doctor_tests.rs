@@ -1,6 +1,6 @@
 use super::*;
-use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use crate::memory::tokens::CounterKind;
+use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use chrono::NaiveDate;
 
 fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {

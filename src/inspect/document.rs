@@ -15,7 +15,7 @@ pub const DOCUMENT_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DocumentHead {
     pub version: u32,
-    /// The source that made the database, by name: "Dify", "Langflow", "LangGraph".
+    /// The source that made the database: "memscope", "dify", "langflow", "langgraph".
     pub source: &'static str,
 }
 
@@ -23,7 +23,7 @@ impl DocumentHead {
     pub fn of(store: &Store) -> DocumentHead {
         DocumentHead {
             version: DOCUMENT_VERSION,
-            source: store.profile().source.name(),
+            source: store.profile().source.key(),
         }
     }
 }

@@ -3,12 +3,15 @@
 //! problems from the memory semantics.
 
 pub mod agent_sessions;
+pub mod budget_figures;
 pub mod chat_memory_nodes;
 pub mod conversation;
 pub mod diff;
-pub mod document;
 pub mod doctor;
 pub mod doctor_finding;
+pub mod document;
+pub mod history;
+pub mod listing;
 pub mod memory_bases;
 pub mod nodes;
 pub mod search_match;
@@ -18,27 +21,16 @@ pub mod syncers;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
-use crate::store::{ID_CANDIDATES, IdMatch, StoreError};
+use crate::sources::conversation::ambiguous_message;
+use crate::store::{IdMatch, StoreError};
 
 /// A typed id prefix that several ids start with.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{what} id {prefix} is ambiguous: {} start with it ({}); type more of the id",
-    count(candidates),
-    candidates.join(", ")
-)]
+#[error("{}", ambiguous_message(what, prefix, candidates))]
 pub struct AmbiguousId {
     pub what: &'static str,
     pub prefix: String,
     pub candidates: Vec<String>,
-}
-
-fn count(candidates: &[String]) -> String {
-    if candidates.len() >= ID_CANDIDATES {
-        format!("{} or more ids", candidates.len())
-    } else {
-        format!("{} ids", candidates.len())
-    }
 }
 
 impl AmbiguousId {
@@ -62,12 +54,8 @@ impl AmbiguousId {
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectError {
-    #[error("no conversation {} in {url}", readable_id(id))]
-    UnknownConversation { id: String, url: String },
     #[error(transparent)]
     Ambiguous(#[from] AmbiguousId),
-    #[error("no message {} in conversation {conversation}", readable_id(id))]
-    UnknownMessage { id: String, conversation: String },
     #[error("{0}")]
     BadSetting(String),
     /// The database keeps no conversations: what it is and holds instead.
@@ -84,16 +72,6 @@ pub enum InspectError {
     AmbiguousTitle { title: String, ids: Vec<String> },
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// An id as a message names it: quoted when it is empty or has spaces at either end, so none
-/// reads as a double space.
-fn readable_id(id: &str) -> String {
-    if id.is_empty() || id.trim() != id {
-        format!("{id:?}")
-    } else {
-        id.to_owned()
-    }
 }
 
 /// The counter for a model, a counter name and an optional encoding override, as the config and

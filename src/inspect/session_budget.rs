@@ -5,14 +5,13 @@
 //! `history` prints the same figures.
 
 use crate::memory::agent_history::{AgentHistory, AgentHistoryArgs, LeftOut, agent_history};
-use crate::memory::budget::Pruned;
-use crate::memory::history::{History, HistoryMessage, Side};
-use crate::sources::langgraph::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
-use crate::memory::model::Role;
 use crate::memory::tokens::CountCache;
+use crate::sources::langflow::budget::agent_budget;
+use crate::sources::langgraph::budget::checkpoint_budget;
+use crate::sources::langgraph::decode::budget::MessagesBudget;
 
-use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use super::sessions::{HistorySource, SessionView};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 
 /// A conversation's history under a budget, with what an operator should know about it.
 #[derive(Debug, Clone)]
@@ -85,13 +84,12 @@ pub fn session_budget(
             let trimmed = MessagesBudget::compute(messages, &settings.counter, settings.max_tokens)
                 .map_err(|e| e.to_string())?;
             let ids = view.messages.iter().map(|m| m.message.id.clone()).collect();
-            Ok(checkpoint_budget(trimmed, ids, settings, cache))
+            Ok(thread_budget(trimmed, ids, settings, cache))
         }
     }
 }
 
-/// What the Agent's memory read `fed` gives the model with `n_messages`, counted; `owned`: the
-/// flow has an owner to scope the read to.
+/// [`agent_budget`] as a conversation's budget.
 pub fn agent_memory_budget(
     fed: &AgentHistory,
     n_messages: u32,
@@ -99,96 +97,35 @@ pub fn agent_memory_budget(
     settings: &BudgetSettings,
     cache: &mut CountCache,
 ) -> SessionBudget {
-    let view = BudgetView::for_history(fed.prompt_history(n_messages as usize), settings, cache);
-    let mut warnings = view.warnings();
-    if !fed.error_text_fed.is_empty() {
-        let n = fed.error_text_fed.len() as u64;
-        warnings.push(format!(
-            "{} without the error flag {} fed to the model as conversation",
-            crate::format::count(n, "error message"),
-            if n == 1 { "is" } else { "are" }
-        ));
-    }
-    if !owned {
-        warnings.push("the flow has no owner: Langflow's memory read returns nothing".into());
-    }
+    let budget = agent_budget(fed, n_messages, owned, settings, cache);
     SessionBudget {
-        rule: format!(
-            "the Agent's memory: the newest {n_messages} messages of this flow, session and owner \
-             without the error flag"
-        ),
-        fed: fed.messages.iter().map(|m| m.id.clone()).collect(),
-        left_out: fed.left_out.clone(),
-        error_text_fed: fed.error_text_fed.clone(),
+        view: budget.view,
+        rule: budget.rule,
+        fed: budget.fed,
+        left_out: budget.left_out,
+        error_text_fed: budget.error_text_fed,
         kept_above_cut: None,
-        warnings,
-        view,
+        warnings: budget.warnings,
         thread: None,
     }
 }
 
-/// The channel under LangGraph's recommended trim, as a budget view: the trim keeps a leading
-/// system message and the newest messages from a human one on, so the cut sits before the
-/// first kept message after the system one, and the system message is kept above it.
-fn checkpoint_budget(
+/// [`checkpoint_budget`] as a conversation's budget.
+fn thread_budget(
     trimmed: MessagesBudget,
     ids: Vec<String>,
     settings: &BudgetSettings,
     cache: &mut CountCache,
 ) -> SessionBudget {
-    let messages = trimmed
-        .prompt
-        .iter()
-        .zip(&ids)
-        .map(|(message, id)| HistoryMessage {
-            message: message.clone(),
-            source_id: id.clone(),
-            side: match message.role {
-                Role::User => Side::Query,
-                _ => Side::Answer,
-            },
-        })
-        .collect();
-    let history = History {
-        window: ids.len(),
-        rows_given: ids.len(),
-        thread: ids.clone(),
-        popped: None,
-        paused: Vec::new(),
-        messages,
-    };
-    let mut view = BudgetView::for_history(history, settings, cache);
-    let system_kept = trimmed.kept.first() == Some(&true)
-        && trimmed.prompt.first().map(|m| m.role) == Some(Role::System);
-    let first_after_system = trimmed
-        .kept
-        .iter()
-        .enumerate()
-        .skip(usize::from(system_kept))
-        .find(|(_, kept)| **kept)
-        .map_or(trimmed.kept.len(), |(index, _)| index);
-    // Nothing dropped between the system message and the rest: no cut at all.
-    let first_kept = match system_kept && first_after_system == 1 {
-        true => 0,
-        false => first_after_system,
-    };
-    let kept_above_cut = (system_kept && first_kept > 0).then_some(0);
-    view.pruned = Pruned {
-        first_kept,
-        tokens_before: trimmed.tokens_before,
-        tokens_after: trimmed.tokens_after,
-    };
-    if view.counter_kind != crate::memory::tokens::CounterKind::Zero {
-        view.sent_tokens = trimmed.tokens_after;
-    }
+    let budget = checkpoint_budget(trimmed, ids, settings, cache);
     SessionBudget {
-        rule: format!("the whole channel, cut by {RECOMMENDED_TRIM}"),
-        fed: ids,
+        view: budget.view,
+        rule: budget.rule,
+        fed: budget.fed,
         left_out: Vec::new(),
         error_text_fed: Vec::new(),
-        kept_above_cut,
-        warnings: view.warnings(),
-        view,
-        thread: Some(trimmed),
+        kept_above_cut: budget.kept_above_cut,
+        warnings: budget.warnings,
+        thread: Some(budget.trimmed),
     }
 }

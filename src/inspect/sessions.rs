@@ -5,10 +5,10 @@
 use chrono::{DateTime, Utc};
 
 use crate::memory::agent_history::LangflowMessage;
-use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::memory::model::{ChatMessage, PromptMessage, Role, TokenUsage};
 use crate::sources::langflow::conversations::conversations as langflow_conversations;
 use crate::sources::langflow::messages::session_messages;
+use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
 use crate::store::{ConversationShape, Store, StoreError};
 

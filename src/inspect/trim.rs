@@ -10,13 +10,13 @@ use serde_json::Value;
 
 use super::AmbiguousId;
 use crate::memory::budget::MessageTokens;
-use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::memory::model::{Content, ContentPart, PromptMessage, Role, ToolCall};
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::memory::trim::{
     ChatMemoryPolicy, MessageCount, MessageCounter, PolicyPlanner, Step, TrimError, TrimOptions,
     TrimPlan, trim_messages_counted,
 };
+use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use crate::store::{DeleteScope, MemoryChange, Store, StoreError};
 use crate::summarize::{SummarizeError, Summarizer, summarize_plan};

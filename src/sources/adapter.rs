@@ -17,6 +17,9 @@ pub trait MemorySource: Sync {
     /// The source's name, for people: "Langflow".
     fn name(&self) -> &'static str;
 
+    /// The source's name for scripts, as JSON documents give it: "langflow".
+    fn key(&self) -> &'static str;
+
     /// Whether a database with this catalog (and these parts of memscope's schema) is the
     /// source's.
     fn recognises(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> bool;

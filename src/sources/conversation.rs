@@ -11,9 +11,9 @@ use futures_util::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 
-use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use super::adapter::Part;
-use crate::store::{Store, StoreError};
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
+use crate::store::{ID_CANDIDATES, Store, StoreError};
 
 /// What a source's read of its conversations gives back, or why it failed.
 pub type SourceFuture<'a, T> = BoxFuture<'a, Result<T, SourceError>>;
@@ -45,6 +45,12 @@ pub trait ConversationSource: Sync {
         found: &'a mut (dyn FnMut(&ListedConversation) -> ControlFlow<()> + Send),
     ) -> SourceFuture<'a, ListedPage>;
 
+    /// The columns the list prints beside id, title, messages and last activity: each a key
+    /// of the rows' `extra`.
+    fn list_columns(&self) -> &'static [ListColumn] {
+        &[]
+    }
+
     /// Whether [`Self::list`] of `query` reads every message (a search without an index), so
     /// the CLI prints rows as they come instead of waiting for the page.
     fn list_scans(&self, store: &Store, query: &ListQuery) -> bool {
@@ -58,11 +64,6 @@ pub trait ConversationSource: Sync {
         store: &'a Store,
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory>;
-
-    /// The tree one conversation is drawn from (Dify's regeneration tree, LangGraph's
-    /// checkpoints, a flat log as one path), with the path the model sees marked.
-    fn tree<'a>(&'a self, store: &'a Store, request: &'a TreeRequest)
-    -> SourceFuture<'a, SourceTree>;
 }
 
 /// A command whose settings a source may declare.
@@ -190,9 +191,20 @@ pub struct ListedConversation {
     pub messages: Option<u64>,
     #[serde(serialize_with = "rfc3339")]
     pub last_activity: Option<DateTime<Utc>>,
+    /// Deleted in the app, which hides it; listed only when asked for, shown as stored.
+    pub deleted: bool,
     /// Why the row could not be read whole.
     pub problem: Option<String>,
     pub extra: Extra,
+}
+
+/// A column of the list a source adds: its heading, the key of `extra` it shows, and the
+/// widest it is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListColumn {
+    pub header: &'static str,
+    pub key: &'static str,
+    pub width: usize,
 }
 
 /// A page of the list, and where the next one starts.
@@ -208,7 +220,19 @@ pub struct ListedPage {
 pub struct HistoryRequest {
     pub id: String,
     pub options: SourceOptions,
+    /// What memscope's configuration sets for those settings, used where none was given.
+    pub defaults: SourceOptions,
     pub budget: BudgetSettings,
+}
+
+impl HistoryRequest {
+    /// Setting `flag` as a number: given, else configured.
+    pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
+        match self.options.number(flag)? {
+            Some(given) => Ok(Some(given)),
+            None => self.defaults.number(flag),
+        }
+    }
 }
 
 /// What a source's memory feeds the model of one conversation, with the budget counted.
@@ -345,6 +369,13 @@ impl SourceError {
         SourceError::new(Refusal::NotFound, message).with_hint(LIST_HINT)
     }
 
+    /// `prefix` starts several ids of `what`s: the message lists them, as the ambiguity of a
+    /// typed id always reads.
+    pub fn ambiguous(what: &str, prefix: &str, candidates: Vec<String>) -> Self {
+        let message = ambiguous_message(what, prefix, &candidates);
+        SourceError::new(Refusal::Ambiguous(candidates), message)
+    }
+
     pub fn with_hint(self, with: impl Into<String>) -> Self {
         match self {
             SourceError::Refused { kind, message, .. } => SourceError::Refused {
@@ -357,8 +388,23 @@ impl SourceError {
     }
 }
 
+/// "conversation id 0b7e is ambiguous: 2 ids start with it (…); type more of the id".
+pub fn ambiguous_message(what: &str, prefix: &str, candidates: &[String]) -> String {
+    let count = if candidates.len() >= ID_CANDIDATES {
+        format!("{} or more ids", candidates.len())
+    } else {
+        format!("{} ids", candidates.len())
+    };
+    format!(
+        "{what} id {} is ambiguous: {count} start with it ({}); type more of the id",
+        prefix.trim(),
+        candidates.join(", ")
+    )
+}
+
 /// The command that lists the conversations a name should come from.
-pub const LIST_HINT: &str = "`memscope conversations` lists them";
+pub const LIST_HINT: &str =
+    "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
 
 /// An instant as every JSON document writes it: RFC 3339 in UTC, with `Z`.
 pub fn rfc3339<S: serde::Serializer>(
@@ -366,7 +412,9 @@ pub fn rfc3339<S: serde::Serializer>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     match at {
-        Some(at) => serializer.serialize_str(&at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
+        Some(at) => {
+            serializer.serialize_str(&at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+        }
         None => serializer.serialize_none(),
     }
 }

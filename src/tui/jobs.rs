@@ -20,7 +20,6 @@ use super::state::{Loaded, NodeRow};
 use super::update::opened_database::{OpenedDatabase, syncs_here};
 use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
-use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::inspect::conversation::{load_conversation, load_windows};
 use crate::inspect::nodes::{
     ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,
@@ -28,6 +27,7 @@ use crate::inspect::nodes::{
     load_timeline, node_context, summarize_nodes, timeline,
 };
 use crate::inspect::search_match::text_snippet;
+use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};

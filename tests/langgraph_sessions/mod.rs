@@ -4,10 +4,10 @@
 
 use std::process::Command;
 
-use memscope::memory::budget_view::BudgetSettings;
 use memscope::inspect::session_budget::session_budget;
 use memscope::inspect::sessions::{SessionKey, load_session};
 use memscope::inspect::token_counter;
+use memscope::memory::budget_view::BudgetSettings;
 use memscope::memory::history::HistoryOptions;
 use memscope::memory::models::ContextWindow;
 use memscope::memory::tokens::CountCache;

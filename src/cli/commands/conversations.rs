@@ -1,204 +1,164 @@
-//! `conversations`: the list, most recently active first, one keyset page at a time.
+//! `conversations`: the list, most recently active first, one page at a time, the same command
+//! and JSON shape for every source. A search that reads every message prints rows as it finds
+//! them.
 
-use chrono::NaiveDateTime;
-use serde::Serialize;
+use std::io::Write;
+use std::ops::ControlFlow;
 
-use super::page::Page;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, emit};
-use crate::format::{one_line, thousands};
-use crate::sources::dify::queries::{ConversationCursor, ConversationFilter, ConversationSummary};
-use crate::store::{ConversationShape, Part};
+use crate::cli::output::{CliResult, ExitCode, emit, table};
+use crate::format::{fit, one_line, pad, thousands};
+use crate::inspect::document::conversations_of;
+use crate::inspect::listing::{ConversationList, list_conversations, list_scans};
+use crate::sources::conversation::{ListColumn, ListQuery, ListedConversation, SourceOptions};
+use crate::store::Store;
 
-const CURSOR_TIME: &str = "%Y-%m-%dT%H:%M:%S%.f";
+/// Widest id and title a row prints; ids are short enough to be whole.
+const ID_WIDTH: usize = 36;
+const TITLE_WIDTH: usize = 40;
+const MESSAGES_WIDTH: usize = 8;
+const ACTIVITY_WIDTH: usize = 16;
 
-/// A page cursor as the user passes it back: `<updated_at>~<id>`.
-fn format_cursor(cursor: &ConversationCursor) -> String {
-    format!("{}~{}", cursor.updated_at.format(CURSOR_TIME), cursor.id)
+fn headers(columns: &[ListColumn]) -> Vec<&'static str> {
+    let mut headers = vec!["id", "title"];
+    headers.extend(columns.iter().map(|c| c.header));
+    headers.extend(["messages", "last activity"]);
+    headers
 }
 
-fn parse_cursor(text: &str) -> Result<ConversationCursor, CliError> {
-    let bad = || {
-        CliError::failure(format!(
-            "`{text}` is not a cursor printed by `conversations`"
-        ))
+fn cells(c: &ListedConversation, columns: &[ListColumn]) -> Vec<String> {
+    let title = c.title.as_deref().unwrap_or("");
+    let title = if c.deleted {
+        format!("[deleted] {title}")
+    } else {
+        title.to_owned()
     };
-    let (time, id) = text.split_once('~').ok_or_else(bad)?;
-    let updated_at = NaiveDateTime::parse_from_str(time, CURSOR_TIME).map_err(|_| bad())?;
-    Ok(ConversationCursor {
-        updated_at,
-        id: id.to_owned(),
-    })
+    let mut cells = vec![one_line(&c.id, ID_WIDTH), one_line(&title, TITLE_WIDTH)];
+    cells.extend(columns.iter().map(|column| {
+        let text = match c.extra.get(column.key) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        one_line(&text, column.width)
+    }));
+    cells.push(
+        c.messages
+            .map_or_else(|| "unreadable".to_owned(), thousands),
+    );
+    cells.push(
+        c.last_activity
+            .map(|at| at.format("%Y-%m-%d %H:%M").to_string())
+            .unwrap_or_default(),
+    );
+    cells
 }
 
-#[derive(Serialize)]
-struct Row<'a> {
-    id: &'a str,
-    name: &'a str,
-    app_id: &'a str,
-    app_name: Option<&'a str>,
-    app_mode: Option<&'a str>,
-    mode: &'a str,
-    messages: i64,
-    last_activity: NaiveDateTime,
-    /// Deleted in Dify; listed only with `--include-deleted`.
-    deleted: bool,
+/// Why each listed row could not be read whole, in full.
+fn problems(rows: &[ListedConversation]) -> String {
+    rows.iter()
+        .filter_map(|c| Some(format!("\nunreadable: {}: {}", c.id, c.problem.as_deref()?)))
+        .collect()
 }
 
-fn row(c: &ConversationSummary) -> Row<'_> {
-    Row {
-        id: &c.id,
-        name: &c.name,
-        app_id: &c.app_id,
-        app_name: c.app_name.as_deref(),
-        app_mode: c.app_mode.as_deref(),
-        mode: &c.mode,
-        messages: c.message_count,
-        last_activity: c.last_activity,
-        deleted: c.is_deleted,
+fn render(page: &ConversationList, columns: &[ListColumn]) -> String {
+    if page.conversations.is_empty() {
+        return format!("no {}s", page.noun);
     }
+    let rows: Vec<Vec<String>> = page
+        .conversations
+        .iter()
+        .map(|c| cells(c, columns))
+        .collect();
+    let mut out = table(&headers(columns), &rows);
+    if let Some(next) = &page.next {
+        out += &format!("\n\nmore: --after {next}");
+    }
+    out + &problems(&page.conversations)
 }
 
-fn render(page: &Page<Row>) -> String {
-    page.render(
-        &["id", "name", "app", "mode", "messages", "last activity"],
-        |c| {
-            let name = if c.deleted {
-                format!("[deleted] {}", c.name)
-            } else {
-                c.name.to_owned()
-            };
-            vec![
-                c.id.to_owned(),
-                one_line(&name, 40),
-                one_line(c.app_name.unwrap_or("(missing app)"), 24),
-                c.mode.to_owned(),
-                thousands(c.messages),
-                c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
-            ]
-        },
-    )
+fn query(args: &ConversationsArgs) -> ListQuery {
+    ListQuery {
+        search: args.search.clone().filter(|s| !s.is_empty()),
+        after: args.after.clone(),
+        limit: args.limit.max(1),
+        options: SourceOptions::default()
+            .with("app", args.app.as_ref())
+            .with_switch("include-deleted", args.include_deleted),
+    }
 }
 
 pub async fn run(context: &Context, args: &ConversationsArgs) -> CliResult {
     let store = context.open().await?;
-    if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
-        return super::langflow::conversations(context, &store, args).await;
+    let query = query(args);
+    let columns = conversations_of(&store)?.list_columns();
+    // A search that reads every message prints rows as it finds them.
+    if !context.global.json && list_scans(&store, &query)? {
+        return print_while_scanning(&store, &query, columns).await;
     }
-    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
-        return super::langgraph::conversations(context, &store, args).await;
-    }
-    store.require(Part::Conversations)?;
-    let limit = i64::from(args.limit.max(1));
-    let filter = ConversationFilter {
-        app_id: args.app.clone(),
-        search: args.search.clone().filter(|s| !s.is_empty()),
-        // One row more than asked tells whether another page exists.
-        limit: limit + 1,
-        after: args.after.as_deref().map(parse_cursor).transpose()?,
-        include_deleted: args.include_deleted,
-    };
-    // A search without an index reads every message: rows print as the scan finds them.
-    if !context.global.json && store.search_path(filter.search.as_deref()).is_scan() {
-        return print_while_scanning(&store, &filter, limit).await;
-    }
-    let mut conversations = store.list_conversations(&filter).await?;
-    let next = (conversations.len() as i64 > limit).then(|| {
-        conversations.truncate(limit as usize);
-        format_cursor(&conversations[conversations.len() - 1].cursor())
-    });
-    let rows: Vec<Row> = conversations.iter().map(row).collect();
-    let page = Page {
-        conversations: &rows,
-        next,
-    };
-    emit(context.global.json, &page, render)?;
+    let page = list_conversations(&store, &query, &mut |_| ControlFlow::Continue(())).await?;
+    emit(context.global.json, &page, |page| render(page, columns))?;
     Ok(ExitCode::Ok)
 }
 
 /// Widths of the streamed table: a row is printed before the next is known, so the columns
 /// cannot fit their contents as [`render`]'s do.
-const STREAM_WIDTHS: [usize; 6] = [36, 40, 24, 13, 8, 16];
-
-fn stream_line(cells: [&str; 6]) -> String {
+fn stream_line(cells: &[String], columns: &[ListColumn]) -> String {
+    let mut widths = vec![ID_WIDTH, TITLE_WIDTH];
+    widths.extend(columns.iter().map(|c| c.width));
+    widths.extend([MESSAGES_WIDTH, ACTIVITY_WIDTH]);
+    let messages = widths.len() - 2;
     let padded: Vec<String> = cells
         .iter()
-        .zip(STREAM_WIDTHS)
+        .zip(widths)
         .enumerate()
-        .map(|(i, (cell, w))| {
-            if i == 4 {
-                format!("{cell:>w$}")
-            } else {
-                format!("{cell:<w$}")
-            }
+        .map(|(i, (cell, width))| match i == messages {
+            true => format!("{:>width$}", fit(cell, width)),
+            false => pad(&fit(cell, width), width),
         })
         .collect();
     padded.join("  ").trim_end().to_owned()
 }
 
-fn streamed_row(c: &ConversationSummary) -> String {
-    let name = if c.is_deleted {
-        format!("[deleted] {}", c.name)
-    } else {
-        c.name.clone()
-    };
-    stream_line([
-        &c.id,
-        &one_line(&name, 40),
-        &one_line(c.app_name.as_deref().unwrap_or("(missing app)"), 24),
-        &one_line(&c.mode, 13),
-        &thousands(c.message_count),
-        &c.last_activity.format("%Y-%m-%d %H:%M").to_string(),
-    ])
-}
-
-/// The page as text, each row printed when the scan finds it. The row past `limit` is not
-/// printed: it only says that another page exists.
+/// The page as text, each row printed when the scan finds it.
 async fn print_while_scanning(
-    store: &crate::store::Store,
-    filter: &ConversationFilter,
-    limit: i64,
+    store: &Store,
+    query: &ListQuery,
+    columns: &[ListColumn],
 ) -> CliResult {
-    use std::io::Write;
-    eprintln!("no text index in this database: scanning every message, rows print as found");
+    eprintln!("searching every message: rows print as found (Ctrl-C stops)");
     let mut out = std::io::stdout();
-    let mut printed = 0i64;
-    let mut last = None;
-    let mut more = false;
+    let mut printed = 0usize;
     let mut write_error = None;
-    store
-        .stream_conversations(filter, |c| {
-            if printed == limit {
-                more = true;
-                return;
-            }
-            let mut text = String::new();
-            if printed == 0 {
-                text.push_str(&stream_line([
-                    "id",
-                    "name",
-                    "app",
-                    "mode",
-                    "messages",
-                    "last activity",
-                ]));
-                text.push('\n');
-            }
-            text.push_str(&streamed_row(&c));
+    let header: Vec<String> = headers(columns).into_iter().map(str::to_owned).collect();
+    let page = list_conversations(store, query, &mut |row| {
+        let mut text = String::new();
+        if printed == 0 {
+            text += &stream_line(&header, columns);
             text.push('\n');
-            printed += 1;
-            last = Some(c.cursor());
-            if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        }
+        text += &stream_line(&cells(row, columns), columns);
+        text.push('\n');
+        printed += 1;
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
                 write_error.get_or_insert(e);
+                ControlFlow::Break(())
             }
-        })
-        .await?;
-    let tail = match (&last, more) {
-        (None, _) => "no conversations\n".to_owned(),
-        (Some(cursor), true) => format!("\nmore: --after {}\n", format_cursor(cursor)),
-        (Some(_), false) => String::new(),
+        }
+    })
+    .await?;
+    let mut tail = match (&page.next, page.conversations.is_empty()) {
+        (_, true) => format!("no {}s", page.noun),
+        (Some(next), false) => format!("\nmore: --after {next}"),
+        (None, false) => String::new(),
     };
+    tail += &problems(&page.conversations);
+    if !tail.is_empty() {
+        tail.push('\n');
+    }
     let written = match write_error {
         Some(e) => Err(e),
         None => out.write_all(tail.as_bytes()),
@@ -207,25 +167,5 @@ async fn print_while_scanning(
         // A closed pipe (`memscope … | head`) is not an error worth a message.
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(ExitCode::Ok),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_bad_ones_are_named() {
-        let cursor = ConversationCursor {
-            updated_at: chrono::NaiveDate::from_ymd_opt(2026, 3, 2)
-                .unwrap()
-                .and_hms_milli_opt(9, 0, 1, 250)
-                .unwrap(),
-            id: "0b7e0d8e-1c1a-4c55-9f4e-0f3b2b1a0001".into(),
-        };
-        let text = format_cursor(&cursor);
-        assert_eq!(parse_cursor(&text).unwrap(), cursor);
-        let err = parse_cursor("yesterday").unwrap_err();
-        assert!(err.message.contains("`yesterday`"));
     }
 }

@@ -78,7 +78,7 @@ async fn checkpoint_thread_parts(
     }
     let thread =
         super::langgraph::tree_report(store, &args.conversation, args.leaf.as_deref()).await?;
-    let history = super::langgraph::history_report(context, store, &history_args(args)).await?;
+    let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);
     parts.insert("history".into(), to_value(history)?);
@@ -119,7 +119,7 @@ async fn regeneration_tree_parts(
         },
     )
     .await?;
-    let history = super::history::report(context, store, &history_args(args)).await?;
+    let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);
     parts.insert("history".into(), to_value(history)?);
@@ -165,7 +165,7 @@ async fn flow_session_parts(
     args: &ExportArgs,
 ) -> CliResult<Map<String, Value>> {
     let flows = session_flows(store, &args.conversation).await?;
-    let history = super::langflow::history_report(context, store, &history_args(args)).await?;
+    let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("flows".into(), to_value(&flows.flows)?);
     parts.insert("history".into(), to_value(history)?);

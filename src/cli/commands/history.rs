@@ -1,157 +1,123 @@
-//! `history`: exactly what TokenBufferMemory would send for a conversation.
+//! `history`: exactly what a conversation's memory feeds the model, with its token budget, the
+//! same command and JSON shape for every source.
 
-use serde::Serialize;
-
-use super::budget::{BudgetFigures, budget_table};
+use super::budget::short_id;
 use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, context_window_of, counter_from};
-use crate::cli::output::{CliError, CliResult, ExitCode, deleted_banner, emit};
-use crate::memory::budget_view::{BudgetLine, BudgetSettings, BudgetView};
-use crate::inspect::conversation::{WindowOrigin, load_window};
-use crate::memory::history::{HistoryOptions, PausedTurn, assemble_history, history_prompt_text};
-use crate::memory::tokens::CountCache;
-use crate::store::{ConversationShape, Part, Store};
+use crate::cli::output::{CliResult, ExitCode, emit, table};
+use crate::format::{one_line, thousands};
+use crate::inspect::history::{HistoryDocument, history};
+use crate::memory::budget_view::BudgetSettings;
+use crate::memory::history::HistoryOptions;
+use crate::sources::conversation::{HistoryRequest, SourceOptions};
+use crate::store::Store;
 
-#[derive(Serialize)]
-pub(super) struct Report {
-    conversation_id: String,
-    conversation_name: String,
-    /// Deleted in Dify (hidden there); shown as stored.
-    deleted: bool,
-    window: usize,
-    window_source: WindowOrigin,
-    rows_loaded: usize,
-    /// The newest row, dropped as the current request's placeholder.
-    popped: Option<String>,
-    /// Rows paused for human input, and what memory makes of each.
-    paused: Vec<PausedTurn>,
-    #[serde(flatten)]
-    budget: BudgetFigures,
-    fits_context: Option<bool>,
-    dropped: usize,
-    kept: usize,
-    warnings: Vec<String>,
-    messages: Vec<BudgetLine>,
-    /// `get_history_prompt_text` of the kept messages, with `--text`.
-    text: Option<String>,
-}
-
-fn render(r: &Report) -> String {
-    if let Some(text) = &r.text {
-        return text.clone();
+fn render(r: &HistoryDocument) -> String {
+    let mut out = String::new();
+    for line in &r.header {
+        out += line;
+        out.push('\n');
     }
-    let mut out = deleted_banner(r.deleted).to_owned();
-    out += &format!(
-        "conversation {} \"{}\"\nwindow {} ({}), {} loaded{}\n{}",
-        r.conversation_id,
-        r.conversation_name,
-        crate::format::count(r.window as u64, "row"),
-        r.window_source.describe(),
-        crate::format::thousands(r.rows_loaded as u64),
-        r.popped
-            .as_ref()
-            .map_or(String::new(), |id| format!(", placeholder {id} popped")),
-        r.budget.describe(r.dropped, r.dropped + r.kept),
-    );
+    out += &r.budget.describe(r.dropped, r.dropped + r.kept);
     out += &r.budget.context_line(r.fits_context);
+    for left_out in &r.left_out {
+        out += &format!("left out: {} {}\n", left_out.messages, left_out.reason);
+    }
     for warning in &r.warnings {
-        out.push_str(&format!("warning: {warning}\n"));
+        out += &format!("warning: {warning}\n");
+    }
+    if r.messages.is_empty() {
+        out += "\nno messages are fed to the model\n";
+        return out;
     }
     out.push('\n');
-    out.push_str(&budget_table(&r.messages, r.dropped));
+    out += &messages_table(r);
     out
+}
+
+/// The messages with their tokens and the cut line: a message not sent is marked, and the line
+/// sits above the first message sent after one that is not.
+fn messages_table(r: &HistoryDocument) -> String {
+    let mut rows = Vec::new();
+    let mut previous_kept = true;
+    let mut any_kept = false;
+    for (message, line) in r.messages.iter().zip(&r.table) {
+        if message.kept && !previous_kept {
+            let text = if any_kept {
+                "── cut line: the dropped messages above are not sent ──"
+            } else {
+                "── cut line: everything above is pruned ──"
+            };
+            rows.push(vec![
+                "──".into(),
+                text.into(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        let label = format!("{} {}", message.role.as_str(), short_id(&message.id));
+        rows.push(vec![
+            message.index.to_string(),
+            if message.kept {
+                label
+            } else {
+                format!("[dropped] {label}")
+            },
+            thousands(message.tokens),
+            thousands(message.tokens_from_here),
+            one_line(&line.message.content.text(), 60),
+        ]);
+        previous_kept = message.kept;
+        any_kept |= message.kept;
+    }
+    table(&["#", "message", "tokens", "from here", "content"], &rows)
 }
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
     let store = context.open().await?;
-    if store.profile().capabilities().conversations == ConversationShape::FlowSessions {
-        return super::langflow::history(context, &store, args).await;
+    let report = document(context, &store, args).await?;
+    if args.text {
+        // `get_history_prompt_text`: the kept messages as the one text a prompt is given.
+        emit(false, &report, |r| {
+            r.prompt_text(&args.human_prefix, &args.ai_prefix)
+        })?;
+    } else {
+        emit(context.global.json, &report, render)?;
     }
-    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
-        return super::langgraph::history(context, &store, args).await;
-    }
-    if args.flow.is_some() || args.n_messages.is_some() || args.context_id.is_some() {
-        return Err(CliError::usage(
-            "--flow, --n-messages and --context-id are Langflow's: this database is not Langflow's",
-        ));
-    }
-    if args.leaf.is_some() {
-        return Err(CliError::usage(
-            "--leaf is LangGraph's: this database keeps no checkpoints",
-        ));
-    }
-    store.require(Part::Conversations)?;
-    let report = report(context, &store, args).await?;
-    emit(context.global.json, &report, render)?;
     Ok(ExitCode::Ok)
 }
 
-/// The history of a Dify conversation with its budget (`export` bundles it too).
-pub(super) async fn report(
+/// The settings only some sources take, as typed.
+fn source_options(args: &HistoryArgs) -> SourceOptions {
+    SourceOptions::default()
+        .with("message-limit", args.message_limit)
+        .with("flow", args.flow.as_ref())
+        .with("n-messages", args.n_messages)
+        .with("context-id", args.context_id.as_ref())
+        .with("leaf", args.leaf.as_ref())
+}
+
+/// The history `args` ask for (`export` bundles it too).
+pub(super) async fn document(
     context: &Context,
     store: &Store,
     args: &HistoryArgs,
-) -> CliResult<Report> {
+) -> CliResult<HistoryDocument> {
     let (counter, model) = counter_from(context, &args.tokens)?;
-    let context_window = context_window_of(context, &model);
-    let requested = args
-        .message_limit
-        .or(Some(context.resolved.config.history.message_limit));
-    let loaded = load_window(store, &args.conversation, requested).await?;
-    let settings = BudgetSettings {
-        counter,
-        max_tokens: args
-            .max_tokens
-            .unwrap_or(context.resolved.config.tokens.budget),
-        model,
-        context_window,
-        options: HistoryOptions {
-            message_limit: Some(loaded.window as i64),
-            ..HistoryOptions::default()
+    let config = &context.resolved.config;
+    let request = HistoryRequest {
+        id: args.conversation.clone(),
+        options: source_options(args),
+        defaults: SourceOptions::default()
+            .with("message-limit", Some(config.history.message_limit)),
+        budget: BudgetSettings {
+            counter,
+            max_tokens: args.max_tokens.unwrap_or(config.tokens.budget),
+            context_window: context_window_of(context, &model),
+            model,
+            options: HistoryOptions::default(),
         },
     };
-    let mut cache = CountCache::default();
-    let view = BudgetView::for_history(
-        assemble_history(&loaded.rows_newest_first, &loaded.files, &settings.options),
-        &settings,
-        &mut cache,
-    );
-    let text = args.text.then(|| {
-        let (_, kept) = view.history.split_at_cut(&view.pruned);
-        history_prompt_text(
-            kept.iter().map(|m| &m.message),
-            &args.human_prefix,
-            &args.ai_prefix,
-        )
-    });
-    let mut warnings = view.warnings();
-    let thoughts = store.agent_thought_counts(&view.history.thread).await?;
-    if !thoughts.is_empty() {
-        let total: i64 = thoughts.iter().map(|(_, n)| n).sum();
-        warnings.push(format!(
-            "{} of these turns are agent turns with {total} recorded {}: Dify's agent runner \
-             sends each thought with its tool calls and tool results in place of the answer; \
-             this history shows the answers",
-            thoughts.len(),
-            crate::format::noun(total as u64, "thought")
-        ));
-    }
-    let report = Report {
-        conversation_id: loaded.info.id.clone(),
-        conversation_name: loaded.info.name.clone(),
-        deleted: loaded.info.is_deleted,
-        window: loaded.window,
-        window_source: loaded.window_source,
-        rows_loaded: loaded.rows_newest_first.len(),
-        popped: view.history.popped.clone(),
-        paused: view.history.paused.clone(),
-        budget: BudgetFigures::of(&view),
-        fits_context: view.fits_context(),
-        dropped: view.dropped(),
-        kept: view.counts.len() - view.dropped(),
-        warnings,
-        messages: view.lines(),
-        text,
-    };
-    Ok(report)
+    Ok(history(store, &request).await?)
 }

@@ -7,9 +7,9 @@
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
 use crate::inspect::trim::TrimCounter;
+use crate::memory::trim::TrimPlan;
 use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::sources::langgraph::decode::removal::removal_indices;
-use crate::memory::trim::TrimPlan;
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::sources::langgraph::trim::{AppliedTrim, TrimTarget, UndoneTrim, ids_at};
 use crate::store::Store;

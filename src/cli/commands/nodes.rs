@@ -8,12 +8,12 @@ use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, table};
 use crate::format::{one_line, thousands};
-use crate::memory::budget_view::{BudgetLine, BudgetSettings};
 use crate::inspect::nodes::{
     ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
     latest_context, load_conversation_executions, load_latest_executions, load_node_sources,
     load_thread, load_timeline, node_context, resolve_node, sparkline, summarize_nodes, timeline,
 };
+use crate::memory::budget_view::{BudgetLine, BudgetSettings};
 use crate::memory::history::{HistoryOptions, PopRule};
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ExtractionMode;

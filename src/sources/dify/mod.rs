@@ -2,15 +2,20 @@
 //! era the catalog shows (`schema.rs`).
 
 pub mod agent_sessions;
+pub mod conversation;
+mod history;
+pub mod listing;
 pub mod messages;
 pub mod queries;
 pub mod schema;
+pub mod window;
 
 use std::collections::BTreeSet;
 
 use super::adapter::{Capabilities, MemorySource, Part};
 use super::memscope::MEMSCOPE_FORMATS;
 use super::rewrite::Rewrite;
+use crate::sources::conversation::ConversationSource;
 use crate::store::catalog::Catalog;
 use schema::DifySchema;
 
@@ -21,11 +26,19 @@ impl MemorySource for Dify {
         "Dify"
     }
 
+    fn key(&self) -> &'static str {
+        "dify"
+    }
+
     fn recognises(&self, _catalog: &Catalog, parts: &BTreeSet<Part>) -> bool {
         parts.contains(&Part::Conversations)
     }
 
     /// memscope's memory-base tables, when a Dify database has them, are memscope's own.
+    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
+        Some(&conversation::DifyConversations)
+    }
+
     fn capabilities(&self) -> Capabilities {
         MEMSCOPE_FORMATS
     }

@@ -9,13 +9,13 @@ use serde::Serialize;
 
 use crate::format::{count, thousands};
 
-use crate::store::StoreError;
 use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LangflowMessage, LeftOut, agent_history,
 };
 use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::sources::langflow::conversations::{LangflowConversation, conversations};
 use crate::sources::langflow::messages::session_messages;
+use crate::store::StoreError;
 use crate::store::{CancelFlag, Store};
 
 /// How many conversations one read of the list brings.

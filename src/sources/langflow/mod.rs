@@ -3,10 +3,14 @@
 //! one per (flow, session) of its `message` table, and the rows its Agent's chat memory reads
 //! ([`crate::memory::agent_history`] computes what that memory feeds the model).
 
+pub mod budget;
+pub mod conversation;
 pub mod conversations;
 pub mod dialect;
 pub mod doctor;
+mod history;
 pub mod kb;
+mod listing;
 pub mod messages;
 mod sync;
 pub mod writes;
@@ -17,6 +21,7 @@ use super::adapter::{
     BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
     MemorySource, Part,
 };
+use super::conversation::ConversationSource;
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -28,9 +33,17 @@ impl MemorySource for Langflow {
         "Langflow"
     }
 
+    fn key(&self) -> &'static str {
+        "langflow"
+    }
+
     /// Langflow's `message` table (Dify's is `messages`).
     fn recognises(&self, catalog: &Catalog, _parts: &BTreeSet<Part>) -> bool {
         catalog.has_table("message")
+    }
+
+    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
+        Some(&conversation::LangflowSessions)
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -8,12 +8,11 @@
 
 use serde::Serialize;
 
-
+use super::saver::{LangGraphDb, LangGraphError};
 use crate::format::{byte_size, count, noun, thousands};
+use crate::memory::tokens::{CountCache, TokenCounter};
 use crate::sources::langgraph::decode::KEY_VARIABLE;
 use crate::sources::langgraph::decode::footprint::{OrphanWrites, ThreadFootprint};
-use crate::memory::tokens::{CountCache, TokenCounter};
-use super::saver::{LangGraphDb, LangGraphError};
 use crate::sources::langgraph::threads::needs_key;
 use crate::store::{CancelFlag, Store};
 
@@ -431,11 +430,7 @@ async fn latest_state(
 /// Checkpoints a scan measures, for a progress gauge.
 pub async fn checkpoints_to_scan(store: &Store) -> Result<u64, LangGraphError> {
     let db = LangGraphDb::open(store)?;
-    let count = db
-        .pool
-        .checkpoint_count()
-        .await
-        .map_err(|e| db.failed(e))?;
+    let count = db.pool.checkpoint_count().await.map_err(|e| db.failed(e))?;
     Ok(count.max(0) as u64)
 }
 

@@ -1,9 +1,9 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::sources::langgraph::CheckpointError;
 use crate::sources::langgraph::decode::DecodeError;
 use crate::sources::langgraph::decode::footprint::{Freed, ValueTypes};
-use crate::sources::langgraph::CheckpointError;
 
 fn footprint(root_checkpoints: usize) -> ThreadFootprint {
     ThreadFootprint {

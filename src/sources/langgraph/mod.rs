@@ -6,7 +6,9 @@
 //! `archive.rs`), which `restore.rs` puts back into the database it came from. It adds no table, row or file of its own to the database.
 
 pub mod archive;
+pub mod budget;
 pub mod checkpoint_tree;
+pub mod conversation;
 pub mod decode;
 pub mod doctor;
 pub mod prune;
@@ -28,6 +30,7 @@ pub use stored::CheckpointError;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
+use super::conversation::ConversationSource;
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -37,6 +40,10 @@ pub struct LangGraph;
 impl MemorySource for LangGraph {
     fn name(&self) -> &'static str {
         "LangGraph checkpoint"
+    }
+
+    fn key(&self) -> &'static str {
+        "langgraph"
     }
 
     /// SqliteSaver's `checkpoints` and `writes`, or PostgresSaver's `checkpoints`,
@@ -50,6 +57,10 @@ impl MemorySource for LangGraph {
 
     /// memscope only reads these databases. A LangGraph database holds no memory bases, so
     /// the kinds of ingestion, jobs, locks and knowledge bases never come into play.
+    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
+        Some(&conversation::LangGraphThreads)
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             memscope_writes: false,

@@ -8,6 +8,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
+use crate::sources::conversation::ConversationSource;
 use crate::store::catalog::Catalog;
 
 pub struct Memscope;
@@ -17,8 +18,16 @@ impl MemorySource for Memscope {
         "memscope"
     }
 
+    fn key(&self) -> &'static str {
+        "memscope"
+    }
+
     fn recognises(&self, catalog: &Catalog, _parts: &BTreeSet<Part>) -> bool {
         catalog.created_by_memscope()
+    }
+
+    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
+        Some(&crate::sources::dify::conversation::DifyConversations)
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use super::slot::{Slot, Tasks, report};
 use crate::format::{byte_size, noun, thousands};
+use crate::memory::tokens::TokenCounter;
+use crate::sources::langgraph::archive::{archive_dir, new_archive_path};
 use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree, load_checkpoint};
 use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::sources::langgraph::decode::prune::KeepRule;
-use crate::memory::tokens::TokenCounter;
-use crate::sources::langgraph::archive::{archive_dir, new_archive_path};
 use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
 use crate::sources::langgraph::restore::{newest_archive_of, restore_command};
 use crate::sources::langgraph::saver::LangGraphDb;

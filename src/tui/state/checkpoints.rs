@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
-use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, CheckpointState, ThreadTree, TreeRow};
+use crate::sources::langgraph::checkpoint_tree::{
+    CheckpointLine, CheckpointState, ThreadTree, TreeRow,
+};
 use crate::sources::langgraph::decode::budget::MessagesBudget;
 
 /// A write to a LangGraph thread, waiting for its confirmation.

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use crate::config::Resolved;
-use crate::memory::budget_view::BudgetSettings;
 use crate::inspect::conversation::effective_window;
+use crate::memory::budget_view::BudgetSettings;
 use crate::memory::history::HistoryOptions;
 use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

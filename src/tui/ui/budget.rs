@@ -8,8 +8,8 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::common::{placeholder, short_id};
 use crate::format::{count, noun, one_line, thousands};
-use crate::memory::budget_view::BudgetView;
 use crate::memory::agent_history::LeftOut;
+use crate::memory::budget_view::BudgetView;
 use crate::memory::tokens::is_loaded;
 use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
 use crate::tui::theme::Theme;

@@ -2,8 +2,8 @@
 
 use super::effect::{Effect, Load};
 use super::session_effects::SessionLoad;
-use crate::memory::budget_view::BudgetView;
 use crate::inspect::conversation::ThreadMode;
+use crate::memory::budget_view::BudgetView;
 use crate::memory::thread::ExtractionMode;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET};

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree};
 use crate::memory::tokens::TokenCounter;
+use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree};
 pub use crate::tui::state::checkpoints::CheckpointWrite;
 use crate::tui::state::checkpoints::ShownCheckpoint;
 

@@ -2,11 +2,11 @@ use std::sync::Arc;
 
 use super::super::test_support::{code, key, state};
 use super::*;
+use crate::memory::trim::MessageCount;
 use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
 use crate::sources::langgraph::decode::budget::MessagesBudget;
 use crate::sources::langgraph::decode::tree::CheckpointTree;
 use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, task};
-use crate::memory::trim::MessageCount;
 use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
 use crate::tui::state::checkpoints::ShownCheckpoint;

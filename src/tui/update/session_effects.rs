@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::memory::budget_view::BudgetSettings;
 use crate::inspect::session_budget::SessionBudget;
 use crate::inspect::sessions::{ConversationRowPage, SessionKey, SessionView};
+use crate::memory::budget_view::BudgetSettings;
 
 /// Reads for the job runner.
 #[derive(Debug, Clone)]

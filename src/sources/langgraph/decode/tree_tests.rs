@@ -1,5 +1,7 @@
 use super::*;
-use crate::sources::langgraph::decode::tree_fixtures::{agent_rows, agent_rows_with_subgraph, row, task};
+use crate::sources::langgraph::decode::tree_fixtures::{
+    agent_rows, agent_rows_with_subgraph, row, task,
+};
 
 #[test]
 fn branches_are_siblings_and_the_latest_is_the_greatest_id() {

@@ -1,0 +1,110 @@
+use chrono::TimeZone;
+
+use super::*;
+
+struct Flows;
+
+const FLOWS: &[Setting] = &[Setting {
+    flag: "flow",
+    commands: &[Command::History, Command::Thread],
+    help: "the flow whose session it is",
+}];
+
+impl ConversationSource for Flows {
+    fn noun(&self) -> &'static str {
+        "session"
+    }
+
+    fn settings(&self) -> &'static [Setting] {
+        FLOWS
+    }
+
+    fn list<'a>(
+        &'a self,
+        _: &'a Store,
+        _: &'a ListQuery,
+        _: &'a mut (dyn FnMut(&ListedConversation) -> ControlFlow<()> + Send),
+    ) -> SourceFuture<'a, ListedPage> {
+        unreachable!("only its settings are asked")
+    }
+
+    fn history<'a>(
+        &'a self,
+        _: &'a Store,
+        _: &'a HistoryRequest,
+    ) -> SourceFuture<'a, SourceHistory> {
+        unreachable!("only its settings are asked")
+    }
+}
+
+#[test]
+fn a_declared_setting_passes_and_others_are_refused_with_what_it_takes() {
+    let given = SourceOptions::default().with("flow", Some("Support"));
+    assert!(given.check("Langflow", &Flows, Command::History).is_ok());
+
+    let err = given
+        .check("Langflow", &Flows, Command::Conversations)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--flow is not taken by `conversations` on a Langflow database (it takes no setting of its own)"
+    );
+    assert!(matches!(
+        err,
+        SourceError::Refused {
+            kind: Refusal::Usage,
+            ..
+        }
+    ));
+
+    let two = SourceOptions::default()
+        .with("leaf", Some("1ef"))
+        .with_switch("include-deleted", true)
+        .with_switch("app", false);
+    let err = two.check("Langflow", &Flows, Command::Thread).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "--include-deleted, --leaf are not taken by `thread` on a Langflow database (it takes --flow)"
+    );
+}
+
+#[test]
+fn numbers_are_read_or_refused_by_their_flag() {
+    let given = SourceOptions::default()
+        .with("n-messages", Some(12))
+        .with("message-limit", Some("ten"));
+    assert_eq!(given.number::<u32>("n-messages").unwrap(), Some(12));
+    assert_eq!(given.number::<u32>("absent").unwrap(), None);
+    let err = given.number::<i64>("message-limit").unwrap_err();
+    assert_eq!(err.to_string(), "--message-limit takes a number, not `ten`");
+}
+
+#[test]
+fn instants_are_rfc3339_in_utc_with_z() {
+    #[derive(Serialize)]
+    struct At(#[serde(serialize_with = "rfc3339")] Option<DateTime<Utc>>);
+    let at = Utc.with_ymd_and_hms(2026, 3, 2, 1, 15, 6).unwrap();
+    assert_eq!(
+        serde_json::to_string(&At(Some(at))).unwrap(),
+        "\"2026-03-02T01:15:06Z\""
+    );
+    let fine = at + chrono::Duration::microseconds(250_500);
+    assert_eq!(
+        serde_json::to_string(&At(Some(fine))).unwrap(),
+        "\"2026-03-02T01:15:06.250500Z\""
+    );
+    assert_eq!(serde_json::to_string(&At(None)).unwrap(), "null");
+}
+
+#[test]
+fn an_ambiguous_prefix_names_its_candidates() {
+    let err = SourceError::ambiguous("thread", " 1ef ", vec!["1ef0".into(), "1ef1".into()]);
+    assert_eq!(
+        err.to_string(),
+        "thread id 1ef is ambiguous: 2 ids start with it (1ef0, 1ef1); type more of the id"
+    );
+    assert!(matches!(
+        err,
+        SourceError::Refused { kind: Refusal::Ambiguous(ref ids), .. } if ids.len() == 2
+    ));
+}

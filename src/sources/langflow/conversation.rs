@@ -1,0 +1,76 @@
+//! Langflow's conversations through the conversation capability: one per (flow, session) of
+//! its message log, whose history is what the Agent's chat memory reads.
+
+use std::ops::ControlFlow;
+
+use super::{history, listing};
+use crate::sources::conversation::{
+    Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
+    ListedPage, Setting, SourceFuture, SourceHistory,
+};
+use crate::store::Store;
+
+/// The sessions of a Langflow database.
+pub struct LangflowSessions;
+
+const SETTINGS: &[Setting] = &[
+    Setting {
+        flag: "flow",
+        commands: &[Command::History, Command::Thread],
+        help: "the flow whose session it is (its name or id), when several flows use the session id",
+    },
+    Setting {
+        flag: "n-messages",
+        commands: &[Command::History],
+        help: "the Agent's n_messages: the newest messages its memory reads (default 100)",
+    },
+    Setting {
+        flag: "context-id",
+        commands: &[Command::History],
+        help: "the context id the Agent's memory reads under",
+    },
+];
+
+const COLUMNS: &[ListColumn] = &[
+    ListColumn {
+        header: "flow id",
+        key: "flow_id",
+        width: 36,
+    },
+    ListColumn {
+        header: "owner",
+        key: "owner_name",
+        width: 24,
+    },
+];
+
+impl ConversationSource for LangflowSessions {
+    fn noun(&self) -> &'static str {
+        "session"
+    }
+
+    fn settings(&self) -> &'static [Setting] {
+        SETTINGS
+    }
+
+    fn list_columns(&self) -> &'static [ListColumn] {
+        COLUMNS
+    }
+
+    fn list<'a>(
+        &'a self,
+        store: &'a Store,
+        query: &'a ListQuery,
+        found: &'a mut (dyn FnMut(&ListedConversation) -> ControlFlow<()> + Send),
+    ) -> SourceFuture<'a, ListedPage> {
+        Box::pin(listing::list(store, query, found))
+    }
+
+    fn history<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a HistoryRequest,
+    ) -> SourceFuture<'a, SourceHistory> {
+        Box::pin(history::history(store, request))
+    }
+}
