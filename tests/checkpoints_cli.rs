@@ -334,7 +334,7 @@ fn a_checkpoint_id_is_typed_back_as_it_is_shown() {
             memscope_on(home, &db(&file)).args(["--json", "history", THREAD, "--leaf", &typed]),
             0,
         );
-        assert_eq!(json(&out)["checkpoint_id"], id.as_str(), "{typed}");
+        assert_eq!(json(&out)["extra"]["checkpoint_id"], id.as_str(), "{typed}");
         let (out, _) = run(
             memscope_on(home, &db(&file)).args(["--json", "thread", THREAD, "--leaf", &typed]),
             0,
@@ -347,7 +347,11 @@ fn a_checkpoint_id_is_typed_back_as_it_is_shown() {
         0,
     );
     let bundle = json(&out);
-    assert_eq!(bundle["history"]["checkpoint_id"], id.as_str(), "{bundle}");
+    assert_eq!(
+        bundle["history"]["extra"]["checkpoint_id"],
+        id.as_str(),
+        "{bundle}"
+    );
     assert_eq!(bundle["thread"]["leaf"], id.as_str());
 
     // Every id of the thread starts alike: a start fits several, listed.

@@ -181,7 +181,7 @@ db_tests! {
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| m["message"]["content"].as_str().unwrap())
+            .map(|m| m["text"].as_str().unwrap())
             .collect();
         assert_eq!(texts.len(), 4, "[A, A'', C, C']");
         assert_eq!(texts[0], "What's a good name for a café inside a bookshop?");

@@ -118,7 +118,7 @@ db_tests! {
                 }
                 "Interrupted answers" => {
                     let history = json(home, db, &["history", id], 0);
-                    assert!(history["popped"].is_string(), "{title}: the placeholder is popped");
+                    assert!(history["extra"]["popped"].is_string(), "{title}: the placeholder is popped");
                 }
                 "Files on both sides" => {
                     let history = json(home, db, &["history", id], 0);

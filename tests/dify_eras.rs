@@ -364,7 +364,7 @@ async fn check_era(db: common::TestDb, era: Era) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| m["source_id"].as_str().unwrap())
+        .map(|m| m["id"].as_str().unwrap())
         .collect();
     let expected_sources: Vec<&str> = read
         .iter()
@@ -372,9 +372,9 @@ async fn check_era(db: common::TestDb, era: Era) {
         .collect();
     assert_eq!(sources, expected_sources, "{history}");
     if era.has_archive() {
-        assert_eq!(history["popped"], uid(56), "{history}");
+        assert_eq!(history["extra"]["popped"], uid(56), "{history}");
         assert_eq!(
-            history["paused"],
+            history["extra"]["paused"],
             serde_json::json!([{"message_id": uid(56), "effect": "pending"}]),
             "{history}"
         );
@@ -388,9 +388,13 @@ async fn check_era(db: common::TestDb, era: Era) {
         );
         read.push(uid(56));
     } else {
-        assert_eq!(history["paused"], serde_json::json!([]), "{history}");
+        assert_eq!(
+            history["extra"]["paused"],
+            serde_json::json!([]),
+            "{history}"
+        );
     }
-    assert_eq!(history["rows_loaded"], read.len(), "{history}");
+    assert_eq!(history["extra"]["rows_loaded"], read.len(), "{history}");
 
     // agent-sessions: the conversation's own, and those of its runs' agent nodes; none where
     // the schema has no such table.

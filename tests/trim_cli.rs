@@ -442,5 +442,9 @@ fn a_langgraph_thread_trim_starts_from_the_cut_history_shows() {
     let after = history(&[]);
     let messages = after["messages"].as_array().unwrap();
     assert_eq!(messages.len(), cut.iter().filter(|k| **k).count());
-    assert_eq!(messages[0]["type"], "system");
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(
+        messages[0]["raw"]["type"], "system",
+        "LangChain's own message"
+    );
 }

@@ -13,7 +13,7 @@ use crate::memory::budget_view::BudgetLine;
 use crate::memory::history::history_prompt_text;
 use crate::memory::model::{PromptMessage, Role};
 use crate::sources::conversation::{
-    Command, Extra, HistoryRequest, MessageKind, SourceHistory, rfc3339,
+    Command, Extra, HistoryRequest, LeftOutCount, MessageKind, SourceHistory, rfc3339,
 };
 use crate::store::Store;
 
@@ -45,13 +45,6 @@ pub struct HistoryDocument {
     /// The kept messages as the model is handed them.
     #[serde(skip)]
     pub sent: Vec<PromptMessage>,
-}
-
-/// Messages left out of what is fed, for one reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LeftOutCount {
-    pub reason: String,
-    pub messages: usize,
 }
 
 /// One message the memory feeds, oldest first.
@@ -136,11 +129,7 @@ pub fn document(head: DocumentHead, fed: SourceHistory) -> HistoryDocument {
         fits_context: view.fits_context(),
         dropped,
         kept: view.counts.len() - dropped,
-        left_out: fed
-            .left_out
-            .into_iter()
-            .map(|(reason, messages)| LeftOutCount { reason, messages })
-            .collect(),
+        left_out: fed.left_out,
         warnings: fed.warnings,
         messages,
         extra: fed.extra,

@@ -251,7 +251,7 @@ pub struct SourceHistory {
     /// A message above the cut that is sent anyway (the system message a trim keeps).
     pub kept_above_cut: Option<usize>,
     /// Messages of the conversation not fed, with why, counted.
-    pub left_out: Vec<(String, usize)>,
+    pub left_out: Vec<LeftOutCount>,
     pub warnings: Vec<String>,
     pub extra: Extra,
 }
@@ -291,6 +291,16 @@ pub struct TreeNode {
     /// `None` for the conversation's own tree.
     pub group: Option<String>,
     pub extra: Extra,
+}
+
+/// Messages left out of what is fed, for one reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOutCount {
+    /// The reason, for scripts: "past_window".
+    pub reason: String,
+    /// The messages it leaves out, in words that follow a count.
+    pub description: String,
+    pub messages: usize,
 }
 
 /// What a message is, beside its role.

@@ -69,7 +69,7 @@ fn export_bundles_what_langflow_feeds(built: &Sessions, _store: &Store) {
     assert_eq!(written.status.code(), Some(0));
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(saved["history"]["messages"].as_array().unwrap().len(), 100);
-    assert_eq!(saved["history"]["left_out"]["past_window"], 30);
+    assert_eq!(super::left_out(&saved["history"], "past_window"), 30);
     std::fs::write(&file, "keep me").unwrap();
     let refused = memscope_on(built, home)
         .args(["export", "long", "--out"])

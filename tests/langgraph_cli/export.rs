@@ -30,7 +30,10 @@ pub fn check(url: &str, oracle: &Value, key: &str) {
     let thread = json_of(&memscope(url, Some(key), &["thread", "pruned"]));
     assert_eq!(bundle["thread"], thread);
     let state = &threads["pruned"]["state"];
-    assert_eq!(bundle["history"]["checkpoint_id"], state["checkpoint_id"]);
+    assert_eq!(
+        bundle["history"]["extra"]["checkpoint_id"],
+        state["checkpoint_id"]
+    );
     let kinds = |messages: &Value| -> Vec<Value> {
         ids(messages)
             .into_iter()
@@ -57,7 +60,7 @@ pub fn check(url: &str, oracle: &Value, key: &str) {
         &["export", "agent", "--leaf", leaf],
     ));
     assert_eq!(at_leaf["thread"]["leaf"], leaf);
-    assert_eq!(at_leaf["history"]["checkpoint_id"], leaf);
+    assert_eq!(at_leaf["history"]["extra"]["checkpoint_id"], leaf);
     assert_eq!(ids(&at_leaf["history"]["messages"]), ids(&past["messages"]));
 
     // An unknown thread writes nothing and fails as `thread` does.

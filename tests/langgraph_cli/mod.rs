@@ -31,11 +31,14 @@ pub fn json_of(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// LangChain messages by their type, id, content and tool call: LangGraph's own, or the
+/// message each message of `history --json` hands the model (its `raw`).
 pub fn ids(messages: &Value) -> Vec<Value> {
     messages
         .as_array()
         .unwrap()
         .iter()
+        .map(|m| if m.get("raw").is_some() { &m["raw"] } else { m })
         .map(|m| serde_json::json!([m["type"], m["id"], m["content"], m["tool_call_id"]]))
         .collect()
 }
@@ -51,7 +54,7 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
         let row = rows.iter().find(|r| r["id"] == *thread_id).unwrap();
         let state = &expected["state"];
         assert_eq!(
-            row["latest_checkpoint"], state["checkpoint_id"],
+            row["extra"]["latest_checkpoint"], state["checkpoint_id"],
             "{thread_id}"
         );
         assert_eq!(
@@ -60,7 +63,7 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
             "{thread_id}"
         );
         assert_eq!(
-            row["checkpoints"],
+            row["extra"]["checkpoints"],
             expected["checkpoints"].as_array().unwrap().len(),
             "{thread_id}"
         );
@@ -86,7 +89,7 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
         assert_eq!(tree["latest"], state["checkpoint_id"]);
 
         let read = json_of(&memscope(url, Some(key), &["history", thread_id]));
-        assert_eq!(read["checkpoint_id"], state["checkpoint_id"]);
+        assert_eq!(read["extra"]["checkpoint_id"], state["checkpoint_id"]);
         assert_eq!(
             ids(&read["messages"]),
             ids(&state["messages"]),
@@ -145,7 +148,10 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
         if row["id"] == encrypted_thread {
             assert_eq!(row["messages"], Value::Null);
             assert!(
-                row["error"].as_str().unwrap().contains("LANGGRAPH_AES_KEY"),
+                row["problem"]
+                    .as_str()
+                    .unwrap()
+                    .contains("LANGGRAPH_AES_KEY"),
                 "{row}"
             );
         } else {
@@ -154,7 +160,7 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
     }
     let text = memscope_text(url, None, &["conversations"]);
     assert!(
-        text.contains(&format!("unreadable: thread {encrypted_thread}: "))
+        text.contains(&format!("unreadable: {encrypted_thread}: "))
             && text.contains("LANGGRAPH_AES_KEY"),
         "{text}"
     );

@@ -21,7 +21,7 @@ fn render(r: &HistoryDocument) -> String {
     out += &r.budget.describe(r.dropped, r.dropped + r.kept);
     out += &r.budget.context_line(r.fits_context);
     for left_out in &r.left_out {
-        out += &format!("left out: {} {}\n", left_out.messages, left_out.reason);
+        out += &format!("left out: {} {}\n", left_out.messages, left_out.description);
     }
     for warning in &r.warnings {
         out += &format!("warning: {warning}\n");

@@ -9,7 +9,8 @@ use super::messages::{FlowChoiceError, session_flows, session_messages};
 use crate::memory::agent_history::{AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, agent_history};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    Extra, HistoryRequest, MessageFacts, MessageKind, Refusal, SourceError, SourceHistory,
+    Extra, HistoryRequest, LeftOutCount, MessageFacts, MessageKind, Refusal, SourceError,
+    SourceHistory,
 };
 use crate::store::Store;
 
@@ -114,7 +115,11 @@ pub async fn history(
         left_out: budget
             .left_out
             .iter()
-            .map(|(reason, count)| (reason.describe().to_owned(), *count))
+            .map(|(reason, count)| LeftOutCount {
+                reason: json!(reason).as_str().unwrap_or_default().to_owned(),
+                description: reason.describe().to_owned(),
+                messages: *count,
+            })
             .collect(),
         warnings: budget.warnings,
         view: budget.view,

@@ -244,6 +244,18 @@ impl AppState {
     }
 
     /// Why `tab` is empty, when this database does not hold its part.
+    /// Whether `screen` has what it shows: a list always, a conversation, session, thread or
+    /// scan once one was opened.
+    pub fn is_open(&self, screen: Screen) -> bool {
+        match screen {
+            Screen::Conversations | Screen::ChatMemories | Screen::MemoryBases => true,
+            Screen::Conversation => self.conversation.is_some(),
+            Screen::Session => self.session.is_some(),
+            Screen::Doctor => self.doctor.is_some(),
+            Screen::Checkpoints => self.checkpoints.is_some(),
+        }
+    }
+
     pub fn tab_missing(&self, tab: Tab) -> Option<&str> {
         self.missing_tabs
             .iter()

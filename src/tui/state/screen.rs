@@ -54,11 +54,18 @@ impl Tab {
         }
     }
 
-    pub fn title(self) -> &'static str {
+    /// The tab's label: the first is named by what the database's conversations are
+    /// (`conversation`: "Conversations", `thread`: "Threads").
+    pub fn title(self, conversation_noun: &str) -> String {
         match self {
-            Tab::Conversations => "Conversations",
-            Tab::ChatMemories => "Chat memories",
-            Tab::MemoryBases => "Memory bases",
+            Tab::Conversations => {
+                let mut letters = conversation_noun.chars();
+                letters.next().map_or_else(String::new, |first| {
+                    format!("{}{}s", first.to_uppercase(), letters.as_str())
+                })
+            }
+            Tab::ChatMemories => "Chat memories".to_owned(),
+            Tab::MemoryBases => "Memory bases".to_owned(),
         }
     }
 

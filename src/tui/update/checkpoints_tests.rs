@@ -113,6 +113,17 @@ fn conv_opens_a_thread_on_its_latest_checkpoint() {
 }
 
 #[test]
+fn a_thread_opened_with_conv_comes_back_after_a_tab_switch() {
+    let (mut state, _) = opened();
+    state.missing_tabs.clear();
+    update(&mut state, key('2'));
+    assert_eq!(state.screen, Screen::ChatMemories);
+    update(&mut state, key('1'));
+    assert_eq!(state.screen, Screen::Checkpoints);
+    assert_eq!(state.checkpoints.as_ref().unwrap().thread_id, "agent");
+}
+
+#[test]
 fn moving_reads_the_selected_checkpoint_and_drops_an_overtaken_answer() {
     let (mut state, effects) = opened();
     let (latest, _, _) = checkpoint_load(&effects);

@@ -15,11 +15,7 @@ pub(super) fn show_tab(state: &mut AppState, tab: Tab, effects: &mut Vec<Effect>
         state.conversations_screen = state.screen;
     }
     state.screen = match tab {
-        Tab::Conversations
-            if state.conversation.is_some()
-                || state.session.is_some()
-                || state.doctor.is_some() =>
-        {
+        Tab::Conversations if state.is_open(state.conversations_screen) => {
             state.conversations_screen
         }
         Tab::Conversations => Screen::Conversations,
