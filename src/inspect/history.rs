@@ -11,7 +11,7 @@ use super::budget_figures::BudgetFigures;
 use super::document::{DocumentHead, conversations_of};
 use crate::memory::budget_view::BudgetLine;
 use crate::memory::history::history_prompt_text;
-use crate::memory::model::{PromptMessage, Role};
+use crate::memory::model::{Content, PromptMessage, Role};
 use crate::sources::conversation::{
     Command, Extra, HistoryRequest, LeftOutCount, MessageKind, SourceHistory, rfc3339,
 };
@@ -55,6 +55,8 @@ pub struct FedMessage {
     pub role: Role,
     pub kind: MessageKind,
     pub text: String,
+    /// What the prompt message holds: the text, or its parts (text, images, files).
+    pub content: Content,
     pub tokens: u32,
     /// Tokens of the history if it started at this message.
     pub tokens_from_here: u64,
@@ -94,6 +96,7 @@ pub fn document(head: DocumentHead, fed: SourceHistory) -> HistoryDocument {
             role: line.role,
             kind: facts.kind,
             text: line.message.content.text().into_owned(),
+            content: line.message.content.clone(),
             tokens: line.tokens,
             tokens_from_here: line.tokens_from_here,
             kept: line.kept || fed.kept_above_cut == Some(line.index),

@@ -52,12 +52,27 @@ impl BudgetView {
     ) -> BudgetView {
         let messages: Vec<_> = history.prompt_messages().cloned().collect();
         let counts = cache.count_messages(&settings.counter, &messages);
+        Self::with_counts(history, counts, settings, cache)
+    }
+
+    /// [`Self::for_history`] with each message already counted by `settings.counter`, in the
+    /// history's order: nothing is counted again.
+    pub fn with_counts(
+        history: History,
+        counts: Vec<MessageTokens>,
+        settings: &BudgetSettings,
+        cache: &mut CountCache,
+    ) -> BudgetView {
         let totals = SuffixTotals::new(&counts, settings.counter.list_overhead());
         let pruned = prune(&totals, settings.max_tokens);
-        let sent = &messages[pruned.first_kept.min(messages.len())..];
         let sent_tokens = if settings.counter.kind() == CounterKind::Zero {
             let real = TokenCounter::for_model(CounterKind::OpenAi, &settings.model);
-            cache.count_list(&real, sent)
+            let sent: Vec<_> = history
+                .prompt_messages()
+                .skip(pruned.first_kept)
+                .cloned()
+                .collect();
+            cache.count_list(&real, &sent)
         } else {
             pruned.tokens_after
         };

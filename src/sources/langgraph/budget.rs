@@ -53,7 +53,8 @@ pub fn checkpoint_budget(
         paused: Vec::new(),
         messages,
     };
-    let mut view = BudgetView::for_history(history, settings, cache);
+    // The trim counted every message already, with the same counter.
+    let mut view = BudgetView::with_counts(history, trimmed.counts.clone(), settings, cache);
     let system_kept = trimmed.kept.first() == Some(&true)
         && trimmed.prompt.first().map(|m| m.role) == Some(Role::System);
     let first_after_system = trimmed
