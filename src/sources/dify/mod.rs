@@ -8,6 +8,7 @@ pub mod listing;
 pub mod messages;
 pub mod queries;
 pub mod schema;
+pub mod thread;
 pub mod window;
 
 use std::collections::BTreeSet;
