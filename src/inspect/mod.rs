@@ -18,6 +18,7 @@ pub mod search_match;
 pub mod session_budget;
 pub mod sessions;
 pub mod syncers;
+pub mod tree;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

@@ -21,6 +21,14 @@ pub type SourceFuture<'a, T> = BoxFuture<'a, Result<T, SourceError>>;
 /// What only one source has, kept under one key (`extra`) of every row, message and finding.
 pub type Extra = Map<String, Json>;
 
+/// The fields of a JSON object as an [`Extra`]; a value that is no object gives none.
+pub fn extra(value: Json) -> Extra {
+    match value {
+        Json::Object(fields) => fields,
+        _ => Extra::new(),
+    }
+}
+
 /// The conversations of one kind of memory database: how they are listed, what the model is
 /// fed of one, the tree one is drawn from. Implemented once per source, in its folder.
 pub trait ConversationSource: Sync {
@@ -64,6 +72,14 @@ pub trait ConversationSource: Sync {
         store: &'a Store,
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory>;
+
+    /// The tree one conversation is drawn from (Dify's regeneration tree, LangGraph's
+    /// checkpoints, a flat log as one path), with the path the model sees marked.
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree>;
 }
 
 /// A command whose settings a source may declare.
@@ -261,6 +277,18 @@ pub struct SourceHistory {
 pub struct TreeRequest {
     pub id: String,
     pub options: SourceOptions,
+    /// What memscope's configuration sets for those settings, used where none was given.
+    pub defaults: SourceOptions,
+}
+
+impl TreeRequest {
+    /// Setting `flag` as a number: given, else configured.
+    pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
+        match self.options.number(flag)? {
+            Some(given) => Ok(Some(given)),
+            None => self.defaults.number(flag),
+        }
+    }
 }
 
 /// A conversation's tree, whatever it is made of, and the path the model sees.
@@ -274,6 +302,8 @@ pub struct SourceTree {
     pub nodes: Vec<TreeNode>,
     /// The ids on the path the model sees, oldest first.
     pub thread: Vec<String>,
+    /// The lines the text output closes with, in the source's words.
+    pub footer: Vec<String>,
     pub extra: Extra,
 }
 
@@ -417,14 +447,17 @@ pub const LIST_HINT: &str =
     "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
 
 /// An instant as every JSON document writes it: RFC 3339 in UTC, with `Z`.
+pub fn rfc3339_text(at: &DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+/// Serializes an optional instant as [`rfc3339_text`] writes it, `null` without one.
 pub fn rfc3339<S: serde::Serializer>(
     at: &Option<DateTime<Utc>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     match at {
-        Some(at) => {
-            serializer.serialize_str(&at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
-        }
+        Some(at) => serializer.serialize_str(&rfc3339_text(at)),
         None => serializer.serialize_none(),
     }
 }

@@ -4,11 +4,11 @@
 
 use std::ops::ControlFlow;
 
-use super::{history, listing};
+use super::{history, listing, thread_tree};
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
     Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory,
+    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
 use crate::store::Store;
 
@@ -35,6 +35,11 @@ const SETTINGS: &[Setting] = &[
         flag: "mode",
         commands: &[Command::Thread],
         help: "the thread shown: Dify's extraction, with the parent fix, or the tree path",
+    },
+    Setting {
+        flag: "leaf",
+        commands: &[Command::Thread],
+        help: "the message whose thread is followed (default: the newest)",
     },
 ];
 
@@ -88,5 +93,13 @@ impl ConversationSource for DifyConversations {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history::history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(thread_tree::tree(store, request))
     }
 }

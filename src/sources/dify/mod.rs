@@ -9,6 +9,7 @@ pub mod messages;
 pub mod queries;
 pub mod schema;
 pub mod thread;
+mod thread_tree;
 pub mod window;
 
 use std::collections::BTreeSet;

@@ -3,10 +3,10 @@
 
 use std::ops::ControlFlow;
 
-use super::{history, listing};
+use super::{history, listing, session_tree};
 use crate::sources::conversation::{
     Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory,
+    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
 use crate::store::Store;
 
@@ -72,5 +72,13 @@ impl ConversationSource for LangflowSessions {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history::history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(session_tree::tree(store, request))
     }
 }

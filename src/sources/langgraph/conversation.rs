@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::budget::checkpoint_budget;
+use super::checkpoint_tree;
 use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use super::decode::message::LangChainMessage;
 use super::saver::{LangGraphDb, LangGraphError};
@@ -17,7 +18,7 @@ use crate::sources::adapter::Part;
 use crate::sources::conversation::{
     Command, ConversationSource, Extra, HistoryRequest, ListColumn, ListQuery, ListedConversation,
     ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError, SourceFuture,
-    SourceHistory,
+    SourceHistory, SourceTree, TreeRequest,
 };
 use crate::store::{CancelFlag, Store};
 
@@ -257,5 +258,13 @@ impl ConversationSource for LangGraphThreads {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(checkpoint_tree::tree(store, request))
     }
 }
