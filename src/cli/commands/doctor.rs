@@ -11,10 +11,13 @@ use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::format::{count, thousands};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
+use crate::inspect::document::DocumentHead;
 use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
+    #[serde(flatten)]
+    head: DocumentHead,
     /// What the database calls a conversation ("thread" on a LangGraph database).
     #[serde(skip)]
     noun: &'static str,
@@ -144,6 +147,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
     let report = Report {
+        head: DocumentHead::of(&store),
         noun: shape.noun(),
         conversations,
         messages,
