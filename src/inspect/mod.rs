@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod doctor_finding;
 pub mod document;
 pub mod history;
+pub mod holdings;
 pub mod listing;
 pub mod memory_bases;
 pub mod nodes;

@@ -13,6 +13,7 @@ use serde_json::{Map, Value as Json};
 
 use super::adapter::Part;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
+use crate::store::pool::on_pool;
 use crate::store::{ID_CANDIDATES, Store, StoreError};
 
 /// What a source's read of its conversations gives back, or why it failed.
@@ -80,6 +81,47 @@ pub trait ConversationSource: Sync {
         store: &'a Store,
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree>;
+
+    /// How many conversations the database keeps, and the entries they hold.
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
+}
+
+/// How many conversations a database keeps, and how many entries they hold in the source's own
+/// unit (Dify's and Langflow's messages, LangGraph's checkpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Census {
+    pub conversations: u64,
+    pub entries: u64,
+    /// What an entry is, singular: "message".
+    pub unit: &'static str,
+}
+
+impl Census {
+    /// The counts `sql` reads: one row of two columns, the conversations and the entries.
+    pub async fn read(
+        store: &Store,
+        sql: &'static str,
+        unit: &'static str,
+    ) -> Result<Census, StoreError> {
+        let (conversations, entries): (i64, i64) = on_pool!(store.pool, sql, |pool, sql| {
+            sqlx::query_as(sql).fetch_one(pool).await
+        })
+        .map_err(|e| store.query_failed(e))?;
+        Ok(Census {
+            conversations: u64::try_from(conversations).unwrap_or_default(),
+            entries: u64::try_from(entries).unwrap_or_default(),
+            unit,
+        })
+    }
+
+    /// "3 sessions with 41 messages", naming a conversation `noun`.
+    pub fn describe(&self, noun: &str) -> String {
+        format!(
+            "{} with {}",
+            crate::format::count(self.conversations, noun),
+            crate::format::count(self.entries, self.unit)
+        )
+    }
 }
 
 /// A command whose settings a source may declare.

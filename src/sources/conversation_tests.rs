@@ -39,6 +39,10 @@ impl ConversationSource for Flows {
     fn tree<'a>(&'a self, _: &'a Store, _: &'a TreeRequest) -> SourceFuture<'a, SourceTree> {
         unreachable!("only its settings are asked")
     }
+
+    fn census<'a>(&'a self, _: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        unreachable!("only its settings are asked")
+    }
 }
 
 #[test]
@@ -127,6 +131,16 @@ fn a_tree_setting_is_read_as_given_else_as_configured() {
     };
     assert_eq!(given.number::<i64>("message-limit").unwrap(), Some(8));
     assert_eq!(given.number::<i64>("leaf").unwrap(), None);
+}
+
+#[test]
+fn a_census_counts_in_the_sources_words() {
+    let census = Census {
+        conversations: 3,
+        entries: 1,
+        unit: "message",
+    };
+    assert_eq!(census.describe("session"), "3 sessions with 1 message");
 }
 
 #[test]

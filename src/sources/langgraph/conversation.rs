@@ -5,6 +5,7 @@
 use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::budget::checkpoint_budget;
@@ -16,11 +17,11 @@ use super::threads::ThreadRow;
 use crate::memory::tokens::CountCache;
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
-    Command, ConversationSource, Extra, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError, SourceFuture,
-    SourceHistory, SourceTree, TreeRequest,
+    Census, Command, ConversationSource, Extra, HistoryRequest, ListColumn, ListQuery,
+    ListedConversation, ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError,
+    SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
-use crate::store::{CancelFlag, Store};
+use crate::store::{CancelFlag, Store, StoreError};
 
 /// The threads of a LangGraph checkpoint database.
 pub struct LangGraphThreads;
@@ -222,6 +223,9 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     })
 }
 
+/// The conversations and the entries they hold.
+const CENSUS: &str = "SELECT COUNT(DISTINCT thread_id), COUNT(*) FROM checkpoints";
+
 impl ConversationSource for LangGraphThreads {
     fn noun(&self) -> &'static str {
         "thread"
@@ -266,5 +270,9 @@ impl ConversationSource for LangGraphThreads {
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree> {
         Box::pin(checkpoint_tree::tree(store, request))
+    }
+
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        Box::pin(Census::read(store, CENSUS, "checkpoint"))
     }
 }
