@@ -143,3 +143,7 @@ fn tree_extra(conversation: &LoadedConversation, view: ThreadView) -> Extra {
     );
     fields
 }
+
+#[cfg(test)]
+#[path = "thread_tree_tests.rs"]
+mod tests;
