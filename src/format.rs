@@ -122,6 +122,16 @@ pub fn byte_size(bytes: u64) -> String {
     }
 }
 
+/// An id as a message names it: quoted when it is empty or has spaces at either end, so none
+/// reads as a double space.
+pub fn quoted_id(id: &str) -> String {
+    if id.is_empty() || id.trim() != id {
+        format!("{id:?}")
+    } else {
+        id.to_owned()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,15 +216,5 @@ mod tests {
         assert_eq!(middle_cut("abcdef", 1), "…");
         assert_eq!(middle_cut("abcdef", 0), "…");
         assert_eq!(middle_cut("会話の記録-0001", 10), "会話…0001");
-    }
-}
-
-/// An id as a message names it: quoted when it is empty or has spaces at either end, so none
-/// reads as a double space.
-pub fn quoted_id(id: &str) -> String {
-    if id.is_empty() || id.trim() != id {
-        format!("{id:?}")
-    } else {
-        id.to_owned()
     }
 }

@@ -312,7 +312,7 @@ fn latest(home: &Path, file: &Path) -> String {
         memscope_on(home, &db(file)).args(["--json", "thread", THREAD]),
         0,
     );
-    json(&out)["latest"].as_str().unwrap().to_owned()
+    json(&out)["extra"]["latest"].as_str().unwrap().to_owned()
 }
 
 #[test]
@@ -339,7 +339,7 @@ fn a_checkpoint_id_is_typed_back_as_it_is_shown() {
             memscope_on(home, &db(&file)).args(["--json", "thread", THREAD, "--leaf", &typed]),
             0,
         );
-        assert_eq!(json(&out)["leaf"], id.as_str(), "{typed}");
+        assert_eq!(json(&out)["extra"]["leaf"], id.as_str(), "{typed}");
     }
     // export writes the whole id it resolved.
     let (out, _) = run(
@@ -352,7 +352,7 @@ fn a_checkpoint_id_is_typed_back_as_it_is_shown() {
         id.as_str(),
         "{bundle}"
     );
-    assert_eq!(bundle["thread"]["leaf"], id.as_str());
+    assert_eq!(bundle["thread"]["extra"]["leaf"], id.as_str());
 
     // Every id of the thread starts alike: a start fits several, listed.
     let (_, error) = run(

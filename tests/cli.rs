@@ -175,7 +175,7 @@ db_tests! {
         let thread = json(memscope(home.path()).args(["thread", &readme, "--db", &url]), 0);
         assert_eq!(thread["thread"].as_array().unwrap().len(), 2);
         assert_eq!(thread["nodes"].as_array().unwrap().len(), 4);
-        assert_eq!(thread["comparison"]["kind"], "same");
+        assert_eq!(thread["extra"]["comparison"]["kind"], "same");
         let history = json(memscope(home.path()).args(["history", &readme, "--db", &url]), 0);
         let texts: Vec<&str> = history["messages"]
             .as_array()
@@ -191,7 +191,7 @@ db_tests! {
         // #39031: Dify's walk stops at an unrelated root; the tree mode shows the true path.
         let bug = story_id(&demo, "Issue #39031");
         let dify = json(memscope(home.path()).args(["thread", &bug, "--db", &url]), 0);
-        assert_eq!(dify["comparison"]["kind"], "stopped_at_unrelated_root");
+        assert_eq!(dify["extra"]["comparison"]["kind"], "stopped_at_unrelated_root");
         let tree = json(memscope(home.path()).args(["thread", &bug, "--mode", "tree", "--db", &url]), 0);
         assert!(tree["thread"].as_array().unwrap().len() > dify["thread"].as_array().unwrap().len());
         let fixed = json(memscope(home.path()).args(["thread", &bug, "--mode", "fixed", "--db", &url]), 0);

@@ -109,12 +109,12 @@ db_tests! {
                 "Legacy conversation" | "Service-API conversation" => {
                     let thread = json(home, db, &["thread", id], 0);
                     assert_eq!(len(&thread["thread"]), len(&thread["nodes"]), "{title}: the whole conversation");
-                    assert_eq!(thread["comparison"]["kind"], "same", "{title}");
+                    assert_eq!(thread["extra"]["comparison"]["kind"], "same", "{title}");
                 }
                 "Issue #39031" => {
                     let thread = json(home, db, &["thread", id], 0);
-                    assert_eq!(thread["comparison"]["kind"], "stopped_at_unrelated_root", "{title}");
-                    assert!(findings(&doctor, "thread_divergence").iter().any(|f| f["conversation_id"] == id), "{title}");
+                    assert_eq!(thread["extra"]["comparison"]["kind"], "stopped_at_unrelated_root", "{title}");
+                    assert!(findings(&doctor, "thread_divergence").iter().any(|f| f["conversation"] == id), "{title}");
                 }
                 "Interrupted answers" => {
                     let history = json(home, db, &["history", id], 0);
@@ -126,7 +126,7 @@ db_tests! {
                     assert!(images >= 3, "{title}: user, tool and remote images");
                 }
                 "History over budget" => {
-                    assert!(findings(&doctor, "over_budget").iter().any(|f| f["conversation_id"] == id), "{title}");
+                    assert!(findings(&doctor, "over_budget").iter().any(|f| f["conversation"] == id), "{title}");
                 }
                 "Chatflow node memory" => {
                     let nodes = json(home, db, &["nodes", id], 0);

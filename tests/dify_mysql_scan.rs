@@ -108,7 +108,7 @@ mod doctor_in_parts_equals_postgres {
                 assert_eq!(on_mysql["messages"], conversations as u64 * TURNS);
                 let broken = findings(&on_mysql, "tree_anomaly");
                 assert!(
-                    broken.iter().any(|f| f["conversation_id"] == spread(25)),
+                    broken.iter().any(|f| f["conversation"] == spread(25)),
                     "{on_mysql}"
                 );
             })

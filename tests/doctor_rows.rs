@@ -98,10 +98,10 @@ db_tests! {
 
         let after = doctor(home.path(), &url);
         let rows = findings(&after, "unreadable_row");
-        let ids: Vec<&str> = rows.iter().map(|f| f["id"].as_str().unwrap()).collect();
+        let ids: Vec<&str> = rows.iter().map(|f| f["extra"]["id"].as_str().unwrap()).collect();
         assert_eq!(ids, unreadable.iter().map(String::as_str).collect::<Vec<_>>(), "{rows:#?}");
         for row in &rows {
-            assert_eq!(row["table"], "messages");
+            assert_eq!(row["extra"]["table"], "messages");
         }
         // Every conversation is still scanned, only the bad rows are left out.
         assert_eq!(after["conversations"], before["conversations"]);

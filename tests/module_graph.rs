@@ -13,7 +13,9 @@
 //! declares its children and re-exports their items is no circle unless a child imports it back.
 //! The circles are the strongly connected components of more than one file (Tarjan).
 
+#[path = "module_graph/graph.rs"]
 mod graph;
+#[path = "module_graph/layers.rs"]
 mod layers;
 
 use std::path::Path;

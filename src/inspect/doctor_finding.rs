@@ -1,7 +1,13 @@
 //! What `doctor` reports: one finding per problem, each naming the row an operator should look
 //! at, with its kind (for counts and JSON) and one line for a terminal.
+//!
+//! In JSON a finding has the same keys whatever the source: `kind`, `conversation` (the
+//! conversation, session or thread it is about, `null` for the whole database), `description`
+//! (the line the CLI prints) and `extra` (the rest of what the finding says).
 
-use serde::Serialize;
+use serde::ser::Error as _;
+use serde::{Serialize, Serializer};
+use serde_json::{Value as Json, json};
 
 use crate::format::{count, thousands};
 
@@ -11,7 +17,7 @@ use crate::sources::langflow::doctor::LangflowFinding;
 use crate::sources::langgraph::doctor::LangGraphFinding;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", remote = "Self")]
 pub enum Finding {
     /// Dify's extraction from the newest message is not the tree path to it: the model sees a
     /// different thread than the conversation holds.
@@ -76,6 +82,31 @@ pub enum Finding {
     /// A problem or a cost of a LangGraph thread.
     #[serde(untagged)]
     LangGraph(LangGraphFinding),
+}
+
+/// The keys that name a finding's conversation in each source's words, taken out of `extra`.
+const CONVERSATION_KEYS: [&str; 3] = ["conversation_id", "session_id", "thread_id"];
+
+impl Serialize for Finding {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let tagged =
+            Finding::serialize(self, serde_json::value::Serializer).map_err(S::Error::custom)?;
+        let mut extra = match tagged {
+            Json::Object(fields) => fields,
+            _ => return Err(S::Error::custom("a finding is written as an object")),
+        };
+        extra.remove("kind");
+        for key in CONVERSATION_KEYS {
+            extra.remove(key);
+        }
+        json!({
+            "kind": self.kind(),
+            "conversation": self.conversation_id(),
+            "description": self.describe(),
+            "extra": extra,
+        })
+        .serialize(serializer)
+    }
 }
 
 impl Finding {

@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod doctor_finding;
 pub mod document;
 pub mod history;
+pub mod holdings;
 pub mod listing;
 pub mod memory_bases;
 pub mod nodes;
@@ -18,6 +19,7 @@ pub mod search_match;
 pub mod session_budget;
 pub mod sessions;
 pub mod syncers;
+pub mod tree;
 pub mod trim;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};

@@ -13,6 +13,7 @@ use serde_json::{Map, Value as Json};
 
 use super::adapter::Part;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
+use crate::store::pool::on_pool;
 use crate::store::{ID_CANDIDATES, Store, StoreError};
 
 /// What a source's read of its conversations gives back, or why it failed.
@@ -20,6 +21,14 @@ pub type SourceFuture<'a, T> = BoxFuture<'a, Result<T, SourceError>>;
 
 /// What only one source has, kept under one key (`extra`) of every row, message and finding.
 pub type Extra = Map<String, Json>;
+
+/// The fields of a JSON object as an [`Extra`]; a value that is no object gives none.
+pub fn extra(value: Json) -> Extra {
+    match value {
+        Json::Object(fields) => fields,
+        _ => Extra::new(),
+    }
+}
 
 /// The conversations of one kind of memory database: how they are listed, what the model is
 /// fed of one, the tree one is drawn from. Implemented once per source, in its folder.
@@ -64,6 +73,55 @@ pub trait ConversationSource: Sync {
         store: &'a Store,
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory>;
+
+    /// The tree one conversation is drawn from (Dify's regeneration tree, LangGraph's
+    /// checkpoints, a flat log as one path), with the path the model sees marked.
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree>;
+
+    /// How many conversations the database keeps, and the entries they hold.
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
+}
+
+/// How many conversations a database keeps, and how many entries they hold in the source's own
+/// unit (Dify's and Langflow's messages, LangGraph's checkpoints).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Census {
+    pub conversations: u64,
+    pub entries: u64,
+    /// What an entry is, singular: "message".
+    pub unit: &'static str,
+}
+
+impl Census {
+    /// The counts `sql` reads: one row of two columns, the conversations and the entries.
+    pub async fn read(
+        store: &Store,
+        sql: &'static str,
+        unit: &'static str,
+    ) -> Result<Census, StoreError> {
+        let (conversations, entries): (i64, i64) = on_pool!(store.pool, sql, |pool, sql| {
+            sqlx::query_as(sql).fetch_one(pool).await
+        })
+        .map_err(|e| store.query_failed(e))?;
+        Ok(Census {
+            conversations: u64::try_from(conversations).unwrap_or_default(),
+            entries: u64::try_from(entries).unwrap_or_default(),
+            unit,
+        })
+    }
+
+    /// "3 sessions with 41 messages", naming a conversation `noun`.
+    pub fn describe(&self, noun: &str) -> String {
+        format!(
+            "{} with {}",
+            crate::format::count(self.conversations, noun),
+            crate::format::count(self.entries, self.unit)
+        )
+    }
 }
 
 /// A command whose settings a source may declare.
@@ -261,6 +319,18 @@ pub struct SourceHistory {
 pub struct TreeRequest {
     pub id: String,
     pub options: SourceOptions,
+    /// What memscope's configuration sets for those settings, used where none was given.
+    pub defaults: SourceOptions,
+}
+
+impl TreeRequest {
+    /// Setting `flag` as a number: given, else configured.
+    pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
+        match self.options.number(flag)? {
+            Some(given) => Ok(Some(given)),
+            None => self.defaults.number(flag),
+        }
+    }
 }
 
 /// A conversation's tree, whatever it is made of, and the path the model sees.
@@ -274,6 +344,8 @@ pub struct SourceTree {
     pub nodes: Vec<TreeNode>,
     /// The ids on the path the model sees, oldest first.
     pub thread: Vec<String>,
+    /// The lines the text output closes with, in the source's words.
+    pub footer: Vec<String>,
     pub extra: Extra,
 }
 
@@ -417,14 +489,17 @@ pub const LIST_HINT: &str =
     "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
 
 /// An instant as every JSON document writes it: RFC 3339 in UTC, with `Z`.
+pub fn rfc3339_text(at: &DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+}
+
+/// Serializes an optional instant as [`rfc3339_text`] writes it, `null` without one.
 pub fn rfc3339<S: serde::Serializer>(
     at: &Option<DateTime<Utc>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     match at {
-        Some(at) => {
-            serializer.serialize_str(&at.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
-        }
+        Some(at) => serializer.serialize_str(&rfc3339_text(at)),
         None => serializer.serialize_none(),
     }
 }

@@ -35,6 +35,14 @@ impl ConversationSource for Flows {
     ) -> SourceFuture<'a, SourceHistory> {
         unreachable!("only its settings are asked")
     }
+
+    fn tree<'a>(&'a self, _: &'a Store, _: &'a TreeRequest) -> SourceFuture<'a, SourceTree> {
+        unreachable!("only its settings are asked")
+    }
+
+    fn census<'a>(&'a self, _: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        unreachable!("only its settings are asked")
+    }
 }
 
 #[test]
@@ -107,4 +115,38 @@ fn an_ambiguous_prefix_names_its_candidates() {
         err,
         SourceError::Refused { kind: Refusal::Ambiguous(ref ids), .. } if ids.len() == 2
     ));
+}
+
+#[test]
+fn a_tree_setting_is_read_as_given_else_as_configured() {
+    let request = TreeRequest {
+        id: "c".into(),
+        options: SourceOptions::default(),
+        defaults: SourceOptions::default().with("message-limit", Some(40)),
+    };
+    assert_eq!(request.number::<i64>("message-limit").unwrap(), Some(40));
+    let given = TreeRequest {
+        options: SourceOptions::default().with("message-limit", Some(8)),
+        ..request
+    };
+    assert_eq!(given.number::<i64>("message-limit").unwrap(), Some(8));
+    assert_eq!(given.number::<i64>("leaf").unwrap(), None);
+}
+
+#[test]
+fn a_census_counts_in_the_sources_words() {
+    let census = Census {
+        conversations: 3,
+        entries: 1,
+        unit: "message",
+    };
+    assert_eq!(census.describe("session"), "3 sessions with 1 message");
+}
+
+#[test]
+fn extras_are_the_fields_of_an_object() {
+    let fields = extra(serde_json::json!({"flow": "Sales", "n": 2}));
+    assert_eq!(fields.len(), 2);
+    assert_eq!(fields["flow"], "Sales");
+    assert!(extra(serde_json::json!([1, 2])).is_empty());
 }

@@ -366,12 +366,16 @@ fn doctor_finds_what_the_agents_memory_hides(built: &Sessions, _store: &Store) {
     let findings = report["findings"].as_array().unwrap();
     let find = |kind: &str| findings.iter().find(|f| f["kind"] == kind).unwrap();
     assert_eq!(
-        find("shared_session")["flows"],
+        find("shared_session")["extra"]["flows"],
         serde_json::json!(["Sales Chat", "Support Chat", "Their Chat"])
     );
     let long = find("longer_than_window");
     assert_eq!(
-        (&long["session_id"], &long["flow"], &long["forgotten"]),
+        (
+            &long["conversation"],
+            &long["extra"]["flow"],
+            &long["extra"]["forgotten"]
+        ),
         (
             &serde_json::json!("long"),
             &serde_json::json!("Sales Chat"),
@@ -380,14 +384,14 @@ fn doctor_finds_what_the_agents_memory_hides(built: &Sessions, _store: &Store) {
     );
     // The error text Langflow's own read returned for Support Chat's session.
     let fed = find("error_text_fed");
-    assert_eq!(fed["flow"], "Support Chat");
+    assert_eq!(fed["extra"]["flow"], "Support Chat");
     let support = built.oracle["cases"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["name"] == "support default")
         .unwrap();
-    let ids = fed["message_ids"].as_array().unwrap();
+    let ids = fed["extra"]["message_ids"].as_array().unwrap();
     assert_eq!(ids.len(), 1);
     let position = support["ids"]
         .as_array()

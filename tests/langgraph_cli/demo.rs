@@ -103,17 +103,17 @@ fn the_demo_file_reads_in_langgraph_as_memscope_shows_it() {
     let found: Value = serde_json::from_slice(&doctor.stdout).unwrap();
     let first = &found["findings"][0];
     assert_eq!(first["kind"], "thread_growth");
-    assert_eq!(first["thread_id"], "long-chat");
-    assert_eq!(first["keep_last"], 10);
+    assert_eq!(first["conversation"], "long-chat");
+    assert_eq!(first["extra"]["keep_last"], 10);
     // Keeping fewer frees more: the figure follows --keep-last, one freed per root checkpoint.
     let fewer = memscope(&url, None, &["doctor", "--keep-last", "4"]);
     let fewer: Value = serde_json::from_slice(&fewer.stdout).unwrap();
     let fewer = &fewer["findings"][0];
     assert_eq!(
-        (&fewer["thread_id"], &fewer["keep_last"]),
-        (&first["thread_id"], &4.into())
+        (&fewer["conversation"], &fewer["extra"]["keep_last"]),
+        (&first["conversation"], &4.into())
     );
-    let freed = |f: &Value| f["frees_checkpoints"].as_u64().unwrap();
+    let freed = |f: &Value| f["extra"]["frees_checkpoints"].as_u64().unwrap();
     assert!(freed(fewer) >= freed(first) + 6, "{first} {fewer}");
     // The text names what a LangGraph database keeps: threads, measured checkpoint by checkpoint.
     let text = std::process::Command::new(env!("CARGO_BIN_EXE_memscope"))

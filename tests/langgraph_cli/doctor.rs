@@ -48,12 +48,25 @@ fn execute(url: &str, statements: &[String]) {
     });
 }
 
-fn findings<'a>(report: &'a Value, kind: &str) -> Vec<&'a Value> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
+/// The findings of `kind`, each with its `extra` fields beside `conversation`, after checking
+/// every finding has exactly the keys every source's findings have.
+fn findings(report: &Value, kind: &str) -> Vec<Value> {
+    let all = report["findings"].as_array().unwrap();
+    for finding in all {
+        let keys: Vec<&String> = finding.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["conversation", "description", "extra", "kind"],
+            "{finding}"
+        );
+    }
+    all.iter()
         .filter(|f| f["kind"] == kind)
+        .map(|f| {
+            let mut flat = f["extra"].as_object().unwrap().clone();
+            flat.insert("conversation".into(), f["conversation"].clone());
+            Value::Object(flat)
+        })
         .collect()
 }
 
@@ -128,7 +141,7 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
         .iter()
         .map(|f| {
             (
-                f["thread_id"].as_str().unwrap(),
+                f["conversation"].as_str().unwrap(),
                 f["root_checkpoints"].as_u64().unwrap() as usize,
             )
         })
@@ -140,7 +153,10 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
     found.sort();
     assert_eq!(found, long, "{report:#}");
-    let agent = growth.iter().find(|f| f["thread_id"] == "agent").unwrap();
+    let agent = growth
+        .iter()
+        .find(|f| f["conversation"] == "agent")
+        .unwrap();
     let agent_root = root("agent").len();
     assert_eq!(agent["frees_checkpoints"], agent_root - 10);
     assert_eq!(
@@ -160,17 +176,17 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
 
     let missing = findings(&report, "missing_parent");
     assert_eq!(missing.len(), 1, "{report:#}");
-    assert_eq!(missing[0]["thread_id"], "pruned");
+    assert_eq!(missing[0]["conversation"], "pruned");
     assert!(missing[0]["problem"].as_str().unwrap().contains(gone_id));
 
     let unreadable = findings(&report, "unreadable_value");
     assert_eq!(unreadable.len(), 1, "{report:#}");
-    assert_eq!(unreadable[0]["thread_id"], "nested");
+    assert_eq!(unreadable[0]["conversation"], "nested");
     assert!(unreadable[0]["reason"].as_str().unwrap().contains("pickle"));
 
     let locked = findings(&report, "encrypted_without_key");
     assert_eq!(locked.len(), 1, "{report:#}");
-    assert_eq!(locked[0]["thread_id"], encrypted_thread);
+    assert_eq!(locked[0]["conversation"], encrypted_thread);
     let secret = threads[encrypted_thread]["checkpoints"].as_array().unwrap();
     let secret_writes: usize = secret
         .iter()
@@ -186,12 +202,15 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
     let blobs = findings(&report, "unreferenced_blobs");
     if postgres {
         // The blob put in by hand, and those only the deleted checkpoint named.
-        let nested = blobs.iter().find(|f| f["thread_id"] == "nested").unwrap();
+        let nested = blobs
+            .iter()
+            .find(|f| f["conversation"] == "nested")
+            .unwrap();
         assert_eq!((&nested["blobs"], &nested["bytes"]), (&1.into(), &1.into()));
         assert!(
             blobs
                 .iter()
-                .all(|f| f["thread_id"] == "nested" || f["thread_id"] == "pruned")
+                .all(|f| f["conversation"] == "nested" || f["conversation"] == "pruned")
         );
     } else {
         assert!(blobs.is_empty());
@@ -211,7 +230,7 @@ pub fn check(url: &str, oracle: &Value, key: &str, encrypted_thread: &str) {
     let over = findings(&tight, "over_budget");
     assert!(!over.is_empty(), "{tight:#}");
     for finding in over {
-        let thread = finding["thread_id"].as_str().unwrap();
+        let thread = finding["conversation"].as_str().unwrap();
         let history = super::json_of(&memscope(url, Some(key), &["history", thread]));
         assert_eq!(finding["tokens"], history["tokens_before"], "{thread}");
         assert_eq!(

@@ -59,7 +59,7 @@ pub fn check(url: &str, oracle: &Value, key: &str) {
         Some(key),
         &["export", "agent", "--leaf", leaf],
     ));
-    assert_eq!(at_leaf["thread"]["leaf"], leaf);
+    assert_eq!(at_leaf["thread"]["extra"]["leaf"], leaf);
     assert_eq!(at_leaf["history"]["extra"]["checkpoint_id"], leaf);
     assert_eq!(ids(&at_leaf["history"]["messages"]), ids(&past["messages"]));
 

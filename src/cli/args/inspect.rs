@@ -44,14 +44,17 @@ pub struct OpenArgs {
 
 #[derive(Debug, Args)]
 pub struct ThreadArgs {
-    /// Conversation id
+    /// Conversation id (a unique prefix will do), Langflow session id or LangGraph thread id
     pub conversation: String,
-    /// The leaf to follow (default: the newest message)
+    /// The leaf to follow: a message, or a LangGraph checkpoint (default: the newest)
     #[arg(long, value_name = "MSG")]
     pub leaf: Option<String>,
     /// Which thread to mark
     #[arg(long, value_enum, default_value_t = ThreadMode::Dify)]
     pub mode: ThreadMode,
+    /// Langflow: the flow (name or id) whose session is shown, when the session is in several
+    #[arg(long, value_name = "NAME|ID")]
+    pub flow: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]

@@ -11,10 +11,13 @@ use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::format::{count, thousands};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
+use crate::inspect::document::DocumentHead;
 use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
+    #[serde(flatten)]
+    head: DocumentHead,
     /// What the database calls a conversation ("thread" on a LangGraph database).
     #[serde(skip)]
     noun: &'static str,
@@ -22,8 +25,7 @@ struct Report {
     messages: usize,
     /// Conversations deleted in Dify, not scanned (Dify no longer shows or uses them).
     deleted_skipped: i64,
-    /// Messages whose workflow run Dify archived: not findings (left out where there are none).
-    #[serde(skip_serializing_if = "is_zero")]
+    /// Messages whose workflow run Dify archived: not findings.
     archived_runs: i64,
     budget: i64,
     counter: String,
@@ -31,8 +33,8 @@ struct Report {
     counts: BTreeMap<&'static str, usize>,
     /// At most `--max-per-kind` of each kind.
     findings: Vec<Finding>,
-    /// Why Dify's files were not checked (no object storage configured); left out when they were.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Why Dify's files were not checked (no object storage configured); `null` when they were
+    /// or the database has none.
     files_not_checked: Option<&'static str>,
 }
 
@@ -40,10 +42,6 @@ struct Report {
 const NO_STORAGE: &str = "no object storage is configured, so uploaded files, node memory files \
                           and offloaded outputs were not checked; pass --dify-env with Dify's \
                           settings, or set [storage] in the config file";
-
-fn is_zero(count: &i64) -> bool {
-    *count == 0
-}
 
 fn render(r: &Report) -> String {
     let mut out = format!(
@@ -144,6 +142,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let (counts, findings) = limit_per_kind(report, args.max_per_kind);
     let any = !counts.is_empty();
     let report = Report {
+        head: DocumentHead::of(&store),
         noun: shape.noun(),
         conversations,
         messages,

@@ -64,6 +64,16 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
     }
 }
 
+/// `thread` of the conversation, as Dify extracts it, to `leaf` where one is given.
+fn thread_args(args: &ExportArgs, leaf: Option<String>) -> ThreadArgs {
+    ThreadArgs {
+        conversation: args.conversation.clone(),
+        leaf,
+        mode: ThreadMode::Dify,
+        flow: args.flow.clone(),
+    }
+}
+
 /// A LangGraph thread: its checkpoint tree with the path to the latest checkpoint (or
 /// `--leaf`), and the `messages` channel there with its budget.
 async fn checkpoint_thread_parts(
@@ -77,7 +87,7 @@ async fn checkpoint_thread_parts(
         ));
     }
     let thread =
-        super::langgraph::tree_report(store, &args.conversation, args.leaf.as_deref()).await?;
+        super::thread::document(context, store, &thread_args(args, args.leaf.clone())).await?;
     let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);
@@ -109,16 +119,7 @@ async fn regeneration_tree_parts(
         ));
     }
     store.require(Part::Conversations)?;
-    let thread = super::thread::report(
-        context,
-        store,
-        &ThreadArgs {
-            conversation: args.conversation.clone(),
-            leaf: None,
-            mode: ThreadMode::Dify,
-        },
-    )
-    .await?;
+    let thread = super::thread::document(context, store, &thread_args(args, None)).await?;
     let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);
@@ -157,17 +158,19 @@ async fn regeneration_tree_parts(
     Ok(parts)
 }
 
-/// A Langflow session: the flows it has messages in and what the chosen flow's Agent is fed,
-/// with its budget.
+/// A Langflow session: the flows it has messages in, its log, and what the chosen flow's Agent
+/// is fed, with its budget.
 async fn flow_session_parts(
     context: &Context,
     store: &Store,
     args: &ExportArgs,
 ) -> CliResult<Map<String, Value>> {
     let flows = session_flows(store, &args.conversation).await?;
+    let thread = super::thread::document(context, store, &thread_args(args, None)).await?;
     let history = super::history::document(context, store, &history_args(args)).await?;
     let mut parts = Map::new();
     parts.insert("flows".into(), to_value(&flows.flows)?);
+    parts.insert("thread".into(), to_value(thread)?);
     parts.insert("history".into(), to_value(history)?);
     Ok(parts)
 }

@@ -63,6 +63,8 @@ enum DatabaseStatus {
         shared_layout: Vec<String>,
         /// What its conversation tables have of Dify's schema, and the behaviours that follow.
         conversation_schema: Option<ConversationSchema>,
+        /// The conversations it keeps, when it keeps any.
+        conversations: Option<crate::inspect::holdings::KeptConversations>,
         /// A LangGraph database's saver and what it stores.
         checkpoints: Option<crate::sources::langgraph::saver::CheckpointStats>,
         tables: Vec<(String, i64)>,
@@ -118,6 +120,7 @@ async fn describe(
     kb_root: &std::path::Path,
 ) -> Result<DatabaseStatus, crate::store::StoreError> {
     let tables = store.table_counts().await?;
+    let conversations = crate::inspect::holdings::kept_conversations(store).await?;
     let home = crate::kb::database_home(kb_root, store);
     let own_root = home.root.clone();
     let mut shared = Vec::new();
@@ -174,6 +177,7 @@ async fn describe(
         copy_of: home.copy_of,
         shared_layout: shared,
         conversation_schema,
+        conversations,
         checkpoints,
         tables: tables
             .into_iter()
@@ -257,6 +261,7 @@ fn render(info: &Info) -> String {
             copy_of,
             shared_layout,
             conversation_schema,
+            conversations,
             checkpoints,
             tables,
         } => {
@@ -275,11 +280,12 @@ fn render(info: &Info) -> String {
                 out.push_str(&format!("  {note}\n"));
             }
             out.push_str(&format!(
-                "\n{kind} on {backend}, holding {}\nmemscope schema version {}, {}{}\n\n",
-                if holds.is_empty() {
-                    "nothing memscope shows".to_owned()
-                } else {
-                    holds.join(", ")
+                "\n{kind} on {backend}{}\nmemscope schema version {}, {}{}\n\n",
+                // A database whose only holding is its conversations says so on the next line.
+                match (holds.is_empty(), conversations.is_some()) {
+                    (false, _) => format!(", holding {}", holds.join(", ")),
+                    (true, true) => String::new(),
+                    (true, false) => ", holding nothing memscope shows".to_owned(),
                 },
                 schema_version.map_or("none".to_owned(), |v| v.to_string()),
                 if *created_by_memscope {
@@ -289,6 +295,9 @@ fn render(info: &Info) -> String {
                 },
                 if *read_only { ", read-only" } else { "" },
             ));
+            if let Some(kept) = conversations {
+                out.push_str(&format!("{}\n\n", kept.describe()));
+            }
             if let Some(schema) = conversation_schema {
                 out.push_str(&format!("Dify schema with {}\n", schema.found));
                 for line in &schema.behaviours {

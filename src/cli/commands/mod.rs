@@ -9,7 +9,6 @@ pub mod doctor;
 pub mod export;
 pub mod history;
 pub mod info;
-mod langgraph;
 pub mod langgraph_prune;
 mod langgraph_trim;
 pub mod mb;

@@ -4,6 +4,7 @@
 
 use crate::cli::output::{CliError, CliResult};
 use crate::inspect::conversation::conversation_info;
+use crate::sources::conversation::{SourceOptions, TreeRequest};
 use crate::sources::langflow::messages::{FlowChoiceError, session_flows};
 use crate::store::{ConversationShape, Part, Store};
 
@@ -26,7 +27,12 @@ pub async fn resolve(store: &Store, given: &str) -> CliResult<String> {
             }
         }
         ConversationShape::CheckpointThreads => {
-            super::langgraph::tree_report(store, given, None).await?;
+            let request = TreeRequest {
+                id: given.to_owned(),
+                options: SourceOptions::default(),
+                defaults: SourceOptions::default(),
+            };
+            crate::inspect::tree::thread(store, &request).await?;
             Ok(given.to_owned())
         }
     }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
+use crate::inspect::holdings::{KeptConversations, LIST_COMMAND, kept_conversations};
 use crate::sources::dify::queries::ConversationFilter;
 use crate::store::Part;
 
@@ -13,24 +14,29 @@ struct Summary {
     database: String,
     kind: String,
     holds: Vec<Part>,
+    /// The conversations it keeps, when it keeps any.
+    conversations: Option<KeptConversations>,
     read_only: bool,
     tables: Vec<(String, i64)>,
     recent_conversations: Vec<(String, String, i64)>,
 }
 
-/// Where to look next, for each part the database holds.
-fn next_steps(holds: &[Part]) -> String {
-    let steps: Vec<&str> = holds
-        .iter()
-        .map(|part| match part {
-            Part::Conversations => "memscope thread ID, memscope history ID, memscope doctor",
-            Part::NodeContexts => "memscope nodes ID",
-            Part::ChatMemories => "memscope chat-memory list",
-            Part::MemoryBases => "memscope mb list, memscope mb check",
-            Part::Checkpoints => {
-                "memscope conversations, memscope thread THREAD, memscope history THREAD"
-            }
-        })
+/// Where to look next: the conversations where the database keeps any, then each other part.
+fn next_steps(keeps_conversations: bool, holds: &[Part]) -> String {
+    let conversations =
+        keeps_conversations.then_some("memscope thread ID, memscope history ID, memscope doctor");
+    let parts = holds.iter().filter_map(|part| match part {
+        // Listed with the conversations.
+        Part::Conversations | Part::Checkpoints => None,
+        Part::NodeContexts => Some("memscope nodes ID"),
+        Part::ChatMemories => Some("memscope chat-memory list"),
+        Part::MemoryBases => Some("memscope mb list, memscope mb check"),
+    });
+    let steps: Vec<&str> = keeps_conversations
+        .then_some(LIST_COMMAND)
+        .into_iter()
+        .chain(conversations)
+        .chain(parts)
         .chain(["memscope --help"])
         .collect();
     steps.join(", ")
@@ -55,13 +61,16 @@ fn render(s: &Summary) -> String {
     } else {
         String::new()
     };
+    let kept = s
+        .conversations
+        .map_or(String::new(), |kept| format!("\n{}", kept.describe()));
     format!(
-        "memscope: {}{}\n{}\n\n{}{recent}\n\nTry: {}",
+        "memscope: {}{}\n{}{kept}\n\n{}{recent}\n\nTry: {}",
         s.database,
         if s.read_only { " (read-only)" } else { "" },
         s.kind,
         table(&["table", "rows"], &tables),
-        next_steps(&s.holds),
+        next_steps(s.conversations.is_some(), &s.holds),
     )
 }
 
@@ -79,14 +88,23 @@ pub async fn run(context: &Context) -> CliResult {
     } else {
         Vec::new()
     };
-    let summary = Summary {
-        database: store.url().to_owned(),
-        kind: format!(
+    let conversations = kept_conversations(&store).await?;
+    let holds: Vec<Part> = profile.parts().collect();
+    // A database whose only holding is its conversations (Langflow's sessions) says so once.
+    let kind = if holds.is_empty() && conversations.is_some() {
+        format!("This is {}.", profile.describe())
+    } else {
+        format!(
             "This is {}, holding {}.",
             profile.describe(),
             profile.holdings()
-        ),
-        holds: profile.parts().collect(),
+        )
+    };
+    let summary = Summary {
+        database: store.url().to_owned(),
+        kind,
+        holds,
+        conversations,
         read_only: store.is_read_only(),
         tables: tables
             .into_iter()

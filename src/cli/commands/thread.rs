@@ -1,69 +1,14 @@
-//! `thread`: the message tree with a thread marked, and where Dify's extraction and the tree
-//! path part ways.
+//! `thread`: a conversation's tree with the path the model sees marked, on every source (Dify's
+//! regeneration tree, LangGraph's checkpoints, a Langflow session's log as one path).
 
-use serde::Serialize;
+use clap::ValueEnum;
 
-use crate::cli::args::{ThreadArgs, ThreadMode as ModeArg};
+use crate::cli::args::{ThreadArgs, ThreadMode};
 use crate::cli::context::Context;
-use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit};
-use crate::format::one_line;
-use crate::inspect::conversation::{
-    LoadedConversation, ThreadMode, ThreadView, effective_window, load_conversation, thread_view,
-};
-use crate::memory::history::PAUSED_STATUS;
-use crate::memory::tree::MessageTree;
-use crate::store::{ConversationShape, Part, Store};
-
-#[derive(Serialize)]
-struct Node {
-    id: String,
-    parent: Option<String>,
-    depth: usize,
-    /// Position among its siblings (regenerations), 1-based, and how many there are.
-    sibling: (usize, usize),
-    on_thread: bool,
-    status: String,
-    /// The app mode the message recorded (`messages.app_mode`), where the column exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    app_mode: Option<String>,
-    query: String,
-    answer: String,
-}
-
-#[derive(Serialize)]
-pub(super) struct Report {
-    conversation_id: String,
-    conversation_name: String,
-    /// `conversations.mode`: a message that recorded another mode is marked.
-    conversation_mode: String,
-    /// Deleted in Dify (hidden there); shown as stored.
-    deleted: bool,
-    #[serde(flatten)]
-    view: ThreadView,
-    nodes: Vec<Node>,
-}
-
-fn nodes(conversation: &LoadedConversation, tree: &MessageTree, view: &ThreadView) -> Vec<Node> {
-    let on_thread: std::collections::HashSet<&str> =
-        view.thread.iter().map(String::as_str).collect();
-    tree.visible(|_| false)
-        .map(|visible| {
-            let row = &conversation.rows[tree.row(visible.node)];
-            let (position, count) = tree.sibling_position(visible.node);
-            Node {
-                id: row.id.clone(),
-                parent: tree.parent(visible.node).map(|p| tree.id(p).to_owned()),
-                depth: visible.branch_depth,
-                sibling: (position + 1, count),
-                on_thread: on_thread.contains(row.id.as_str()),
-                status: row.status.clone(),
-                app_mode: row.app_mode.clone(),
-                query: row.query.clone(),
-                answer: row.answer.clone(),
-            }
-        })
-        .collect()
-}
+use crate::cli::output::{CliResult, ExitCode, emit};
+use crate::inspect::tree::{ThreadDocument, thread};
+use crate::sources::conversation::{SourceOptions, TreeRequest};
+use crate::store::Store;
 
 /// Branch depths drawn as indentation; deeper lines stay at this indentation and name their
 /// depth. A conversation regenerated thousands of times along one chain nests that deep, and
@@ -79,192 +24,123 @@ fn indent(depth: usize) -> String {
     }
 }
 
-fn render(report: &Report) -> String {
-    let view = &report.view;
-    let mut out = deleted_banner(report.deleted).to_owned();
-    out += &format!(
-        "conversation {} \"{}\"\nthread ({}, window {}): {}, oldest first; ● on the thread, ○ off it\n",
-        report.conversation_id,
-        report.conversation_name,
-        view.mode.describe(),
-        view.window,
-        crate::format::count(view.thread.len() as u64, "message")
-    );
-    if report
+fn render(document: &ThreadDocument) -> String {
+    let mut out = String::new();
+    for line in &document.header {
+        out += line;
+        out.push('\n');
+    }
+    if document
         .nodes
         .iter()
         .any(|node| node.depth > MAX_INDENT_DEPTH)
     {
         out += &format!(
-            "branches nest deeper than {MAX_INDENT_DEPTH} levels: deeper messages are drawn at that indentation with their depth\n"
+            "branches nest deeper than {MAX_INDENT_DEPTH} levels: deeper nodes are drawn at that indentation with their depth\n"
         );
     }
     out.push('\n');
-    for node in &report.nodes {
-        let marker = if node.on_thread { '●' } else { '○' };
-        let siblings = if node.sibling.1 > 1 {
-            format!(" [{}/{}]", node.sibling.0, node.sibling.1)
-        } else {
-            String::new()
-        };
-        let answer = match (node.answer.is_empty(), node.status.as_str()) {
-            (_, "error") => "(error)".to_owned(),
-            (true, PAUSED_STATUS) => "(paused for human input, nothing answered yet)".to_owned(),
-            (false, PAUSED_STATUS) => {
-                format!("{} (paused for human input)", one_line(&node.answer, 40))
+    let mut group = None;
+    for node in &document.nodes {
+        if node.group != group {
+            if let Some(heading) = &node.group {
+                out += &format!("\n{heading}:\n");
             }
-            (true, _) => "(empty answer)".to_owned(),
-            (false, _) => one_line(&node.answer, 40),
-        };
-        let mode = match &node.app_mode {
-            Some(mode) if *mode != report.conversation_mode => format!("  [answered as {mode}]"),
-            _ => String::new(),
-        };
-        out.push_str(&format!(
-            "{}{marker} {}{siblings}  Q: {}  A: {}{mode}\n",
-            indent(node.depth),
-            &node.id[..node.id.len().min(8)],
-            one_line(&node.query, 40),
-            answer,
-        ));
+            group = node.group.clone();
+        }
+        let marker = if node.on_thread { '●' } else { '○' };
+        out += &format!("{}{marker} {}\n", indent(node.depth), node.text);
     }
-    out.push_str(&format!("\n{}\n", view.comparison_text));
-    for anomaly in &view.anomalies {
-        out.push_str(&format!("anomaly: {anomaly}\n"));
+    if !document.footer.is_empty() {
+        out.push('\n');
+        for line in &document.footer {
+            out += line;
+            out.push('\n');
+        }
     }
     out
 }
 
 pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
     let store = context.open().await?;
-    if store.profile().capabilities().conversations == ConversationShape::CheckpointThreads {
-        return super::langgraph::thread(context, &store, args).await;
-    }
-    store.require(Part::Conversations)?;
-    let report = report(context, &store, args).await?;
-    emit(context.global.json, &report, render)?;
+    let document = document(context, &store, args).await?;
+    emit(context.global.json, &document, render)?;
     Ok(ExitCode::Ok)
 }
 
-/// What `thread` shows of a conversation (`export` bundles it too).
-pub(super) async fn report(
+/// What `thread` shows of a conversation (`export` bundles it too): the settings typed, and the
+/// configured message limit for a source whose thread reads one.
+pub(super) async fn document(
     context: &Context,
     store: &Store,
     args: &ThreadArgs,
-) -> CliResult<Report> {
-    let conversation = load_conversation(store, &args.conversation).await?;
-    let tree = conversation.tree();
-    let leaf = args
-        .leaf
-        .as_deref()
-        .map(|id| conversation.find(&tree, id))
-        .transpose()?;
-    let (window, _) = effective_window(
-        Some(context.resolved.config.history.message_limit),
-        conversation.info.memory_window,
-    );
-    let mode = match args.mode {
-        ModeArg::Dify => ThreadMode::Dify,
-        ModeArg::Fixed => ThreadMode::Fixed,
-        ModeArg::Tree => ThreadMode::Tree,
+) -> CliResult<ThreadDocument> {
+    let mode = (args.mode != ThreadMode::Dify)
+        .then(|| args.mode.to_possible_value())
+        .flatten()
+        .map(|value| value.get_name().to_owned());
+    let options = SourceOptions::default()
+        .with("mode", mode)
+        .with("leaf", args.leaf.as_deref())
+        .with("flow", args.flow.as_deref());
+    let request = TreeRequest {
+        id: args.conversation.clone(),
+        options,
+        defaults: SourceOptions::default().with(
+            "message-limit",
+            Some(context.resolved.config.history.message_limit),
+        ),
     };
-    let view = thread_view(&conversation, &tree, leaf, mode, window);
-    Ok(Report::of(&conversation, &tree, view))
-}
-
-impl Report {
-    fn of(conversation: &LoadedConversation, tree: &MessageTree, view: ThreadView) -> Report {
-        Report {
-            conversation_id: conversation.info.id.clone(),
-            conversation_name: conversation.info.name.clone(),
-            conversation_mode: conversation.info.mode.clone(),
-            deleted: conversation.info.is_deleted,
-            nodes: nodes(conversation, tree, &view),
-            view,
-        }
-    }
+    Ok(thread(store, &request).await?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::model::StoredMessage;
-    use crate::sources::dify::queries::ConversationInfo;
-
-    fn time(seconds: i64) -> chrono::NaiveDateTime {
-        chrono::DateTime::from_timestamp(1_750_000_000 + seconds, 0)
-            .unwrap()
-            .naive_utc()
-    }
+    use crate::inspect::document::{DOCUMENT_VERSION, DocumentHead};
+    use crate::inspect::tree::ThreadNode;
 
     /// A chain of `turns` where every turn was regenerated once and the chain went on from the
     /// regeneration: every turn is a branch point, so the branch depth grows with the length.
-    fn regenerated_chain(turns: usize) -> LoadedConversation {
+    fn regenerated_chain(turns: usize) -> ThreadDocument {
         let id = |n: usize| format!("{n:08x}-0000-4000-8000-000000000000");
-        let mut rows = Vec::new();
-        let mut parent: Option<String> = None;
-        for turn in 0..turns {
-            for attempt in 0..2 {
-                let n = rows.len();
-                rows.push(StoredMessage::turn(
-                    id(n),
-                    "conversation",
-                    parent.as_deref(),
-                    format!("question {turn}"),
-                    format!("answer {turn}, attempt {attempt}"),
-                    time(n as i64),
-                ));
-            }
-            parent = rows.last().map(|row| row.id.clone());
-        }
-        let info = ConversationInfo {
+        let nodes = (0..2 * turns)
+            .map(|n| ThreadNode {
+                id: id(n),
+                parent: (n >= 2).then(|| id(n - n % 2 - 1)),
+                depth: n / 2,
+                on_thread: n % 2 == 1,
+                text: format!("{}  Q: question {}  A: answer", &id(n)[..8], n / 2),
+                group: None,
+                extra: Default::default(),
+            })
+            .collect();
+        ThreadDocument {
+            head: DocumentHead {
+                version: DOCUMENT_VERSION,
+                source: "Dify",
+            },
             id: "conversation".to_owned(),
-            name: "deep".to_owned(),
-            mode: "chat".to_owned(),
-            status: "normal".to_owned(),
-            from_source: "api".to_owned(),
-            dialogue_count: rows.len() as i64,
-            app_id: "app".to_owned(),
-            app_name: None,
-            app_mode: Some("chat".to_owned()),
-            memory_window: None,
-            created_at: time(0),
-            updated_at: time(0),
-            is_deleted: false,
-            answered_rows_only: false,
-        };
-        LoadedConversation {
-            info,
-            rows,
-            files: Vec::new(),
+            title: Some("deep".to_owned()),
+            nodes,
+            thread: Vec::new(),
+            extra: Default::default(),
+            header: vec!["conversation conversation \"deep\"".to_owned()],
+            footer: vec!["the thread is the tree path".to_owned()],
         }
-    }
-
-    fn rendered(turns: usize) -> String {
-        let conversation = regenerated_chain(turns);
-        let tree = conversation.tree();
-        let view = thread_view(&conversation, &tree, None, ThreadMode::Dify, 500);
-        let report = Report::of(&conversation, &tree, view);
-        assert_eq!(report.nodes.len(), 2 * turns);
-        assert_eq!(
-            report.nodes.iter().map(|n| n.depth).max(),
-            Some(turns - 1),
-            "the depth itself is kept in the data"
-        );
-        render(&report)
     }
 
     #[test]
     fn deep_regeneration_chains_print_bounded_lines_in_linear_size() {
-        let small = rendered(500);
-        let large = rendered(2_000);
+        let small = render(&regenerated_chain(500));
+        let large = render(&regenerated_chain(2_000));
         let widest = large.lines().map(|l| l.chars().count()).max().unwrap();
         assert!(widest < 200, "a line is {widest} columns wide");
-        // Four times the messages, at most four times the text (plus a few digits a line in
-        // the longer numbers); indenting every level would make it sixteen times.
+        // Four times the nodes, at most four times the text (plus a few digits a line in the
+        // longer numbers); indenting every level would make it sixteen times.
         assert!(
             large.len() <= 4 * small.len() + 4_000 * 4,
-            "{} bytes for 4,000 messages against {} for 1,000",
+            "{} bytes for 4,000 nodes against {} for 1,000",
             large.len(),
             small.len()
         );
@@ -281,8 +157,23 @@ mod tests {
         assert_eq!(indent(3), "      ");
         assert_eq!(indent(MAX_INDENT_DEPTH).len(), 2 * MAX_INDENT_DEPTH);
         assert!(indent(MAX_INDENT_DEPTH + 1).starts_with(&"  ".repeat(MAX_INDENT_DEPTH - 1)));
-        let text = rendered(3);
+        let text = render(&regenerated_chain(3));
         assert!(!text.contains("[depth"), "{text}");
         assert!(!text.contains("branches nest deeper"));
+    }
+
+    #[test]
+    fn a_heading_opens_each_group_and_the_footer_closes() {
+        let mut document = regenerated_chain(1);
+        document.nodes[1].group = Some("subgraph tools:1 (node tools, from 1f0)".to_owned());
+        let text = render(&document);
+        assert_eq!(
+            text,
+            "conversation conversation \"deep\"\n\n\
+             ○ 00000000  Q: question 0  A: answer\n\
+             \nsubgraph tools:1 (node tools, from 1f0):\n\
+             ● 00000001  Q: question 0  A: answer\n\
+             \nthe thread is the tree path\n"
+        );
     }
 }

@@ -4,13 +4,15 @@
 
 use std::ops::ControlFlow;
 
-use super::{history, listing};
+use futures_util::future::BoxFuture;
+
+use super::{history, listing, thread_tree};
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
-    Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory,
+    Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
+    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// The conversations of a Dify database (and of memscope's own schema).
 pub struct DifyConversations;
@@ -36,6 +38,11 @@ const SETTINGS: &[Setting] = &[
         commands: &[Command::Thread],
         help: "the thread shown: Dify's extraction, with the parent fix, or the tree path",
     },
+    Setting {
+        flag: "leaf",
+        commands: &[Command::Thread],
+        help: "the message whose thread is followed (default: the newest)",
+    },
 ];
 
 const COLUMNS: &[ListColumn] = &[
@@ -50,6 +57,9 @@ const COLUMNS: &[ListColumn] = &[
         width: 13,
     },
 ];
+
+/// The conversations and the entries they hold.
+const CENSUS: &str = "SELECT (SELECT COUNT(*) FROM conversations), (SELECT COUNT(*) FROM messages)";
 
 impl ConversationSource for DifyConversations {
     fn noun(&self) -> &'static str {
@@ -88,5 +98,17 @@ impl ConversationSource for DifyConversations {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history::history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(thread_tree::tree(store, request))
+    }
+
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        Box::pin(Census::read(store, CENSUS, "message"))
     }
 }

@@ -8,6 +8,8 @@ pub mod listing;
 pub mod messages;
 pub mod queries;
 pub mod schema;
+pub mod thread;
+mod thread_tree;
 pub mod window;
 
 use std::collections::BTreeSet;

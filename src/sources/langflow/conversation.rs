@@ -3,12 +3,14 @@
 
 use std::ops::ControlFlow;
 
-use super::{history, listing};
+use futures_util::future::BoxFuture;
+
+use super::{history, listing, session_tree};
 use crate::sources::conversation::{
-    Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory,
+    Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
+    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 
 /// The sessions of a Langflow database.
 pub struct LangflowSessions;
@@ -44,6 +46,10 @@ const COLUMNS: &[ListColumn] = &[
     },
 ];
 
+/// The conversations and the entries they hold.
+const CENSUS: &str = "SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT flow_id, session_id FROM message) s), \
+     (SELECT COUNT(*) FROM message)";
+
 impl ConversationSource for LangflowSessions {
     fn noun(&self) -> &'static str {
         "session"
@@ -72,5 +78,17 @@ impl ConversationSource for LangflowSessions {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history::history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(session_tree::tree(store, request))
+    }
+
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        Box::pin(Census::read(store, CENSUS, "message"))
     }
 }

@@ -7,14 +7,17 @@
 //! root checkpoint whose task ran them.
 
 use serde::Serialize;
-use serde_json::Value as Json;
+use serde_json::{Value as Json, json};
 
+use crate::format::count;
+use crate::sources::conversation::{SourceError, SourceTree, TreeNode, TreeRequest, extra};
 use crate::sources::langgraph::decode::checkpoint::UnreadMessage;
 use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::sources::langgraph::decode::tree::{
     CheckpointTree, Namespace, ROOT_NAMESPACE, UnknownCheckpoint, namespace_node, node_of_task,
 };
 use crate::sources::langgraph::saver::{LangGraphDb, LangGraphError};
+use crate::store::Store;
 
 /// A checkpoint as the tree lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -166,6 +169,96 @@ fn namespace_lines(namespace: &Namespace, on_thread: &[String]) -> Vec<Checkpoin
             }
         })
         .collect()
+}
+
+/// The thread's checkpoint tree for `thread`, with the path to the `leaf` option (to the
+/// latest without one) marked: the root graph's checkpoints, then each subgraph's under its
+/// heading.
+pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, SourceError> {
+    let db = LangGraphDb::open(store)?;
+    let thread_id = &request.id;
+    let checkpoints = db.tree(thread_id).await?;
+    let leaf = request.options.get("leaf");
+    let tree = ThreadTree::of(thread_id, &checkpoints, leaf).map_err(|error| {
+        LangGraphError::UnknownCheckpoint {
+            thread: thread_id.clone(),
+            error,
+        }
+    })?;
+    let header = vec![
+        format!(
+            "thread {thread_id}: {}, {} on the path to {}",
+            count(tree.nodes.len() as u64, "checkpoint"),
+            crate::format::thousands(tree.thread.len() as u64),
+            tree.leaf.as_deref().unwrap_or("(none)"),
+        ),
+        "● on the path, ○ off it".to_owned(),
+    ];
+    let root = tree.nodes.iter().map(|line| tree_node(line, None));
+    let subgraphs = tree.subgraphs.iter().flat_map(|subgraph| {
+        let heading = format!(
+            "subgraph {} (node {}, from {})",
+            subgraph.namespace,
+            subgraph.node,
+            subgraph.root_checkpoint.as_deref().unwrap_or("?")
+        );
+        subgraph
+            .nodes
+            .iter()
+            .map(move |line| tree_node(line, Some((&subgraph.namespace, &heading))))
+    });
+    let nodes = root.chain(subgraphs).collect();
+    let subgraphs: Vec<Json> = tree
+        .subgraphs
+        .iter()
+        .map(|s| json!({"namespace": s.namespace, "node": s.node, "root_checkpoint": s.root_checkpoint}))
+        .collect();
+    Ok(SourceTree {
+        id: thread_id.clone(),
+        title: None,
+        header,
+        nodes,
+        thread: tree.thread,
+        footer: Vec::new(),
+        extra: extra(json!({
+            "latest": tree.latest,
+            "leaf": tree.leaf,
+            "subgraphs": subgraphs,
+        })),
+    })
+}
+
+/// A checkpoint as a node: `id step N source by nodes`, the latest marked. A subgraph's
+/// checkpoint is drawn under its namespace's heading.
+fn tree_node(line: &CheckpointLine, subgraph: Option<(&String, &String)>) -> TreeNode {
+    let text = format!(
+        "{} step {} {}{}{}",
+        line.id,
+        line.step.map_or("?".to_owned(), |s| s.to_string()),
+        line.source.as_deref().unwrap_or("?"),
+        if line.nodes.is_empty() {
+            String::new()
+        } else {
+            format!(" by {}", line.nodes.join(", "))
+        },
+        if line.latest { "  (latest)" } else { "" },
+    );
+    TreeNode {
+        id: line.id.clone(),
+        parent: line.parent.clone(),
+        depth: line.depth,
+        on_thread: line.on_thread,
+        line: text,
+        group: subgraph.map(|(_, heading)| heading.clone()),
+        extra: extra(json!({
+            "namespace": subgraph.map_or(ROOT_NAMESPACE, |(namespace, _)| namespace.as_str()),
+            "sibling": [line.sibling.0, line.sibling.1],
+            "latest": line.latest,
+            "source": line.source,
+            "step": line.step,
+            "nodes": line.nodes,
+        })),
+    }
 }
 
 /// One value a task wrote, keyed to the checkpoint it started from.

@@ -5,9 +5,11 @@
 use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::budget::checkpoint_budget;
+use super::checkpoint_tree;
 use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use super::decode::message::LangChainMessage;
 use super::saver::{LangGraphDb, LangGraphError};
@@ -15,11 +17,11 @@ use super::threads::ThreadRow;
 use crate::memory::tokens::CountCache;
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
-    Command, ConversationSource, Extra, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError, SourceFuture,
-    SourceHistory,
+    Census, Command, ConversationSource, Extra, HistoryRequest, ListColumn, ListQuery,
+    ListedConversation, ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError,
+    SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
-use crate::store::{CancelFlag, Store};
+use crate::store::{CancelFlag, Store, StoreError};
 
 /// The threads of a LangGraph checkpoint database.
 pub struct LangGraphThreads;
@@ -221,6 +223,9 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     })
 }
 
+/// The conversations and the entries they hold.
+const CENSUS: &str = "SELECT COUNT(DISTINCT thread_id), COUNT(*) FROM checkpoints";
+
 impl ConversationSource for LangGraphThreads {
     fn noun(&self) -> &'static str {
         "thread"
@@ -257,5 +262,17 @@ impl ConversationSource for LangGraphThreads {
         request: &'a HistoryRequest,
     ) -> SourceFuture<'a, SourceHistory> {
         Box::pin(history(store, request))
+    }
+
+    fn tree<'a>(
+        &'a self,
+        store: &'a Store,
+        request: &'a TreeRequest,
+    ) -> SourceFuture<'a, SourceTree> {
+        Box::pin(checkpoint_tree::tree(store, request))
+    }
+
+    fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
+        Box::pin(Census::read(store, CENSUS, "checkpoint"))
     }
 }

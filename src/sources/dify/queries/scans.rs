@@ -120,6 +120,18 @@ const COUNTED_TABLES: &[(&str, &str)] = &[
         "message_ingestion_record",
         "SELECT COUNT(*) FROM message_ingestion_record",
     ),
+    // LangGraph's checkpoint savers: SqliteSaver's two tables, PostgresSaver's four.
+    ("checkpoints", "SELECT COUNT(*) FROM checkpoints"),
+    ("writes", "SELECT COUNT(*) FROM writes"),
+    ("checkpoint_blobs", "SELECT COUNT(*) FROM checkpoint_blobs"),
+    (
+        "checkpoint_writes",
+        "SELECT COUNT(*) FROM checkpoint_writes",
+    ),
+    (
+        "checkpoint_migrations",
+        "SELECT COUNT(*) FROM checkpoint_migrations",
+    ),
 ];
 
 impl Store {
