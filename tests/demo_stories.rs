@@ -143,14 +143,14 @@ db_tests! {
                     assert!(turn["disagreement"].is_object(), "{title}: {turn}");
                 }
                 "Invalid outputs JSON" => {
-                    assert!(findings(&doctor, "unreadable_json").iter().any(|f| f["node_execution_id"] == id), "{title}");
+                    assert!(findings(&doctor, "unreadable_json").iter().any(|f| f["extra"]["node_execution_id"] == id), "{title}");
                 }
                 "Offloaded node outputs" => {
                     assert_eq!(research_context["execution_id"], id, "{title}");
                     assert_eq!(research_context["offloaded"], true, "{title}");
                 }
                 "Orphaned workflow run" => {
-                    assert!(findings(&doctor, "dangling_workflow_run").iter().any(|f| f["message_id"] == id), "{title}");
+                    assert!(findings(&doctor, "dangling_workflow_run").iter().any(|f| f["extra"]["message_id"] == id), "{title}");
                 }
                 "Chat memory over its message limit" => {
                     let memory = json(home, db, &["chat-memory", "show", id, "--limit", "1000"], 0);

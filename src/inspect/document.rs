@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::InspectError;
 use crate::sources::conversation::ConversationSource;
+use crate::sources::conversation_registry;
 use crate::store::{Part, Store};
 
 /// The version of the JSON documents `conversations`, `history`, `thread` and `doctor` print:
@@ -32,9 +33,7 @@ impl DocumentHead {
 /// which has no conversations; it holds memory bases".
 pub fn conversations_of(store: &Store) -> Result<&'static dyn ConversationSource, InspectError> {
     let profile = store.profile();
-    profile
-        .source
-        .conversations()
+    conversation_registry::conversations_of(profile.source)
         .filter(|c| c.requires().iter().all(|part| profile.has(*part)))
         .ok_or_else(|| InspectError::NoConversations(profile.lacks(Part::Conversations)))
 }

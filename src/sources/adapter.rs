@@ -6,7 +6,6 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::conversation::ConversationSource;
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -26,12 +25,6 @@ pub trait MemorySource: Sync {
 
     /// What the source's databases allow and who runs their jobs.
     fn capabilities(&self) -> Capabilities;
-
-    /// How the source's databases keep conversations, when they keep any: listing one, what
-    /// its memory feeds the model, its tree.
-    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
-        None
-    }
 
     /// How memscope's query text becomes the text the source's tables need, given what the
     /// conversation tables have of Dify's schema eras.

@@ -10,6 +10,7 @@
 
 pub mod adapter;
 pub mod conversation;
+pub mod conversation_registry;
 pub mod dify;
 pub mod langflow;
 pub mod langgraph;

@@ -17,7 +17,6 @@ use std::collections::BTreeSet;
 use super::adapter::{Capabilities, MemorySource, Part};
 use super::memscope::MEMSCOPE_FORMATS;
 use super::rewrite::Rewrite;
-use crate::sources::conversation::ConversationSource;
 use crate::store::catalog::Catalog;
 use schema::DifySchema;
 
@@ -37,10 +36,6 @@ impl MemorySource for Dify {
     }
 
     /// memscope's memory-base tables, when a Dify database has them, are memscope's own.
-    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
-        Some(&conversation::DifyConversations)
-    }
-
     fn capabilities(&self) -> Capabilities {
         MEMSCOPE_FORMATS
     }

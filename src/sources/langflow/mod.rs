@@ -22,7 +22,6 @@ use super::adapter::{
     BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
     MemorySource, Part,
 };
-use super::conversation::ConversationSource;
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -41,10 +40,6 @@ impl MemorySource for Langflow {
     /// Langflow's `message` table (Dify's is `messages`).
     fn recognises(&self, catalog: &Catalog, _parts: &BTreeSet<Part>) -> bool {
         catalog.has_table("message")
-    }
-
-    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
-        Some(&conversation::LangflowSessions)
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -30,7 +30,6 @@ pub use stored::CheckpointError;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
-use super::conversation::ConversationSource;
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -57,10 +56,6 @@ impl MemorySource for LangGraph {
 
     /// memscope only reads these databases. A LangGraph database holds no memory bases, so
     /// the kinds of ingestion, jobs, locks and knowledge bases never come into play.
-    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
-        Some(&conversation::LangGraphThreads)
-    }
-
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             memscope_writes: false,

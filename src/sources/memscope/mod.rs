@@ -8,7 +8,6 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::sources::conversation::ConversationSource;
 use crate::store::catalog::Catalog;
 
 pub struct Memscope;
@@ -24,10 +23,6 @@ impl MemorySource for Memscope {
 
     fn recognises(&self, catalog: &Catalog, _parts: &BTreeSet<Part>) -> bool {
         catalog.created_by_memscope()
-    }
-
-    fn conversations(&self) -> Option<&'static dyn ConversationSource> {
-        Some(&crate::sources::dify::conversation::DifyConversations)
     }
 
     fn capabilities(&self) -> Capabilities {
