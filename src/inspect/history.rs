@@ -4,12 +4,10 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value as Json;
 
 use super::InspectError;
 use super::budget_figures::BudgetFigures;
 use super::document::{DocumentHead, conversations_of};
-use crate::memory::budget_view::BudgetLine;
 use crate::memory::history::history_prompt_text;
 use crate::memory::model::{Content, PromptMessage, Role};
 use crate::sources::conversation::{
@@ -39,12 +37,6 @@ pub struct HistoryDocument {
     /// The lines the text output opens with.
     #[serde(skip)]
     pub header: Vec<String>,
-    /// The messages as the budget table prints them.
-    #[serde(skip)]
-    pub table: Vec<BudgetLine>,
-    /// The kept messages as the model is handed them.
-    #[serde(skip)]
-    pub sent: Vec<PromptMessage>,
 }
 
 /// One message the memory feeds, oldest first.
@@ -65,8 +57,11 @@ pub struct FedMessage {
     #[serde(serialize_with = "rfc3339")]
     pub at: Option<DateTime<Utc>>,
     /// The message in the source's own format, as the model is handed it.
-    pub raw: Json,
+    pub raw: Box<serde_json::value::RawValue>,
     pub extra: Extra,
+    /// The text the table prints when it differs from what is counted (an error marked).
+    #[serde(skip)]
+    pub shown: Option<String>,
 }
 
 /// The history of `request`'s conversation, read by its source.
@@ -82,45 +77,38 @@ pub async fn history(
     Ok(document(DocumentHead::of(store), fed))
 }
 
-/// The document of a history a source computed.
+/// The document of a history a source computed. Each message is moved in, not copied: a
+/// thread of thousands of messages is built once.
 pub fn document(head: DocumentHead, fed: SourceHistory) -> HistoryDocument {
-    let view = &fed.view;
-    let lines = view.lines();
+    let view = fed.view;
     let dropped = view.dropped();
-    let messages = lines
-        .iter()
-        .zip(&fed.messages)
-        .map(|(line, facts)| FedMessage {
-            index: line.index,
-            id: line.source_id.clone(),
-            role: line.role,
-            kind: facts.kind,
-            text: line.message.content.text().into_owned(),
-            content: line.message.content.clone(),
-            tokens: line.tokens,
-            tokens_from_here: line.tokens_from_here,
-            kept: line.kept || fed.kept_above_cut == Some(line.index),
-            at: facts.at,
-            raw: facts.raw.clone(),
-            extra: facts.extra.clone(),
-        })
+    let budget = BudgetFigures::of(&view);
+    let fits_context = view.fits_context();
+    let kept = view.counts.len() - dropped;
+    let tokens: Vec<u32> = (0..view.history.messages.len())
+        .map(|index| view.message_tokens(index))
         .collect();
-    let sent = view
+    let from_here: Vec<u64> = (0..tokens.len()).map(|i| view.totals.from(i)).collect();
+    let messages = view
         .history
         .messages
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| *index >= dropped || fed.kept_above_cut == Some(*index))
-        .map(|(_, m)| m.message.clone())
-        .collect();
-    let table = lines
         .into_iter()
-        .zip(&fed.messages)
-        .map(|(mut line, facts)| {
-            if let Some(shown) = &facts.shown {
-                line.message = PromptMessage::text(line.role, shown.clone());
-            }
-            line
+        .zip(fed.messages)
+        .enumerate()
+        .map(|(index, (message, facts))| FedMessage {
+            index,
+            id: message.source_id,
+            role: message.message.role,
+            kind: facts.kind,
+            text: message.message.content.text().into_owned(),
+            content: message.message.content,
+            tokens: tokens[index],
+            tokens_from_here: from_here[index],
+            kept: index >= dropped || fed.kept_above_cut == Some(index),
+            at: facts.at,
+            raw: facts.raw,
+            extra: facts.extra,
+            shown: facts.shown,
         })
         .collect();
     HistoryDocument {
@@ -128,23 +116,27 @@ pub fn document(head: DocumentHead, fed: SourceHistory) -> HistoryDocument {
         id: fed.id,
         title: fed.title,
         rule: fed.rule,
-        budget: BudgetFigures::of(view),
-        fits_context: view.fits_context(),
+        budget,
+        fits_context,
         dropped,
-        kept: view.counts.len() - dropped,
+        kept,
         left_out: fed.left_out,
         warnings: fed.warnings,
         messages,
         extra: fed.extra,
         header: fed.header,
-        table,
-        sent,
     }
 }
 
 impl HistoryDocument {
     /// `get_history_prompt_text` of the kept messages: the history as one prompt text.
     pub fn prompt_text(&self, human_prefix: &str, ai_prefix: &str) -> String {
-        history_prompt_text(self.sent.iter(), human_prefix, ai_prefix)
+        let sent: Vec<PromptMessage> = self
+            .messages
+            .iter()
+            .filter(|m| m.kept)
+            .map(|m| PromptMessage::new(m.role, m.content.clone()))
+            .collect();
+        history_prompt_text(sent.iter(), human_prefix, ai_prefix)
     }
 }

@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 
 use super::adapter::Part;
@@ -281,9 +282,21 @@ pub struct HistoryRequest {
     /// What memscope's configuration sets for those settings, used where none was given.
     pub defaults: SourceOptions,
     pub budget: BudgetSettings,
+    /// Whether each message's own format is wanted (`raw`): written only for JSON.
+    pub with_raw: bool,
 }
 
 impl HistoryRequest {
+    /// `value` as the JSON a message's `raw` holds: `null` when it is not wanted or cannot be
+    /// written as JSON.
+    pub fn raw(&self, value: &impl Serialize) -> Box<RawValue> {
+        let written = self
+            .with_raw
+            .then(|| serde_json::value::to_raw_value(value).ok())
+            .flatten();
+        written.unwrap_or_else(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
+    }
+
     /// Setting `flag` as a number: given, else configured.
     pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
         match self.options.number(flag)? {
@@ -386,12 +399,12 @@ pub enum MessageKind {
 }
 
 /// What a source knows of one fed message beyond its text and role.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct MessageFacts {
     pub kind: MessageKind,
     pub at: Option<DateTime<Utc>>,
-    /// The message in the source's own format, as the model is handed it.
-    pub raw: Json,
+    /// The message in the source's own format, as the model is handed it, already JSON.
+    pub raw: Box<RawValue>,
     /// The text the table prints when it differs from what is counted (an error marked).
     pub shown: Option<String>,
     pub extra: Extra,

@@ -41,7 +41,7 @@ fn messages_table(r: &HistoryDocument) -> String {
     let mut rows = Vec::new();
     let mut previous_kept = true;
     let mut any_kept = false;
-    for (message, line) in r.messages.iter().zip(&r.table) {
+    for message in &r.messages {
         if message.kept && !previous_kept {
             let text = if any_kept {
                 "── cut line: the dropped messages above are not sent ──"
@@ -66,7 +66,7 @@ fn messages_table(r: &HistoryDocument) -> String {
             },
             thousands(message.tokens),
             thousands(message.tokens_from_here),
-            one_line(&line.message.content.text(), 60),
+            one_line(message.shown.as_deref().unwrap_or(&message.text), 60),
         ]);
         previous_kept = message.kept;
         any_kept |= message.kept;
@@ -107,6 +107,7 @@ pub(super) async fn document(
     let (counter, model) = counter_from(context, &args.tokens)?;
     let config = &context.resolved.config;
     let request = HistoryRequest {
+        with_raw: context.global.json,
         id: args.conversation.clone(),
         options: source_options(args),
         defaults: SourceOptions::default()

@@ -49,7 +49,7 @@ pub async fn history(
             MessageFacts {
                 kind: MessageKind::Message,
                 at: row.map(|row| row.created_at.and_utc()),
-                raw: row.map_or(serde_json::Value::Null, |row| json!(row)),
+                raw: request.raw(&row),
                 shown: None,
                 extra: Extra::from_iter([(
                     "side".to_owned(),

@@ -70,7 +70,7 @@ pub async fn history(
         .map(|m| MessageFacts {
             kind: MessageKind::Message,
             at: Some(m.timestamp),
-            raw: json!(m),
+            raw: request.raw(m),
             shown: m.is_error_text_fed().then(|| format!("[error] {}", m.text)),
             extra: Extra::from_iter([
                 ("sender".to_owned(), json!(m.sender)),

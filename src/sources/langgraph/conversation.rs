@@ -180,7 +180,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
         .map(|m| MessageFacts {
             kind: kind(m),
             at: None,
-            raw: json!(m),
+            raw: request.raw(m),
             shown: None,
             extra: Extra::from_iter([
                 ("type".to_owned(), json!(m.kind)),
