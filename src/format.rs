@@ -48,11 +48,22 @@ pub fn count(n: impl Into<i128>, word: &str) -> String {
 /// `text` on one line (control characters as spaces), cut to `width` terminal columns with an
 /// ellipsis.
 pub fn one_line(text: &str, width: usize) -> String {
-    let flat: String = text
-        .chars()
+    // Only a prefix can be shown: a long text (an answer of pages) is read only as far as a
+    // prefix four times wider than `width` by its characters' own widths, which even a run of
+    // joined emoji (a family: four characters of width 2 drawn in 2 columns) cannot fit.
+    let enough = width.saturating_mul(4).saturating_add(8);
+    let mut seen = 0usize;
+    let mut rest = text.chars();
+    let flat: String = rest
+        .by_ref()
+        .take_while(|c| {
+            seen += char_width(*c).max(1);
+            seen <= enough
+        })
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    if display_width(&flat) <= width {
+    let whole = seen <= enough && rest.next().is_none();
+    if whole && display_width(&flat) <= width {
         return flat;
     }
     let mut cut: String = take_columns(flat.chars(), width.saturating_sub(1))
@@ -175,6 +186,14 @@ mod tests {
         assert_eq!(one_line("日本語テキスト", 3), "日…");
         assert_eq!(one_line("日本語テキスト", 4), "日…");
         assert_eq!(one_line("日本語テキスト", 14), "日本語テキスト");
+        // A long text is read only as far as it can be shown, and cut the same.
+        let long = "word ".repeat(100_000);
+        assert_eq!(one_line(&long, 12), "word word w…");
+        assert_eq!(one_line(&"a".repeat(48), 10), "aaaaaaaaa…");
+        assert_eq!(one_line(&"a".repeat(48), 48), "a".repeat(48));
+        // Zero-width marks past the prefix still make a cut, shown with its ellipsis.
+        let marks = format!("ab{}", "\u{301}".repeat(200));
+        assert!(one_line(&marks, 5).ends_with('…'));
         assert_eq!(one_line("日本語テキスト", 13), "日本語テキス…");
         assert_eq!(one_line("🙂🙂🙂", 5), "🙂🙂…");
     }

@@ -85,6 +85,10 @@ pub trait ConversationSource: Sync {
 
     /// How many conversations the database keeps, and the entries they hold.
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
+
+    /// The whole id `given` names (a unique prefix of one, where the source takes prefixes),
+    /// or why none is; what `history` and `thread` fail with for it.
+    fn resolve<'a>(&'a self, store: &'a Store, given: &'a str) -> SourceFuture<'a, String>;
 }
 
 /// How many conversations a database keeps, and how many entries they hold in the source's own

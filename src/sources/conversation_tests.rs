@@ -43,6 +43,10 @@ impl ConversationSource for Flows {
     fn census<'a>(&'a self, _: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         unreachable!("only its settings are asked")
     }
+
+    fn resolve<'a>(&'a self, _: &'a Store, _: &'a str) -> SourceFuture<'a, String> {
+        unreachable!("only its settings are asked")
+    }
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn export_bundles_what_langflow_feeds(built: &Sessions, _store: &Store) {
     };
     assert_eq!(bundle["database"]["backend"], backend);
     assert_eq!(bundle["conversation"], "New Session 0");
-    let flows: Vec<&str> = bundle["flows"]
+    let flows: Vec<&str> = bundle["thread"]["extra"]["session_flows"]
         .as_array()
         .unwrap()
         .iter()

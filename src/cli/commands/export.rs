@@ -1,5 +1,5 @@
-//! `export`: one JSON bundle of a conversation for a bug report. Each conversation shape gives
-//! its parts, computed by the very functions its commands print (`thread`, `history`, `nodes`,
+//! `export`: one JSON bundle of a conversation for a bug report. Every source gives the same
+//! parts, computed by the very functions its commands print (`thread`, `history`, `nodes`,
 //! `node-context`), so the bundle says what those commands say; then every credential is
 //! removed (`redact.rs`) before a byte is written.
 
@@ -16,8 +16,7 @@ use crate::cli::args::{
 };
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
-use crate::sources::langflow::messages::session_flows;
-use crate::store::{Backend, ConversationShape, Part, Store, redact_url};
+use crate::store::{Backend, Part, Store, redact_url};
 
 /// What made the database: enough to reproduce a report on the same kind.
 #[derive(Serialize)]
@@ -64,63 +63,27 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
     }
 }
 
-/// `thread` of the conversation, as Dify extracts it, to `leaf` where one is given.
-fn thread_args(args: &ExportArgs, leaf: Option<String>) -> ThreadArgs {
+/// `thread` of the conversation (as Dify extracts it, on Dify's), to `--leaf` where given.
+fn thread_args(args: &ExportArgs) -> ThreadArgs {
     ThreadArgs {
         conversation: args.conversation.clone(),
-        leaf,
+        leaf: args.leaf.clone(),
         mode: ThreadMode::Dify,
         flow: args.flow.clone(),
     }
 }
 
-/// A LangGraph thread: its checkpoint tree with the path to the latest checkpoint (or
-/// `--leaf`), and the `messages` channel there with its budget.
-async fn checkpoint_thread_parts(
+/// The conversation's parts, the same on every source: its tree with the path the model sees
+/// (to `--leaf` where given), what its memory feeds the model with the budget, and on a
+/// database with node executions each node's context. A flag the source does not take is
+/// refused as `thread` and `history` refuse it.
+async fn conversation_parts(
     context: &Context,
     store: &Store,
     args: &ExportArgs,
 ) -> CliResult<Map<String, Value>> {
-    if args.flow.is_some() {
-        return Err(CliError::usage(
-            "--flow is Langflow's: a LangGraph database's conversations are threads",
-        ));
-    }
-    let thread =
-        super::thread::document(context, store, &thread_args(args, args.leaf.clone())).await?;
-    let history = super::history::document(context, store, &history_args(args)).await?;
-    let mut parts = Map::new();
-    parts.insert("thread".into(), to_value(thread)?);
-    parts.insert("history".into(), to_value(history)?);
-    Ok(parts)
-}
-
-/// `--leaf` names a checkpoint, which only LangGraph's threads have.
-fn refuse_leaf(args: &ExportArgs) -> CliResult<()> {
-    match args.leaf {
-        Some(_) => Err(CliError::usage(
-            "--leaf names a LangGraph checkpoint: this database's conversations are not \
-             checkpoint threads",
-        )),
-        None => Ok(()),
-    }
-}
-
-/// A Dify conversation: its tree with the thread Dify extracts, the history with its budget,
-/// and on a chatflow each node's context.
-async fn regeneration_tree_parts(
-    context: &Context,
-    store: &Store,
-    args: &ExportArgs,
-) -> CliResult<Map<String, Value>> {
-    if args.flow.is_some() {
-        return Err(CliError::usage(
-            "--flow is Langflow's: this database's conversations are not flow sessions",
-        ));
-    }
-    store.require(Part::Conversations)?;
-    let thread = super::thread::document(context, store, &thread_args(args, None)).await?;
-    let history = super::history::document(context, store, &history_args(args)).await?;
+    let thread = super::thread::document(context, store, &thread_args(args)).await?;
+    let history = super::history::document(context, store, &history_args(args), true).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);
     parts.insert("history".into(), to_value(history)?);
@@ -158,23 +121,6 @@ async fn regeneration_tree_parts(
     Ok(parts)
 }
 
-/// A Langflow session: the flows it has messages in, its log, and what the chosen flow's Agent
-/// is fed, with its budget.
-async fn flow_session_parts(
-    context: &Context,
-    store: &Store,
-    args: &ExportArgs,
-) -> CliResult<Map<String, Value>> {
-    let flows = session_flows(store, &args.conversation).await?;
-    let thread = super::thread::document(context, store, &thread_args(args, None)).await?;
-    let history = super::history::document(context, store, &history_args(args)).await?;
-    let mut parts = Map::new();
-    parts.insert("flows".into(), to_value(&flows.flows)?);
-    parts.insert("thread".into(), to_value(thread)?);
-    parts.insert("history".into(), to_value(history)?);
-    Ok(parts)
-}
-
 fn database_kind(context: &Context, store: &Store) -> DatabaseKind {
     let profile = store.profile();
     DatabaseKind {
@@ -201,19 +147,7 @@ pub async fn run(context: &Context, args: &ExportArgs) -> CliResult {
         )?;
     }
     let store = context.open().await?;
-    let parts = match store.profile().capabilities().conversations {
-        ConversationShape::RegenerationTrees => {
-            refuse_leaf(args)?;
-            regeneration_tree_parts(context, &store, args).await?
-        }
-        ConversationShape::FlowSessions => {
-            refuse_leaf(args)?;
-            flow_session_parts(context, &store, args).await?
-        }
-        ConversationShape::CheckpointThreads => {
-            checkpoint_thread_parts(context, &store, args).await?
-        }
-    };
+    let parts = conversation_parts(context, &store, args).await?;
     let mut bundle = to_value(Bundle {
         memscope_version: env!("CARGO_PKG_VERSION"),
         database: database_kind(context, &store),

@@ -76,7 +76,7 @@ fn messages_table(r: &HistoryDocument) -> String {
 
 pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
     let store = context.open().await?;
-    let report = document(context, &store, args).await?;
+    let report = document(context, &store, args, context.global.json).await?;
     if args.text {
         // `get_history_prompt_text`: the kept messages as the one text a prompt is given.
         emit(false, &report, |r| {
@@ -98,16 +98,18 @@ fn source_options(args: &HistoryArgs) -> SourceOptions {
         .with("leaf", args.leaf.as_ref())
 }
 
-/// The history `args` ask for (`export` bundles it too).
+/// The history `args` ask for (`export` bundles it too), each message's raw form with
+/// `with_raw` (what JSON prints).
 pub(super) async fn document(
     context: &Context,
     store: &Store,
     args: &HistoryArgs,
+    with_raw: bool,
 ) -> CliResult<HistoryDocument> {
     let (counter, model) = counter_from(context, &args.tokens)?;
     let config = &context.resolved.config;
     let request = HistoryRequest {
-        with_raw: context.global.json,
+        with_raw,
         id: args.conversation.clone(),
         options: source_options(args),
         defaults: SourceOptions::default()

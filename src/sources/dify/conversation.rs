@@ -108,6 +108,10 @@ impl ConversationSource for DifyConversations {
         Box::pin(thread_tree::tree(store, request))
     }
 
+    fn resolve<'a>(&'a self, store: &'a Store, given: &'a str) -> SourceFuture<'a, String> {
+        Box::pin(async move { Ok(super::window::conversation_info(store, given).await?.id) })
+    }
+
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         Box::pin(Census::read(store, CENSUS, "message"))
     }

@@ -91,4 +91,17 @@ impl ConversationSource for LangflowSessions {
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         Box::pin(Census::read(store, CENSUS, "message"))
     }
+
+    /// A session is named by its whole id; one in several flows is still one session.
+    fn resolve<'a>(&'a self, store: &'a Store, given: &'a str) -> SourceFuture<'a, String> {
+        Box::pin(async move {
+            let flows = super::messages::session_flows(store, given).await?;
+            match flows.choose(None) {
+                Err(error @ super::messages::FlowChoiceError::UnknownSession { .. }) => {
+                    Err(error.into())
+                }
+                _ => Ok(given.to_owned()),
+            }
+        })
+    }
 }

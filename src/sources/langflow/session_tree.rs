@@ -40,7 +40,11 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
         nodes,
         thread: messages.iter().map(|m| m.id.clone()).collect(),
         footer: Vec::new(),
-        extra: extra(json!({"flow": {"id": flow.id, "name": flow.name}})),
+        // Every flow that writes under this session id: each one's Agent reads only its own.
+        extra: extra(json!({
+            "flow": {"id": flow.id, "name": flow.name},
+            "session_flows": flows.flows,
+        })),
     })
 }
 

@@ -275,4 +275,12 @@ impl ConversationSource for LangGraphThreads {
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         Box::pin(Census::read(store, CENSUS, "checkpoint"))
     }
+
+    /// A thread is named by its whole id, and has checkpoints.
+    fn resolve<'a>(&'a self, store: &'a Store, given: &'a str) -> SourceFuture<'a, String> {
+        Box::pin(async move {
+            LangGraphDb::open(store)?.tree(given).await?;
+            Ok(given.to_owned())
+        })
+    }
 }
