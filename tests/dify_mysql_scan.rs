@@ -143,7 +143,7 @@ mod an_unreadable_row_in_a_part {
             let report = doctor(home.path(), mysql.url());
             let unreadable = findings(&report, "unreadable_row");
             assert_eq!(unreadable.len(), 1, "{report}");
-            assert_eq!(unreadable[0]["id"], zero_dated);
+            assert_eq!(unreadable[0]["extra"]["id"], zero_dated);
             let conversations = CONVERSATIONS.count();
             assert_eq!(report["conversations"], conversations, "{report}");
             assert_eq!(report["messages"], conversations as u64 * TURNS - 1);

@@ -447,11 +447,19 @@ fn langflow_parts_it_lacks_are_named_not_queried() {
             "doctor scans Langflow's sessions: {}",
             String::from_utf8_lossy(&doctor.stderr)
         );
-        for args in [
-            vec!["chat-memory", "list"],
-            vec!["thread", "x"],
-            vec!["kbs"],
-        ] {
+        // Sessions are its conversations: an unknown one is not found, as on every source.
+        let unknown = memscope(built, home.path())
+            .args(["thread", "x"])
+            .output()
+            .unwrap();
+        assert_eq!(unknown.status.code(), Some(3));
+        let said = String::from_utf8_lossy(&unknown.stderr);
+        assert!(
+            said.contains("no messages are stored under session \"x\"")
+                && said.contains("memscope conversations"),
+            "{said}"
+        );
+        for args in [vec!["chat-memory", "list"], vec!["kbs"]] {
             let output = memscope(built, home.path()).args(&args).output().unwrap();
             assert_eq!(output.status.code(), Some(3), "{args:?}");
             let stderr = String::from_utf8_lossy(&output.stderr);

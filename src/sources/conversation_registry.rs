@@ -15,6 +15,11 @@ const CONVERSATIONS: &[(&str, &dyn ConversationSource)] = &[
     ("dify", &DifyConversations),
     ("langflow", &LangflowSessions),
     ("langgraph", &LangGraphThreads),
+    #[cfg(test)]
+    (
+        "test-log",
+        &super::fixture::conversation::TestLogConversations,
+    ),
 ];
 
 /// How `source`'s databases keep conversations; `None` when they keep none.

@@ -12,6 +12,8 @@ pub mod adapter;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;
+#[cfg(test)]
+pub mod fixture;
 pub mod langflow;
 pub mod langgraph;
 pub mod memscope;
@@ -38,6 +40,8 @@ const SOURCES: &[&dyn MemorySource] = &[
     &dify::Dify,
     &langflow::Langflow,
     &langgraph::LangGraph,
+    #[cfg(test)]
+    &fixture::TestLog,
 ];
 
 /// The source that made a database, or `None` when it is not a memory database at all.
