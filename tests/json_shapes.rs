@@ -1,6 +1,6 @@
-//! One JSON shape per command whatever the source: `thread --json` and `doctor --json` on
-//! memscope's own schema, Dify's, Langflow's and LangGraph's databases have the same keys at the
-//! top, on every node and on every finding. The databases are made without Python: the demo,
+//! One JSON shape per command whatever the source: `conversations`, `history`, `thread` and
+//! `doctor` with `--json` on memscope's own schema, Dify's, Langflow's and LangGraph's databases
+//! have the same keys at the top, on every row, message, node and finding. The databases are made without Python: the demo,
 //! the demo as Dify's own, the LangGraph demo file, and a Langflow message log written here.
 
 mod cli_support;
@@ -136,6 +136,97 @@ fn assert_a_tree(document: &Value) {
     for id in thread {
         let node = nodes.iter().find(|n| &n["id"] == id).unwrap();
         assert_eq!(node["on_thread"], true, "{node}");
+    }
+}
+
+#[test]
+fn list_and_history_documents_have_one_shape_on_every_source() {
+    let home = tempfile::tempdir().unwrap();
+    let memscope_db = demo(home.path());
+    let dify_home = tempfile::tempdir().unwrap();
+    let dify = difys_own(dify_home.path());
+    let langgraph = langgraph_demo(home.path());
+    let langflow = langflow(home.path());
+    let sources = [
+        (&memscope_db, "memscope", home.path(), vec![]),
+        (&dify, "dify", dify_home.path(), vec![]),
+        (&langgraph, "langgraph", home.path(), vec![]),
+        (
+            &langflow,
+            "langflow",
+            home.path(),
+            vec!["--flow".to_owned(), "Support Chat".to_owned()],
+        ),
+    ];
+    for (db, source, home, flags) in sources {
+        let listed = json(memscope_on(home, db).arg("conversations"));
+        assert_eq!(
+            keys(&listed),
+            set(&["version", "source", "noun", "conversations", "next"]),
+            "{listed}"
+        );
+        assert_eq!(listed["source"], source);
+        let rows = listed["conversations"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{listed}");
+        for row in rows {
+            assert_eq!(
+                keys(row),
+                set(&[
+                    "id",
+                    "title",
+                    "messages",
+                    "last_activity",
+                    "deleted",
+                    "problem",
+                    "extra"
+                ]),
+                "{row}"
+            );
+            let at = row["last_activity"].as_str().unwrap();
+            assert!(
+                at.ends_with('Z') && at.contains('T'),
+                "RFC 3339 in UTC: {at}"
+            );
+        }
+        // The Langflow session used by two flows is named with its flow.
+        let id = match source {
+            "langflow" => "New Session 0".to_owned(),
+            _ => rows[0]["id"].as_str().unwrap().to_owned(),
+        };
+        let history = json(memscope_on(home, db).arg("history").arg(&id).args(&flags));
+        assert_eq!(history["source"], source);
+        for key in [
+            "version", "id", "title", "rule", "dropped", "kept", "left_out",
+        ] {
+            assert!(history.get(key).is_some(), "{source}: no {key}: {history}");
+        }
+        assert_eq!(history["id"], id.as_str());
+        let messages = history["messages"].as_array().unwrap();
+        assert!(!messages.is_empty(), "{source}: {history}");
+        for message in messages {
+            assert_eq!(
+                keys(message),
+                set(&[
+                    "index",
+                    "id",
+                    "role",
+                    "kind",
+                    "text",
+                    "content",
+                    "tokens",
+                    "tokens_from_here",
+                    "kept",
+                    "at",
+                    "raw",
+                    "extra"
+                ]),
+                "{message}"
+            );
+            assert!(
+                !message["raw"].is_null(),
+                "{source}: the source's own form: {message}"
+            );
+        }
     }
 }
 

@@ -338,9 +338,20 @@ pub struct TreeRequest {
     pub options: SourceOptions,
     /// What memscope's configuration sets for those settings, used where none was given.
     pub defaults: SourceOptions,
+    /// Whether each node's `extra` is wanted (JSON prints it; the text draws only the lines).
+    pub details: bool,
 }
 
 impl TreeRequest {
+    /// `fields` as a node's extra, or nothing when the details are not wanted: built only then.
+    pub fn details(&self, fields: impl FnOnce() -> Json) -> Extra {
+        if self.details {
+            extra(fields())
+        } else {
+            Extra::new()
+        }
+    }
+
     /// Setting `flag` as a number: given, else configured.
     pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
         match self.options.number(flag)? {

@@ -127,6 +127,7 @@ fn a_tree_setting_is_read_as_given_else_as_configured() {
         id: "c".into(),
         options: SourceOptions::default(),
         defaults: SourceOptions::default().with("message-limit", Some(40)),
+        details: false,
     };
     assert_eq!(request.number::<i64>("message-limit").unwrap(), Some(40));
     let given = TreeRequest {

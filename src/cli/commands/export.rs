@@ -82,7 +82,7 @@ async fn conversation_parts(
     store: &Store,
     args: &ExportArgs,
 ) -> CliResult<Map<String, Value>> {
-    let thread = super::thread::document(context, store, &thread_args(args)).await?;
+    let thread = super::thread::document(context, store, &thread_args(args), true).await?;
     let history = super::history::document(context, store, &history_args(args), true).await?;
     let mut parts = Map::new();
     parts.insert("thread".into(), to_value(thread)?);

@@ -63,7 +63,7 @@ fn render(document: &ThreadDocument) -> String {
 
 pub async fn run(context: &Context, args: &ThreadArgs) -> CliResult {
     let store = context.open().await?;
-    let document = document(context, &store, args).await?;
+    let document = document(context, &store, args, context.global.json).await?;
     emit(context.global.json, &document, render)?;
     Ok(ExitCode::Ok)
 }
@@ -74,6 +74,7 @@ pub(super) async fn document(
     context: &Context,
     store: &Store,
     args: &ThreadArgs,
+    details: bool,
 ) -> CliResult<ThreadDocument> {
     let mode = (args.mode != ThreadMode::Dify)
         .then(|| args.mode.to_possible_value())
@@ -90,6 +91,7 @@ pub(super) async fn document(
             "message-limit",
             Some(context.resolved.config.history.message_limit),
         ),
+        details,
     };
     Ok(thread(store, &request).await?)
 }

@@ -41,13 +41,14 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
     let requested = request.number::<i64>("message-limit")?;
     let (window, _) = effective_window(requested, conversation.info.memory_window);
     let view = thread_view(&conversation, &tree, leaf, mode, window);
-    Ok(source_tree(&conversation, &tree, view))
+    Ok(source_tree(&conversation, &tree, view, request))
 }
 
 fn source_tree(
     conversation: &LoadedConversation,
     tree: &MessageTree,
     view: ThreadView,
+    details: &TreeRequest,
 ) -> SourceTree {
     let info = &conversation.info;
     let mut header = Vec::new();
@@ -78,7 +79,7 @@ fn source_tree(
                 on_thread: on_thread.contains(row.id.as_str()),
                 line: line(row, sibling, &info.mode),
                 group: None,
-                extra: node_extra(row, sibling),
+                extra: details.details(|| node_extra(row, sibling)),
             }
         })
         .collect();
@@ -119,14 +120,14 @@ fn line(row: &StoredMessage, sibling: (usize, usize), conversation_mode: &str) -
     )
 }
 
-fn node_extra(row: &StoredMessage, sibling: (usize, usize)) -> Extra {
-    extra(json!({
+fn node_extra(row: &StoredMessage, sibling: (usize, usize)) -> serde_json::Value {
+    json!({
         "sibling": [sibling.0, sibling.1],
         "status": row.status,
         "app_mode": row.app_mode,
         "query": row.query,
         "answer": row.answer,
-    }))
+    })
 }
 
 /// What the view says beyond the marked thread: the extraction and the tree path, how they

@@ -54,7 +54,13 @@ fn regenerated(deleted: bool) -> LoadedConversation {
 fn tree_of(conversation: &LoadedConversation, mode: ThreadMode) -> SourceTree {
     let tree = conversation.tree();
     let view = thread_view(conversation, &tree, None, mode, 500);
-    source_tree(conversation, &tree, view)
+    let request = TreeRequest {
+        id: conversation.info.id.clone(),
+        options: SourceOptions::default(),
+        defaults: SourceOptions::default(),
+        details: true,
+    };
+    source_tree(conversation, &tree, view, &request)
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
     let nodes = messages
         .iter()
         .enumerate()
-        .map(|(index, message)| node(message, index.checked_sub(1).map(|p| &messages[p])))
+        .map(|(index, message)| node(message, index.checked_sub(1).map(|p| &messages[p]), request))
         .collect();
     Ok(SourceTree {
         id: request.id.clone(),
@@ -48,7 +48,11 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
     })
 }
 
-fn node(message: &LangflowMessage, previous: Option<&LangflowMessage>) -> TreeNode {
+fn node(
+    message: &LangflowMessage,
+    previous: Option<&LangflowMessage>,
+    details: &TreeRequest,
+) -> TreeNode {
     TreeNode {
         id: message.id.clone(),
         parent: previous.map(|p| p.id.clone()),
@@ -56,14 +60,16 @@ fn node(message: &LangflowMessage, previous: Option<&LangflowMessage>) -> TreeNo
         on_thread: true,
         line: one_line(&format!("{}: {}", message.sender, message.text), TEXT_WIDTH),
         group: None,
-        extra: extra(json!({
-            "timestamp": rfc3339_text(&message.timestamp),
-            "sender": message.sender,
-            "sender_name": message.sender_name,
-            "category": message.category,
-            "error": message.error,
-            "context_id": message.context_id,
-            "files": message.files,
-        })),
+        extra: details.details(|| {
+            json!({
+                "timestamp": rfc3339_text(&message.timestamp),
+                "sender": message.sender,
+                "sender_name": message.sender_name,
+                "category": message.category,
+                "error": message.error,
+                "context_id": message.context_id,
+                "files": message.files,
+            })
+        }),
     }
 }

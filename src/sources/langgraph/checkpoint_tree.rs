@@ -194,7 +194,7 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
         ),
         "● on the path, ○ off it".to_owned(),
     ];
-    let root = tree.nodes.iter().map(|line| tree_node(line, None));
+    let root = tree.nodes.iter().map(|line| tree_node(line, None, request));
     let subgraphs = tree.subgraphs.iter().flat_map(|subgraph| {
         let heading = format!(
             "subgraph {} (node {}, from {})",
@@ -205,7 +205,7 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
         subgraph
             .nodes
             .iter()
-            .map(move |line| tree_node(line, Some((&subgraph.namespace, &heading))))
+            .map(move |line| tree_node(line, Some((&subgraph.namespace, &heading)), request))
     });
     let nodes = root.chain(subgraphs).collect();
     let subgraphs: Vec<Json> = tree
@@ -230,7 +230,11 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
 
 /// A checkpoint as a node: `id step N source by nodes`, the latest marked. A subgraph's
 /// checkpoint is drawn under its namespace's heading.
-fn tree_node(line: &CheckpointLine, subgraph: Option<(&String, &String)>) -> TreeNode {
+fn tree_node(
+    line: &CheckpointLine,
+    subgraph: Option<(&String, &String)>,
+    details: &TreeRequest,
+) -> TreeNode {
     let text = format!(
         "{} step {} {}{}{}",
         line.id,
@@ -250,14 +254,16 @@ fn tree_node(line: &CheckpointLine, subgraph: Option<(&String, &String)>) -> Tre
         on_thread: line.on_thread,
         line: text,
         group: subgraph.map(|(_, heading)| heading.clone()),
-        extra: extra(json!({
-            "namespace": subgraph.map_or(ROOT_NAMESPACE, |(namespace, _)| namespace.as_str()),
-            "sibling": [line.sibling.0, line.sibling.1],
-            "latest": line.latest,
-            "source": line.source,
-            "step": line.step,
-            "nodes": line.nodes,
-        })),
+        extra: details.details(|| {
+            json!({
+                "namespace": subgraph.map_or(ROOT_NAMESPACE, |(namespace, _)| namespace.as_str()),
+                "sibling": [line.sibling.0, line.sibling.1],
+                "latest": line.latest,
+                "source": line.source,
+                "step": line.step,
+                "nodes": line.nodes,
+            })
+        }),
     }
 }
 
