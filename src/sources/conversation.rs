@@ -286,19 +286,29 @@ pub struct HistoryRequest {
     /// What memscope's configuration sets for those settings, used where none was given.
     pub defaults: SourceOptions,
     pub budget: BudgetSettings,
-    /// Whether each message's own format is wanted (`raw`): written only for JSON.
-    pub with_raw: bool,
+    /// Whether each message's own format and extras are wanted (`raw`, `extra`): JSON prints
+    /// them, the text only the table.
+    pub details: bool,
 }
 
 impl HistoryRequest {
-    /// `value` as the JSON a message's `raw` holds: `null` when it is not wanted or cannot be
-    /// written as JSON.
+    /// `value` as the JSON a message's `raw` holds: `null` when the details are not wanted
+    /// or it cannot be written as JSON.
     pub fn raw(&self, value: &impl Serialize) -> Box<RawValue> {
         let written = self
-            .with_raw
+            .details
             .then(|| serde_json::value::to_raw_value(value).ok())
             .flatten();
         written.unwrap_or_else(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
+    }
+
+    /// `fields` as a message's extra, built only when the details are wanted.
+    pub fn details(&self, fields: impl FnOnce() -> Json) -> Extra {
+        if self.details {
+            extra(fields())
+        } else {
+            Extra::new()
+        }
     }
 
     /// Setting `flag` as a number: given, else configured.

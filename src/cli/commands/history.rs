@@ -99,17 +99,17 @@ fn source_options(args: &HistoryArgs) -> SourceOptions {
 }
 
 /// The history `args` ask for (`export` bundles it too), each message's raw form with
-/// `with_raw` (what JSON prints).
+/// `details` (what JSON prints: each message's raw form and extras).
 pub(super) async fn document(
     context: &Context,
     store: &Store,
     args: &HistoryArgs,
-    with_raw: bool,
+    details: bool,
 ) -> CliResult<HistoryDocument> {
     let (counter, model) = counter_from(context, &args.tokens)?;
     let config = &context.resolved.config;
     let request = HistoryRequest {
-        with_raw,
+        details,
         id: args.conversation.clone(),
         options: source_options(args),
         defaults: SourceOptions::default()

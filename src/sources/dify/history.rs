@@ -51,13 +51,12 @@ pub async fn history(
                 at: row.map(|row| row.created_at.and_utc()),
                 raw: request.raw(&row),
                 shown: None,
-                extra: Extra::from_iter([(
-                    "side".to_owned(),
-                    json!(match m.side {
+                extra: request.details(|| {
+                    json!({"side": match m.side {
                         Side::Query => "query",
                         Side::Answer => "answer",
-                    }),
-                )]),
+                    }})
+                }),
             }
         })
         .collect();

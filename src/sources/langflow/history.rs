@@ -72,14 +72,16 @@ pub async fn history(
             at: Some(m.timestamp),
             raw: request.raw(m),
             shown: m.is_error_text_fed().then(|| format!("[error] {}", m.text)),
-            extra: Extra::from_iter([
-                ("sender".to_owned(), json!(m.sender)),
-                ("sender_name".to_owned(), json!(m.sender_name)),
-                ("run_id".to_owned(), json!(m.run_id)),
-                ("context_id".to_owned(), json!(m.context_id)),
-                ("category".to_owned(), json!(m.category)),
-                ("files".to_owned(), json!(m.files)),
-            ]),
+            extra: request.details(|| {
+                json!({
+                    "sender": m.sender,
+                    "sender_name": m.sender_name,
+                    "run_id": m.run_id,
+                    "context_id": m.context_id,
+                    "category": m.category,
+                    "files": m.files,
+                })
+            }),
         })
         .collect();
     let header = vec![

@@ -182,11 +182,9 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
             at: None,
             raw: request.raw(m),
             shown: None,
-            extra: Extra::from_iter([
-                ("type".to_owned(), json!(m.kind)),
-                ("name".to_owned(), json!(m.name)),
-                ("tool_call_id".to_owned(), json!(m.tool_call_id)),
-            ]),
+            extra: request.details(
+                || json!({"type": m.kind, "name": m.name, "tool_call_id": m.tool_call_id}),
+            ),
         })
         .collect();
     let mut warnings: Vec<String> = state
