@@ -111,6 +111,18 @@ fn set(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|name| (*name).to_owned()).collect()
 }
 
+/// The four kinds of database, each with its source's name: memscope's demo, the demo as
+/// Dify's own (in a home of its own, as its file is the demo's), LangGraph's demo file and a
+/// Langflow message log.
+fn four_databases(home: &Path, dify_home: &Path) -> [(String, &'static str); 4] {
+    [
+        (demo(home), "memscope"),
+        (difys_own(dify_home), "dify"),
+        (langgraph_demo(home), "langgraph"),
+        (langflow(home), "langflow"),
+    ]
+}
+
 /// The first conversation `conversations` lists.
 fn first_conversation(home: &Path, db: &str) -> String {
     let listed = json(memscope_on(home, db).arg("conversations"));
@@ -142,23 +154,14 @@ fn assert_a_tree(document: &Value) {
 #[test]
 fn list_and_history_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
-    let memscope_db = demo(home.path());
     let dify_home = tempfile::tempdir().unwrap();
-    let dify = difys_own(dify_home.path());
-    let langgraph = langgraph_demo(home.path());
-    let langflow = langflow(home.path());
-    let sources = [
-        (&memscope_db, "memscope", home.path(), vec![]),
-        (&dify, "dify", dify_home.path(), vec![]),
-        (&langgraph, "langgraph", home.path(), vec![]),
-        (
-            &langflow,
-            "langflow",
-            home.path(),
-            vec!["--flow".to_owned(), "Support Chat".to_owned()],
-        ),
-    ];
-    for (db, source, home, flags) in sources {
+    for (db, source) in four_databases(home.path(), dify_home.path()) {
+        let home = home.path();
+        let db = &db;
+        let flags: &[&str] = match source {
+            "langflow" => &["--flow", "Support Chat"],
+            _ => &[],
+        };
         let listed = json(memscope_on(home, db).arg("conversations"));
         assert_eq!(
             keys(&listed),
@@ -193,7 +196,7 @@ fn list_and_history_documents_have_one_shape_on_every_source() {
             "langflow" => "New Session 0".to_owned(),
             _ => rows[0]["id"].as_str().unwrap().to_owned(),
         };
-        let history = json(memscope_on(home, db).arg("history").arg(&id).args(&flags));
+        let history = json(memscope_on(home, db).arg("history").arg(&id).args(flags));
         assert_eq!(history["source"], source);
         for key in [
             "version", "id", "title", "rule", "dropped", "kept", "left_out",
@@ -233,35 +236,14 @@ fn list_and_history_documents_have_one_shape_on_every_source() {
 #[test]
 fn thread_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
-    let memscope_db = demo(home.path());
     let dify_home = tempfile::tempdir().unwrap();
-    let dify = difys_own(dify_home.path());
-    let langgraph = langgraph_demo(home.path());
-    let langflow = langflow(home.path());
-    let documents = [
-        (
-            &memscope_db,
-            "memscope",
-            vec![first_conversation(home.path(), &memscope_db)],
-        ),
-        (
-            &dify,
-            "dify",
-            vec![first_conversation(dify_home.path(), &dify)],
-        ),
-        (
-            &langgraph,
-            "langgraph",
-            vec![first_conversation(home.path(), &langgraph)],
-        ),
-        (
-            &langflow,
-            "langflow",
-            vec!["New Session 0".into(), "--flow".into(), "Sales Chat".into()],
-        ),
-    ]
-    .map(|(db, source, args)| {
-        let document = json(memscope_on(home.path(), db).arg("thread").args(&args));
+    let documents = four_databases(home.path(), dify_home.path()).map(|(db, source)| {
+        // A Langflow session used by two flows is named with its flow.
+        let args = match source {
+            "langflow" => vec!["New Session 0".into(), "--flow".into(), "Sales Chat".into()],
+            _ => vec![first_conversation(home.path(), &db)],
+        };
+        let document = json(memscope_on(home.path(), &db).arg("thread").args(&args));
         assert_eq!(document["source"], source, "{document}");
         document
     });
@@ -354,18 +336,10 @@ fn a_langflow_session_is_one_path_of_its_log() {
 #[test]
 fn doctor_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
-    let memscope_db = demo(home.path());
     let dify_home = tempfile::tempdir().unwrap();
-    let dify = difys_own(dify_home.path());
-    let langgraph = langgraph_demo(home.path());
-    let langflow = langflow(home.path());
     let mut tops = Vec::new();
-    for (db, source) in [
-        (&memscope_db, "memscope"),
-        (&dify, "dify"),
-        (&langgraph, "langgraph"),
-        (&langflow, "langflow"),
-    ] {
+    for (db, source) in four_databases(home.path(), dify_home.path()) {
+        let db = &db;
         // Exit 1: every one of these databases has findings.
         let (stdout, _) = run(memscope_on(home.path(), db).args(["doctor", "--json"]), 1);
         let report: Value = serde_json::from_str(&stdout).unwrap();

@@ -304,19 +304,33 @@ impl HistoryRequest {
 
     /// `fields` as a message's extra, built only when the details are wanted.
     pub fn details(&self, fields: impl FnOnce() -> Json) -> Extra {
-        if self.details {
-            extra(fields())
-        } else {
-            Extra::new()
-        }
+        extra_if(self.details, fields)
     }
 
     /// Setting `flag` as a number: given, else configured.
     pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
-        match self.options.number(flag)? {
-            Some(given) => Ok(Some(given)),
-            None => self.defaults.number(flag),
-        }
+        given_else_configured(&self.options, &self.defaults, flag)
+    }
+}
+
+/// `fields` as an extra when `wanted`; nothing, and nothing built, otherwise.
+fn extra_if(wanted: bool, fields: impl FnOnce() -> Json) -> Extra {
+    if wanted {
+        extra(fields())
+    } else {
+        Extra::new()
+    }
+}
+
+/// Setting `flag` as a number: as given, else as memscope's configuration sets it.
+fn given_else_configured<T: std::str::FromStr>(
+    given: &SourceOptions,
+    configured: &SourceOptions,
+    flag: &str,
+) -> Result<Option<T>, SourceError> {
+    match given.number(flag)? {
+        Some(number) => Ok(Some(number)),
+        None => configured.number(flag),
     }
 }
 
@@ -353,21 +367,14 @@ pub struct TreeRequest {
 }
 
 impl TreeRequest {
-    /// `fields` as a node's extra, or nothing when the details are not wanted: built only then.
+    /// `fields` as a node's extra, built only when the details are wanted.
     pub fn details(&self, fields: impl FnOnce() -> Json) -> Extra {
-        if self.details {
-            extra(fields())
-        } else {
-            Extra::new()
-        }
+        extra_if(self.details, fields)
     }
 
     /// Setting `flag` as a number: given, else configured.
     pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
-        match self.options.number(flag)? {
-            Some(given) => Ok(Some(given)),
-            None => self.defaults.number(flag),
-        }
+        given_else_configured(&self.options, &self.defaults, flag)
     }
 }
 
