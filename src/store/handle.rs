@@ -244,8 +244,10 @@ impl Store {
         }
     }
 
-    pub async fn close(self) {
-        match self.pool {
+    /// Closes every connection and waits for them: a SQLite file read in WAL mode gets its
+    /// `-wal` and `-shm` removed before this returns, not whenever a worker thread gets to it.
+    pub async fn close(&self) {
+        match &self.pool {
             DbPool::Sqlite(pool, _) => pool.close().await,
             DbPool::Postgres(pool, _) => pool.close().await,
             DbPool::Mysql(pool, _) => pool.close().await,

@@ -156,10 +156,13 @@ impl JobRunner {
     }
 
     /// Stops the watcher and running syncs, giving them a moment to roll back.
+    /// Stops every job, then closes the database: the TUI leaves no side file of a read
+    /// behind, however quickly the process exits after it.
     pub async fn shutdown(&mut self) {
         self.memory_bases.shutdown().await;
         self.doctor.cancel();
         self.tasks.shutdown().await;
+        self.store.close().await;
     }
 
     pub fn run(&mut self, effect: Effect) {

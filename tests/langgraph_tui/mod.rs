@@ -292,5 +292,7 @@ pub fn compare_tui(url: &str, oracle: &Value, thread_id: &str) {
         );
         let text = screen(&mut app);
         assert!(text.contains("Node writes from"), "{text}");
+        // As the TUI does when it quits: its read leaves no `-wal` or `-shm` behind.
+        app.shutdown().await;
     });
 }
