@@ -758,7 +758,7 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
             assert_eq!(app.state.screen, Screen::Session);
             let opened = &app.state.session.as_ref().unwrap().key;
             assert_eq!(opened.id, session_id);
-            assert_eq!(opened.flow_id.as_deref(), Some(base_flow.as_str()));
+            assert_eq!(opened.scope.as_deref(), Some(base_flow.as_str()));
             tokio::time::timeout(std::time::Duration::from_secs(60), async {
                 while app.state.session.as_ref().unwrap().budget_status != LoadStatus::Loaded {
                     assert!(app.next_job().await, "the job channel closed");

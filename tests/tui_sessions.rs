@@ -13,15 +13,17 @@ use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 use crossterm::event::KeyCode;
-use memscope::inspect::session_budget::session_budget;
-use memscope::inspect::sessions::{
-    ConversationRow, ConversationRowPage, HistorySource, SessionKey, SessionMessage, SessionView,
-    checkpoint_message,
-};
+use memscope::inspect::document::DocumentHead;
+use memscope::inspect::listing::ConversationList;
 use memscope::memory::agent_history::LangflowMessage;
-use memscope::memory::model::{ChatMessage, PromptMessage, Role};
 use memscope::memory::tokens::CountCache;
+use memscope::sources::conversation::{Extra, ListedConversation};
+use memscope::sources::langflow::conversation::LangflowSessions;
+use memscope::sources::langflow::opened::{agent_memory, shown};
+use memscope::sources::langgraph::conversation::LangGraphThreads;
 use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
+use memscope::sources::langgraph::opened::channel;
+use memscope::sources::opened::{ConversationKey, OpenConversation};
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Settings};
@@ -51,6 +53,10 @@ fn state(shape: ConversationShape) -> AppState {
         true,
     );
     state.shape = shape;
+    match shape {
+        ConversationShape::CheckpointThreads => state.keeps(&LangGraphThreads),
+        _ => state.keeps(&LangflowSessions),
+    }
     start(&mut state);
     state
 }
@@ -63,37 +69,47 @@ fn flow_row(
     session: &str,
     flow: &str,
     flow_id: &str,
-    messages: i64,
+    messages: u64,
     minute: u32,
-) -> ConversationRow {
-    ConversationRow {
-        key: SessionKey {
-            id: session.to_owned(),
-            flow_id: Some(flow_id.to_owned()),
-        },
-        flow_name: Some(flow.to_owned()),
+) -> ListedConversation {
+    let extra = Extra::from_iter([
+        ("flow_id".to_owned(), json!(flow_id)),
+        ("owner_name".to_owned(), json!("history-owner")),
+    ]);
+    ListedConversation {
+        id: session.to_owned(),
+        title: Some(flow.to_owned()),
         messages: Some(messages),
-        checkpoints: None,
-        last_activity: Some(format!("2026-01-05 09:{minute:02}")),
-        owner: Some("history-owner".to_owned()),
+        last_activity: Some(Utc.with_ymd_and_hms(2026, 1, 5, 9, minute, 0).unwrap()),
+        deleted: false,
         problem: None,
+        extra,
+        scope: Some(flow_id.to_owned()),
     }
 }
 
-fn list_loaded(state: &mut AppState, rows: Vec<ConversationRow>, has_more: bool) {
+fn list_loaded(state: &mut AppState, rows: Vec<ListedConversation>, next: Option<&str>) {
     let generation = state.sessions.generation;
-    let page = Ok(ConversationRowPage { rows, has_more });
+    let page = Ok(ConversationList {
+        head: DocumentHead {
+            version: 1,
+            source: "langflow",
+        },
+        noun: state.noun,
+        conversations: rows,
+        next: next.map(str::to_owned),
+    });
     deliver(
         state,
         generation,
         SessionLoaded::Page {
-            offset: 0,
+            after: None,
             result: page,
         },
     );
 }
 
-fn langflow_rows() -> Vec<ConversationRow> {
+fn langflow_rows() -> Vec<ListedConversation> {
     vec![
         flow_row("long", "Sales Chat", SALES, 130, 40),
         flow_row("New Session 0", "Support Chat", SUPPORT, 16, 30),
@@ -122,39 +138,7 @@ fn stored(n: u32, sender: &str, text: &str, run: u32) -> LangflowMessage {
     }
 }
 
-/// What the session view shows of a stored row (the loader's own conversion is exercised on
-/// real databases in `tests/langflow_history`).
-fn shown(m: &LangflowMessage) -> SessionMessage {
-    let mut marks = Vec::new();
-    if m.error {
-        marks.push("error flag: never fed to the model".to_owned());
-    } else if m.category == "error" {
-        marks.push("error category without the error flag: fed to the model".to_owned());
-    }
-    SessionMessage {
-        message: ChatMessage {
-            id: m.id.clone(),
-            message: PromptMessage::text(
-                if m.sender == "User" {
-                    Role::User
-                } else {
-                    Role::Assistant
-                },
-                m.text.clone(),
-            ),
-            created_at: Some(m.timestamp.naive_utc()),
-            usage: None,
-        },
-        run: m.run_id.clone(),
-        sender: format!("{} · {}", m.sender, m.sender_name),
-        files: m.files.clone(),
-        marks,
-        owner: m.owner.clone(),
-        context_id: None,
-    }
-}
-
-fn support_session() -> SessionView {
+fn support_session() -> OpenConversation {
     let mut rows = vec![
         stored(0, "User", "My order 1182 never arrived.", 0),
         stored(
@@ -174,11 +158,11 @@ fn support_session() -> SessionView {
     flagged.category = "error".into();
     rows.push(flagged);
     rows[2].files = vec!["New Session 0/receipt.png".into()];
-    SessionView {
-        key: SessionKey {
-            id: "New Session 0".into(),
-            flow_id: Some(SUPPORT.into()),
-        },
+    let key = ConversationKey {
+        id: "New Session 0".into(),
+        scope: Some(SUPPORT.into()),
+    };
+    OpenConversation {
         heading: format!(
             "session \"New Session 0\" of flow Support Chat ({SUPPORT}), owner {OWNER} (the \
              session id is used by 1 other flow too)"
@@ -187,17 +171,14 @@ fn support_session() -> SessionView {
                     order and grouped by run"
             .into(),
         messages: rows.iter().map(shown).collect(),
-        source: HistorySource::AgentMemory {
-            rows,
-            flow_id: Some(SUPPORT.into()),
-            owner: Some(OWNER.into()),
-        },
+        memory: agent_memory(&key, rows, Some(OWNER.into())),
         warnings: Vec::new(),
+        key,
     }
 }
 
 /// Opens the selected row, delivers `view` and counts its budget as the job runner would.
-fn open(state: &mut AppState, view: SessionView) {
+fn open(state: &mut AppState, view: OpenConversation) {
     let effects = code(state, KeyCode::Enter);
     let generation = match &effects[..] {
         [
@@ -219,12 +200,14 @@ fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
             value:
                 Load::Sessions(SessionLoad::Budget {
                     view,
-                    n_messages,
+                    window,
                     settings,
                 }),
         }) = effect
         {
-            let result = session_budget(&view, n_messages, &settings, &mut CountCache::new(100));
+            let result = view
+                .memory
+                .fed(window, &settings, &mut CountCache::new(100));
             deliver(
                 state,
                 generation,
@@ -237,7 +220,7 @@ fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
 #[test]
 fn langflow_sessions_loaded() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), true);
+    list_loaded(&mut state, langflow_rows(), Some("3"));
     key(&mut state, 'j');
     snapshot!("langflow_sessions_loaded", &state);
 }
@@ -245,7 +228,7 @@ fn langflow_sessions_loaded() {
 #[test]
 fn langflow_sessions_searching() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), false);
+    list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, '/');
     for c in "refund".chars() {
         key(&mut state, c);
@@ -256,7 +239,7 @@ fn langflow_sessions_searching() {
 #[test]
 fn langflow_session_loading() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), false);
+    list_loaded(&mut state, langflow_rows(), None);
     code(&mut state, KeyCode::Enter);
     snapshot!("langflow_session_loading", &state);
 }
@@ -264,7 +247,7 @@ fn langflow_session_loading() {
 #[test]
 fn langflow_session_with_what_the_agent_is_fed() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), false);
+    list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, 'j');
     open(&mut state, support_session());
     key(&mut state, 'j');
@@ -288,7 +271,7 @@ fn langflow_session_with_what_the_agent_is_fed() {
 #[test]
 fn langflow_session_help_names_its_keys() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), false);
+    list_loaded(&mut state, langflow_rows(), None);
     open(&mut state, support_session());
     let bar = tui_support::hint_bar(&state, 120, 32);
     assert!(
@@ -307,19 +290,17 @@ fn langflow_session_help_names_its_keys() {
     }
 }
 
-fn thread_rows() -> Vec<ConversationRow> {
-    let thread = |id: &str, messages: Option<i64>, checkpoints: i64, problem: Option<&str>| {
-        ConversationRow {
-            key: SessionKey {
-                id: id.to_owned(),
-                flow_id: None,
-            },
-            flow_name: None,
+fn thread_rows() -> Vec<ListedConversation> {
+    let thread = |id: &str, messages: Option<u64>, checkpoints: u64, problem: Option<&str>| {
+        ListedConversation {
+            id: id.to_owned(),
+            title: None,
             messages,
-            checkpoints: Some(checkpoints),
-            last_activity: Some("2026-02-01T10:00:00.000000+00:00".to_owned()),
-            owner: None,
+            last_activity: Some(Utc.with_ymd_and_hms(2026, 2, 1, 10, 0, 0).unwrap()),
+            deleted: false,
             problem: problem.map(str::to_owned),
+            extra: Extra::from_iter([("checkpoints".to_owned(), json!(checkpoints))]),
+            scope: None,
         }
     };
     vec![
@@ -348,7 +329,7 @@ fn lc(kind: &str, text: &str) -> LangChainMessage {
     }
 }
 
-fn weather_thread() -> SessionView {
+fn weather_thread() -> OpenConversation {
     let mut call = lc("ai", "");
     call.tool_calls = vec![LangChainToolCall {
         id: Some("call-1".into()),
@@ -383,25 +364,16 @@ fn weather_thread() -> SessionView {
             ..m
         })
         .collect();
-    SessionView {
-        key: SessionKey {
-            id: "weather-7".into(),
-            flow_id: None,
-        },
+    let (messages, memory) = channel(messages);
+    OpenConversation {
+        key: ConversationKey::new("weather-7"),
         heading: "thread weather-7 at its latest checkpoint 1f0-5 (2026-02-01T10:00:00+00:00)"
             .into(),
         structure: "LangGraph keeps a tree of 6 checkpoints, each the whole state after a step: \
                     shown here is the latest one's messages channel"
             .into(),
-        messages: messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| checkpoint_message(i, m))
-            .collect(),
-        source: HistorySource::Checkpoint {
-            checkpoint_id: "1f0-5".into(),
-            messages,
-        },
+        messages,
+        memory,
         warnings: Vec::new(),
     }
 }
@@ -409,14 +381,14 @@ fn weather_thread() -> SessionView {
 #[test]
 fn langgraph_threads_loaded() {
     let mut state = state(ConversationShape::CheckpointThreads);
-    list_loaded(&mut state, thread_rows(), false);
+    list_loaded(&mut state, thread_rows(), None);
     snapshot!("langgraph_threads_loaded", &state);
 }
 
 #[test]
 fn langgraph_thread_with_its_budget() {
     let mut state = state(ConversationShape::CheckpointThreads);
-    list_loaded(&mut state, thread_rows(), false);
+    list_loaded(&mut state, thread_rows(), None);
     open(&mut state, weather_thread());
     key(&mut state, 'G');
     key(&mut state, 'k');
@@ -439,7 +411,7 @@ fn langgraph_thread_with_its_budget() {
 #[test]
 fn a_dropped_message_of_a_langgraph_thread_is_not_fed() {
     let mut state = state(ConversationShape::CheckpointThreads);
-    list_loaded(&mut state, thread_rows(), false);
+    list_loaded(&mut state, thread_rows(), None);
     open(&mut state, weather_thread());
     key(&mut state, 'j');
     let text = screen_text(&state, 120, 32);
@@ -491,7 +463,7 @@ fn reversed_text(state: &AppState, width: u16, height: u16) -> Vec<String> {
 #[test]
 fn slash_in_a_session_searches_its_messages_and_highlights_them() {
     let mut state = state(ConversationShape::FlowSessions);
-    list_loaded(&mut state, langflow_rows(), false);
+    list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, 'j');
     open(&mut state, support_session());
     key(&mut state, '/');

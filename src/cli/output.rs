@@ -188,7 +188,6 @@ impl Class {
 
 /// The exit code, kind and way out of an error from the layers below the CLI.
 fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
-    use crate::inspect::sessions::SessionError;
     use crate::inspect::{AmbiguousId, InspectError};
     use crate::sources::conversation::{Refusal, SourceError};
     use crate::sources::langflow::messages::FlowChoiceError;
@@ -255,16 +254,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
                     None => class,
                 }
             }
-        };
-    }
-    if let Some(session) = error.downcast_ref::<SessionError>() {
-        return match session {
-            SessionError::Store(store) => classify(store),
-            SessionError::LangGraph(langgraph) => classify(langgraph),
-            SessionError::EmptySession { .. } | SessionError::NoCheckpoint(_) => {
-                Class::not_found(CONVERSATIONS_HINT)
-            }
-            SessionError::Trees => Class::failure(),
         };
     }
     if let Some(inspect) = error.downcast_ref::<InspectError>() {

@@ -16,7 +16,6 @@ pub mod listing;
 pub mod memory_bases;
 pub mod nodes;
 pub mod search_match;
-pub mod session_budget;
 pub mod sessions;
 pub mod syncers;
 pub mod tree;

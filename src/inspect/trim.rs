@@ -16,7 +16,7 @@ use crate::memory::trim::{
     ChatMemoryPolicy, MessageCount, MessageCounter, PolicyPlanner, Step, TrimError, TrimOptions,
     TrimPlan, trim_messages_counted,
 };
-use crate::sources::langgraph::decode::budget::MessagesBudget;
+use crate::sources::opened::TrimStart;
 use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use crate::store::{DeleteScope, MemoryChange, Store, StoreError};
 use crate::summarize::{SummarizeError, Summarizer, summarize_plan};
@@ -148,17 +148,17 @@ impl TrimSession {
     }
 }
 
-/// Where a trim of a LangGraph thread starts: the cut `history`, the checkpoint's messages pane
-/// and the thread's budget panel show (`budget`: the same messages, counts and `trim_messages`
-/// options), as a preview session and the options that give that cut again. `trim
-/// preview|apply` and the TUI's `T` on a thread all start here.
-pub fn thread_trim(budget: &MessagesBudget, counter: TrimCounter) -> (TrimSession, TrimOptions) {
+/// Where a trim starts when the history's cut is itself a trim (a LangGraph thread's, which
+/// `history`, the checkpoint's messages pane and the thread's budget panel show): the messages
+/// it chose from, their counts and the options that give that cut again, as a preview session.
+/// `trim preview|apply` and the TUI's `T` on a thread all start here.
+pub fn trim_from_cut(start: &TrimStart, counter: TrimCounter) -> (TrimSession, TrimOptions) {
     let session = TrimSession {
-        messages: budget.prompt.clone(),
-        counts: budget.counts.clone(),
+        messages: start.messages.clone(),
+        counts: start.counts.clone(),
         counter,
     };
-    (session, budget.trim_options())
+    (session, start.options.clone())
 }
 
 /// A chat memory as stored, with its messages and parsed policy.

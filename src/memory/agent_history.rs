@@ -105,6 +105,18 @@ impl LeftOut {
     ];
 
     /// Which messages the reason leaves out, in words that follow a count.
+    /// The reason in a word or two, for a short panel.
+    pub fn short(self) -> &'static str {
+        match self {
+            LeftOut::OtherFlow => "other flows",
+            LeftOut::OtherOwner => "other owners",
+            LeftOut::OtherContext => "other context ids",
+            LeftOut::ErrorFlag => "error flag",
+            LeftOut::PastWindow => "past n_messages",
+            LeftOut::MemoryOff => "memory off",
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             LeftOut::OtherFlow => "of other flows using this session id",

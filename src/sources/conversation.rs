@@ -13,6 +13,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 
 use super::adapter::Part;
+pub use super::opened::LeftOutCount;
+use super::opened::{ConversationKey, OpenConversation};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::store::pool::on_pool;
 use crate::store::{ID_CANDIDATES, Store, StoreError};
@@ -82,6 +84,17 @@ pub trait ConversationSource: Sync {
         store: &'a Store,
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree>;
+
+    /// One conversation opened for a view: its stored messages and its memory; `None` where
+    /// the view shows the messages the model is fed, as [`Self::history`] reads them.
+    fn open<'a>(
+        &'a self,
+        store: &'a Store,
+        key: &'a ConversationKey,
+    ) -> Option<SourceFuture<'a, OpenConversation>> {
+        let _ = (store, key);
+        None
+    }
 
     /// How many conversations the database keeps, and the entries they hold.
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
@@ -259,6 +272,10 @@ pub struct ListedConversation {
     /// Why the row could not be read whole.
     pub problem: Option<String>,
     pub extra: Extra,
+    /// What the id is unique in, where it is not on its own (a Langflow session's flow): a
+    /// view opens the row with it.
+    #[serde(skip)]
+    pub scope: Option<String>,
 }
 
 /// A column of the list a source adds: its heading, the key of `extra` it shows, and the
@@ -268,6 +285,8 @@ pub struct ListColumn {
     pub header: &'static str,
     pub key: &'static str,
     pub width: usize,
+    /// Worth its room in a short list (the TUI's): an id the title already names is not.
+    pub brief: bool,
 }
 
 /// A page of the list, and where the next one starts.
@@ -408,16 +427,6 @@ pub struct TreeNode {
     /// `None` for the conversation's own tree.
     pub group: Option<String>,
     pub extra: Extra,
-}
-
-/// Messages left out of what is fed, for one reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LeftOutCount {
-    /// The reason, for scripts: "past_window".
-    pub reason: String,
-    /// The messages it leaves out, in words that follow a count.
-    pub description: String,
-    pub messages: usize,
 }
 
 /// What a message is, beside its role.

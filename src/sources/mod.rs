@@ -17,6 +17,7 @@ pub mod fixture;
 pub mod langflow;
 pub mod langgraph;
 pub mod memscope;
+pub mod opened;
 pub mod rewrite;
 
 use std::collections::BTreeSet;

@@ -350,3 +350,7 @@ mod tests {
         assert!(terminal_event(mouse(MouseEventKind::Moved)).is_none());
     }
 }
+
+#[cfg(test)]
+#[path = "source_tests.rs"]
+mod source_tests;

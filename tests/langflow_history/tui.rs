@@ -67,8 +67,12 @@ fn fed(app: &App) -> Vec<String> {
         .budget
         .as_ref()
         .unwrap()
-        .fed
-        .clone()
+        .view
+        .history
+        .messages
+        .iter()
+        .map(|m| m.source_id.clone())
+        .collect()
 }
 
 fn budget_counted(app: &App) -> bool {
@@ -101,7 +105,7 @@ fn select_row(app: &mut App, session: &str, flow: &str) {
         .sessions
         .rows
         .iter()
-        .position(|r| r.key.id == session && r.flow_name.as_deref() == Some(flow))
+        .position(|r| r.id == session && r.title.as_deref() == Some(flow))
         .unwrap_or_else(|| panic!("no row {session} of {flow}"));
     press(app, KeyCode::Char('g'));
     for _ in 0..at {
@@ -120,12 +124,12 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
             .sessions
             .rows
             .iter()
-            .filter(|r| r.key.id == "New Session 0")
-            .filter_map(|r| r.flow_name.as_deref())
+            .filter(|r| r.id == "New Session 0")
+            .filter_map(|r| r.title.as_deref())
             .collect();
         assert_eq!(shared.len(), 3, "one row per flow: {shared:?}");
         let text = screen(&mut app);
-        assert!(text.contains("Sessions of every flow"), "{text}");
+        assert!(text.contains("Sessions · page 1"), "{text}");
         assert!(
             text.contains("Support Chat") && text.contains("history-owner"),
             "{text}"
@@ -141,7 +145,7 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
             .sessions
             .rows
             .iter()
-            .map(|r| r.flow_name.clone())
+            .map(|r| r.title.clone())
             .collect();
         assert_eq!(found, vec![Some("Support Chat".to_owned())]);
         press(&mut app, KeyCode::Esc);
@@ -169,7 +173,7 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
             press(&mut app, KeyCode::Char('>'));
         }
         settle(&mut app, budget_counted).await;
-        assert_eq!(app.state.session.as_ref().unwrap().n_messages, 130);
+        assert_eq!(app.state.session.as_ref().unwrap().window, Some(130));
         assert_eq!(fed(&app), oracle_ids(built, "long window 130"));
 
         // T previews a trim of exactly what is fed.

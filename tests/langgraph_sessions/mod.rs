@@ -4,13 +4,13 @@
 
 use std::process::Command;
 
-use memscope::inspect::session_budget::session_budget;
-use memscope::inspect::sessions::{SessionKey, load_session};
+use memscope::inspect::sessions::open_conversation;
 use memscope::inspect::token_counter;
 use memscope::memory::budget_view::BudgetSettings;
 use memscope::memory::history::HistoryOptions;
 use memscope::memory::models::ContextWindow;
 use memscope::memory::tokens::CountCache;
+use memscope::sources::opened::ConversationKey;
 use memscope::store::{Access, Store};
 use serde_json::Value;
 
@@ -64,11 +64,8 @@ pub fn compare_sessions(url: &str, oracle: &Value, encrypted_thread: &str) {
             if thread_id == encrypted_thread {
                 continue;
             }
-            let key = SessionKey {
-                id: thread_id.clone(),
-                flow_id: None,
-            };
-            let view = load_session(&store, &key).await.unwrap();
+            let key = ConversationKey::new(thread_id.clone());
+            let view = open_conversation(&store, &key, &settings).await.unwrap();
             let state = &expected["state"];
             assert!(
                 view.heading
@@ -89,7 +86,10 @@ pub fn compare_sessions(url: &str, oracle: &Value, encrypted_thread: &str) {
                 .collect();
             assert_eq!(shown, langgraph, "{thread_id}: the latest state's messages");
 
-            let budget = session_budget(&view, 0, &settings, &mut CountCache::default()).unwrap();
+            let budget = view
+                .memory
+                .fed(None, &settings, &mut CountCache::default())
+                .unwrap();
             let sent: Vec<bool> = (0..budget.view.history.messages.len())
                 .map(|i| i >= budget.view.dropped() || budget.kept_above_cut == Some(i))
                 .collect();

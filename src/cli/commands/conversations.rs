@@ -8,9 +8,9 @@ use std::ops::ControlFlow;
 use crate::cli::args::ConversationsArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table};
-use crate::format::{fit, one_line, pad, thousands};
+use crate::format::{fit, one_line, pad};
 use crate::inspect::document::conversations_of;
-use crate::inspect::listing::{ConversationList, list_conversations, list_scans};
+use crate::inspect::listing::{self, ConversationList, headers, list_conversations, list_scans};
 use crate::sources::conversation::{ListColumn, ListQuery, ListedConversation, SourceOptions};
 use crate::store::Store;
 
@@ -20,39 +20,18 @@ const TITLE_WIDTH: usize = 40;
 const MESSAGES_WIDTH: usize = 8;
 const ACTIVITY_WIDTH: usize = 16;
 
-fn headers(columns: &[ListColumn]) -> Vec<&'static str> {
-    let mut headers = vec!["id", "title"];
-    headers.extend(columns.iter().map(|c| c.header));
-    headers.extend(["messages", "last activity"]);
-    headers
-}
-
+/// A row's cells, the id, title and the source's columns cut to their widths.
 fn cells(c: &ListedConversation, columns: &[ListColumn]) -> Vec<String> {
-    let title = c.title.as_deref().unwrap_or("");
-    let title = if c.deleted {
-        format!("[deleted] {title}")
-    } else {
-        title.to_owned()
-    };
-    let mut cells = vec![one_line(&c.id, ID_WIDTH), one_line(&title, TITLE_WIDTH)];
-    cells.extend(columns.iter().map(|column| {
-        let text = match c.extra.get(column.key) {
-            Some(serde_json::Value::String(s)) => s.clone(),
-            Some(serde_json::Value::Null) | None => String::new(),
-            Some(other) => other.to_string(),
-        };
-        one_line(&text, column.width)
-    }));
-    cells.push(
-        c.messages
-            .map_or_else(|| "unreadable".to_owned(), thousands),
-    );
-    cells.push(
-        c.last_activity
-            .map(|at| at.format("%Y-%m-%d %H:%M").to_string())
-            .unwrap_or_default(),
-    );
-    cells
+    let mut widths = vec![ID_WIDTH, TITLE_WIDTH];
+    widths.extend(columns.iter().map(|column| column.width));
+    listing::cells(c, columns)
+        .into_iter()
+        .enumerate()
+        .map(|(i, cell)| match widths.get(i) {
+            Some(width) => one_line(&cell, *width),
+            None => cell,
+        })
+        .collect()
 }
 
 /// Why each listed row could not be read whole, in full.

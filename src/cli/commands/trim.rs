@@ -1,6 +1,6 @@
 //! `trim preview|apply|undo`: LangChain's `trim_messages` or a chat memory policy over any
 //! history; applying and undoing for chat memories and LangGraph threads. On a LangGraph thread
-//! a preview starts from the cut `history` shows (`inspect::trim::thread_trim`).
+//! a preview starts from the cut `history` shows (`inspect::trim::trim_from_cut`).
 
 use serde::Serialize;
 
@@ -15,7 +15,7 @@ use crate::inspect::conversation::load_window;
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
     LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
-    thread_trim,
+    trim_from_cut,
 };
 use crate::memory::history::{HistoryOptions, assemble_history};
 use crate::memory::model::PromptMessage;
@@ -349,7 +349,7 @@ async fn plan_for(
     let (counter, description) = flags_counter(context, args)?;
     let (session, start) = match source {
         Source::Thread(thread) => {
-            let (session, options) = thread_trim(&thread.budget, counter);
+            let (session, options) = trim_from_cut(&thread.budget.trim_start(), counter);
             (session, Some(options))
         }
         _ => {

@@ -50,11 +50,13 @@ const COLUMNS: &[ListColumn] = &[
         header: "app",
         key: "app",
         width: 24,
+        brief: true,
     },
     ListColumn {
         header: "mode",
         key: "mode",
         width: 13,
+        brief: true,
     },
 ];
 

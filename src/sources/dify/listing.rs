@@ -59,6 +59,7 @@ pub fn listed(c: &ConversationSummary) -> ListedConversation {
         deleted: c.is_deleted,
         problem: None,
         extra,
+        scope: None,
     }
 }
 

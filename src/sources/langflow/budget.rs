@@ -4,6 +4,7 @@
 use crate::memory::agent_history::{AgentHistory, LeftOut};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::tokens::CountCache;
+use crate::sources::conversation::LeftOutCount;
 
 /// A session's Agent memory read under a budget.
 #[derive(Debug, Clone)]
@@ -53,4 +54,20 @@ pub fn agent_budget(
         warnings,
         view,
     }
+}
+
+/// Messages left out per reason, as every source counts them.
+pub fn counted(left_out: &[(LeftOut, usize)]) -> Vec<LeftOutCount> {
+    left_out
+        .iter()
+        .map(|(reason, count)| LeftOutCount {
+            reason: serde_json::json!(reason)
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            description: reason.describe().to_owned(),
+            short: reason.short().to_owned(),
+            messages: *count,
+        })
+        .collect()
 }

@@ -5,11 +5,12 @@ use std::ops::ControlFlow;
 
 use futures_util::future::BoxFuture;
 
-use super::{history, listing, session_tree};
+use super::{history, listing, opened, session_tree};
 use crate::sources::conversation::{
     Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
     ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
+use crate::sources::opened::{ConversationKey, OpenConversation};
 use crate::store::{Store, StoreError};
 
 /// The sessions of a Langflow database.
@@ -38,11 +39,13 @@ const COLUMNS: &[ListColumn] = &[
         header: "flow id",
         key: "flow_id",
         width: 36,
+        brief: false,
     },
     ListColumn {
         header: "owner",
         key: "owner_name",
         width: 24,
+        brief: true,
     },
 ];
 
@@ -86,6 +89,14 @@ impl ConversationSource for LangflowSessions {
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree> {
         Box::pin(session_tree::tree(store, request))
+    }
+
+    fn open<'a>(
+        &'a self,
+        store: &'a Store,
+        key: &'a ConversationKey,
+    ) -> Option<SourceFuture<'a, OpenConversation>> {
+        Some(Box::pin(opened::open(store, key)))
     }
 
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {

@@ -4,13 +4,12 @@
 
 use serde_json::json;
 
-use super::budget::agent_budget;
+use super::budget::{agent_budget, counted};
 use super::messages::{FlowChoiceError, session_flows, session_messages};
 use crate::memory::agent_history::{AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, agent_history};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    Extra, HistoryRequest, LeftOutCount, MessageFacts, MessageKind, Refusal, SourceError,
-    SourceHistory,
+    Extra, HistoryRequest, MessageFacts, MessageKind, Refusal, SourceError, SourceHistory,
 };
 use crate::store::Store;
 
@@ -114,15 +113,7 @@ pub async fn history(
         rule: budget.rule,
         messages,
         kept_above_cut: None,
-        left_out: budget
-            .left_out
-            .iter()
-            .map(|(reason, count)| LeftOutCount {
-                reason: json!(reason).as_str().unwrap_or_default().to_owned(),
-                description: reason.describe().to_owned(),
-                messages: *count,
-            })
-            .collect(),
+        left_out: counted(&budget.left_out),
         warnings: budget.warnings,
         view: budget.view,
         extra,

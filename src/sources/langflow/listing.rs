@@ -18,6 +18,7 @@ fn listed(c: LangflowConversation) -> ListedConversation {
     ]);
     ListedConversation {
         title: c.flow.clone(),
+        scope: c.flow_id.clone(),
         id: c.id,
         messages: Some(c.messages.max(0) as u64),
         last_activity: Some(c.last_activity),

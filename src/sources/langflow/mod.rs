@@ -12,6 +12,7 @@ mod history;
 pub mod kb;
 mod listing;
 pub mod messages;
+pub mod opened;
 mod session_tree;
 mod sync;
 pub mod writes;

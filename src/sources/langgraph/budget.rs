@@ -4,9 +4,9 @@
 use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use crate::memory::budget::Pruned;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
-use crate::memory::history::{History, HistoryMessage, Side};
 use crate::memory::model::Role;
 use crate::memory::tokens::CountCache;
+use crate::sources::opened::fed_history;
 
 /// A thread's channel under a budget.
 #[derive(Debug, Clone)]
@@ -32,27 +32,12 @@ pub fn checkpoint_budget(
     settings: &BudgetSettings,
     cache: &mut CountCache,
 ) -> ThreadBudget {
-    let messages = trimmed
-        .prompt
-        .iter()
-        .zip(&ids)
-        .map(|(message, id)| HistoryMessage {
-            message: message.clone(),
-            source_id: id.clone(),
-            side: match message.role {
-                Role::User => Side::Query,
-                _ => Side::Answer,
-            },
-        })
-        .collect();
-    let history = History {
-        window: ids.len(),
-        rows_given: ids.len(),
-        thread: ids.clone(),
-        popped: None,
-        paused: Vec::new(),
-        messages,
-    };
+    let history = fed_history(
+        ids.iter()
+            .cloned()
+            .zip(trimmed.prompt.iter().cloned())
+            .collect(),
+    );
     // The trim counted every message already, with the same counter.
     let mut view = BudgetView::with_counts(history, trimmed.counts.clone(), settings, cache);
     let system_kept = trimmed.kept.first() == Some(&true)

@@ -9,11 +9,11 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::budget::checkpoint_budget;
-use super::checkpoint_tree;
 use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use super::decode::message::LangChainMessage;
 use super::saver::{LangGraphDb, LangGraphError};
 use super::threads::ThreadRow;
+use super::{checkpoint_tree, opened};
 use crate::memory::tokens::CountCache;
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
@@ -21,6 +21,7 @@ use crate::sources::conversation::{
     ListedConversation, ListedPage, MessageFacts, MessageKind, Refusal, Setting, SourceError,
     SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
+use crate::sources::opened::{ConversationKey, OpenConversation};
 use crate::store::{CancelFlag, Store, StoreError};
 
 /// The threads of a LangGraph checkpoint database.
@@ -36,6 +37,7 @@ const COLUMNS: &[ListColumn] = &[ListColumn {
     header: "checkpoints",
     key: "checkpoints",
     width: 11,
+    brief: true,
 }];
 
 impl From<LangGraphError> for SourceError {
@@ -79,6 +81,7 @@ fn listed(t: ThreadRow) -> ListedConversation {
         deleted: false,
         problem: t.error,
         extra,
+        scope: None,
     }
 }
 
@@ -268,6 +271,14 @@ impl ConversationSource for LangGraphThreads {
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree> {
         Box::pin(checkpoint_tree::tree(store, request))
+    }
+
+    fn open<'a>(
+        &'a self,
+        store: &'a Store,
+        key: &'a ConversationKey,
+    ) -> Option<SourceFuture<'a, OpenConversation>> {
+        Some(Box::pin(opened::open(store, key)))
     }
 
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {

@@ -11,6 +11,7 @@ pub mod checkpoint_tree;
 pub mod conversation;
 pub mod decode;
 pub mod doctor;
+pub mod opened;
 pub mod prune;
 mod read;
 pub mod restore;

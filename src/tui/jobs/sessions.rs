@@ -4,8 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::slot::{Slot, Tasks, report, with_cache};
-use crate::inspect::session_budget::session_budget;
-use crate::inspect::sessions::{conversation_rows, load_session};
+use crate::inspect::sessions::{conversation_page, open_conversation};
 use crate::memory::tokens::CountCache;
 use crate::store::Store;
 use crate::tui::update::{SessionLoad, SessionLoaded};
@@ -21,17 +20,17 @@ pub(super) fn load(
     match load {
         SessionLoad::Page {
             search,
-            offset,
+            after,
             limit,
         } => tasks.load(Slot::List, generation, |reply| async move {
-            let result = conversation_rows(&store, search.as_deref(), offset, limit)
+            let result = conversation_page(&store, search, after.clone(), limit)
                 .await
                 .map_err(report);
-            reply.send(SessionLoaded::Page { offset, result });
+            reply.send(SessionLoaded::Page { after, result });
         }),
-        SessionLoad::Open { key } => {
+        SessionLoad::Open { key, settings } => {
             tasks.load(Slot::Conversation, generation, |reply| async move {
-                let result = load_session(&store, &key)
+                let result = open_conversation(&store, &key, &settings)
                     .await
                     .map(Arc::new)
                     .map_err(report);
@@ -40,11 +39,11 @@ pub(super) fn load(
         }
         SessionLoad::Budget {
             view,
-            n_messages,
+            window,
             settings,
         } => tasks.load(Slot::Budget, generation, |reply| async move {
             let result = with_cache(cache, move |cache| {
-                session_budget(&view, n_messages, &settings, cache).map(Box::new)
+                view.memory.fed(window, &settings, cache).map(Box::new)
             })
             .await
             .and_then(|counted| counted);

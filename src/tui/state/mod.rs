@@ -5,6 +5,7 @@
 //! re-exports the parts.
 
 use super::keymap::{KeyContext, Keymap};
+use crate::sources::conversation::{ConversationSource, ListColumn};
 
 mod budget;
 pub mod chat_memories;
@@ -95,6 +96,10 @@ pub struct AppState {
     pub doctor: Option<DoctorState>,
     /// How the database keeps its conversations: which list and which view the tab shows.
     pub shape: ConversationShape,
+    /// What one conversation is called here ("session", "thread"), as its source says.
+    pub noun: &'static str,
+    /// The columns its source adds to a short list, each a key of a row's extras.
+    pub list_columns: Vec<ListColumn>,
     /// The list of a database whose conversations are sessions or threads.
     pub sessions: SessionListState,
     /// The open session or thread.
@@ -148,6 +153,8 @@ impl AppState {
             budget_panel: BudgetPanelState::default(),
             doctor: None,
             shape: ConversationShape::RegenerationTrees,
+            noun: "conversation",
+            list_columns: Vec::new(),
             sessions: SessionListState::default(),
             session: None,
             checkpoints: None,
@@ -167,6 +174,19 @@ impl AppState {
 
     /// Whether the conversations tab lists sessions or threads rather than Dify's
     /// conversations.
+    /// Whether the open conversation's memory reads a message window the keys can move.
+    fn session_has_window(&self) -> bool {
+        let view = self.session.as_ref().and_then(|s| s.view.as_ref());
+        view.is_some_and(|v| v.memory.window().is_some())
+    }
+
+    /// Names and lists conversations as `conversations` (a source's capability) does.
+    pub fn keeps(&mut self, conversations: &'static dyn ConversationSource) {
+        self.noun = conversations.noun();
+        let columns = conversations.list_columns().iter();
+        self.list_columns = columns.filter(|column| column.brief).copied().collect();
+    }
+
     pub fn lists_sessions(&self) -> bool {
         self.shape != ConversationShape::RegenerationTrees
     }
@@ -210,7 +230,8 @@ impl AppState {
             Screen::Conversations if self.lists_sessions() => KeyContext::Sessions,
             Screen::Conversations => KeyContext::Conversations,
             Screen::Session if threads => KeyContext::Thread,
-            Screen::Session => KeyContext::FlowSession,
+            Screen::Session if self.session_has_window() => KeyContext::FlowSession,
+            Screen::Session => KeyContext::Session,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,
             Screen::ChatMemories => KeyContext::ChatMemories,

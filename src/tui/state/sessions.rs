@@ -1,53 +1,91 @@
 //! Conversations of databases that keep no regeneration trees (Langflow's sessions of each flow,
-//! LangGraph's threads): the list, paged by offset, and the open one with what its model is fed.
+//! LangGraph's threads, and every source that keeps a log): the list, paged by the cursors its
+//! source gives, and the open one with what its model is fed.
 
 use std::sync::Arc;
 
 use super::load::LoadStatus;
 use super::screen::Screen;
 use super::search::MessageSearch;
-use crate::inspect::session_budget::SessionBudget;
-use crate::inspect::sessions::{ConversationRow, SessionKey, SessionView};
-use crate::memory::agent_history::AGENT_DEFAULT_N_MESSAGES;
+use crate::sources::conversation::ListedConversation;
+use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
 
 /// One page of the list, where it starts, and the page being loaded.
 #[derive(Debug, Clone, Default)]
 pub struct SessionListState {
     pub status: LoadStatus,
-    pub rows: Vec<ConversationRow>,
+    pub rows: Vec<ListedConversation>,
     pub selected: usize,
-    /// Rows before the shown page.
-    pub offset: u64,
-    pub has_more: bool,
-    /// The offset of the page being loaded, which becomes the shown one when its rows arrive.
-    pub loading_offset: Option<u64>,
+    /// Where the shown page starts (`None`: the first page).
+    pub start: Option<String>,
+    /// Where each page before the shown one starts, oldest first: `[` goes back through them.
+    pub earlier: Vec<Option<String>>,
+    /// Where the next page starts; `None` on the last page.
+    pub next: Option<String>,
+    /// The page being loaded, which becomes the shown one when its rows arrive.
+    pub loading: Option<PageTurn>,
     pub generation: u64,
+}
+
+/// A page asked for: where it starts, and how it stands to the shown one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageTurn {
+    pub start: Option<String>,
+    pub step: PageStep,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageStep {
+    Forward,
+    Back,
 }
 
 impl SessionListState {
     /// The number of the page whose rows are shown.
-    pub fn page_number(&self, page_size: u64) -> u64 {
-        self.offset / page_size.max(1) + 1
+    pub fn page_number(&self) -> usize {
+        self.earlier.len() + 1
+    }
+
+    /// The number of the page being loaded.
+    pub fn loading_page(&self) -> Option<usize> {
+        let turn = self.loading.as_ref()?;
+        Some(match turn.step {
+            PageStep::Forward => self.page_number() + 1,
+            PageStep::Back => self.page_number().saturating_sub(1).max(1),
+        })
     }
 
     /// The selected row.
-    pub fn selected_row(&self) -> Option<&ConversationRow> {
+    pub fn selected_row(&self) -> Option<&ListedConversation> {
         self.rows.get(self.selected)
+    }
+
+    /// What opens the selected row.
+    pub fn selected_key(&self) -> Option<ConversationKey> {
+        self.selected_row().map(key_of)
+    }
+}
+
+/// What opens a row of the list.
+pub fn key_of(row: &ListedConversation) -> ConversationKey {
+    ConversationKey {
+        id: row.id.clone(),
+        scope: row.scope.clone(),
     }
 }
 
 /// An open conversation: its messages, the selected one, and its budget.
 #[derive(Debug, Clone)]
 pub struct SessionState {
-    pub key: SessionKey,
+    pub key: ConversationKey,
     pub status: LoadStatus,
-    pub view: Option<Arc<SessionView>>,
+    pub view: Option<Arc<OpenConversation>>,
     pub generation: u64,
     /// The selected message.
     pub selected: usize,
-    /// Langflow's Agent reads the newest `n_messages` of the session.
-    pub n_messages: u32,
-    pub budget: Option<SessionBudget>,
+    /// The memory's message window as the user set it (`>`, `<`); `None`: its default.
+    pub window: Option<u32>,
+    pub budget: Option<FedHistory>,
     pub budget_status: LoadStatus,
     pub budget_generation: u64,
     /// Where esc goes: the list, the doctor's findings or the memory bases it was opened from.
@@ -57,14 +95,14 @@ pub struct SessionState {
 }
 
 impl SessionState {
-    pub fn new(key: SessionKey, generation: u64, back_to: Screen) -> SessionState {
+    pub fn new(key: ConversationKey, generation: u64, back_to: Screen) -> SessionState {
         SessionState {
             key,
             status: LoadStatus::Loading,
             view: None,
             generation,
             selected: 0,
-            n_messages: AGENT_DEFAULT_N_MESSAGES,
+            window: None,
             budget: None,
             budget_status: LoadStatus::Loading,
             budget_generation: 0,

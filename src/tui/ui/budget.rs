@@ -8,7 +8,6 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 use super::common::{placeholder, short_id};
 use crate::format::{count, noun, one_line, thousands};
-use crate::memory::agent_history::LeftOut;
 use crate::memory::budget_view::BudgetView;
 use crate::memory::tokens::is_loaded;
 use crate::tui::state::{AppState, BudgetRows, ConversationState, LoadStatus};
@@ -363,7 +362,7 @@ fn draw_rows(
             entry
         };
         let message = &messages[index];
-        let error_text = of == BudgetOf::Session && error_text_fed(state, &message.source_id);
+        let error_text = of == BudgetOf::Session && flagged(state, &message.source_id);
         let kept_above = of == BudgetOf::Session && kept_above_cut(state) == Some(index);
         let text = format!(
             "{index:>4}  {:<9} {:>6}  {:>9}  {} {}{}",
@@ -401,15 +400,15 @@ fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<Line
     let left_out: Vec<String> = budget
         .left_out
         .iter()
-        .map(|(reason, count)| {
-            let count = *count as u64;
+        .map(|left_out| {
+            let count = left_out.messages as u64;
             match compact {
-                true => format!("{} {}", thousands(count), short_reason(*reason)),
+                true => format!("{} {}", thousands(count), left_out.short),
                 false => format!(
                     "{} {} {}",
                     thousands(count),
                     noun(count, "message"),
-                    reason.describe()
+                    left_out.description
                 ),
             }
         })
@@ -429,28 +428,17 @@ fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<Line
                 .map(|text| Line::styled(format!("left out: {text}"), style)),
         ),
     }
-    if !budget.error_text_fed.is_empty() {
+    if !budget.flagged.is_empty() {
         lines.push(Line::styled(
             format!(
-                "⚑ error-category text without the error flag reaches the model: {}",
-                thousands(budget.error_text_fed.len() as u64)
+                "⚑ {}: {}",
+                budget.flagged_why,
+                thousands(budget.flagged.len() as u64)
             ),
             theme.error,
         ));
     }
     lines
-}
-
-/// Why messages are left out, in a word or two for a short panel.
-fn short_reason(reason: LeftOut) -> &'static str {
-    match reason {
-        LeftOut::OtherFlow => "other flows",
-        LeftOut::OtherOwner => "other owners",
-        LeftOut::OtherContext => "other context ids",
-        LeftOut::ErrorFlag => "error flag",
-        LeftOut::PastWindow => "past n_messages",
-        LeftOut::MemoryOff => "memory off",
-    }
 }
 
 /// The open session's message above the cut that is sent anyway.
@@ -465,10 +453,10 @@ fn dropped(state: &AppState, view: &BudgetView, of: BudgetOf) -> usize {
 }
 
 /// Whether message `id` of the open session is error-category text fed to the model.
-fn error_text_fed(state: &AppState, id: &str) -> bool {
+fn flagged(state: &AppState, id: &str) -> bool {
     state
         .session
         .as_ref()
         .and_then(|s| s.budget.as_ref())
-        .is_some_and(|b| b.error_text_fed.iter().any(|fed| fed == id))
+        .is_some_and(|b| b.flagged.iter().any(|fed| fed == id))
 }

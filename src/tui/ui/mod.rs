@@ -83,10 +83,9 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
             Paragraph::new(why)
                 .style(theme.dim)
                 .wrap(Default::default())
-                .block(Block::bordered().title(format!(
-                    " {} ",
-                    state.screen.tab().title(state.shape.noun())
-                ))),
+                .block(
+                    Block::bordered().title(format!(" {} ", state.screen.tab().title(state.noun))),
+                ),
             body,
         ),
         None => screen.render(state, theme, frame, body),
@@ -130,7 +129,7 @@ fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
             theme.dim
         };
         spans.push(Span::styled(
-            format!(" {} {} ", number + 1, tab.title(state.shape.noun())),
+            format!(" {} {} ", number + 1, tab.title(state.noun)),
             style,
         ));
     }

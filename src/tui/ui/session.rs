@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::budget::{BudgetOf, Panel, draw_panel};
 use super::common::{Component, framed, highlighted, pane_block, placeholder, short_id};
 use crate::format::{fit, one_line};
-use crate::inspect::sessions::{SessionMessage, SessionView};
+use crate::sources::opened::{OpenConversation, ShownMessage};
 use crate::tui::state::sessions::SessionState;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -47,7 +47,7 @@ pub fn loaded_view<'a>(
     theme: &Theme,
     frame: &mut Frame,
     area: Rect,
-) -> Option<&'a SessionView> {
+) -> Option<&'a OpenConversation> {
     match (&session.status, &session.view) {
         (LoadStatus::Failed(error), _) => {
             let text = format!("Could not load {}: {error}", session.key.id);
@@ -67,7 +67,7 @@ pub fn loaded_view<'a>(
 /// whether the model is fed it (● fed, ○ not) and its marks (⚑).
 pub fn draw_messages(
     session: &SessionState,
-    view: &SessionView,
+    view: &OpenConversation,
     theme: &Theme,
     frame: &mut Frame,
     area: Rect,
@@ -114,7 +114,7 @@ pub fn draw_messages(
 fn message_line(
     session: &SessionState,
     index: usize,
-    message: &SessionMessage,
+    message: &ShownMessage,
     theme: &Theme,
     width: usize,
 ) -> Line<'static> {
@@ -166,7 +166,7 @@ fn message_line(
 /// whole, tool output included).
 pub fn draw_message(
     session: &SessionState,
-    view: &SessionView,
+    view: &OpenConversation,
     theme: &Theme,
     frame: &mut Frame,
     area: Rect,

@@ -1,5 +1,6 @@
-//! The conversation list of a database whose conversations are sessions or threads: Langflow's
-//! (flow, session) pairs with their owner, LangGraph's threads with their checkpoints.
+//! The conversation list of a database whose conversations are sessions or threads: the page
+//! `conversations` prints (Langflow's (flow, session) pairs with their owner, LangGraph's
+//! threads with their checkpoints, any source's log), with the columns its source adds.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -7,86 +8,42 @@ use ratatui::text::Span;
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table};
-use crate::format::thousands;
-use crate::inspect::sessions::ConversationRow;
-use crate::store::ConversationShape;
-use crate::tui::state::{AppState, LoadStatus, PAGE_SIZE};
+use crate::inspect::listing::{cells, headers};
+use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub struct SessionList;
 
-/// The list's columns for a shape: their headers, widths, and each row's cells.
-struct Columns {
-    headers: &'static [&'static str],
-    widths: &'static [Constraint],
-    cells: fn(&ConversationRow) -> Vec<String>,
+/// Columns no wider than this keep their width; wider ones share the room left.
+const NARROW: usize = 12;
+
+/// `word` with its first letter in capitals: a heading.
+fn heading(word: &str) -> String {
+    let mut letters = word.chars();
+    letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default()
 }
-
-const FLOW_SESSIONS: Columns = Columns {
-    headers: &["Session", "Flow", "Msgs", "Last activity", "Owner"],
-    widths: &[
-        Constraint::Fill(3),
-        Constraint::Fill(2),
-        Constraint::Length(6),
-        Constraint::Length(16),
-        Constraint::Fill(1),
-    ],
-    cells: |row| {
-        vec![
-            row.key.id.clone(),
-            row.flow_name
-                .clone()
-                .or_else(|| row.key.flow_id.clone())
-                .unwrap_or_else(|| "(no flow)".to_owned()),
-            row.messages.map(thousands).unwrap_or_default(),
-            row.last_activity.clone().unwrap_or_default(),
-            row.owner.clone().unwrap_or_else(|| "(none)".to_owned()),
-        ]
-    },
-};
-
-const THREADS: Columns = Columns {
-    headers: &["Thread", "Msgs", "Checkpoints", "Last activity"],
-    widths: &[
-        Constraint::Fill(3),
-        Constraint::Length(6),
-        Constraint::Length(11),
-        Constraint::Fill(2),
-    ],
-    cells: |row| {
-        vec![
-            row.key.id.clone(),
-            match (&row.messages, &row.problem) {
-                (Some(n), _) => thousands(*n),
-                (None, Some(_)) => "unread".to_owned(),
-                (None, None) => String::new(),
-            },
-            row.checkpoints.map(thousands).unwrap_or_default(),
-            row.last_activity.clone().unwrap_or_default(),
-        ]
-    },
-};
 
 impl Component for SessionList {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         let list = &state.sessions;
-        let (what, columns) = match state.shape {
-            ConversationShape::CheckpointThreads => ("Threads", &THREADS),
-            _ => ("Sessions of every flow", &FLOW_SESSIONS),
-        };
+        let columns = &state.list_columns;
         let filter = &state.list.filter;
         let matching = if filter.is_empty() {
             String::new()
         } else {
             format!(" matching {filter:?}")
         };
-        let loading = match list.loading_offset {
-            Some(offset) => format!(" · loading page {}…", offset / PAGE_SIZE as u64 + 1),
+        let loading = match list.loading_page() {
+            Some(page) => format!(" · loading page {page}…"),
             None => String::new(),
         };
         let title = format!(
-            " {what}{matching} · page {}{loading} ",
-            list.page_number(PAGE_SIZE as u64)
+            " {}s{matching} · page {}{loading} ",
+            heading(state.noun),
+            list.page_number()
         );
         let inner = framed(&title, theme, frame, area);
         let empty = match &list.status {
@@ -115,24 +72,39 @@ impl Component for SessionList {
             frame.render_widget(placeholder(text, style), inner);
             return;
         }
-        let header = Row::new(columns.headers.iter().copied()).style(theme.title);
+        // A source whose conversations have no titles gets no empty column for them.
+        let titled = list.rows.iter().any(|row| row.title.is_some());
+        let shown = |index: usize| index != 1 || titled;
+        let mut widths = vec![Constraint::Fill(3), Constraint::Fill(2)];
+        widths.extend(columns.iter().map(|column| match column.width <= NARROW {
+            true => Constraint::Length(column.width as u16),
+            false => Constraint::Fill(1),
+        }));
+        widths.extend([Constraint::Length(10), Constraint::Length(16)]);
+        let mut names: Vec<String> = headers(columns).into_iter().map(heading).collect();
+        names[0] = heading(state.noun);
+        let names = names.into_iter().enumerate().filter(|(i, _)| shown(*i));
+        let header = Row::new(names.map(|(_, name)| name)).style(theme.title);
         let rows = list.rows.iter().map(|row| {
             let style = if row.problem.is_some() {
                 theme.warning
             } else {
                 theme.text
             };
-            let cells = (columns.cells)(row).into_iter().map(Span::raw).collect();
+            let cells = cells(row, columns)
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| shown(*i))
+                .map(|(_, cell)| Span::raw(cell))
+                .collect();
             (cells, style)
         });
-        selectable_table(
-            header,
-            rows,
-            columns.widths,
-            list.selected,
-            theme,
-            frame,
-            inner,
-        );
+        let widths: Vec<Constraint> = widths
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| shown(*i))
+            .map(|(_, width)| width)
+            .collect();
+        selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
 }

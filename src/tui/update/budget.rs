@@ -99,7 +99,7 @@ pub(super) fn recompute_session_budget(state: &mut AppState, effects: &mut Vec<E
     session.budget_status = LoadStatus::Loading;
     let budget = SessionLoad::Budget {
         view,
-        n_messages: session.n_messages,
+        window: session.window,
         settings,
     };
     effects.push(Effect::load(generation, budget));

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use super::super::checkpoints::open_thread;
 use super::super::test_support::{code, key, state};
 use super::*;
-use crate::inspect::sessions::{ConversationRow, SessionKey};
+use crate::sources::conversation::{Extra, ListedConversation};
 use crate::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
 use crate::sources::langgraph::saver::Saver;
 use crate::tui::state::Screen;
@@ -34,17 +34,15 @@ fn on_list(threads: &[&str]) -> AppState {
     state.shape = ConversationShape::CheckpointThreads;
     state.sessions.rows = threads
         .iter()
-        .map(|id| ConversationRow {
-            key: SessionKey {
-                id: (*id).to_owned(),
-                flow_id: None,
-            },
-            flow_name: None,
+        .map(|id| ListedConversation {
+            id: (*id).to_owned(),
+            title: None,
             messages: Some(4),
-            checkpoints: Some(9),
             last_activity: None,
-            owner: None,
+            deleted: false,
             problem: None,
+            extra: Extra::new(),
+            scope: None,
         })
         .collect();
     state

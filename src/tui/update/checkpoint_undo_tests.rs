@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::super::checkpoints::open_thread;
 use super::super::test_support::{key, state};
 use super::*;
-use crate::inspect::sessions::{ConversationRow, SessionKey};
+use crate::sources::conversation::{Extra, ListedConversation};
 use crate::sources::langgraph::restore::ArchivedPrune;
 use crate::tui::state::Screen;
 use crate::tui::update::checkpoint_jobs::CheckpointWritten;
@@ -157,17 +157,15 @@ fn u_on_the_thread_list_asks_for_the_selected_thread_and_a_langflow_list_has_non
     let mut state = state();
     state.shape = ConversationShape::CheckpointThreads;
     let listed = |state: &mut AppState| {
-        state.sessions.rows = vec![ConversationRow {
-            key: SessionKey {
-                id: "agent".to_owned(),
-                flow_id: None,
-            },
-            flow_name: None,
+        state.sessions.rows = vec![ListedConversation {
+            id: "agent".to_owned(),
+            title: None,
             messages: Some(4),
-            checkpoints: Some(1),
             last_activity: None,
-            owner: None,
+            deleted: false,
             problem: None,
+            extra: Extra::new(),
+            scope: None,
         }];
     };
     listed(&mut state);

@@ -10,7 +10,7 @@ use super::conversation;
 use super::effect::Effect;
 use super::{checkpoint_prune, checkpoint_writes};
 use super::{sessions, settings};
-use crate::inspect::sessions::SessionKey;
+use crate::sources::opened::ConversationKey;
 use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ThreadOrigin};
@@ -104,7 +104,7 @@ pub(super) fn open_any_conversation(state: &mut AppState, id: String, effects: &
     match state.shape {
         ConversationShape::CheckpointThreads => open_thread(state, id, effects),
         ConversationShape::FlowSessions => {
-            let key = SessionKey { id, flow_id: None };
+            let key = ConversationKey::new(id);
             sessions::open_session(state, key, Screen::Conversations, effects)
         }
         ConversationShape::RegenerationTrees => conversation::open_conversation(state, id, effects),

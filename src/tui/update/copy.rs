@@ -30,7 +30,7 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
         Screen::Conversations if state.lists_sessions() => state
             .sessions
             .selected_row()
-            .map(|row| ("conversation id", row.key.id.clone())),
+            .map(|row| ("conversation id", row.id.clone())),
         Screen::Session => {
             let session = state.session.as_ref()?;
             let message = session.view.as_ref()?.messages.get(session.selected)?;

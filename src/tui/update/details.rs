@@ -4,12 +4,14 @@
 
 use crate::format::thousands;
 use crate::inspect::diff::side_by_side;
+use crate::inspect::listing::{cells, headers};
 use crate::inspect::memory_bases::{BaseStatus, SessionStatus};
 use crate::inspect::nodes::Timeline;
-use crate::inspect::sessions::ConversationRow;
+use crate::inspect::sessions::whole;
 use crate::kb::rows::SearchHit;
 use crate::memory::node_context::Disagreement;
 use crate::memory::thread::{StepDecision, ThreadComparison};
+use crate::sources::conversation::{ListColumn, ListedConversation};
 use crate::sources::dify::queries::ConversationSummary;
 use crate::store::ChatMemorySummary;
 use crate::sync::Stage;
@@ -34,9 +36,10 @@ fn selected(state: &AppState) -> Option<Detail> {
         return lines.get(state.jobs.selected).map(|line| job(state, line));
     }
     match state.screen {
-        Screen::Conversations if state.lists_sessions() => {
-            state.sessions.selected_row().map(session_row)
-        }
+        Screen::Conversations if state.lists_sessions() => state
+            .sessions
+            .selected_row()
+            .map(|row| session_row(row, &state.list_columns)),
         Screen::Conversations => state
             .list
             .rows
@@ -47,7 +50,7 @@ fn selected(state: &AppState) -> Option<Detail> {
             let message = session.view.as_ref()?.messages.get(session.selected)?;
             Some(Detail::new(
                 format!(" Message {} ", message.message.id),
-                message.whole(),
+                whole(message),
             ))
         }
         Screen::Conversation => {
@@ -159,24 +162,18 @@ fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
     Detail::new(format!(" Conversation {name} "), text)
 }
 
-/// A row of the session list: a Langflow session of one flow, or a LangGraph thread.
-fn session_row(row: &ConversationRow) -> Detail {
-    let mut pairs = vec![("id", row.key.id.clone())];
-    let optional = [
-        ("flow", row.flow_name.clone()),
-        ("flow id", row.key.flow_id.clone()),
-        ("messages", row.messages.map(thousands)),
-        ("checkpoints", row.checkpoints.map(thousands)),
-        ("last activity", row.last_activity.clone()),
-        ("owner", row.owner.clone()),
-        ("unread", row.problem.clone()),
-    ];
-    pairs.extend(
-        optional
-            .into_iter()
-            .filter_map(|(key, value)| Some((key, value?))),
-    );
-    Detail::new(format!(" {} ", row.key.id), fields(&pairs))
+/// A row of the session list, every cell whole: a Langflow session of one flow, a LangGraph
+/// thread, any source's log.
+fn session_row(row: &ListedConversation, columns: &[ListColumn]) -> Detail {
+    let mut pairs: Vec<(&str, String)> = headers(columns)
+        .into_iter()
+        .zip(cells(row, columns))
+        .filter(|(_, cell)| !cell.is_empty())
+        .collect();
+    if let Some(problem) = &row.problem {
+        pairs.push(("unread", problem.clone()));
+    }
+    Detail::new(format!(" {} ", row.id), fields(&pairs))
 }
 
 /// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.

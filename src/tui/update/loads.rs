@@ -47,7 +47,7 @@ pub(super) fn on_load(
         LoadReport::ChatMemory(report) => chat_memories::on_load(state, report, effects),
         LoadReport::Doctor(report) => doctor::on_report(state, report),
         LoadReport::Sessions(report) => match report {
-            SessionLoaded::Page { offset, result } => sessions::page_loaded(state, offset, result),
+            SessionLoaded::Page { after, result } => sessions::page_loaded(state, after, result),
             SessionLoaded::Opened(result) => {
                 let changed = session::session_loaded(state, result, effects);
                 search::reapply(state, search::View::Session);

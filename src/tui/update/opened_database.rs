@@ -2,6 +2,8 @@
 //! on, and what the state takes of it. A leaf: the effects carry it, and `database.rs` and the
 //! runner make it.
 
+use crate::inspect::document::conversations_of;
+use crate::sources::conversation::ConversationSource;
 use crate::store::{BaseChange, ConversationShape, Ingestion, Part, Profile, Store};
 use crate::tui::state::memory_bases::RefusedChanges;
 use crate::tui::state::{AppState, Tab};
@@ -18,6 +20,8 @@ pub struct OpenedDatabase {
     pub missing_tabs: Vec<(Tab, String)>,
     /// How it keeps its conversations.
     pub shape: ConversationShape,
+    /// Its source's conversations, where it keeps any.
+    pub conversations: Option<&'static dyn ConversationSource>,
     /// What `n` and `D` answer where its memory bases are never created or deleted here.
     pub refused_changes: Option<RefusedChanges>,
 }
@@ -36,6 +40,7 @@ impl OpenedDatabase {
     pub fn of(store: Store) -> OpenedDatabase {
         let profile = store.profile();
         OpenedDatabase {
+            conversations: conversations_of(&store).ok(),
             database: store.url().to_owned(),
             read_only: store.is_read_only(),
             missing_tabs: missing_tabs(profile),
@@ -83,5 +88,8 @@ pub fn take(state: &mut AppState, database: &OpenedDatabase) {
     state.read_only = database.read_only;
     state.missing_tabs = database.missing_tabs.clone();
     state.shape = database.shape;
+    if let Some(conversations) = database.conversations {
+        state.keeps(conversations);
+    }
     state.memory_bases.refused_changes = database.refused_changes.clone();
 }

@@ -31,7 +31,10 @@ fn shown(state: &AppState) -> Option<View> {
 pub(super) fn takes(state: &AppState, action: Action) -> bool {
     if !matches!(
         state.key_context(),
-        KeyContext::Conversation | KeyContext::FlowSession | KeyContext::Thread
+        KeyContext::Conversation
+            | KeyContext::Session
+            | KeyContext::FlowSession
+            | KeyContext::Thread
     ) {
         return false;
     }

@@ -8,13 +8,12 @@ use super::effect::Effect;
 use super::selection::moved;
 use super::session_effects::SessionLoad;
 use super::{settings, trim};
-use crate::inspect::session_budget::SessionBudget;
-use crate::inspect::sessions::SessionView;
+use crate::sources::opened::{FedHistory, OpenConversation};
 use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, Screen};
 
-/// `>` and `<` move Langflow's `n_messages` by this much.
+/// `>` and `<` move a memory's message window (Langflow's `n_messages`) by this much.
 pub const HISTORY_STEP: u32 = 10;
 
 pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -48,7 +47,11 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
             session.generation = generation;
             session.status = LoadStatus::Loading;
             let key = session.key.clone();
-            effects.push(Effect::load(generation, SessionLoad::Open { key }));
+            let settings = state.settings.budget_settings();
+            effects.push(Effect::load(
+                generation,
+                SessionLoad::Open { key, settings },
+            ));
         }
         Action::HistoryUp | Action::HistoryDown => change_history(state, action, effects),
         Action::BudgetUp | Action::BudgetDown => {
@@ -79,9 +82,10 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
     }
 }
 
-/// `>` or `<`: Langflow's Agent reads `n_messages` more or fewer; other histories have no
-/// message window, and the key says so.
+/// `>` or `<`: the memory reads more or fewer messages where it has a window (Langflow's
+/// Agent, `n_messages`); other memories have none, and the key says so.
 fn change_history(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
+    let noun = state.noun;
     let Some(session) = state.session.as_mut() else {
         return;
     };
@@ -89,29 +93,31 @@ fn change_history(state: &mut AppState, action: Action, effects: &mut Vec<Effect
         state.message = Some("the conversation is still loading".to_owned());
         return;
     };
-    if !view.has_message_window() {
-        state.message = Some(
-            "n_messages is the Langflow Agent's: a LangGraph thread's model is fed its whole \
-             messages channel"
-                .to_owned(),
-        );
+    let Some(window) = view.memory.window() else {
+        state.message = Some(format!(
+            "this {noun}'s memory has no message window: the model is fed what the budget \
+             panel shows"
+        ));
         return;
-    }
-    session.n_messages = match action {
-        Action::HistoryUp => session.n_messages.saturating_add(HISTORY_STEP),
-        _ => session.n_messages.saturating_sub(HISTORY_STEP),
     };
-    state.message = Some(match session.n_messages {
-        0 => "n_messages 0: the Agent's memory is off, nothing is fed".to_owned(),
-        n => format!("n_messages {n}: the Agent reads the newest {n} messages"),
-    });
+    let now = session.window.unwrap_or(window.default);
+    let moved = match action {
+        Action::HistoryUp => now.saturating_add(HISTORY_STEP),
+        _ => now.saturating_sub(HISTORY_STEP),
+    };
+    session.window = Some(moved);
+    state.message = Some(format!(
+        "{} {moved}: {}",
+        window.name,
+        (window.describe)(moved)
+    ));
     recompute_session_budget(state, effects);
 }
 
 /// The conversation arrived: its budget is counted next.
 pub(super) fn session_loaded(
     state: &mut AppState,
-    result: Result<Arc<SessionView>, String>,
+    result: Result<Arc<OpenConversation>, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
     let Some(session) = state.session.as_mut() else {
@@ -135,7 +141,7 @@ pub(super) fn session_loaded(
 
 pub(super) fn budget_computed(
     state: &mut AppState,
-    result: Result<Box<SessionBudget>, String>,
+    result: Result<Box<FedHistory>, String>,
 ) -> bool {
     let Some(session) = state.session.as_mut() else {
         return false;

@@ -3,25 +3,29 @@
 
 use std::sync::Arc;
 
-use crate::inspect::session_budget::SessionBudget;
-use crate::inspect::sessions::{ConversationRowPage, SessionKey, SessionView};
+use crate::inspect::listing::ConversationList;
 use crate::memory::budget_view::BudgetSettings;
+use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
 
 /// Reads for the job runner.
 #[derive(Debug, Clone)]
 pub enum SessionLoad {
-    /// A page of the list from `offset`, searched when `search` is given.
+    /// A page of the list from `after` (the start of the first page when `None`), searched
+    /// when `search` is given.
     Page {
         search: Option<String>,
-        offset: u64,
+        after: Option<String>,
         limit: u32,
     },
-    /// One conversation's messages and what its history is read from.
-    Open { key: SessionKey },
-    /// What the model is fed of `view`, counted.
+    /// One conversation's messages and its memory.
+    Open {
+        key: ConversationKey,
+        settings: BudgetSettings,
+    },
+    /// What the model is fed of `view`, counted, with the memory's window at `window`.
     Budget {
-        view: Arc<SessionView>,
-        n_messages: u32,
+        view: Arc<OpenConversation>,
+        window: Option<u32>,
         settings: BudgetSettings,
     },
 }
@@ -30,9 +34,9 @@ pub enum SessionLoad {
 #[derive(Debug)]
 pub enum SessionLoaded {
     Page {
-        offset: u64,
-        result: Result<ConversationRowPage, String>,
+        after: Option<String>,
+        result: Result<ConversationList, String>,
     },
-    Opened(Result<Arc<SessionView>, String>),
-    Budget(Result<Box<SessionBudget>, String>),
+    Opened(Result<Arc<OpenConversation>, String>),
+    Budget(Result<Box<FedHistory>, String>),
 }

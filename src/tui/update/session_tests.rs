@@ -1,10 +1,11 @@
 use super::*;
-use crate::inspect::session_budget::session_budget;
-use crate::inspect::sessions::SessionKey;
-use crate::inspect::sessions::{HistorySource, SessionMessage};
 use crate::memory::agent_history::LangflowMessage;
 use crate::memory::model::{ChatMessage, PromptMessage, Role};
 use crate::memory::tokens::CountCache;
+use crate::sources::langflow::opened::agent_memory;
+use crate::sources::opened::{
+    ConversationKey, ConversationMemory, FedHistory, OpenConversation, ShownMessage,
+};
 use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
 use crate::tui::state::trim::TrimSource;
@@ -38,8 +39,8 @@ fn stored(n: u32, sender: &str, category: &str) -> LangflowMessage {
     }
 }
 
-fn shown(m: &LangflowMessage) -> SessionMessage {
-    SessionMessage {
+fn shown(m: &LangflowMessage) -> ShownMessage {
+    ShownMessage {
         message: ChatMessage {
             id: m.id.clone(),
             message: PromptMessage::text(Role::User, m.text.clone()),
@@ -56,32 +57,29 @@ fn shown(m: &LangflowMessage) -> SessionMessage {
 }
 
 /// A session of 30 messages, the 4th of them error text without the error flag.
-fn flow_view() -> Arc<SessionView> {
+fn flow_view() -> Arc<OpenConversation> {
     let rows: Vec<LangflowMessage> = (0..30)
         .map(|n| {
             let sender = if n % 2 == 0 { "User" } else { "Machine" };
             stored(n, sender, if n == 3 { "error" } else { "message" })
         })
         .collect();
-    Arc::new(SessionView {
-        key: SessionKey {
-            id: "s".into(),
-            flow_id: Some(FLOW.into()),
-        },
+    let key = ConversationKey {
+        id: "s".into(),
+        scope: Some(FLOW.into()),
+    };
+    Arc::new(OpenConversation {
         heading: "session \"s\" of flow Chat".into(),
         structure: "Langflow keeps no regeneration tree".into(),
         messages: rows.iter().map(shown).collect(),
-        source: HistorySource::AgentMemory {
-            rows,
-            flow_id: Some(FLOW.into()),
-            owner: Some(OWNER.into()),
-        },
+        memory: agent_memory(&key, rows, Some(OWNER.into())),
         warnings: Vec::new(),
+        key,
     })
 }
 
 /// The state with `view` open and loaded, and the effects its arrival asked for.
-fn opened(view: Arc<SessionView>) -> (AppState, Vec<Effect>) {
+fn opened(view: Arc<OpenConversation>) -> (AppState, Vec<Effect>) {
     let mut state = state();
     state.shape = ConversationShape::FlowSessions;
     let mut effects = Vec::new();
@@ -99,12 +97,12 @@ fn opened(view: Arc<SessionView>) -> (AppState, Vec<Effect>) {
     (state, effects)
 }
 
-fn budget_asked(effects: &[Effect]) -> Option<(u64, u32)> {
+fn budget_asked(effects: &[Effect]) -> Option<(u64, Option<u32>)> {
     effects.iter().find_map(|effect| match effect {
         Effect::Load(Stamped {
             generation,
-            value: Load::Sessions(SessionLoad::Budget { n_messages, .. }),
-        }) => Some((*generation, *n_messages)),
+            value: Load::Sessions(SessionLoad::Budget { window, .. }),
+        }) => Some((*generation, *window)),
         _ => None,
     })
 }
@@ -116,7 +114,7 @@ fn count(state: &mut AppState, effects: &[Effect]) {
         value:
             Load::Sessions(SessionLoad::Budget {
                 view,
-                n_messages,
+                window,
                 settings,
             }),
     })) = effects.iter().find(|e| {
@@ -131,7 +129,9 @@ fn count(state: &mut AppState, effects: &[Effect]) {
     else {
         panic!("no budget asked: {effects:?}");
     };
-    let result = session_budget(view, *n_messages, settings, &mut CountCache::default());
+    let result = view
+        .memory
+        .fed(*window, settings, &mut CountCache::default());
     update(
         state,
         Event::Job(JobEvent::load(
@@ -141,32 +141,39 @@ fn count(state: &mut AppState, effects: &[Effect]) {
     );
 }
 
+/// The messages the memory reads, before the token cut.
+fn fed(budget: &FedHistory) -> usize {
+    budget.view.history.messages.len()
+}
+
 #[test]
 fn the_budget_is_what_the_agent_reads_and_n_messages_moves_it() {
     let (mut state, effects) = opened(flow_view());
-    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(100));
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(None));
     count(&mut state, &effects);
     let budget = state.session.as_ref().unwrap().budget.as_ref().unwrap();
-    assert_eq!(budget.fed.len(), 30);
-    assert_eq!(budget.error_text_fed, vec!["m3".to_owned()]);
+    assert_eq!(fed(budget), 30);
+    assert_eq!(budget.flagged, vec!["m3".to_owned()]);
     assert!(budget.left_out.is_empty());
 
     let effects = update(&mut state, key('<'));
-    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(90));
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(Some(90)));
     for _ in 0..9 {
         update(&mut state, key('<'));
     }
     let effects = update(&mut state, key('>'));
-    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(10));
+    assert_eq!(budget_asked(&effects).map(|(_, n)| n), Some(Some(10)));
     count(&mut state, &effects);
     let session = state.session.as_ref().unwrap();
     let budget = session.budget.as_ref().unwrap();
-    assert_eq!(budget.fed.len(), 10);
-    assert_eq!(
-        budget.left_out,
-        vec![(crate::memory::agent_history::LeftOut::PastWindow, 20)]
-    );
-    assert!(budget.error_text_fed.is_empty(), "m3 is past the window");
+    assert_eq!(fed(budget), 10);
+    let left_out: Vec<_> = budget
+        .left_out
+        .iter()
+        .map(|l| (l.reason.as_str(), l.messages))
+        .collect();
+    assert_eq!(left_out, vec![("past_window", 20)]);
+    assert!(budget.flagged.is_empty(), "m3 is past the window");
     assert_eq!(session.is_fed("m29"), Some(true));
     assert_eq!(session.is_fed("m0"), Some(false));
 }
@@ -210,25 +217,37 @@ fn t_previews_a_trim_of_the_fed_history_and_i_shows_a_message_whole() {
     assert!(detail.text.contains("run run0"), "{}", detail.text);
 }
 
+/// A memory without a message window: it feeds nothing.
+#[derive(Debug)]
+struct NoWindow;
+
+impl ConversationMemory for NoWindow {
+    fn fed(
+        &self,
+        _: Option<u32>,
+        _: &crate::memory::budget_view::BudgetSettings,
+        _: &mut CountCache,
+    ) -> Result<FedHistory, String> {
+        Err("not counted here".to_owned())
+    }
+}
+
 #[test]
-fn a_thread_has_no_message_window_and_says_so() {
+fn a_memory_without_a_message_window_offers_no_window_keys() {
     let mut view = (*flow_view()).clone();
-    view.source = HistorySource::Checkpoint {
-        checkpoint_id: "c".into(),
-        messages: Vec::new(),
-    };
+    view.memory = Arc::new(NoWindow);
     let (mut state, _) = opened(Arc::new(view));
+    let (hints, _) = state.keymap.hints(state.key_context());
+    assert!(
+        !hints.iter().any(|(_, desc)| desc.contains("n_messages")),
+        "{hints:?}"
+    );
+    assert!(
+        hints.contains(&("i/enter".to_owned(), "the message whole")),
+        "{hints:?}"
+    );
     let effects = update(&mut state, key('>'));
     assert!(budget_asked(&effects).is_none());
-    assert!(
-        state
-            .message
-            .as_deref()
-            .unwrap_or_default()
-            .contains("Langflow Agent's"),
-        "{:?}",
-        state.message
-    );
 }
 
 #[test]
@@ -295,16 +314,10 @@ fn conv_opens_a_langflow_session_as_its_log() {
     assert_eq!(state.screen, Screen::Session);
     let opened = effects.iter().find_map(|e| match e {
         Effect::Load(Stamped {
-            value: Load::Sessions(SessionLoad::Open { key }),
+            value: Load::Sessions(SessionLoad::Open { key, .. }),
             ..
         }) => Some(key.clone()),
         _ => None,
     });
-    assert_eq!(
-        opened,
-        Some(SessionKey {
-            id: "s".into(),
-            flow_id: None
-        })
-    );
+    assert_eq!(opened, Some(ConversationKey::new("s")));
 }

@@ -1,16 +1,18 @@
 //! The conversation list of a database whose conversations are sessions or threads (Langflow,
-//! LangGraph): its pages by offset, its `/` search over ids and message text, and opening a
-//! session from a row, from a memory base's session or from a doctor finding.
+//! LangGraph, every source that keeps a log): its pages by the cursors its source gives, its `/`
+//! search over ids and message text, and opening a session from a row, from a memory base's
+//! session or from a doctor finding.
 
 use super::effect::Effect;
 use super::selection::moved;
 use super::session_effects::SessionLoad;
 use crate::inspect::doctor::Finding;
-use crate::inspect::sessions::{ConversationRowPage, SessionKey};
+use crate::inspect::listing::ConversationList;
 use crate::sources::langflow::doctor::LangflowFinding;
+use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::memory_bases::Focus;
-use crate::tui::state::sessions::SessionState;
+use crate::tui::state::sessions::{PageStep, PageTurn, SessionState, key_of};
 use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, Prompt, Screen, Tab};
 
 /// Asks for the page the list is on or going to; `show_loading` empties nothing but says so.
@@ -21,9 +23,13 @@ pub(super) fn reload(state: &mut AppState, show_loading: bool) -> Effect {
     if show_loading {
         list.status = LoadStatus::Loading;
     }
+    let after = match &list.loading {
+        Some(turn) => turn.start.clone(),
+        None => list.start.clone(),
+    };
     let page = SessionLoad::Page {
         search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
-        offset: list.loading_offset.unwrap_or(list.offset),
+        after,
         limit: PAGE_SIZE as u32,
     };
     Effect::load(generation, page)
@@ -33,8 +39,10 @@ pub(super) fn reload(state: &mut AppState, show_loading: bool) -> Effect {
 pub(super) fn first_page(state: &mut AppState) -> Effect {
     let list = &mut state.sessions;
     list.rows.clear();
-    list.offset = 0;
-    list.loading_offset = None;
+    list.start = None;
+    list.earlier.clear();
+    list.next = None;
+    list.loading = None;
     list.selected = 0;
     reload(state, true)
 }
@@ -47,37 +55,42 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
     }
     match action {
         Action::Open => {
-            if let Some(row) = list.selected_row() {
-                let key = row.key.clone();
+            if let Some(key) = list.selected_key() {
                 open_session(state, key, Screen::Conversations, effects);
             }
         }
         Action::Filter => {
             state.overlay = Overlay::Prompt(Prompt::Filter(state.list.filter.clone()));
         }
-        Action::NextPage | Action::PrevPage if list.loading_offset.is_some() => {
+        Action::NextPage | Action::PrevPage if list.loading.is_some() => {
             state.message = Some("a page is loading: wait for it".to_owned());
         }
-        Action::NextPage if list.has_more => {
-            list.loading_offset = Some(list.offset + list.rows.len() as u64);
+        Action::NextPage if list.next.is_some() => {
+            list.loading = Some(PageTurn {
+                start: list.next.clone(),
+                step: PageStep::Forward,
+            });
             effects.push(reload(state, true));
         }
-        Action::PrevPage if list.offset > 0 => {
-            list.loading_offset = Some(list.offset.saturating_sub(PAGE_SIZE as u64));
+        Action::PrevPage if !list.earlier.is_empty() => {
+            list.loading = Some(PageTurn {
+                start: list.earlier.last().cloned().flatten(),
+                step: PageStep::Back,
+            });
             effects.push(reload(state, true));
         }
         Action::Refresh => effects.push(reload(state, true)),
         Action::Doctor => effects.extend(super::doctor::open(state)),
         Action::Prune => match list.selected_row() {
             Some(row) => {
-                let id = row.key.id.clone();
+                let id = row.id.clone();
                 super::checkpoint_prune::ask(state, id, effects);
             }
             None => state.message = Some("no thread selected to prune".to_owned()),
         },
         Action::Undo => match list.selected_row() {
             Some(row) => {
-                let id = row.key.id.clone();
+                let id = row.id.clone();
                 super::checkpoint_writes::ask_to_undo(state, id, effects);
             }
             None => state.message = Some("no thread selected to undo".to_owned()),
@@ -93,7 +106,7 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
 /// Opens the conversation `key` names; esc goes back to `back_to`.
 pub(super) fn open_session(
     state: &mut AppState,
-    key: SessionKey,
+    key: ConversationKey,
     back_to: Screen,
     effects: &mut Vec<Effect>,
 ) {
@@ -101,7 +114,11 @@ pub(super) fn open_session(
     state.budget_panel = Default::default();
     state.session = Some(SessionState::new(key.clone(), generation, back_to));
     state.screen = Screen::Session;
-    effects.push(Effect::load(generation, SessionLoad::Open { key }));
+    let settings = state.settings.budget_settings();
+    effects.push(Effect::load(
+        generation,
+        SessionLoad::Open { key, settings },
+    ));
 }
 
 /// `c` on a session of the memory-bases tab: straight into its conversation, of the base's
@@ -128,9 +145,9 @@ pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effe
         super::conversation::open_conversation(state, session_id, effects);
         return;
     }
-    let key = SessionKey {
+    let key = ConversationKey {
         id: session_id,
-        flow_id: Some(base.base.flow_id.clone()),
+        scope: Some(base.base.flow_id.clone()),
     };
     open_session(state, key, Screen::MemoryBases, effects);
 }
@@ -139,7 +156,7 @@ pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effe
 /// looked up in the list instead, one row per flow. Esc comes back to the findings.
 pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
     let finding = state.doctor.as_ref().and_then(|d| d.selected_finding());
-    let flow_id = match finding {
+    let scope = match finding {
         Some(Finding::Langflow(LangflowFinding::SharedSession { flows, .. })) => {
             state.message = Some(format!(
                 "session {id:?} is used by {} flows: the list shows one row for each",
@@ -153,29 +170,40 @@ pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut V
         Some(Finding::Langflow(finding)) => finding.flow_id().map(str::to_owned),
         _ => None,
     };
-    open_session(state, SessionKey { id, flow_id }, Screen::Doctor, effects);
+    open_session(
+        state,
+        ConversationKey { id, scope },
+        Screen::Doctor,
+        effects,
+    );
 }
 
 /// A page arrived, or failed: the shown page stays what it was on failure.
 pub(super) fn page_loaded(
     state: &mut AppState,
-    offset: u64,
-    result: Result<ConversationRowPage, String>,
+    after: Option<String>,
+    result: Result<ConversationList, String>,
 ) -> bool {
     let list = &mut state.sessions;
-    list.loading_offset = None;
+    let turn = list.loading.take();
     match result {
         Ok(page) => {
-            let selected_key = (offset == list.offset)
-                .then(|| list.selected_row().map(|r| r.key.clone()))
-                .flatten();
+            let same_page = turn.is_none() && after == list.start;
+            let selected_key = same_page.then(|| list.selected_key()).flatten();
             list.selected = selected_key
-                .and_then(|key| page.rows.iter().position(|r| r.key == key))
+                .and_then(|key| page.conversations.iter().position(|r| key_of(r) == key))
                 .unwrap_or(0)
-                .min(page.rows.len().saturating_sub(1));
-            list.offset = offset;
-            list.rows = page.rows;
-            list.has_more = page.has_more;
+                .min(page.conversations.len().saturating_sub(1));
+            match turn.map(|t| t.step) {
+                Some(PageStep::Forward) => list.earlier.push(list.start.take()),
+                Some(PageStep::Back) => {
+                    list.earlier.pop();
+                }
+                None => {}
+            }
+            list.start = after;
+            list.rows = page.conversations;
+            list.next = page.next;
             list.status = LoadStatus::Loaded;
         }
         Err(error) => list.status = LoadStatus::Failed(error),

@@ -1,5 +1,7 @@
 use super::*;
-use crate::inspect::sessions::{ConversationRow, SessionKey};
+use crate::inspect::document::DocumentHead;
+use crate::sources::conversation::{Extra, ListedConversation};
+use crate::sources::opened::ConversationKey;
 use crate::store::ConversationShape;
 use crate::tui::update::effect::{Load, Stamped};
 use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
@@ -7,18 +9,16 @@ use crate::tui::update::test_support::{code, key, state};
 use crate::tui::update::{Event, JobEvent, start, update};
 use crossterm::event::KeyCode;
 
-fn row(id: &str, flow: &str) -> ConversationRow {
-    ConversationRow {
-        key: SessionKey {
-            id: id.to_owned(),
-            flow_id: Some(format!("{flow}-id")),
-        },
-        flow_name: Some(flow.to_owned()),
+fn row(id: &str, flow: &str) -> ListedConversation {
+    ListedConversation {
+        id: id.to_owned(),
+        title: Some(flow.to_owned()),
         messages: Some(3),
-        checkpoints: None,
-        last_activity: Some("2026-01-01 10:00".to_owned()),
-        owner: Some("ada".to_owned()),
+        last_activity: None,
+        deleted: false,
         problem: None,
+        extra: Extra::new(),
+        scope: Some(format!("{flow}-id")),
     }
 }
 
@@ -28,38 +28,62 @@ fn langflow_state() -> AppState {
     state
 }
 
-fn page(state: &mut AppState, offset: u64, rows: Vec<ConversationRow>, has_more: bool) -> bool {
+/// A page of `rows` as the list reads it, continued at `next`.
+fn listed(rows: Vec<ListedConversation>, next: Option<&str>) -> ConversationList {
+    ConversationList {
+        head: DocumentHead {
+            version: 1,
+            source: "langflow",
+        },
+        noun: "session",
+        conversations: rows,
+        next: next.map(str::to_owned),
+    }
+}
+
+/// The page starting at `after` arrives with `rows`, continued at `next`.
+fn page(
+    state: &mut AppState,
+    after: Option<&str>,
+    rows: Vec<ListedConversation>,
+    next: Option<&str>,
+) -> bool {
     let generation = state.sessions.generation;
     update(
         state,
         Event::Job(JobEvent::load(
             generation,
             SessionLoaded::Page {
-                offset,
-                result: Ok(ConversationRowPage { rows, has_more }),
+                after: after.map(str::to_owned),
+                result: Ok(listed(rows, next)),
             },
         )),
     );
     state.dirty
 }
 
-fn asked_offset(effects: &[Effect]) -> Option<(u64, Option<String>)> {
+fn asked_page(effects: &[Effect]) -> Option<(Option<String>, Option<String>)> {
     effects.iter().find_map(|effect| match effect {
         Effect::Load(Stamped {
-            value: Load::Sessions(SessionLoad::Page { offset, search, .. }),
+            value: Load::Sessions(SessionLoad::Page { after, search, .. }),
             ..
-        }) => Some((*offset, search.clone())),
+        }) => Some((after.clone(), search.clone())),
         _ => None,
     })
 }
 
 #[test]
-fn a_langflow_database_lists_its_sessions_and_pages_by_offset() {
+fn a_langflow_database_lists_its_sessions_and_pages_by_the_cursor_each_page_gives() {
     let mut state = langflow_state();
     let effects = start(&mut state);
-    assert_eq!(asked_offset(&effects), Some((0, None)));
+    assert_eq!(asked_page(&effects), Some((None, None)));
     assert!(state.sessions.status.is_loading());
-    page(&mut state, 0, vec![row("s1", "A"), row("s1", "B")], true);
+    page(
+        &mut state,
+        None,
+        vec![row("s1", "A"), row("s1", "B")],
+        Some("2"),
+    );
     assert_eq!(state.sessions.rows.len(), 2);
     assert_eq!(
         state.key_context(),
@@ -67,17 +91,21 @@ fn a_langflow_database_lists_its_sessions_and_pages_by_offset() {
     );
 
     let effects = update(&mut state, key(']'));
-    assert_eq!(asked_offset(&effects), Some((2, None)));
+    assert_eq!(asked_page(&effects), Some((Some("2".to_owned()), None)));
+    assert_eq!(state.sessions.loading_page(), Some(2));
     // A second step while the page loads waits for it.
-    assert!(asked_offset(&update(&mut state, key(']'))).is_none());
-    page(&mut state, 2, vec![row("s2", "A")], false);
-    assert_eq!(state.sessions.offset, 2);
+    assert!(asked_page(&update(&mut state, key(']'))).is_none());
+    page(&mut state, Some("2"), vec![row("s2", "A")], None);
+    assert_eq!(state.sessions.start.as_deref(), Some("2"));
+    assert_eq!(state.sessions.page_number(), 2);
     assert!(
-        asked_offset(&update(&mut state, key(']'))).is_none(),
+        asked_page(&update(&mut state, key(']'))).is_none(),
         "the last page"
     );
     let effects = update(&mut state, key('['));
-    assert_eq!(asked_offset(&effects), Some((0, None)));
+    assert_eq!(asked_page(&effects), Some((None, None)));
+    page(&mut state, None, vec![row("s1", "A")], Some("1"));
+    assert_eq!(state.sessions.page_number(), 1);
 }
 
 #[test]
@@ -91,11 +119,8 @@ fn a_stale_page_is_dropped() {
         Event::Job(JobEvent::load(
             stale,
             SessionLoaded::Page {
-                offset: 0,
-                result: Ok(ConversationRowPage {
-                    rows: vec![row("old", "A")],
-                    has_more: false,
-                }),
+                after: None,
+                result: Ok(listed(vec![row("old", "A")], None)),
             },
         )),
     );
@@ -107,42 +132,42 @@ fn a_stale_page_is_dropped() {
 fn the_filter_searches_ids_and_text_from_the_first_page() {
     let mut state = langflow_state();
     start(&mut state);
-    page(&mut state, 0, vec![row("s1", "A")], true);
+    page(&mut state, None, vec![row("s1", "A")], Some("1"));
     update(&mut state, key(']'));
-    page(&mut state, 1, vec![row("s2", "A")], false);
+    page(&mut state, Some("1"), vec![row("s2", "A")], None);
     update(&mut state, key('/'));
     let effects = update(&mut state, key('s'));
-    assert_eq!(asked_offset(&effects), Some((0, Some("s".to_owned()))));
+    assert_eq!(asked_page(&effects), Some((None, Some("s".to_owned()))));
     assert!(
         state.sessions.rows.is_empty(),
         "no stale rows under the filter"
     );
-    assert_eq!(state.sessions.offset, 0);
+    assert_eq!(state.sessions.page_number(), 1);
     update(&mut state, code(KeyCode::Enter));
     let effects = update(&mut state, code(KeyCode::Esc));
-    assert_eq!(asked_offset(&effects), Some((0, None)), "esc clears it");
+    assert_eq!(asked_page(&effects), Some((None, None)), "esc clears it");
 }
 
 #[test]
 fn enter_opens_the_selected_flows_session() {
     let mut state = langflow_state();
     start(&mut state);
-    page(&mut state, 0, vec![row("s1", "A"), row("s1", "B")], false);
+    page(&mut state, None, vec![row("s1", "A"), row("s1", "B")], None);
     update(&mut state, key('j'));
     let effects = update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Session);
     let opened = effects.iter().find_map(|effect| match effect {
         Effect::Load(Stamped {
-            value: Load::Sessions(SessionLoad::Open { key }),
+            value: Load::Sessions(SessionLoad::Open { key, .. }),
             ..
         }) => Some(key.clone()),
         _ => None,
     });
     assert_eq!(
         opened,
-        Some(SessionKey {
+        Some(ConversationKey {
             id: "s1".to_owned(),
-            flow_id: Some("B-id".to_owned())
+            scope: Some("B-id".to_owned())
         })
     );
     update(&mut state, code(KeyCode::Esc));

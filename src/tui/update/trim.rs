@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::chat_memory_jobs::{MemoryLoad, READ_ONLY};
 use super::effect::Effect;
-use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession, thread_trim};
+use crate::inspect::trim::{TrimCounter, TrimInspectError, TrimSession, trim_from_cut};
 use crate::memory::budget::MessageTokens;
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::CountCache;
@@ -96,7 +96,10 @@ pub(super) fn open_for_checkpoint(state: &mut AppState, effects: &mut Vec<Effect
         thread_id: thread.thread_id.clone(),
         checkpoint_id: shown.state.checkpoint_id.clone(),
     };
-    let (tokens, options) = thread_trim(budget, TrimCounter::Tokens(state.settings.counter()));
+    let (tokens, options) = trim_from_cut(
+        &budget.trim_start(),
+        TrimCounter::Tokens(state.settings.counter()),
+    );
     open_session(state, source, tokens, Some(&options), effects);
 }
 
@@ -132,8 +135,8 @@ pub(super) fn open_for_session(state: &mut AppState, effects: &mut Vec<Effect>) 
     let source = TrimSource::Session {
         id: session.key.id.clone(),
     };
-    if let Some(thread) = &budget.thread {
-        let (tokens, options) = thread_trim(thread, TrimCounter::Tokens(state.settings.counter()));
+    if let Some(start) = &budget.trim_start {
+        let (tokens, options) = trim_from_cut(start, TrimCounter::Tokens(state.settings.counter()));
         open_session(state, source, tokens, Some(&options), effects);
         return;
     }

@@ -6,6 +6,7 @@
 use crate::memory::budget::{MessageTokens, SuffixTotals};
 use crate::memory::model::{PromptMessage, Role};
 use crate::memory::trim::{MessageCounter, Step, TrimError, TrimOptions, trim_messages_counted};
+use crate::sources::opened::TrimStart;
 
 use super::message::LangChainMessage;
 
@@ -82,6 +83,15 @@ impl MessagesBudget {
     /// The options of the trim that made the cut: where a trim preview of these messages starts.
     pub fn trim_options(&self) -> TrimOptions {
         Self::options(self.max_tokens)
+    }
+
+    /// Where a trim preview of this cut starts: every message, counted, and the options.
+    pub fn trim_start(&self) -> TrimStart {
+        TrimStart {
+            messages: self.prompt.clone(),
+            counts: self.counts.clone(),
+            options: self.trim_options(),
+        }
     }
 
     pub fn dropped(&self) -> usize {
