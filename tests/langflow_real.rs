@@ -781,8 +781,7 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
             assert_eq!(app.state.screen, Screen::Conversations);
             let conversations = draw(&mut app);
             assert!(
-                conversations.contains("Sessions of every flow")
-                    && conversations.contains(&session_id),
+                conversations.contains("Sessions · page 1") && conversations.contains(&session_id),
                 "{conversations}"
             );
             app.shutdown().await;

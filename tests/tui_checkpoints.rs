@@ -159,6 +159,7 @@ fn state() -> AppState {
         true,
     );
     state.shape = ConversationShape::CheckpointThreads;
+    state.keeps(&memscope::sources::langgraph::conversation::LangGraphThreads);
     state
 }
 

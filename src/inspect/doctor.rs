@@ -13,27 +13,15 @@ use crate::memory::history::{HistoryOptions, MAX_ROW_WINDOW, assemble_history};
 use crate::memory::model::StoredMessage;
 use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::memory::thread::{ExtractionMode, ThreadComparison, extract_thread};
-use crate::memory::tokens::{CountCache, TokenCounter};
+use crate::memory::tokens::CountCache;
 use crate::memory::tree::MessageTree;
+use crate::sources::conversation_registry::doctor_of;
 use crate::sources::dify::queries::{BadNodeJson, DanglingRunRef};
-use crate::sources::langflow::doctor as doctor_langflow;
-use crate::sources::langgraph::doctor as doctor_langgraph;
 use crate::storage::ObjectStore;
-use crate::store::{BadRow, CancelFlag, ConversationShape, Store};
+use crate::store::{BadRow, CancelFlag, Store};
 
 pub use super::doctor_finding::Finding;
-
-/// What `doctor` checks histories against.
-#[derive(Debug, Clone)]
-pub struct DoctorSettings {
-    pub counter: TokenCounter,
-    pub budget: i64,
-    /// Dify's object storage, for node memory files, offloaded outputs and uploaded files;
-    /// `None` (no storage configured) skips the checks that read files, and the report says so.
-    pub storage: Option<ObjectStore>,
-    /// The newest root checkpoints a LangGraph thread keeps in the figure of what a prune frees.
-    pub keep_last: usize,
-}
+pub use crate::sources::doctor::DoctorSettings;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct DoctorReport {
@@ -51,7 +39,7 @@ pub struct DoctorReport {
 }
 
 impl DoctorReport {
-    /// A scan with no deleted conversations or archived runs to skip (Langflow, LangGraph).
+    /// A source's own scan: no deleted conversations or archived runs to skip.
     fn without_dify_rows(conversations: usize, messages: usize, findings: Vec<Finding>) -> Self {
         DoctorReport {
             conversations,
@@ -129,7 +117,7 @@ pub async fn run(store: &Store, settings: &DoctorSettings) -> Result<DoctorRepor
 pub async fn run_with_progress(
     store: &Store,
     settings: &DoctorSettings,
-    progress: impl FnMut(u64),
+    progress: impl FnMut(u64) + Send,
 ) -> Result<DoctorReport, InspectError> {
     let never = CancelFlag::default();
     let report = run_until(store, settings, &never, progress).await?;
@@ -139,14 +127,8 @@ pub async fn run_with_progress(
 /// How many messages a scan reads (checkpoints, on a LangGraph database), for a progress
 /// gauge: a count, so rows written since may take a scan past it.
 pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
-    match store.profile().capabilities().conversations {
-        ConversationShape::RegenerationTrees => {}
-        ConversationShape::FlowSessions => {
-            return Ok(doctor_langflow::messages_to_scan(store).await?);
-        }
-        ConversationShape::CheckpointThreads => {
-            return Ok(doctor_langgraph::checkpoints_to_scan(store).await?);
-        }
+    if let Some(doctor) = doctor_of(store.profile().source) {
+        return Ok(doctor.to_scan(store).await?);
     }
     let counts = store.table_counts().await?;
     Ok(counts
@@ -161,39 +143,15 @@ pub async fn run_until(
     store: &Store,
     settings: &DoctorSettings,
     stop: &CancelFlag,
-    progress: impl FnMut(u64),
+    progress: impl FnMut(u64) + Send,
 ) -> Result<Option<DoctorReport>, InspectError> {
-    match store.profile().capabilities().conversations {
-        ConversationShape::RegenerationTrees => {}
-        ConversationShape::FlowSessions => {
-            let scan = doctor_langflow::run_until(
-                store,
-                &settings.counter,
-                settings.budget,
-                stop,
-                progress,
-            )
-            .await?;
-            return Ok(scan.map(|scan| {
-                let findings = scan.findings.into_iter().map(Finding::Langflow).collect();
-                DoctorReport::without_dify_rows(scan.conversations, scan.messages, findings)
-            }));
-        }
-        ConversationShape::CheckpointThreads => {
-            let scan = doctor_langgraph::run_until(
-                store,
-                &settings.counter,
-                settings.budget,
-                settings.keep_last,
-                stop,
-                progress,
-            )
-            .await?;
-            return Ok(scan.map(|scan| {
-                let findings = scan.findings.into_iter().map(Finding::LangGraph).collect();
-                DoctorReport::without_dify_rows(scan.threads, scan.messages, findings)
-            }));
-        }
+    if let Some(doctor) = doctor_of(store.profile().source) {
+        let mut progress = progress;
+        let scan = doctor.scan(store, settings, stop, &mut progress).await?;
+        return Ok(scan.map(|scan| {
+            let findings = scan.findings.into_iter().map(Finding::Source).collect();
+            DoctorReport::without_dify_rows(scan.conversations, scan.messages, findings)
+        }));
     }
     // The table checks need nothing from the scan, so they run beside it on another connection:
     // the server sorts every message before the scan's first row arrives, and the checks' own

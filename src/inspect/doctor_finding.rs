@@ -13,8 +13,7 @@ use crate::format::{count, thousands};
 
 use crate::memory::node_context::NodeProblem;
 use crate::memory::thread::ThreadComparison;
-use crate::sources::langflow::doctor::LangflowFinding;
-use crate::sources::langgraph::doctor::LangGraphFinding;
+use crate::sources::doctor::Found;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", remote = "Self")]
@@ -76,12 +75,10 @@ pub enum Finding {
         location: String,
         error: String,
     },
-    /// A problem of a Langflow session's Agent memory.
+    /// A finding of the scan of the source that made the database (a Langflow session's
+    /// Agent memory, a LangGraph thread's cost).
     #[serde(untagged)]
-    Langflow(LangflowFinding),
-    /// A problem or a cost of a LangGraph thread.
-    #[serde(untagged)]
-    LangGraph(LangGraphFinding),
+    Source(Found),
 }
 
 /// The keys that name a finding's conversation in each source's words, taken out of `extra`.
@@ -120,8 +117,7 @@ impl Finding {
             Finding::UnreadableJson { .. } => "unreadable_json",
             Finding::NodeContext { .. } => "node_context",
             Finding::MissingMessageFile { .. } => "missing_message_file",
-            Finding::Langflow(finding) => finding.kind(),
-            Finding::LangGraph(finding) => finding.kind(),
+            Finding::Source(finding) => finding.kind(),
         }
     }
 
@@ -143,8 +139,7 @@ impl Finding {
             Finding::MissingMessageFile {
                 conversation_id, ..
             } => conversation_id.as_deref(),
-            Finding::Langflow(finding) => Some(finding.session_id()),
-            Finding::LangGraph(finding) => Some(finding.thread_id()),
+            Finding::Source(finding) => finding.conversation(),
             Finding::UnreadableRow { .. }
             | Finding::UnreadableJson { .. }
             | Finding::NodeContext { .. } => None,
@@ -211,8 +206,7 @@ impl Finding {
                  which cannot be read: {error}",
                 conversation_id.as_deref().unwrap_or("(none)")
             ),
-            Finding::Langflow(finding) => finding.describe(),
-            Finding::LangGraph(finding) => finding.describe(),
+            Finding::Source(finding) => finding.describe(),
         }
     }
 }

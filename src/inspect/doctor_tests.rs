@@ -1,5 +1,5 @@
 use super::*;
-use crate::memory::tokens::CounterKind;
+use crate::memory::tokens::{CounterKind, TokenCounter};
 use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use chrono::NaiveDate;
 

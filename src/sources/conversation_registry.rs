@@ -5,29 +5,63 @@
 use super::adapter::MemorySource;
 use super::conversation::ConversationSource;
 use super::dify::conversation::DifyConversations;
+use super::doctor::ConversationDoctor;
 use super::langflow::conversation::LangflowSessions;
+use super::langflow::doctor::LangflowDoctor;
 use super::langgraph::conversation::LangGraphThreads;
+use super::langgraph::doctor::LangGraphDoctor;
+
+/// A source's conversation capability, and how `doctor` scans its conversations where the
+/// source has a scan of its own.
+struct Registered {
+    key: &'static str,
+    conversations: &'static dyn ConversationSource,
+    doctor: Option<&'static dyn ConversationDoctor>,
+}
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them in
-/// Dify's tables, so Dify's capability reads them.
-const CONVERSATIONS: &[(&str, &dyn ConversationSource)] = &[
-    ("memscope", &DifyConversations),
-    ("dify", &DifyConversations),
-    ("langflow", &LangflowSessions),
-    ("langgraph", &LangGraphThreads),
+/// Dify's tables, so Dify's capability reads them; Dify's scan is `inspect/doctor.rs`'s own.
+const CONVERSATIONS: &[Registered] = &[
+    Registered {
+        key: "memscope",
+        conversations: &DifyConversations,
+        doctor: None,
+    },
+    Registered {
+        key: "dify",
+        conversations: &DifyConversations,
+        doctor: None,
+    },
+    Registered {
+        key: "langflow",
+        conversations: &LangflowSessions,
+        doctor: Some(&LangflowDoctor),
+    },
+    Registered {
+        key: "langgraph",
+        conversations: &LangGraphThreads,
+        doctor: Some(&LangGraphDoctor),
+    },
     #[cfg(test)]
-    (
-        "test-log",
-        &super::fixture::conversation::TestLogConversations,
-    ),
+    Registered {
+        key: "test-log",
+        conversations: &super::fixture::conversation::TestLogConversations,
+        doctor: Some(&super::fixture::doctor::TestLogDoctor),
+    },
 ];
+
+fn registered(source: &dyn MemorySource) -> Option<&'static Registered> {
+    CONVERSATIONS.iter().find(|r| r.key == source.key())
+}
 
 /// How `source`'s databases keep conversations; `None` when they keep none.
 pub fn conversations_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationSource> {
-    CONVERSATIONS
-        .iter()
-        .find(|(key, _)| *key == source.key())
-        .map(|(_, conversations)| *conversations)
+    registered(source).map(|r| r.conversations)
+}
+
+/// How `doctor` scans `source`'s conversations, where the source has a scan of its own.
+pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationDoctor> {
+    registered(source).and_then(|r| r.doctor)
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod adapter;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;
+pub mod doctor;
 #[cfg(test)]
 pub mod fixture;
 pub mod langflow;

@@ -13,8 +13,13 @@ use crate::memory::agent_history::{
     AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, LangflowMessage, LeftOut, agent_history,
 };
 use crate::memory::tokens::{CountCache, TokenCounter};
+use crate::sources::conversation::{Extra, SourceFuture};
+use crate::sources::doctor::{
+    ConversationDoctor, DoctorSettings, FindingTarget, Found, SourceFinding, SourceScan, extra_of,
+};
 use crate::sources::langflow::conversations::{LangflowConversation, conversations};
 use crate::sources::langflow::messages::session_messages;
+use crate::sources::opened::ConversationKey;
 use crate::store::StoreError;
 use crate::store::{CancelFlag, Store};
 
@@ -175,6 +180,66 @@ impl LangflowFinding {
                 thousands(*budget),
             ),
         }
+    }
+}
+
+impl SourceFinding for LangflowFinding {
+    fn kind(&self) -> &'static str {
+        LangflowFinding::kind(self)
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Some(self.session_id())
+    }
+
+    fn describe(&self) -> String {
+        LangflowFinding::describe(self)
+    }
+
+    fn extra(&self) -> Extra {
+        extra_of(self, "session_id")
+    }
+
+    fn leads_to(&self) -> FindingTarget {
+        match self {
+            LangflowFinding::SharedSession { session_id, flows } => FindingTarget::Search {
+                text: session_id.clone(),
+                why: format!(
+                    "session {session_id:?} is used by {} flows: the list shows one row for each",
+                    flows.len()
+                ),
+            },
+            _ => FindingTarget::Conversation(ConversationKey {
+                id: self.session_id().to_owned(),
+                scope: self.flow_id().map(str::to_owned),
+            }),
+        }
+    }
+}
+
+/// `doctor` on a Langflow database: every (flow, session) as its Agent's memory reads it.
+pub struct LangflowDoctor;
+
+impl ConversationDoctor for LangflowDoctor {
+    fn to_scan<'a>(&'a self, store: &'a Store) -> SourceFuture<'a, u64> {
+        Box::pin(async move { Ok(messages_to_scan(store).await?) })
+    }
+
+    fn scan<'a>(
+        &'a self,
+        store: &'a Store,
+        settings: &'a DoctorSettings,
+        stop: &'a CancelFlag,
+        progress: &'a mut (dyn FnMut(u64) + Send),
+    ) -> SourceFuture<'a, Option<SourceScan>> {
+        Box::pin(async move {
+            let scan = run_until(store, &settings.counter, settings.budget, stop, progress).await?;
+            Ok(scan.map(|scan| SourceScan {
+                conversations: scan.conversations,
+                messages: scan.messages,
+                findings: scan.findings.into_iter().map(Found::new).collect(),
+            }))
+        })
     }
 }
 

@@ -11,9 +11,14 @@ use serde::Serialize;
 use super::saver::{LangGraphDb, LangGraphError};
 use crate::format::{byte_size, count, noun, thousands};
 use crate::memory::tokens::{CountCache, TokenCounter};
+use crate::sources::conversation::{Extra, SourceFuture};
+use crate::sources::doctor::{
+    ConversationDoctor, DoctorSettings, FindingTarget, Found, SourceFinding, SourceScan, extra_of,
+};
 use crate::sources::langgraph::decode::KEY_VARIABLE;
 use crate::sources::langgraph::decode::footprint::{OrphanWrites, ThreadFootprint};
 use crate::sources::langgraph::threads::needs_key;
+use crate::sources::opened::ConversationKey;
 use crate::store::{CancelFlag, Store};
 
 /// The root checkpoints each thread keeps in the figure of what a prune frees, unless
@@ -197,6 +202,62 @@ fn namespace_label(namespace: &str) -> String {
 
 fn size(bytes: i64) -> String {
     byte_size(bytes.max(0) as u64)
+}
+
+impl SourceFinding for LangGraphFinding {
+    fn kind(&self) -> &'static str {
+        LangGraphFinding::kind(self)
+    }
+
+    fn conversation(&self) -> Option<&str> {
+        Some(self.thread_id())
+    }
+
+    fn describe(&self) -> String {
+        LangGraphFinding::describe(self)
+    }
+
+    fn extra(&self) -> Extra {
+        extra_of(self, "thread_id")
+    }
+
+    fn leads_to(&self) -> FindingTarget {
+        FindingTarget::Conversation(ConversationKey::new(self.thread_id()))
+    }
+}
+
+/// `doctor` on a LangGraph database: every thread's rows measured, its latest state read.
+pub struct LangGraphDoctor;
+
+impl ConversationDoctor for LangGraphDoctor {
+    fn to_scan<'a>(&'a self, store: &'a Store) -> SourceFuture<'a, u64> {
+        Box::pin(async move { Ok(checkpoints_to_scan(store).await?) })
+    }
+
+    fn scan<'a>(
+        &'a self,
+        store: &'a Store,
+        settings: &'a DoctorSettings,
+        stop: &'a CancelFlag,
+        progress: &'a mut (dyn FnMut(u64) + Send),
+    ) -> SourceFuture<'a, Option<SourceScan>> {
+        Box::pin(async move {
+            let scan = run_until(
+                store,
+                &settings.counter,
+                settings.budget,
+                settings.keep_last,
+                stop,
+                progress,
+            )
+            .await?;
+            Ok(scan.map(|scan| SourceScan {
+                conversations: scan.threads,
+                messages: scan.messages,
+                findings: scan.findings.into_iter().map(Found::new).collect(),
+            }))
+        })
+    }
 }
 
 /// What one scan found.

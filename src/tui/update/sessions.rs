@@ -8,7 +8,7 @@ use super::selection::moved;
 use super::session_effects::SessionLoad;
 use crate::inspect::doctor::Finding;
 use crate::inspect::listing::ConversationList;
-use crate::sources::langflow::doctor::LangflowFinding;
+use crate::sources::doctor::FindingTarget;
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::memory_bases::Focus;
@@ -152,30 +152,23 @@ pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effe
     open_session(state, key, Screen::MemoryBases, effects);
 }
 
-/// Enter on a doctor finding: its session of its flow; a session id several flows use is
-/// looked up in the list instead, one row per flow. Esc comes back to the findings.
+/// Enter on a doctor finding: where the finding leads (a Langflow session of its flow); a
+/// finding about what several conversations share (a session id several flows use) searches
+/// the list instead, one row per conversation. Esc comes back to the findings.
 pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
-    let finding = state.doctor.as_ref().and_then(|d| d.selected_finding());
-    let scope = match finding {
-        Some(Finding::Langflow(LangflowFinding::SharedSession { flows, .. })) => {
-            state.message = Some(format!(
-                "session {id:?} is used by {} flows: the list shows one row for each",
-                flows.len()
-            ));
-            state.screen = Screen::Conversations;
-            state.list.filter = id;
-            effects.push(first_page(state));
-            return;
-        }
-        Some(Finding::Langflow(finding)) => finding.flow_id().map(str::to_owned),
-        _ => None,
+    let target = match state.doctor.as_ref().and_then(|d| d.selected_finding()) {
+        Some(Finding::Source(finding)) => finding.leads_to(),
+        _ => FindingTarget::Conversation(ConversationKey::new(id)),
     };
-    open_session(
-        state,
-        ConversationKey { id, scope },
-        Screen::Doctor,
-        effects,
-    );
+    match target {
+        FindingTarget::Search { text, why } => {
+            state.message = Some(why);
+            state.screen = Screen::Conversations;
+            state.list.filter = text;
+            effects.push(first_page(state));
+        }
+        FindingTarget::Conversation(key) => open_session(state, key, Screen::Doctor, effects),
+    }
 }
 
 /// A page arrived, or failed: the shown page stays what it was on failure.

@@ -1,0 +1,124 @@
+//! The doctor capability: how a source's conversations are scanned for what makes a bot
+//! forget, leak or overflow, and each finding as every front end shows it, whatever the source.
+//! `inspect/doctor.rs` runs the scan of the source that made the database and reports its
+//! findings beside its own.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use serde::{Serialize, Serializer};
+
+use super::conversation::{Extra, SourceFuture};
+use super::opened::ConversationKey;
+use crate::memory::tokens::TokenCounter;
+use crate::storage::ObjectStore;
+use crate::store::{CancelFlag, Store};
+
+/// What `doctor` checks histories against.
+#[derive(Debug, Clone)]
+pub struct DoctorSettings {
+    pub counter: TokenCounter,
+    pub budget: i64,
+    /// Dify's object storage, for node memory files, offloaded outputs and uploaded files;
+    /// `None` (no storage configured) skips the checks that read files, and the report says so.
+    pub storage: Option<ObjectStore>,
+    /// The newest root checkpoints a LangGraph thread keeps in the figure of what a prune frees.
+    pub keep_last: usize,
+}
+
+/// One problem a source's scan found.
+pub trait SourceFinding: Debug + Send + Sync {
+    /// What it is, for counts and scripts: "over_budget".
+    fn kind(&self) -> &'static str;
+    /// The conversation it is about, as `history` takes it; `None` for the whole database.
+    fn conversation(&self) -> Option<&str>;
+    /// One line for a terminal.
+    fn describe(&self) -> String;
+    /// The rest of what it says, by name (never its kind or conversation again).
+    fn extra(&self) -> Extra;
+    /// Where a view goes from it.
+    fn leads_to(&self) -> FindingTarget;
+}
+
+/// Where a view goes from a finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FindingTarget {
+    /// The conversation it is about.
+    Conversation(ConversationKey),
+    /// The list, searched: several conversations share what the finding is about, and `why`
+    /// says so.
+    Search { text: String, why: String },
+}
+
+/// A source's finding as a value front ends keep, compare and print.
+#[derive(Debug, Clone)]
+pub struct Found(pub Arc<dyn SourceFinding>);
+
+impl Found {
+    pub fn new(finding: impl SourceFinding + 'static) -> Self {
+        Found(Arc::new(finding))
+    }
+}
+
+impl std::ops::Deref for Found {
+    type Target = dyn SourceFinding;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref()
+    }
+}
+
+impl PartialEq for Found {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind() == other.kind()
+            && self.conversation() == other.conversation()
+            && self.extra() == other.extra()
+    }
+}
+
+impl Eq for Found {}
+
+/// Written as its extra: the one finding shape adds the kind, conversation and sentence.
+impl Serialize for Found {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.extra().serialize(serializer)
+    }
+}
+
+/// What one scan found.
+#[derive(Debug, Clone, Default)]
+pub struct SourceScan {
+    /// Conversations scanned.
+    pub conversations: usize,
+    /// Entries read, in the unit the progress counts.
+    pub messages: usize,
+    pub findings: Vec<Found>,
+}
+
+/// How a source's conversations are scanned.
+pub trait ConversationDoctor: Sync {
+    /// How many entries a scan reads, for a progress gauge: a count, so entries written since
+    /// may take a scan past it.
+    fn to_scan<'a>(&'a self, store: &'a Store) -> SourceFuture<'a, u64>;
+
+    /// Scans every conversation until `stop` is cancelled (then `None`), telling `progress`
+    /// how many entries it has read after each.
+    fn scan<'a>(
+        &'a self,
+        store: &'a Store,
+        settings: &'a DoctorSettings,
+        stop: &'a CancelFlag,
+        progress: &'a mut (dyn FnMut(u64) + Send),
+    ) -> SourceFuture<'a, Option<SourceScan>>;
+}
+
+/// `finding`'s serialized fields without its kind and conversation: its extra.
+pub fn extra_of(finding: &impl Serialize, conversation_key: &str) -> Extra {
+    let mut extra = match serde_json::to_value(finding) {
+        Ok(serde_json::Value::Object(fields)) => fields,
+        _ => Extra::new(),
+    };
+    extra.remove("kind");
+    extra.remove(conversation_key);
+    extra
+}
