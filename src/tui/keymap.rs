@@ -21,6 +21,9 @@ pub const DEFAULT_KEYS: &str = crate::config::DEFAULT_CONFIG;
 #[serde(rename_all = "snake_case")]
 pub enum KeyContext {
     Global,
+    /// The budget keys every view with a budget panel shares: the base those views' contexts
+    /// layer over, never the context of a screen itself.
+    Budget,
     Conversations,
     Conversation,
     /// The list of a database whose conversations are sessions or threads.
@@ -58,7 +61,12 @@ pub enum KeyContext {
 /// Contexts that add to another, as `(layer, base)`: a layer takes every key of its base it
 /// does not bind itself, so what differs by database shape is written once, in the layer, and
 /// a user's change to the base reaches every layer.
-const LAYERS: [(KeyContext, KeyContext); 4] = [
+/// A base comes before the layers over a layer of it.
+const LAYERS: [(KeyContext, KeyContext); 8] = [
+    (KeyContext::Conversation, KeyContext::Budget),
+    (KeyContext::Session, KeyContext::Budget),
+    (KeyContext::Nodes, KeyContext::Budget),
+    (KeyContext::Checkpoints, KeyContext::Budget),
     (KeyContext::Threads, KeyContext::Sessions),
     (KeyContext::FlowSession, KeyContext::Session),
     (KeyContext::Thread, KeyContext::Session),
@@ -69,6 +77,7 @@ impl KeyContext {
     pub fn title(self) -> &'static str {
         match self {
             KeyContext::Global => "Everywhere",
+            KeyContext::Budget => "Budget",
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
             KeyContext::Sessions => "Session list",

@@ -180,3 +180,44 @@ fn a_layer_takes_its_base_s_keys_unless_it_binds_them_itself() {
         .collect();
     assert_eq!(enter, [&("enter".to_owned(), "checkpoint tree")]);
 }
+
+#[test]
+fn the_budget_keys_are_written_once_and_reach_every_view_with_a_budget() {
+    let user = r#"
+        [keys.budget]
+        "B" = { action = "budget_down", desc = "fewer tokens" }
+    "#;
+    let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(&user_keys(user))).unwrap();
+    for view in [
+        KeyContext::Conversation,
+        KeyContext::Nodes,
+        KeyContext::FlowSession,
+        KeyContext::Thread,
+        KeyContext::Session,
+        KeyContext::Checkpoints,
+    ] {
+        assert_eq!(
+            keymap.lookup(view, chord("+")),
+            Some(Action::BudgetUp),
+            "{view:?}"
+        );
+        assert_eq!(
+            keymap.lookup(view, chord("B")),
+            Some(Action::BudgetDown),
+            "{view:?}"
+        );
+        assert_eq!(
+            keymap.lookup(view, chord("m")),
+            Some(Action::NextModel),
+            "{view:?}"
+        );
+    }
+    // A checkpoint's budget is a line, not a panel to focus.
+    assert_eq!(keymap.lookup(KeyContext::Checkpoints, chord("b")), None);
+    assert_eq!(
+        keymap.lookup(KeyContext::Nodes, chord("b")),
+        Some(Action::FocusBudget)
+    );
+    // The list has no budget.
+    assert_eq!(keymap.lookup(KeyContext::Conversations, chord("B")), None);
+}
