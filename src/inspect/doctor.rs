@@ -18,7 +18,7 @@ use crate::memory::tree::MessageTree;
 use crate::sources::conversation_registry::doctor_of;
 use crate::sources::dify::queries::{BadNodeJson, DanglingRunRef};
 use crate::storage::ObjectStore;
-use crate::store::{BadRow, CancelFlag, Store};
+use crate::store::{BadRow, CancelFlag, Part, Store};
 
 pub use super::doctor_finding::Finding;
 pub use crate::sources::doctor::DoctorSettings;
@@ -137,6 +137,11 @@ pub async fn messages_to_scan(store: &Store) -> Result<u64, InspectError> {
         .map_or(0, |count| count.rows.max(0) as u64))
 }
 
+/// What a scan's progress counts, singular: "message", "checkpoint" on a LangGraph database.
+pub fn scanned_unit(store: &Store) -> &'static str {
+    doctor_of(store.profile().source).map_or("message", |doctor| doctor.unit())
+}
+
 /// [`run_with_progress`] until `stop` is cancelled, which ends the scan of the messages at its
 /// next row and gives `None` (the checks running beside it are dropped).
 pub async fn run_until(
@@ -153,6 +158,9 @@ pub async fn run_until(
             DoctorReport::without_dify_rows(scan.conversations, scan.messages, findings)
         }));
     }
+    // Dify's scan: its tables must be there (a source with a scan of its own says what it
+    // lacks itself).
+    store.require(Part::Conversations)?;
     // The table checks need nothing from the scan, so they run beside it on another connection:
     // the server sorts every message before the scan's first row arrives, and the checks' own
     // passes fit in that wait instead of following it.

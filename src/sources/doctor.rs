@@ -97,6 +97,11 @@ pub struct SourceScan {
 
 /// How a source's conversations are scanned.
 pub trait ConversationDoctor: Sync {
+    /// What the progress counts, singular: "message", "checkpoint".
+    fn unit(&self) -> &'static str {
+        "message"
+    }
+
     /// How many entries a scan reads, for a progress gauge: a count, so entries written since
     /// may take a scan past it.
     fn to_scan<'a>(&'a self, store: &'a Store) -> SourceFuture<'a, u64>;

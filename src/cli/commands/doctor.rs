@@ -10,9 +10,8 @@ use crate::cli::args::DoctorArgs;
 use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::format::{count, thousands};
-use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding};
-use crate::inspect::document::DocumentHead;
-use crate::store::{ConversationShape, Part};
+use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding, scanned_unit};
+use crate::inspect::document::{DocumentHead, conversations_of};
 
 #[derive(Serialize)]
 struct Report {
@@ -107,14 +106,6 @@ fn limit_per_kind(
 
 pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let store = context.open().await?;
-    let shape = store.profile().capabilities().conversations;
-    match shape {
-        ConversationShape::RegenerationTrees => store.require(Part::Conversations)?,
-        // Langflow's message log is its conversations; the scan reads it through the adapter.
-        ConversationShape::FlowSessions => {}
-        // Refused by the scan itself, with the reason, as in the TUI.
-        ConversationShape::CheckpointThreads => {}
-    }
     let (counter, _) = counter_from(context, &args.tokens)?;
     let settings = DoctorSettings {
         counter,
@@ -124,7 +115,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     };
     let report = if std::io::stderr().is_terminal() {
         let total = crate::inspect::doctor::messages_to_scan(&store).await?;
-        let mut bar = ProgressLine::new(total, shape.scanned_rows());
+        let mut bar = ProgressLine::new(total, scanned_unit(&store));
         let report =
             crate::inspect::doctor::run_with_progress(&store, &settings, |n| bar.show(n)).await;
         bar.clear();
@@ -143,7 +134,7 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
     let any = !counts.is_empty();
     let report = Report {
         head: DocumentHead::of(&store),
-        noun: shape.noun(),
+        noun: conversations_of(&store)?.noun(),
         conversations,
         messages,
         deleted_skipped,

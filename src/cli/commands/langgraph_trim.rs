@@ -69,9 +69,7 @@ pub async fn write(
 
 pub async fn undo(context: &Context, thread: &str, yes: bool) -> CliResult {
     let store = context.open().await?;
-    if store.profile().capabilities().conversations
-        != crate::sources::ConversationShape::CheckpointThreads
-    {
+    if !store.profile().has(crate::sources::Part::Checkpoints) {
         return Err(CliError::usage(
             "trim undo --conversation undoes a trim of a LangGraph thread; for a chat memory \
              use --chat-memory ID",

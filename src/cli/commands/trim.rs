@@ -23,7 +23,6 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
     ChatMemoryPolicy, Step, SystemRemoval, TrimOptions, TrimPlan, system_removals,
 };
-use crate::sources::ConversationShape;
 use crate::store::{Part, Store};
 use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
 
@@ -176,7 +175,7 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         _ => Part::ChatMemories,
     };
     if let (Some(thread), None) = (&args.conversation, &args.node)
-        && store.profile().capabilities().conversations == ConversationShape::CheckpointThreads
+        && store.profile().has(Part::Checkpoints)
     {
         let (counter, _) = flags_counter(context, args)?;
         let max_tokens = args

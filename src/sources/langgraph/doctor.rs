@@ -230,6 +230,10 @@ impl SourceFinding for LangGraphFinding {
 pub struct LangGraphDoctor;
 
 impl ConversationDoctor for LangGraphDoctor {
+    fn unit(&self) -> &'static str {
+        "checkpoint"
+    }
+
     fn to_scan<'a>(&'a self, store: &'a Store) -> SourceFuture<'a, u64> {
         Box::pin(async move { Ok(checkpoints_to_scan(store).await?) })
     }
