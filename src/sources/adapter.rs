@@ -165,26 +165,6 @@ pub enum ConversationShape {
     CheckpointThreads,
 }
 
-impl ConversationShape {
-    /// What one of its conversations is called, for a user: "thread" on a LangGraph database.
-    pub fn noun(self) -> &'static str {
-        match self {
-            ConversationShape::RegenerationTrees => "conversation",
-            ConversationShape::FlowSessions => "session",
-            ConversationShape::CheckpointThreads => "thread",
-        }
-    }
-
-    /// The rows a `doctor` scan counts as it goes: a LangGraph thread is measured checkpoint by
-    /// checkpoint.
-    pub fn scanned_rows(self) -> &'static str {
-        match self {
-            ConversationShape::RegenerationTrees | ConversationShape::FlowSessions => "message",
-            ConversationShape::CheckpointThreads => "checkpoint",
-        }
-    }
-}
-
 /// How a memory base's session is ingested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ingestion {

@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::inspect::doctor::{DoctorReport, Finding};
-use crate::sources::ConversationShape;
 
 /// Where the scan stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +21,9 @@ pub struct DoctorState {
     /// The running scan's: its reports count only while it is the latest.
     pub generation: u64,
     pub status: ScanStatus,
-    /// How the database keeps its conversations: it names what the scan counts.
-    pub shape: ConversationShape,
+    /// What a conversation is called, and what the scan counts, singular.
+    pub noun: &'static str,
+    pub unit: &'static str,
     /// Rows to scan, counted as the scan starts; `None` until the count is in.
     pub total: Option<u64>,
     /// Rows read so far (unreadable rows included).
@@ -41,11 +41,12 @@ pub struct DoctorState {
 }
 
 impl DoctorState {
-    pub fn new(generation: u64, shape: ConversationShape) -> DoctorState {
+    pub fn new(generation: u64, noun: &'static str, unit: &'static str) -> DoctorState {
         DoctorState {
             generation,
             status: ScanStatus::Running,
-            shape,
+            noun,
+            unit,
             total: None,
             scanned: 0,
             started: None,

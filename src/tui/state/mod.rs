@@ -98,6 +98,8 @@ pub struct AppState {
     pub shape: ConversationShape,
     /// What one conversation is called here ("session", "thread"), as its source says.
     pub noun: &'static str,
+    /// What a doctor scan counts here, singular: "message", "checkpoint".
+    pub scan_unit: &'static str,
     /// The columns its source adds to a short list, each a key of a row's extras.
     pub list_columns: Vec<ListColumn>,
     /// The list of a database whose conversations are sessions or threads.
@@ -154,6 +156,7 @@ impl AppState {
             doctor: None,
             shape: ConversationShape::RegenerationTrees,
             noun: "conversation",
+            scan_unit: "message",
             list_columns: Vec::new(),
             sessions: SessionListState::default(),
             session: None,

@@ -23,8 +23,7 @@ impl Component for DoctorView {
             .borders(Borders::ALL)
             .title(format!(
                 " Doctor · every {} and {} of the database ",
-                state.shape.noun(),
-                state.shape.scanned_rows()
+                state.noun, state.scan_unit
             ))
             .border_style(theme.dim)
             .title_style(theme.title);
@@ -81,7 +80,7 @@ fn pace(doctor: &DoctorState, rows: &str) -> String {
 
 /// What the scan is doing or did, and its style.
 fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
-    let rows = doctor.shape.scanned_rows();
+    let rows = doctor.unit;
     match &doctor.status {
         ScanStatus::Running => match doctor.total {
             None => (format!("Counting the {rows}s…"), theme.dim),
@@ -102,7 +101,7 @@ fn status_line(doctor: &DoctorState, theme: &Theme) -> (String, Style) {
             let mut text = format!(
                 "Scanned {} {}, {} {} · {}",
                 thousands(conversations),
-                noun(conversations, doctor.shape.noun()),
+                noun(conversations, doctor.noun),
                 thousands(doctor.scanned),
                 noun(doctor.scanned, rows),
                 pace(doctor, rows)
@@ -150,7 +149,7 @@ fn draw_findings(doctor: &DoctorState, theme: &Theme, frame: &mut Frame, area: R
         return;
     }
     // "Conversation", "Session" or "Thread": what the database keeps its histories as.
-    let noun = doctor.shape.noun();
+    let noun = doctor.noun;
     let title: String = noun[..1].to_uppercase() + &noun[1..];
     let header = Row::new(["Kind".to_owned(), title, "Description".to_owned()]).style(theme.title);
     let rows = doctor.findings.iter().map(|finding| {

@@ -32,7 +32,7 @@ pub fn open(state: &mut AppState) -> Option<Effect> {
 
 fn start(state: &mut AppState) -> Effect {
     let generation = state.generation();
-    state.doctor = Some(DoctorState::new(generation, state.shape));
+    state.doctor = Some(DoctorState::new(generation, state.noun, state.scan_unit));
     show_in_jobs(state);
     let scan = DoctorScan {
         counter: state.settings.counter(),
@@ -177,7 +177,7 @@ pub fn cancelled_text(doctor: &DoctorState) -> String {
     format!(
         "cancelled after {} {}",
         thousands(doctor.scanned),
-        noun(doctor.scanned, doctor.shape.scanned_rows())
+        noun(doctor.scanned, doctor.unit)
     )
 }
 

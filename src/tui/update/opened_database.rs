@@ -2,6 +2,7 @@
 //! on, and what the state takes of it. A leaf: the effects carry it, and `database.rs` and the
 //! runner make it.
 
+use crate::inspect::doctor::scanned_unit;
 use crate::inspect::document::conversations_of;
 use crate::sources::conversation::ConversationSource;
 use crate::store::{BaseChange, ConversationShape, Ingestion, Part, Profile, Store};
@@ -22,6 +23,8 @@ pub struct OpenedDatabase {
     pub shape: ConversationShape,
     /// Its source's conversations, where it keeps any.
     pub conversations: Option<&'static dyn ConversationSource>,
+    /// What a doctor scan counts in it, singular.
+    pub scan_unit: &'static str,
     /// What `n` and `D` answer where its memory bases are never created or deleted here.
     pub refused_changes: Option<RefusedChanges>,
 }
@@ -41,6 +44,7 @@ impl OpenedDatabase {
         let profile = store.profile();
         OpenedDatabase {
             conversations: conversations_of(&store).ok(),
+            scan_unit: scanned_unit(&store),
             database: store.url().to_owned(),
             read_only: store.is_read_only(),
             missing_tabs: missing_tabs(profile),
@@ -88,6 +92,7 @@ pub fn take(state: &mut AppState, database: &OpenedDatabase) {
     state.read_only = database.read_only;
     state.missing_tabs = database.missing_tabs.clone();
     state.shape = database.shape;
+    state.scan_unit = database.scan_unit;
     if let Some(conversations) = database.conversations {
         state.keeps(conversations);
     }
