@@ -50,17 +50,6 @@ impl Component for CheckpointsView {
     }
 }
 
-/// A pane's title cut to its border, ending in … when cut.
-fn fit(title: &str, area: Rect) -> String {
-    let room = usize::from(area.width).saturating_sub(2);
-    let inner = title.trim();
-    if inner.chars().count() + 2 <= room {
-        format!(" {inner} ")
-    } else {
-        one_line(inner, room)
-    }
-}
-
 /// The tree pane: one line a checkpoint, branches indented under their parent, a subgraph's
 /// checkpoints under the root checkpoint its task started from. Only the lines on screen are
 /// built.
@@ -72,11 +61,17 @@ pub fn draw_tree(
     area: Rect,
 ) {
     let title = format!(
-        " Thread {} · {} · ● on the path ",
+        "Thread {} · {}",
         one_line(&thread.thread_id, 24),
-        count(tree.nodes.len() as u64, "checkpoint"),
+        count(tree.checkpoint_count() as u64, "checkpoint"),
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    // The legend goes first on a narrow pane: the thread and its count keep their room.
+    let legend = " · ● on the path";
+    let title = match display_width(&title) + display_width(legend) + 4 <= usize::from(area.width) {
+        true => format!("{title}{legend}"),
+        false => title,
+    };
+    let inner = framed(&title, theme, frame, area);
     if thread.rows.is_empty() {
         frame.render_widget(
             placeholder("This thread has no checkpoint.", theme.dim),
@@ -184,7 +179,7 @@ fn shown_or_placeholder<'a>(
         (_, Some(shown)) => return Some(shown),
         (_, None) => ("Reading the checkpoint…".to_owned(), theme.dim),
     };
-    let inner = framed(&fit(title, area), theme, frame, area);
+    let inner = framed(title, theme, frame, area);
     frame.render_widget(placeholder(text, style), inner);
     None
 }
@@ -206,7 +201,7 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         },
         checkpoint.ts,
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     let width = usize::from(inner.width);
     let budget = match &shown.budget {
         Ok(budget) => budget,
@@ -301,7 +296,7 @@ fn draw_writes(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, area
         middle_cut(&checkpoint.checkpoint_id, ID_WIDTH),
         thousands(checkpoint.writes.len() as u64),
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     if checkpoint.writes.is_empty() {
         frame.render_widget(
             placeholder(
