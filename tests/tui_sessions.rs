@@ -26,7 +26,7 @@ use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::update::{
-    Effect, Event, JobEvent, Load, SessionLoad, SessionLoaded, Stamped, start, update,
+    Effect, Event, JobEvent, Load, LoadReport, SessionLoad, SessionLoaded, Stamped, start, update,
 };
 use serde_json::json;
 
@@ -251,6 +251,77 @@ fn langflow_sessions_searching() {
         key(&mut state, c);
     }
     snapshot!("langflow_sessions_searching", &state);
+}
+
+/// With a filter, the line under the list says why the selected session matched: its id, or
+/// the words around the first hit in its messages, read once for the row.
+#[test]
+fn the_session_list_says_why_the_selected_row_matched() {
+    let mut state = state(ConversationShape::FlowSessions);
+    key(&mut state, '/');
+    for c in "refund".chars() {
+        key(&mut state, c);
+    }
+    code(&mut state, KeyCode::Enter);
+    let generation = state.sessions.generation;
+    let rows = vec![
+        flow_row("New Session 0", "Support Chat", SUPPORT, 16, 30),
+        flow_row("Refund-desk", "Sales Chat", SALES, 2, 20),
+    ];
+    let page = Ok(ConversationRowPage {
+        rows,
+        has_more: false,
+    });
+    let effects = deliver(
+        &mut state,
+        generation,
+        SessionLoaded::Page {
+            offset: 0,
+            result: page,
+        },
+    );
+    let snippet_asked = |effects: &[Effect]| {
+        effects.iter().find_map(|effect| match effect {
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Snippet { key, search },
+            }) => Some((*generation, key.clone(), search.clone())),
+            _ => None,
+        })
+    };
+    let (generation, asked, search) = snippet_asked(&effects).expect("the snippet is read");
+    let support = SessionKey {
+        id: "New Session 0".into(),
+        flow_id: Some(SUPPORT.into()),
+    };
+    assert_eq!((&asked, search.as_str()), (&support, "refund"));
+    let text = screen_text(&state, 80, 24);
+    assert!(
+        text.contains("matched in: message text (reading…)"),
+        "{text}"
+    );
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            LoadReport::Snippet {
+                key: asked,
+                result: Ok(Some("Hello? Please refund me.".into())),
+            },
+        )),
+    );
+    let text = screen_text(&state, 80, 24);
+    assert!(
+        text.contains("matched in: text: Hello? Please refund me."),
+        "{text}"
+    );
+    // The next row holds the filter in its id: said so, nothing read.
+    assert!(snippet_asked(&key(&mut state, 'j')).is_none());
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("matched in: id"), "{text}");
+    // Back on the first row, what was read is shown again without a second read.
+    assert!(snippet_asked(&key(&mut state, 'k')).is_none());
+    assert!(screen_text(&state, 80, 24).contains("Please refund me."));
 }
 
 #[test]

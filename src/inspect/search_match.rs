@@ -1,11 +1,13 @@
 //! Why a conversation matched the list's search, and where a text occurs in another. The search
 //! (`sources/dify/queries/search.rs`) matches a text, ignoring case, in a conversation's name,
 //! its app's name or one of its messages' query or answer, or as a prefix of its id; this says
-//! which, and for message text shows the words around the first hit.
+//! which, and for message text shows the words around the first hit; as for a Langflow session
+//! or a LangGraph thread, whose search holds their id or message text.
 
 use std::ops::Range;
 
 use super::InspectError;
+use super::sessions::{SessionError, SessionKey, load_session};
 use crate::format::one_line;
 use crate::sources::dify::queries::ConversationSummary;
 use crate::store::Store;
@@ -88,6 +90,28 @@ pub async fn text_snippet(
     Ok(rows.iter().find_map(|row| {
         snippet(&row.query, search, width).or_else(|| snippet(&row.answer, search, width))
     }))
+}
+
+/// The first message of session or thread `key` (as the open view reads it, oldest first) whose
+/// text holds `search`, as a [`snippet`] of at most `width` characters: why a Langflow session
+/// or a LangGraph thread matched the list's search over their message text.
+pub async fn session_snippet(
+    store: &Store,
+    key: &SessionKey,
+    search: &str,
+    width: usize,
+) -> Result<Option<String>, SessionError> {
+    let view = load_session(store, key).await?;
+    Ok(view
+        .messages
+        .iter()
+        .find_map(|message| snippet(&message.message.message.content.text(), search, width)))
+}
+
+/// Whether a session's or thread's id holds `search` (any case): the list's search matched it
+/// there, without reading its messages.
+pub fn id_holds(id: &str, search: &str) -> bool {
+    find(id, search.trim()).next().is_some()
 }
 
 #[cfg(test)]

@@ -26,14 +26,14 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
-use crate::inspect::search_match::text_snippet;
+use crate::inspect::search_match::{session_snippet, text_snippet};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::storage::ObjectStore;
-use crate::store::{Access, Store};
+use crate::store::{Access, ConversationShape, Store};
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 
@@ -235,12 +235,20 @@ impl JobRunner {
                         ));
                     })
             }
-            Load::Snippet { id, search } => {
+            Load::Snippet { key, search } => {
                 self.tasks
                     .load(Slot::Snippet, generation, |reply| async move {
-                        let read = text_snippet(&store, &id, &search, SNIPPET_WIDTH).await;
-                        let result = read.map_err(report);
-                        reply.send(LoadReport::Snippet { id, result });
+                        let result = match store.profile().capabilities().conversations {
+                            ConversationShape::RegenerationTrees => {
+                                text_snippet(&store, &key.id, &search, SNIPPET_WIDTH)
+                                    .await
+                                    .map_err(report)
+                            }
+                            _ => session_snippet(&store, &key, &search, SNIPPET_WIDTH)
+                                .await
+                                .map_err(report),
+                        };
+                        reply.send(LoadReport::Snippet { key, result });
                     })
             }
             Load::List(filter) => self.tasks.load(Slot::List, generation, |reply| async move {

@@ -7,7 +7,9 @@ use ratatui::text::Span;
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table};
+use super::conversations::{text_reason, with_reason};
 use crate::format::thousands;
+use crate::inspect::search_match::id_holds;
 use crate::inspect::sessions::ConversationRow;
 use crate::store::ConversationShape;
 use crate::tui::state::{AppState, LoadStatus, PAGE_SIZE};
@@ -115,6 +117,7 @@ impl Component for SessionList {
             frame.render_widget(placeholder(text, style), inner);
             return;
         }
+        let inner = with_reason(why_matched(state), theme, frame, inner);
         let header = Row::new(columns.headers.iter().copied()).style(theme.title);
         let rows = list.rows.iter().map(|row| {
             let style = if row.problem.is_some() {
@@ -135,4 +138,18 @@ impl Component for SessionList {
             inner,
         );
     }
+}
+
+/// Why the selected session or thread matched the filter: its id, or the words around the
+/// first hit in its messages.
+fn why_matched(state: &AppState) -> Option<String> {
+    let filter = &state.list.filter;
+    if filter.trim().is_empty() {
+        return None;
+    }
+    let row = state.sessions.selected_row()?;
+    Some(match id_holds(&row.key.id, filter) {
+        true => "matched in: id".to_owned(),
+        false => text_reason(&state.list, &row.key),
+    })
 }

@@ -15,6 +15,7 @@ use super::opened_database::OpenedDatabase;
 use super::session_effects::{SessionLoad, SessionLoaded};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
+use crate::inspect::sessions::SessionKey;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::tree::NodeIndex;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
@@ -83,9 +84,10 @@ pub enum Load {
         url: String,
     },
     List(ConversationFilter),
-    /// Where `search` occurs in conversation `id`'s messages: why the list's filter matched it.
+    /// Where `search` occurs in the messages of conversation `key`: why the list's filter
+    /// matched it.
     Snippet {
-        id: String,
+        key: SessionKey,
         search: String,
     },
     /// Tokens of each conversation's latest thread, for the visible page.
@@ -185,7 +187,7 @@ pub enum LoadReport {
     /// One row a scanning search found, before its page is complete.
     ListFound(ConversationSummary),
     Snippet {
-        id: String,
+        key: SessionKey,
         result: Result<Option<String>, String>,
     },
     ThreadTokens(Vec<(String, u64)>),

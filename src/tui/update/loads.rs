@@ -31,7 +31,7 @@ pub(super) fn on_load(
         LoadReport::Database(result) => database::opened(state, result, effects),
         LoadReport::List(result) => list::listed(state, result, effects),
         LoadReport::ListFound(row) => list::found(state, row),
-        LoadReport::Snippet { id, result } => list::snippet_read(state, id, result),
+        LoadReport::Snippet { key, result } => list::snippet_read(state, key, result),
         LoadReport::ThreadTokens(tokens) => list::thread_tokens(state, tokens),
         // A view read again keeps its search, found anew among its messages.
         LoadReport::Conversation(result) => {
