@@ -3,10 +3,11 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::common::{Component, framed, middle_cut, placeholder};
+use super::common::{Component, framed, highlighted, middle_cut, placeholder};
 use crate::format::{count, display_width, one_line, thousands};
 use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, ThreadTree, TreeRow};
 use crate::sources::langgraph::decode::budget::RECOMMENDED_TRIM;
@@ -252,6 +253,9 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         return;
     }
     let mut rows = Vec::with_capacity(budget.prompt.len() + 1);
+    // The row of the message a search went to, kept in view.
+    let mut wanted = None;
+    let search = thread.search.as_ref();
     for (index, message) in budget.prompt.iter().enumerate() {
         if index > 0 && budget.kept[index] && !budget.kept[index - 1] {
             rows.push(Line::styled(
@@ -276,10 +280,23 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         } else {
             theme.dim
         };
-        rows.push(Line::styled(one_line(&text, width), style));
+        let style = match search {
+            Some(search) if search.holds(index) => style.add_modifier(Modifier::UNDERLINED),
+            _ => style,
+        };
+        if thread.message_at == Some(index) {
+            wanted = Some(rows.len());
+        }
+        let query = search.map(|s| s.query.as_str());
+        rows.push(Line::from(highlighted(
+            &one_line(&text, width),
+            query,
+            style,
+        )));
     }
     let room = usize::from(inner.height).saturating_sub(lines.len());
-    let skip = rows.len().saturating_sub(room);
+    let newest = rows.len().saturating_sub(room);
+    let skip = wanted.map_or(newest, |row| row.saturating_sub(room / 2).min(newest));
     lines.extend(rows.into_iter().skip(skip));
     frame.render_widget(Paragraph::new(lines), inner);
 }
