@@ -80,7 +80,8 @@ fn flow_row(
     }
 }
 
-fn list_loaded(state: &mut AppState, rows: Vec<ConversationRow>, has_more: bool) {
+/// Delivers a page of the list; the effects its arrival asked for.
+fn list_loaded(state: &mut AppState, rows: Vec<ConversationRow>, has_more: bool) -> Vec<Effect> {
     let generation = state.sessions.generation;
     let page = Ok(ConversationRowPage { rows, has_more });
     deliver(
@@ -90,7 +91,7 @@ fn list_loaded(state: &mut AppState, rows: Vec<ConversationRow>, has_more: bool)
             offset: 0,
             result: page,
         },
-    );
+    )
 }
 
 fn langflow_rows() -> Vec<ConversationRow> {
@@ -263,23 +264,11 @@ fn the_session_list_says_why_the_selected_row_matched() {
         key(&mut state, c);
     }
     code(&mut state, KeyCode::Enter);
-    let generation = state.sessions.generation;
     let rows = vec![
         flow_row("New Session 0", "Support Chat", SUPPORT, 16, 30),
         flow_row("Refund-desk", "Sales Chat", SALES, 2, 20),
     ];
-    let page = Ok(ConversationRowPage {
-        rows,
-        has_more: false,
-    });
-    let effects = deliver(
-        &mut state,
-        generation,
-        SessionLoaded::Page {
-            offset: 0,
-            result: page,
-        },
-    );
+    let effects = list_loaded(&mut state, rows, false);
     let snippet_asked = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
             Effect::Load(Stamped {
@@ -290,11 +279,11 @@ fn the_session_list_says_why_the_selected_row_matched() {
         })
     };
     let (generation, asked, search) = snippet_asked(&effects).expect("the snippet is read");
-    let support = SessionKey {
-        id: "New Session 0".into(),
-        flow_id: Some(SUPPORT.into()),
-    };
-    assert_eq!((&asked, search.as_str()), (&support, "refund"));
+    assert_eq!(asked.id, "New Session 0");
+    assert_eq!(
+        (asked.flow_id.as_deref(), search.as_str()),
+        (Some(SUPPORT), "refund")
+    );
     let text = screen_text(&state, 80, 24);
     assert!(
         text.contains("matched in: message text (reading…)"),

@@ -6,6 +6,7 @@
 mod chat_memories;
 mod checkpoints;
 mod doctor;
+mod export;
 mod memory_bases;
 mod sessions;
 mod slot;
@@ -214,6 +215,21 @@ impl JobRunner {
                 let data_dir = self.data_dir.clone();
                 let request = checkpoints::prune_request(threads, keep_last);
                 checkpoints::plan_prune(&mut self.tasks, generation, store, data_dir, request)
+            }
+            Load::Export {
+                key,
+                leaf,
+                budget,
+                message_limit,
+            } => {
+                let data_dir = self.data_dir.clone();
+                let job = export::ExportJob {
+                    key,
+                    leaf,
+                    budget,
+                    message_limit,
+                };
+                export::export(&mut self.tasks, generation, store, storage, data_dir, job)
             }
             Load::Undo { thread_id } => {
                 let data_dir = self.data_dir.clone();

@@ -78,6 +78,11 @@ pub(super) async fn document(
     args: &ThreadArgs,
     details: bool,
 ) -> CliResult<ThreadDocument> {
+    Ok(thread(store, &request(context, args, details)).await?)
+}
+
+/// What `args` ask of the tree, with the configuration's message limit.
+pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> TreeRequest {
     let mode = (args.mode != ThreadMode::Dify)
         .then(|| args.mode.to_possible_value())
         .flatten()
@@ -86,7 +91,7 @@ pub(super) async fn document(
         .with("mode", mode)
         .with("leaf", args.leaf.as_deref())
         .with("flow", args.flow.as_deref());
-    let request = TreeRequest {
+    TreeRequest {
         id: args.conversation.clone(),
         options,
         defaults: SourceOptions::default().with(
@@ -94,8 +99,7 @@ pub(super) async fn document(
             Some(context.resolved.config.history.message_limit),
         ),
         details,
-    };
-    Ok(thread(store, &request).await?)
+    }
 }
 
 #[cfg(test)]

@@ -90,6 +90,14 @@ pub enum Load {
         key: SessionKey,
         search: String,
     },
+    /// The open conversation's bundle as `memscope export` makes it (to checkpoint `leaf` of a
+    /// LangGraph thread), under the budget in effect; written as a new file.
+    Export {
+        key: SessionKey,
+        leaf: Option<String>,
+        budget: BudgetSettings,
+        message_limit: i64,
+    },
     /// Tokens of each conversation's latest thread, for the visible page.
     CountThreads {
         ids: Vec<String>,
@@ -191,6 +199,8 @@ pub enum LoadReport {
         result: Result<Option<String>, String>,
     },
     ThreadTokens(Vec<(String, u64)>),
+    /// Where a bundle was written, in words, or why not.
+    Exported(Result<String, String>),
     Conversation(Result<Arc<Loaded>, String>),
     Budget(Result<Box<BudgetView>, String>),
     Nodes(Result<LoadedNodes, String>),
