@@ -4,7 +4,7 @@
 //! from (or a copy of it) and nowhere else, and only once; a parent link is counted only where
 //! its checkpoint is; the plan on a database opened read-only says `--write` is needed; Ctrl-C
 //! while the archive is written deletes nothing and leaves no file. And checkpoint ids typed back
-//! as they are shown.
+//! as they are shown, and `thread`'s subgraphs where the TUI draws them.
 
 mod cli_support;
 
@@ -378,5 +378,72 @@ fn a_checkpoint_id_is_typed_back_as_it_is_shown() {
             .unwrap()
             .contains("memscope thread long-chat"),
         "{error}"
+    );
+}
+
+/// `thread` draws a subgraph's checkpoints under the root checkpoint whose task ran them, as the
+/// TUI does, and counts every namespace's checkpoints, as the list of threads does.
+#[test]
+fn a_subgraph_is_listed_under_the_checkpoint_that_ran_it_and_counted_as_the_list_counts() {
+    const REPORT: &str = "research-report";
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let file = demo(home, "agent.sqlite", 42);
+    let (out, _) = run(
+        memscope_on(home, &db(&file)).args(["--json", "conversations"]),
+        0,
+    );
+    let listed = json(&out)["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == REPORT)
+        .unwrap()["extra"]["checkpoints"]
+        .as_u64()
+        .unwrap();
+
+    let (out, _) = run(
+        memscope_on(home, &db(&file)).args(["--json", "thread", REPORT]),
+        0,
+    );
+    let tree = json(&out);
+    let nodes = tree["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len() as u64, listed, "{tree}");
+    let root = tree["extra"]["subgraphs"][0]["root_checkpoint"]
+        .as_str()
+        .unwrap();
+    let namespaces: Vec<&str> = nodes
+        .iter()
+        .map(|n| n["extra"]["namespace"].as_str().unwrap())
+        .collect();
+    let at = nodes.iter().position(|n| n["id"] == root).unwrap();
+    let inner = namespaces.iter().filter(|ns| !ns.is_empty()).count();
+    assert!(inner > 0, "{namespaces:?}");
+    // Right after the checkpoint that ran it, all of it, and the root graph goes on after.
+    assert!(
+        namespaces[at + 1..=at + inner]
+            .iter()
+            .all(|ns| !ns.is_empty()),
+        "{namespaces:?}"
+    );
+    assert!(namespaces[at + inner + 1..].iter().any(|ns| ns.is_empty()));
+
+    let (text, _) = run(memscope_on(home, &db(&file)).args(["thread", REPORT]), 0);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains(&format!("{listed} checkpoints ({inner} in 1 subgraph)")),
+        "{text}"
+    );
+    let heading = lines
+        .iter()
+        .position(|l| l.starts_with("subgraph "))
+        .unwrap();
+    assert!(lines[heading - 2].contains(root), "{text}");
+    assert_eq!(lines[heading - 1], "", "{text}");
+    assert_eq!(lines[heading + inner + 1], "", "{text}");
+    let after = lines[heading + inner + 2].trim_start();
+    assert!(
+        after.starts_with('●') || after.starts_with('○'),
+        "the root graph goes on: {text}"
     );
 }

@@ -961,13 +961,13 @@ fn conversations_filter_says_why_a_row_matched() {
     let asked = effects.iter().find_map(|effect| match effect {
         Effect::Load(Stamped {
             generation,
-            value: Load::Snippet { id, search },
-        }) => Some((*generation, id.clone(), search.clone())),
+            value: Load::Snippet { key, search, .. },
+        }) => Some((*generation, key.clone(), search.clone())),
         _ => None,
     });
-    let (generation, asked_id, search) = asked.expect("the snippet is asked for");
+    let (generation, asked, search) = asked.expect("the snippet is asked for");
     assert_eq!(
-        (asked_id.as_str(), search.as_str()),
+        (asked.id.as_str(), search.as_str()),
         (id(1).as_str(), "kettle")
     );
     let text = screen_text(&state, 80, 24);
@@ -981,7 +981,7 @@ fn conversations_filter_says_why_a_row_matched() {
         JobEvent::load(
             generation,
             LoadReport::Snippet {
-                id: asked_id,
+                key: asked,
                 result: Ok(snippet),
             },
         ),

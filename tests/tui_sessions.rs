@@ -28,7 +28,7 @@ use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::update::{
-    Effect, Event, JobEvent, Load, SessionLoad, SessionLoaded, Stamped, start, update,
+    Effect, Event, JobEvent, Load, LoadReport, SessionLoad, SessionLoaded, Stamped, start, update,
 };
 use serde_json::json;
 
@@ -88,7 +88,12 @@ fn flow_row(
     }
 }
 
-fn list_loaded(state: &mut AppState, rows: Vec<ListedConversation>, next: Option<&str>) {
+/// Delivers a page of the list; the effects its arrival asked for.
+fn list_loaded(
+    state: &mut AppState,
+    rows: Vec<ListedConversation>,
+    next: Option<&str>,
+) -> Vec<Effect> {
     let generation = state.sessions.generation;
     let page = Ok(ConversationList {
         head: DocumentHead {
@@ -106,7 +111,7 @@ fn list_loaded(state: &mut AppState, rows: Vec<ListedConversation>, next: Option
             after: None,
             result: page,
         },
-    );
+    )
 }
 
 fn langflow_rows() -> Vec<ListedConversation> {
@@ -234,6 +239,65 @@ fn langflow_sessions_searching() {
         key(&mut state, c);
     }
     snapshot!("langflow_sessions_searching", &state);
+}
+
+/// With a filter, the line under the list says why the selected session matched: its id, or
+/// the words around the first hit in its messages, read once for the row.
+#[test]
+fn the_session_list_says_why_the_selected_row_matched() {
+    let mut state = state(ConversationShape::FlowSessions);
+    key(&mut state, '/');
+    for c in "refund".chars() {
+        key(&mut state, c);
+    }
+    code(&mut state, KeyCode::Enter);
+    let rows = vec![
+        flow_row("New Session 0", "Support Chat", SUPPORT, 16, 30),
+        flow_row("Refund-desk", "Sales Chat", SALES, 2, 20),
+    ];
+    let effects = list_loaded(&mut state, rows, None);
+    let snippet_asked = |effects: &[Effect]| {
+        effects.iter().find_map(|effect| match effect {
+            Effect::Load(Stamped {
+                generation,
+                value: Load::Snippet { key, search, .. },
+            }) => Some((*generation, key.clone(), search.clone())),
+            _ => None,
+        })
+    };
+    let (generation, asked, search) = snippet_asked(&effects).expect("the snippet is read");
+    assert_eq!(asked.id, "New Session 0");
+    assert_eq!(
+        (asked.scope.as_deref(), search.as_str()),
+        (Some(SUPPORT), "refund")
+    );
+    let text = screen_text(&state, 80, 24);
+    assert!(
+        text.contains("matched in: message text (reading…)"),
+        "{text}"
+    );
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            LoadReport::Snippet {
+                key: asked,
+                result: Ok(Some("Hello? Please refund me.".into())),
+            },
+        )),
+    );
+    let text = screen_text(&state, 80, 24);
+    assert!(
+        text.contains("matched in: text: Hello? Please refund me."),
+        "{text}"
+    );
+    // The next row holds the filter in its id: said so, nothing read.
+    assert!(snippet_asked(&key(&mut state, 'j')).is_none());
+    let text = screen_text(&state, 80, 24);
+    assert!(text.contains("matched in: id"), "{text}");
+    // Back on the first row, what was read is shown again without a second read.
+    assert!(snippet_asked(&key(&mut state, 'k')).is_none());
+    assert!(screen_text(&state, 80, 24).contains("Please refund me."));
 }
 
 #[test]

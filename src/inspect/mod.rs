@@ -10,6 +10,7 @@ pub mod diff;
 pub mod doctor;
 pub mod doctor_finding;
 pub mod document;
+pub mod export;
 pub mod history;
 pub mod holdings;
 pub mod listing;

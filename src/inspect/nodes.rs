@@ -9,13 +9,15 @@
 //!
 //! The parts: the thread node memory reads (`thread`), executions with their offloaded columns
 //! followed (`offloads`), what a context is read from (`sources`), a context and its budget
-//! (`context`), a node across the thread's turns (`timeline`) and the nodes pane (`list`).
+//! (`context`), a node across the thread's turns (`timeline`), the nodes pane (`list`) and what
+//! `nodes` and `node-context` report (`report`).
 
 mod context;
 #[cfg(test)]
 mod fixtures;
 mod list;
 mod offloads;
+pub mod report;
 mod sources;
 mod thread;
 mod timeline;

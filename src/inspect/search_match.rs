@@ -1,13 +1,17 @@
 //! Why a conversation matched the list's search, and where a text occurs in another. The search
 //! (`sources/dify/queries/search.rs`) matches a text, ignoring case, in a conversation's name,
 //! its app's name or one of its messages' query or answer, or as a prefix of its id; this says
-//! which, and for message text shows the words around the first hit.
+//! which, and for message text shows the words around the first hit; as for a Langflow session
+//! or a LangGraph thread, whose search holds their id or message text.
 
 use std::ops::Range;
 
 use super::InspectError;
+use super::sessions::open_conversation;
 use crate::format::one_line;
+use crate::memory::budget_view::BudgetSettings;
 use crate::sources::dify::queries::ConversationSummary;
+use crate::sources::opened::ConversationKey;
 use crate::store::Store;
 
 /// Characters of context kept before a hit in a snippet.
@@ -88,6 +92,29 @@ pub async fn text_snippet(
     Ok(rows.iter().find_map(|row| {
         snippet(&row.query, search, width).or_else(|| snippet(&row.answer, search, width))
     }))
+}
+
+/// The first message of session or thread `key` (as the open view reads it, oldest first) whose
+/// text holds `search`, as a [`snippet`] of at most `width` characters: why a Langflow session
+/// or a LangGraph thread matched the list's search over their message text.
+pub async fn session_snippet(
+    store: &Store,
+    key: &ConversationKey,
+    search: &str,
+    width: usize,
+    budget: &BudgetSettings,
+) -> Result<Option<String>, InspectError> {
+    let view = open_conversation(store, key, budget).await?;
+    Ok(view
+        .messages
+        .iter()
+        .find_map(|message| snippet(&message.message.message.content.text(), search, width)))
+}
+
+/// Whether a session's or thread's id holds `search` (any case): the list's search matched it
+/// there, without reading its messages.
+pub fn id_holds(id: &str, search: &str) -> bool {
+    find(id, search.trim()).next().is_some()
 }
 
 #[cfg(test)]

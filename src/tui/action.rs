@@ -68,6 +68,7 @@ pub enum Action {
     ShowWarnings,
     Details,
     CopyId,
+    Export,
     Doctor,
     HistoryUp,
     HistoryDown,
@@ -78,7 +79,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 67] = [
+    pub const ALL: [Action; 68] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -144,6 +145,7 @@ impl Action {
         Action::ShowWarnings,
         Action::Details,
         Action::CopyId,
+        Action::Export,
         Action::Doctor,
         Action::ShowConversation,
     ];
@@ -230,6 +232,7 @@ impl Action {
             Action::ShowWarnings => "messages of this session and warnings, whole",
             Action::Details => "the selected row whole",
             Action::CopyId => "copy the selected id (OSC 52)",
+            Action::Export => "export it as `memscope export` does (a file)",
             Action::Doctor => "doctor: scan the database for problems",
             Action::HistoryUp => "n_messages +",
             Action::HistoryDown => "n_messages -",

@@ -6,6 +6,7 @@
 mod chat_memories;
 mod checkpoints;
 mod doctor;
+mod export;
 mod memory_bases;
 mod sessions;
 mod slot;
@@ -26,14 +27,14 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
-use crate::inspect::search_match::text_snippet;
+use crate::inspect::search_match::{session_snippet, text_snippet};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::storage::ObjectStore;
-use crate::store::{Access, Store};
+use crate::store::{Access, ConversationShape, Store};
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 
@@ -215,6 +216,21 @@ impl JobRunner {
                 let request = checkpoints::prune_request(threads, keep_last);
                 checkpoints::plan_prune(&mut self.tasks, generation, store, data_dir, request)
             }
+            Load::Export {
+                key,
+                leaf,
+                budget,
+                message_limit,
+            } => {
+                let data_dir = self.data_dir.clone();
+                let job = export::ExportJob {
+                    key,
+                    leaf,
+                    budget,
+                    message_limit,
+                };
+                export::export(&mut self.tasks, generation, store, storage, data_dir, job)
+            }
             Load::Undo { thread_id } => {
                 let data_dir = self.data_dir.clone();
                 checkpoints::plan_undo(&mut self.tasks, generation, store, data_dir, thread_id)
@@ -235,14 +251,25 @@ impl JobRunner {
                         ));
                     })
             }
-            Load::Snippet { id, search } => {
-                self.tasks
-                    .load(Slot::Snippet, generation, |reply| async move {
-                        let read = text_snippet(&store, &id, &search, SNIPPET_WIDTH).await;
-                        let result = read.map_err(report);
-                        reply.send(LoadReport::Snippet { id, result });
-                    })
-            }
+            Load::Snippet {
+                key,
+                search,
+                settings,
+            } => self
+                .tasks
+                .load(Slot::Snippet, generation, |reply| async move {
+                    let result = match store.profile().capabilities().conversations {
+                        ConversationShape::RegenerationTrees => {
+                            text_snippet(&store, &key.id, &search, SNIPPET_WIDTH)
+                                .await
+                                .map_err(report)
+                        }
+                        _ => session_snippet(&store, &key, &search, SNIPPET_WIDTH, &settings)
+                            .await
+                            .map_err(report),
+                    };
+                    reply.send(LoadReport::Snippet { key, result });
+                }),
             Load::List(filter) => self.tasks.load(Slot::List, generation, |reply| async move {
                 let result = list(&store, &reply, &filter).await;
                 reply.send(LoadReport::List(result));

@@ -1,6 +1,9 @@
 //! The whole app without a terminal, for tests that drive it by keys over a real database:
 //! opened on a URL, job results applied until a condition holds, screens drawn to text.
 
+// Each test binary uses a different part of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,6 +22,11 @@ pub async fn app(url: &str, root: &Path, access: Access) -> App {
         data: root.join("data"),
         config: root.join("config"),
     };
+    app_in(url, dirs, access).await
+}
+
+/// The app on the database at `url` with its data and config directories `dirs`.
+pub async fn app_in(url: &str, dirs: Dirs, access: Access) -> App {
     let overrides = Overrides {
         database_url: Some(url.to_owned()),
         ..Overrides::default()

@@ -70,7 +70,8 @@ pub fn compare_cli(url: &str, oracle: &Value, key: &str, encrypted_thread: Optio
 
         let tree = json_of(&memscope(url, Some(key), &["thread", thread_id]));
         let history = expected["history"].as_array().unwrap();
-        // The root graph's checkpoints; a subgraph's are drawn under its heading after them.
+        // The root graph's checkpoints; a subgraph's are drawn under its heading after the
+        // checkpoint that ran it.
         let nodes: Vec<&Value> = tree["nodes"]
             .as_array()
             .unwrap()

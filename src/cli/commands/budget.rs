@@ -3,7 +3,6 @@
 
 use crate::cli::output::table;
 use crate::format::{one_line, thousands};
-pub(super) use crate::inspect::budget_figures::BudgetFigures;
 use crate::memory::budget_view::BudgetLine;
 
 /// Messages with their tokens, the tokens of the history from each one on, and the cut line:

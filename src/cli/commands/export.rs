@@ -1,51 +1,15 @@
-//! `export`: one JSON bundle of a conversation for a bug report. Every source gives the same
-//! parts, computed by the very functions its commands print (`thread`, `history`, `nodes`,
-//! `node-context`), so the bundle says what those commands say; then every credential is
-//! removed (`redact.rs`) before a byte is written.
+//! `export`: one JSON bundle of a conversation for a bug report (`inspect/export.rs` makes it,
+//! as for the TUI's `E`), printed or written to `--out` whole or not at all.
 
-mod redact;
-
-use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-use crate::cli::args::{
-    ExportArgs, HistoryArgs, NodeContextArgs, NodeSource, NodesArgs, ThreadArgs, ThreadMode,
-};
+use crate::cli::args::{ExportArgs, HistoryArgs, ThreadArgs, ThreadMode};
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit};
-use crate::store::{Backend, Part, Store, redact_url};
-
-/// What made the database: enough to reproduce a report on the same kind.
-#[derive(Serialize)]
-struct DatabaseKind {
-    /// memscope, Dify, Langflow or a LangGraph checkpoint saver.
-    source: &'static str,
-    backend: &'static str,
-    /// The source's schema revision, when it records one (Dify's and Langflow's migrations).
-    schema_revision: Option<String>,
-    /// memscope's own schema version, on a database memscope created.
-    schema_version: Option<i64>,
-    /// The database URL, its password removed.
-    url: String,
-}
-
-#[derive(Serialize)]
-struct Bundle {
-    memscope_version: &'static str,
-    database: DatabaseKind,
-    /// The conversation (Dify), session (Langflow) or thread (LangGraph) id, as typed.
-    conversation: String,
-    /// The conversation's parts, as their commands print them with `--json`.
-    #[serde(flatten)]
-    parts: Map<String, Value>,
-}
-
-fn to_value(value: impl Serialize) -> CliResult<Value> {
-    serde_json::to_value(value).map_err(CliError::from)
-}
+use crate::inspect::export::{ExportRequest, Exported, NodeSettings, bundle, write_whole};
+use crate::store::{Part, Store};
 
 fn history_args(args: &ExportArgs) -> HistoryArgs {
     HistoryArgs {
@@ -73,67 +37,24 @@ fn thread_args(args: &ExportArgs) -> ThreadArgs {
     }
 }
 
-/// The conversation's parts, the same on every source: its tree with the path the model sees
-/// (to `--leaf` where given), what its memory feeds the model with the budget, and on a
-/// database with node executions each node's context. A flag the source does not take is
-/// refused as `thread` and `history` refuse it.
-async fn conversation_parts(
-    context: &Context,
-    store: &Store,
-    args: &ExportArgs,
-) -> CliResult<Map<String, Value>> {
-    let thread = super::thread::document(context, store, &thread_args(args), true).await?;
-    let history = super::history::document(context, store, &history_args(args), true).await?;
-    let mut parts = Map::new();
-    parts.insert("thread".into(), to_value(thread)?);
-    parts.insert("history".into(), to_value(history)?);
-    if store.profile().has(Part::NodeContexts) {
-        let nodes = super::nodes::list_report(
-            context,
-            store,
-            &NodesArgs {
-                conversation: args.conversation.clone(),
-                leaf: None,
-                tokens: args.tokens.clone(),
-            },
-        )
-        .await?;
-        let mut contexts = Vec::new();
-        for node in nodes.node_ids() {
-            let report = super::nodes::context_report(
-                context,
-                store,
-                &NodeContextArgs {
-                    conversation: args.conversation.clone(),
-                    node: node.clone(),
-                    leaf: None,
-                    source: NodeSource::Outputs,
-                    max_tokens: args.max_tokens,
-                    tokens: args.tokens.clone(),
-                },
-            )
-            .await?;
-            contexts.push(to_value(report)?);
-        }
-        parts.insert("nodes".into(), to_value(nodes)?);
-        parts.insert("node_contexts".into(), Value::Array(contexts));
-    }
-    Ok(parts)
-}
-
-fn database_kind(context: &Context, store: &Store) -> DatabaseKind {
-    let profile = store.profile();
-    DatabaseKind {
-        source: profile.source.name(),
-        backend: match store.backend() {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-            Backend::Mysql => "mysql",
-        },
-        schema_revision: profile.revision.clone(),
-        schema_version: store.schema_version(),
-        url: redact_url(&context.resolved.database_url),
-    }
+/// The bundle's parts as `thread`, `history`, `nodes` and `node-context` are asked for them;
+/// the nodes' only on a database with node executions.
+fn request(context: &Context, args: &ExportArgs, store: &Store) -> CliResult<ExportRequest> {
+    let nodes = match store.profile().has(Part::NodeContexts) {
+        true => Some(NodeSettings {
+            storage: context.storage()?,
+            list: super::nodes::settings(context, &args.tokens, None)?,
+            context: super::nodes::settings(context, &args.tokens, args.max_tokens)?,
+        }),
+        false => None,
+    };
+    Ok(ExportRequest {
+        conversation: args.conversation.clone(),
+        thread: super::thread::request(context, &thread_args(args), true),
+        history: super::history::request(context, &history_args(args), true)?,
+        nodes,
+        url: context.resolved.database_url.clone(),
+    })
 }
 
 pub async fn run(context: &Context, args: &ExportArgs) -> CliResult {
@@ -147,17 +68,10 @@ pub async fn run(context: &Context, args: &ExportArgs) -> CliResult {
         )?;
     }
     let store = context.open().await?;
-    let parts = conversation_parts(context, &store, args).await?;
-    let mut bundle = to_value(Bundle {
-        memscope_version: env!("CARGO_PKG_VERSION"),
-        database: database_kind(context, &store),
-        conversation: args.conversation.clone(),
-        parts,
-    })?;
-    let redacted = redact::redact(&mut bundle);
-    if let Value::Object(fields) = &mut bundle {
-        fields.insert("secrets_redacted".into(), Value::from(redacted));
-    }
+    let Exported {
+        bundle,
+        secrets_redacted: redacted,
+    } = bundle(&store, &request(context, args, &store)?).await?;
     let Some(out) = &args.out else {
         emit(true, &bundle, |_| String::new())?;
         return Ok(ExitCode::Ok);
@@ -190,44 +104,16 @@ pub async fn run(context: &Context, args: &ExportArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
-/// Writes the bundle whole or not at all: into a file beside `out`, then renamed over it.
-/// Without `replace`, a file that appeared meanwhile is kept (the rename is a hard link that
-/// fails on an existing name).
+/// Writes the bundle whole or not at all; without `replace`, a file that appeared meanwhile is
+/// kept.
 fn write_file(out: &Path, text: &str, replace: bool) -> CliResult<()> {
-    let dir = match out.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = out
-        .file_name()
-        .ok_or_else(|| CliError::usage(format!("--out {}: not a file name", out.display())))?;
-    let partial = dir.join(format!(
-        ".{}.partial-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = write_whole(&partial, out, text, replace);
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&partial);
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::needs_yes(format!("{} exists and would be replaced", out.display()))
-        } else {
-            CliError::failure(format!("cannot write {}: {e}", out.display()))
+    write_whole(out, text, replace).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidInput => {
+            CliError::usage(format!("--out {}: not a file name", out.display()))
         }
+        std::io::ErrorKind::AlreadyExists => {
+            CliError::needs_yes(format!("{} exists and would be replaced", out.display()))
+        }
+        _ => CliError::failure(format!("cannot write {}: {e}", out.display())),
     })
-}
-
-/// Writes `text` into `partial`, then moves it to `out`: over an existing file only when
-/// `replace`, else by a hard link that fails on an existing name.
-fn write_whole(partial: &Path, out: &Path, text: &str, replace: bool) -> std::io::Result<()> {
-    let mut file = std::fs::File::create(partial)?;
-    file.write_all(text.as_bytes())?;
-    file.write_all(b"\n")?;
-    file.sync_all()?;
-    if replace {
-        std::fs::rename(partial, out)
-    } else {
-        std::fs::hard_link(partial, out)?;
-        std::fs::remove_file(partial)
-    }
 }

@@ -106,6 +106,15 @@ pub(super) async fn document(
     args: &HistoryArgs,
     details: bool,
 ) -> CliResult<HistoryDocument> {
+    Ok(history(store, &request(context, args, details)?).await?)
+}
+
+/// What `args` ask of the history, with the configuration's settings where none was given.
+pub(super) fn request(
+    context: &Context,
+    args: &HistoryArgs,
+    details: bool,
+) -> CliResult<HistoryRequest> {
     let (counter, model) = counter_from(context, &args.tokens)?;
     let config = &context.resolved.config;
     let request = HistoryRequest {
@@ -122,5 +131,5 @@ pub(super) async fn document(
             options: HistoryOptions::default(),
         },
     };
-    Ok(history(store, &request).await?)
+    Ok(request)
 }

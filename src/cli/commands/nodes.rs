@@ -1,26 +1,20 @@
 //! `nodes` and `node-context`: the nodes that ran in a chatflow conversation, and what one node
 //! remembers (design A or B) and actually sent, with its token budget and timeline.
 
-use serde::Serialize;
-
-use super::budget::{BudgetFigures, budget_table, short_id};
+use super::budget::{budget_table, short_id};
 use crate::cli::args::{NodeContextArgs, NodeSource, NodesArgs, TokenArgs};
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliResult, ExitCode, deleted_banner, emit, table};
 use crate::format::{one_line, thousands};
-use crate::inspect::nodes::{
-    ContextSource, EmptyState, LatestContext, NodeContextView, NodeSummary, NodeThread, Timeline,
-    latest_context, load_conversation_executions, load_latest_executions, load_node_sources,
-    load_thread, load_timeline, node_context, resolve_node, sparkline, summarize_nodes, timeline,
+use crate::inspect::nodes::report::{
+    self, ContextReport, NodesReport, find_node, node_thread, nodes_report,
 };
-use crate::memory::budget_view::{BudgetLine, BudgetSettings};
-use crate::memory::history::{HistoryOptions, PopRule};
-use crate::memory::node_context::NodeProblem;
-use crate::memory::thread::ExtractionMode;
-use crate::memory::tokens::CountCache;
+use crate::inspect::nodes::{ContextSource, load_node_sources, node_context};
+use crate::memory::budget_view::BudgetSettings;
+use crate::memory::history::HistoryOptions;
 use crate::store::{Part, Store};
 
-fn settings(
+pub(super) fn settings(
     context: &Context,
     tokens: &TokenArgs,
     max_tokens: Option<i64>,
@@ -33,61 +27,6 @@ fn settings(
         model,
         options: HistoryOptions::default(),
     })
-}
-
-/// The thread as Dify's node memory derives it: current extraction and placeholder pop.
-async fn thread(
-    store: &crate::store::Store,
-    conversation: &str,
-    leaf: Option<&str>,
-) -> CliResult<NodeThread> {
-    Ok(load_thread(
-        store,
-        conversation,
-        leaf,
-        ExtractionMode::Dify,
-        PopRule::default(),
-    )
-    .await?)
-}
-
-#[derive(Serialize)]
-pub(super) struct NodeRow {
-    #[serde(flatten)]
-    node: NodeSummary,
-    latest_context: Option<LatestContext>,
-}
-
-#[derive(Serialize)]
-pub(super) struct NodesReport {
-    conversation_id: String,
-    conversation_name: String,
-    /// Deleted in Dify (hidden there); shown as stored.
-    deleted: bool,
-    app_mode: Option<String>,
-    /// Why node memory does not apply, when it does not.
-    empty: Option<EmptyState>,
-    thread_turns: usize,
-    /// Thread turns whose run Dify archived out of the database, with its node executions
-    /// (left out where there are none).
-    #[serde(skip_serializing_if = "is_zero")]
-    archived_turns: usize,
-    counter: String,
-    nodes: Vec<NodeRow>,
-}
-
-fn is_zero(count: &usize) -> bool {
-    *count == 0
-}
-
-impl NodesReport {
-    /// The ids of the nodes that ran, in the order listed.
-    pub(super) fn node_ids(&self) -> Vec<String> {
-        self.nodes
-            .iter()
-            .map(|row| row.node.node_id.clone())
-            .collect()
-    }
 }
 
 fn render_nodes(r: &NodesReport) -> String {
@@ -160,68 +99,11 @@ pub async fn list(context: &Context, args: &NodesArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
-/// The nodes that ran in a conversation (`export` bundles them too).
-pub(super) async fn list_report(
-    context: &Context,
-    store: &Store,
-    args: &NodesArgs,
-) -> CliResult<NodesReport> {
+async fn list_report(context: &Context, store: &Store, args: &NodesArgs) -> CliResult<NodesReport> {
     let settings = settings(context, &args.tokens, None)?;
-    let thread = thread(store, &args.conversation, args.leaf.as_deref()).await?;
-    let empty = (!thread.is_chatflow()).then(|| EmptyState::NotAChatflow {
-        app_mode: thread.info.app_mode.clone(),
-    });
-    let executions = load_conversation_executions(store, &thread.info.id).await?;
-    let nodes = summarize_nodes(&thread, &executions);
     let storage = context.storage()?;
-    let mut latest = load_latest_executions(store, &storage, &nodes).await?;
-    let mut cache = CountCache::default();
-    let nodes = nodes
-        .into_iter()
-        .map(|node| NodeRow {
-            latest_context: latest
-                .remove(&node.node_id)
-                .and_then(|docs| latest_context(&docs, &settings, &mut cache)),
-            node,
-        })
-        .collect();
-    let report = NodesReport {
-        conversation_id: thread.info.id.clone(),
-        conversation_name: thread.info.name.clone(),
-        deleted: thread.info.is_deleted,
-        app_mode: thread.info.app_mode.clone(),
-        empty,
-        thread_turns: thread.turns.len(),
-        archived_turns: thread.archived.len(),
-        counter: settings.counter.description(),
-        nodes,
-    };
-    Ok(report)
-}
-
-#[derive(Serialize)]
-pub(super) struct ContextReport {
-    conversation_id: String,
-    /// Deleted in Dify (hidden there); shown as stored.
-    deleted: bool,
-    node_id: String,
-    node_title: String,
-    source: ContextSource,
-    leaf: Option<String>,
-    run_id: Option<String>,
-    execution_id: Option<String>,
-    offloaded: bool,
-    empty: Option<EmptyState>,
-    /// Per-item problems: the rest of the context still shows.
-    problems: Vec<NodeProblem>,
-    missing_runs: Vec<String>,
-    #[serde(flatten)]
-    budget: BudgetFigures,
-    dropped: usize,
-    warnings: Vec<String>,
-    messages: Vec<BudgetLine>,
-    timeline: Timeline,
-    sparkline: String,
+    let leaf = args.leaf.as_deref();
+    Ok(nodes_report(store, &storage, &settings, &args.conversation, leaf).await?)
 }
 
 fn render_context(r: &ContextReport) -> String {
@@ -315,28 +197,6 @@ impl From<NodeSource> for ContextSource {
     }
 }
 
-/// The conversation's node that `typed` names, by id or by unique title. A conversation that
-/// is no chatflow has no nodes: its empty state says so, under the name as typed.
-async fn find_node(
-    store: &crate::store::Store,
-    thread: &NodeThread,
-    typed: &str,
-) -> CliResult<NodeSummary> {
-    let executions = load_conversation_executions(store, &thread.info.id).await?;
-    let nodes = summarize_nodes(thread, &executions);
-    if !thread.is_chatflow() {
-        return Ok(NodeSummary {
-            node_id: typed.to_owned(),
-            node_type: String::new(),
-            title: String::new(),
-            executions: 0,
-            on_thread: 0,
-            latest_run: None,
-        });
-    }
-    Ok(resolve_node(&nodes, typed)?.clone())
-}
-
 /// One node's context on a conversation's thread at `leaf`, read from `source`.
 pub async fn load_context(
     context: &Context,
@@ -346,7 +206,7 @@ pub async fn load_context(
     leaf: Option<&str>,
     source: ContextSource,
 ) -> CliResult<crate::inspect::nodes::NodeContext> {
-    let thread = thread(store, conversation, leaf).await?;
+    let thread = node_thread(store, conversation, leaf).await?;
     let node = find_node(store, &thread, node).await?;
     let sources = load_node_sources(store, &context.storage()?, &thread, &node.node_id).await?;
     Ok(node_context(&thread, &sources, source))
@@ -359,46 +219,21 @@ pub async fn context(context: &Context, args: &NodeContextArgs) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
-/// One node's context with its budget and timeline (`export` bundles each node's).
-pub(super) async fn context_report(
+async fn context_report(
     context: &Context,
     store: &Store,
     args: &NodeContextArgs,
 ) -> CliResult<ContextReport> {
     let settings = settings(context, &args.tokens, args.max_tokens)?;
-    let thread = thread(store, &args.conversation, args.leaf.as_deref()).await?;
-    let node = find_node(store, &thread, &args.node).await?;
     let storage = context.storage()?;
-    let sources = load_node_sources(store, &storage, &thread, &node.node_id).await?;
-    let executions = load_timeline(store, &storage, &thread, &node.node_id).await?;
-    let source = ContextSource::from(args.source);
-    let mut cache = CountCache::default();
-    let view = NodeContextView::compute(
-        node_context(&thread, &sources, source),
+    Ok(report::context_report(
+        store,
+        &storage,
         &settings,
-        &mut cache,
-    );
-    let timeline = timeline(&thread, &node.node_id, &sources.memory_file, &executions);
-    let budget = &view.budget;
-    let report = ContextReport {
-        conversation_id: thread.info.id.clone(),
-        deleted: thread.info.is_deleted,
-        node_id: node.node_id,
-        node_title: node.title,
-        source,
-        leaf: thread.leaf.clone(),
-        run_id: view.context.run_id.clone(),
-        execution_id: view.context.execution_id.clone(),
-        offloaded: view.context.offloaded,
-        empty: view.context.empty.clone(),
-        problems: view.context.problems.clone(),
-        missing_runs: view.context.missing_runs.clone(),
-        budget: BudgetFigures::of(budget),
-        dropped: budget.dropped(),
-        warnings: budget.warnings(),
-        messages: budget.lines(),
-        sparkline: sparkline(&timeline.sizes()),
-        timeline,
-    };
-    Ok(report)
+        &args.conversation,
+        &args.node,
+        args.leaf.as_deref(),
+        ContextSource::from(args.source),
+    )
+    .await?)
 }

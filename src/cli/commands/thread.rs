@@ -43,8 +43,10 @@ fn render(document: &ThreadDocument) -> String {
     let mut group = None;
     for node in &document.nodes {
         if node.group != group {
-            if let Some(heading) = &node.group {
-                out += &format!("\n{heading}:\n");
+            // A heading opens a group; a blank line closes it where the ungrouped lines go on.
+            match &node.group {
+                Some(heading) => out += &format!("\n{heading}:\n"),
+                None => out.push('\n'),
             }
             group = node.group.clone();
         }
@@ -76,6 +78,11 @@ pub(super) async fn document(
     args: &ThreadArgs,
     details: bool,
 ) -> CliResult<ThreadDocument> {
+    Ok(thread(store, &request(context, args, details)).await?)
+}
+
+/// What `args` ask of the tree, with the configuration's message limit.
+pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> TreeRequest {
     let mode = (args.mode != ThreadMode::Dify)
         .then(|| args.mode.to_possible_value())
         .flatten()
@@ -84,7 +91,7 @@ pub(super) async fn document(
         .with("mode", mode)
         .with("leaf", args.leaf.as_deref())
         .with("flow", args.flow.as_deref());
-    let request = TreeRequest {
+    TreeRequest {
         id: args.conversation.clone(),
         options,
         defaults: SourceOptions::default().with(
@@ -92,8 +99,7 @@ pub(super) async fn document(
             Some(context.resolved.config.history.message_limit),
         ),
         details,
-    };
-    Ok(thread(store, &request).await?)
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +182,19 @@ mod tests {
              \nsubgraph tools:1 (node tools, from 1f0):\n\
              ● 00000001  Q: question 0  A: answer\n\
              \nthe thread is the tree path\n"
+        );
+        // A group between ungrouped lines: a blank line closes it before they go on.
+        let mut document = regenerated_chain(2);
+        document.nodes[1].group = Some("subgraph tools:1 (node tools, from 1f0)".to_owned());
+        let text = render(&document);
+        assert!(
+            text.contains(
+                "○ 00000000  Q: question 0  A: answer\n\
+                 \nsubgraph tools:1 (node tools, from 1f0):\n\
+                 ● 00000001  Q: question 0  A: answer\n\
+                 \n  ○ 00000002  Q: question 1  A: answer\n"
+            ),
+            "{text}"
         );
     }
 }

@@ -3,8 +3,8 @@
 //! `messages` channel and the writes its tasks made).
 //!
 //! The tree is the root namespace's: branches (time travel, `update_state`, forks) are siblings,
-//! as regenerations are for Dify. A subgraph's checkpoints are listed apart, attached to the
-//! root checkpoint whose task ran them.
+//! as regenerations are for Dify. A subgraph's checkpoints are listed under the root checkpoint
+//! whose task ran them.
 
 use serde::Serialize;
 use serde_json::{Value as Json, json};
@@ -102,9 +102,7 @@ impl ThreadTree {
     /// Every line in drawing order: each root checkpoint followed by the checkpoints of the
     /// subgraphs its tasks ran; a subgraph whose root checkpoint is not in the tree comes last.
     pub fn rows(&self) -> Vec<TreeRow> {
-        let mut rows = Vec::with_capacity(
-            self.nodes.len() + self.subgraphs.iter().map(|s| s.nodes.len()).sum::<usize>(),
-        );
+        let mut rows = Vec::with_capacity(self.checkpoint_count());
         let subgraph_rows = |index: usize| {
             (0..self.subgraphs[index].nodes.len()).map(move |line| TreeRow {
                 subgraph: Some(index),
@@ -135,6 +133,24 @@ impl ThreadTree {
             }
         }
         rows
+    }
+
+    /// The thread's checkpoints in every namespace, as the list of threads counts them.
+    pub fn checkpoint_count(&self) -> usize {
+        self.nodes.len() + self.subgraphs.iter().map(|s| s.nodes.len()).sum::<usize>()
+    }
+
+    /// `12 checkpoints (3 in 1 subgraph)`: the list's count, with the part subgraphs hold.
+    pub fn checkpoints_described(&self) -> String {
+        let all = count(self.checkpoint_count() as u64, "checkpoint");
+        match self.checkpoint_count() - self.nodes.len() {
+            0 => all,
+            inner => format!(
+                "{all} ({} in {})",
+                crate::format::thousands(inner as u64),
+                count(self.subgraphs.len() as u64, "subgraph")
+            ),
+        }
     }
 
     /// The checkpoint a row names, with its namespace.
@@ -172,8 +188,8 @@ fn namespace_lines(namespace: &Namespace, on_thread: &[String]) -> Vec<Checkpoin
 }
 
 /// The thread's checkpoint tree for `thread`, with the path to the `leaf` option (to the
-/// latest without one) marked: the root graph's checkpoints, then each subgraph's under its
-/// heading.
+/// latest without one) marked: the root graph's checkpoints, each subgraph's under its heading
+/// right after the root checkpoint whose task ran it.
 pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, SourceError> {
     let db = LangGraphDb::open(store)?;
     let thread_id = &request.id;
@@ -188,26 +204,36 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
     let header = vec![
         format!(
             "thread {thread_id}: {}, {} on the path to {}",
-            count(tree.nodes.len() as u64, "checkpoint"),
+            tree.checkpoints_described(),
             crate::format::thousands(tree.thread.len() as u64),
             tree.leaf.as_deref().unwrap_or("(none)"),
         ),
         "● on the path, ○ off it".to_owned(),
     ];
-    let root = tree.nodes.iter().map(|line| tree_node(line, None, request));
-    let subgraphs = tree.subgraphs.iter().flat_map(|subgraph| {
-        let heading = format!(
-            "subgraph {} (node {}, from {})",
-            subgraph.namespace,
-            subgraph.node,
-            subgraph.root_checkpoint.as_deref().unwrap_or("?")
-        );
-        subgraph
-            .nodes
-            .iter()
-            .map(move |line| tree_node(line, Some((&subgraph.namespace, &heading)), request))
-    });
-    let nodes = root.chain(subgraphs).collect();
+    // As the TUI draws it: a subgraph's checkpoints under the root checkpoint that ran it.
+    let headings: Vec<String> = tree
+        .subgraphs
+        .iter()
+        .map(|subgraph| {
+            format!(
+                "subgraph {} (node {}, from {})",
+                subgraph.namespace,
+                subgraph.node,
+                subgraph.root_checkpoint.as_deref().unwrap_or("?")
+            )
+        })
+        .collect();
+    let nodes = tree
+        .rows()
+        .into_iter()
+        .map(|row| {
+            let (_, line) = tree.line(row);
+            let group = row
+                .subgraph
+                .map(|index| (&tree.subgraphs[index].namespace, &headings[index]));
+            tree_node(line, group, request)
+        })
+        .collect();
     let subgraphs: Vec<Json> = tree
         .subgraphs
         .iter()

@@ -46,9 +46,11 @@ pub(super) enum Slot {
     PrunePlan,
     /// What `u` undoes on a thread.
     Undo,
+    /// A bundle (`E`).
+    Export,
 }
 
-const SLOTS: usize = Slot::Undo as usize + 1;
+const SLOTS: usize = Slot::Export as usize + 1;
 
 /// Where a job's results go: the runner's one channel.
 #[derive(Debug, Clone)]

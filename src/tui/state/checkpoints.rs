@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
+use super::search::MessageSearch;
 use crate::sources::langgraph::checkpoint_tree::{
     CheckpointLine, CheckpointState, ThreadTree, TreeRow,
 };
@@ -103,6 +104,10 @@ pub struct CheckpointsState {
     pub pane: CheckpointPane,
     /// Where esc goes.
     pub opened_from: ThreadOrigin,
+    /// A search in the shown checkpoint's messages (`/`), by their positions.
+    pub search: Option<MessageSearch>,
+    /// The message the search went to, kept in view; `None`: the newest messages are shown.
+    pub message_at: Option<usize>,
 }
 
 impl CheckpointsState {
@@ -119,6 +124,8 @@ impl CheckpointsState {
             shown_generation: 0,
             pane: CheckpointPane::default(),
             opened_from,
+            search: None,
+            message_at: None,
         }
     }
 

@@ -134,6 +134,26 @@ impl ConversationState {
         }
     }
 
+    /// Whether row `id` reaches the model by the cut the budget panel shows: its question or
+    /// answer below the cut, or the newest row standing for the request itself. `None` while
+    /// the budget is counted, and during the extraction demo, which marks its own walk. What
+    /// the tree marks (● sent, ○ not), as a session's list does.
+    pub fn is_fed(&self, id: &str) -> Option<bool> {
+        if self.demo.is_some() || self.budget_status != LoadStatus::Loaded {
+            return None;
+        }
+        let budget = self.budget.as_ref()?;
+        let history = &budget.history;
+        Some(
+            history.popped.as_deref() == Some(id)
+                || history
+                    .messages
+                    .iter()
+                    .skip(budget.dropped())
+                    .any(|message| message.source_id == id),
+        )
+    }
+
     pub fn is_collapsed(&self, node: NodeIndex) -> bool {
         self.collapsed.contains(&node)
     }

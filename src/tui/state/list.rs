@@ -2,6 +2,7 @@
 
 use super::load::LoadStatus;
 use crate::sources::dify::queries::{ConversationCursor, ConversationSummary};
+use crate::sources::opened::ConversationKey;
 
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: i64 = 50;
@@ -32,15 +33,18 @@ pub struct ListState {
     /// Rows a search that scans has found so far, shown while it runs (a scan reports each
     /// row as it finds it); emptied when the page arrives.
     pub found_so_far: Vec<ConversationSummary>,
-    /// Where the filter was found in the selected row's messages, when it matched their text.
+    /// Where the filter was found in the selected row's messages, when it matched their text
+    /// (the row of this list, or of the session list).
     pub snippet: Option<MatchSnippet>,
     pub snippet_generation: u64,
 }
 
 /// The words around the filter's first hit in a conversation's messages: why a row matched.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchSnippet {
-    pub id: String,
+    /// The conversation: a Dify conversation's id, a Langflow session with its flow, or a
+    /// LangGraph thread.
+    pub key: ConversationKey,
     /// The filter it was read for.
     pub filter: String,
     /// `None` while it is read; `Ok(None)`: no message holds it any more.

@@ -114,6 +114,8 @@ pub struct AppState {
     pub undo: Option<UndoAsk>,
     /// The database `:open` is opening, until it opened or failed.
     pub opening: Option<Opening>,
+    /// The generation of the export under way (`E`).
+    pub exporting: Option<u64>,
 }
 
 /// A database being opened in place of this one (`:open URL`).
@@ -164,6 +166,7 @@ impl AppState {
             prune: None,
             undo: None,
             opening: None,
+            exporting: None,
         }
     }
 

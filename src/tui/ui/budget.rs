@@ -78,10 +78,14 @@ pub fn draw_panel(state: &AppState, panel: &Panel, theme: &Theme, frame: &mut Fr
         // A short panel keeps its lines for the rows: the window line goes (a taller terminal
         // shows it); the model line stays, it says what the counts are counted for.
         let compact = inner.height < COMPACT_BELOW;
-        let summary = summary_lines(state, view, panel.of, compact, theme);
-        let summary_height = wrapped_height(&summary, inner.width)
-            // The gauge and at least the header, the cut line and a sent row stay visible.
-            .min(inner.height.saturating_sub(4));
+        // The gauge and at least the header, the cut line and a sent row stay visible.
+        let summary = fit_summary(
+            summary_lines(state, view, panel.of, compact, theme),
+            inner.width,
+            inner.height.saturating_sub(4),
+        );
+        let summary_height =
+            wrapped_height(&summary, inner.width).min(inner.height.saturating_sub(4));
         let areas: [Rect; 3] = Layout::vertical([
             Constraint::Length(summary_height),
             Constraint::Length(1),
@@ -207,6 +211,54 @@ pub(crate) fn wrapped_height(lines: &[Line], width: u16) -> u16 {
         .sum()
 }
 
+/// How much a summary line tells, most first: a short panel keeps the lines it has room for
+/// in this order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Tells {
+    /// Messages, tokens, dropped and sent: the line the panel is for.
+    Numbers,
+    /// What makes the numbers wrong to trust (the zero counter).
+    Warning,
+    /// Whether the model's context window takes what is sent.
+    Fit,
+    /// What the counts are counted for.
+    Model,
+    /// The row window, the rule and what is left out.
+    Note,
+}
+
+/// The summary within `height` rows of `width`, in its own order: the lines that tell most
+/// are kept first, each where it still fits whole. The numbers stay, cut with `…` where they
+/// alone are too tall.
+fn fit_summary<'a>(lines: Vec<(Tells, Line<'a>)>, width: u16, height: u16) -> Vec<Line<'a>> {
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|&index| lines[index].0);
+    // Per line: `None` left out, `Some(true)` whole, `Some(false)` cut to one row.
+    let mut kept = vec![None; lines.len()];
+    let mut used = 0;
+    for index in order {
+        let rows = wrapped_height(std::slice::from_ref(&lines[index].1), width);
+        if used + rows <= height {
+            kept[index] = Some(true);
+            used += rows;
+        } else if lines[index].0 == Tells::Numbers && used < height {
+            kept[index] = Some(false);
+            used += 1;
+        }
+    }
+    lines
+        .into_iter()
+        .zip(kept)
+        .filter_map(|((_, line), kept)| match kept? {
+            true => Some(line),
+            false => Some(Line::styled(
+                one_line(&line.to_string(), usize::from(width)),
+                line.style,
+            )),
+        })
+        .collect()
+}
+
 /// Panels with fewer inner lines than this show the compact summary.
 const COMPACT_BELOW: u16 = 16;
 
@@ -216,28 +268,34 @@ fn summary_lines<'a>(
     of: BudgetOf,
     compact: bool,
     theme: &Theme,
-) -> Vec<Line<'a>> {
+) -> Vec<(Tells, Line<'a>)> {
     let settings = &state.settings;
     let counter = settings.counter();
     let mut lines = vec![
-        Line::styled(
-            format!(
-                "{} · {} counter · {}",
-                settings.model(),
-                settings.counter,
-                counter.encoding()
+        (
+            Tells::Model,
+            Line::styled(
+                format!(
+                    "{} · {} counter · {}",
+                    settings.model(),
+                    settings.counter,
+                    counter.encoding()
+                ),
+                theme.dim,
             ),
-            theme.dim,
         ),
-        Line::styled(
-            format!(
-                "{}, {} before pruning; {} dropped, {} sent",
-                count(view.counts.len() as u64, "prompt message"),
-                count(view.pruned.tokens_before, "token"),
-                thousands(dropped(state, view, of) as u64),
-                thousands((view.counts.len() - dropped(state, view, of)) as u64)
+        (
+            Tells::Numbers,
+            Line::styled(
+                format!(
+                    "{}, {} before pruning; {} dropped, {} sent",
+                    count(view.counts.len() as u64, "prompt message"),
+                    count(view.pruned.tokens_before, "token"),
+                    thousands(dropped(state, view, of) as u64),
+                    thousands((view.counts.len() - dropped(state, view, of)) as u64)
+                ),
+                theme.text,
             ),
-            theme.text,
         ),
     ];
     let history = &view.history;
@@ -247,28 +305,34 @@ fn summary_lines<'a>(
         } else {
             ""
         };
-        lines.push(Line::styled(
-            format!(
-                "row window {} ({note}): {} loaded, {} on the thread{popped}",
-                thousands(window as u64),
-                count(history.rows_given.min(window) as u64, "stored row"),
-                count(history.thread.len() as u64, "row")
+        lines.push((
+            Tells::Note,
+            Line::styled(
+                format!(
+                    "row window {} ({note}): {} loaded, {} on the thread{popped}",
+                    thousands(window as u64),
+                    count(history.rows_given.min(window) as u64, "stored row"),
+                    count(history.thread.len() as u64, "row")
+                ),
+                theme.dim,
             ),
-            theme.dim,
         ));
     }
     if of == BudgetOf::Session {
         lines.extend(session_notes(state, compact, theme));
     }
     if view.zero_counter_trap() {
-        lines.push(Line::styled(
-            format!(
-                "counter zero (Dify 1.x default): every count is 0, so NOTHING is pruned; the model \
-                 receives all {}, {} by the classic formula",
-                count(view.counts.len() as u64, "prompt message"),
-                count(view.sent_tokens, "token")
+        lines.push((
+            Tells::Warning,
+            Line::styled(
+                format!(
+                    "counter zero (Dify 1.x default): every count is 0, so NOTHING is pruned; the \
+                     model receives all {}, {} by the classic formula",
+                    count(view.counts.len() as u64, "prompt message"),
+                    count(view.sent_tokens, "token")
+                ),
+                theme.warning,
             ),
-            theme.warning,
         ));
     }
     let sent = thousands(view.sent_tokens);
@@ -294,7 +358,7 @@ fn summary_lines<'a>(
         ),
         _ => Line::styled(format!("{sent} tokens sent{advice}"), theme.dim),
     };
-    lines.push(fit);
+    lines.push((Tells::Fit, fit));
     lines
 }
 
@@ -389,13 +453,13 @@ fn draw_rows(
 
 /// The open session's rule and what it leaves out, counted; a short panel keeps one line for
 /// what is left out and drops the rule.
-fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<Line<'a>> {
+fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<(Tells, Line<'a>)> {
     let Some(budget) = state.session.as_ref().and_then(|s| s.budget.as_ref()) else {
         return Vec::new();
     };
     let mut lines = Vec::new();
     if !compact {
-        lines.push(Line::styled(budget.rule.clone(), theme.dim));
+        lines.push((Tells::Note, Line::styled(budget.rule.clone(), theme.dim)));
     }
     let left_out: Vec<String> = budget
         .left_out
@@ -416,26 +480,30 @@ fn session_notes<'a>(state: &AppState, compact: bool, theme: &Theme) -> Vec<Line
     let style = theme.warning;
     match compact {
         true if !left_out.is_empty() => {
-            lines.push(Line::styled(
-                format!("left out: {}", left_out.join(", ")),
-                style,
+            lines.push((
+                Tells::Note,
+                Line::styled(format!("left out: {}", left_out.join(", ")), style),
             ));
         }
         true => {}
-        false => lines.extend(
-            left_out
-                .into_iter()
-                .map(|text| Line::styled(format!("left out: {text}"), style)),
-        ),
+        false => lines.extend(left_out.into_iter().map(|text| {
+            (
+                Tells::Note,
+                Line::styled(format!("left out: {text}"), style),
+            )
+        })),
     }
     if !budget.flagged.is_empty() {
-        lines.push(Line::styled(
-            format!(
-                "⚑ {}: {}",
-                budget.flagged_why,
-                thousands(budget.flagged.len() as u64)
+        lines.push((
+            Tells::Warning,
+            Line::styled(
+                format!(
+                    "⚑ {}: {}",
+                    budget.flagged_why,
+                    thousands(budget.flagged.len() as u64)
+                ),
+                theme.error,
             ),
-            theme.error,
         ));
     }
     lines
@@ -459,4 +527,45 @@ fn flagged(state: &AppState, id: &str) -> bool {
         .as_ref()
         .and_then(|s| s.budget.as_ref())
         .is_some_and(|b| b.flagged.iter().any(|fed| fed == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Line]) -> Vec<String> {
+        lines.iter().map(|line| line.to_string()).collect()
+    }
+
+    #[test]
+    fn a_short_panel_keeps_the_line_with_the_numbers() {
+        let lines = || {
+            vec![
+                (
+                    Tells::Model,
+                    Line::raw("gpt-4o · raw counter · cl100k_base"),
+                ),
+                (
+                    Tells::Numbers,
+                    Line::raw("6 prompt messages, 12 tokens before pruning; 1 dropped, 5 sent"),
+                ),
+                (Tells::Note, Line::raw("left out: 2 other flows")),
+                (
+                    Tells::Fit,
+                    Line::raw("fits gpt-4o's context window (8 of 128,000 tokens)"),
+                ),
+            ]
+        };
+        let all: Vec<String> = lines().iter().map(|(_, line)| line.to_string()).collect();
+        let kept = |height| texts(&fit_summary(lines(), 46, height));
+        // Room for everything: nothing goes.
+        assert_eq!(kept(8), all);
+        // The note goes, then the model line; each kept where it still fits, in its order.
+        assert_eq!(kept(4), [all[1].clone(), all[3].clone()]);
+        assert_eq!(kept(3), [all[0].clone(), all[1].clone()]);
+        assert_eq!(kept(2), [all[1].clone()]);
+        // One row: the numbers cut, ending in ….
+        assert_eq!(kept(1), ["6 prompt messages, 12 tokens before pruning; …"]);
+        assert!(kept(0).is_empty());
+    }
 }

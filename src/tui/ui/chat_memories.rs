@@ -6,13 +6,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table, short_id};
-use crate::format::thousands;
+use crate::format::{display_width, thousands};
 use crate::inspect::trim::row_message;
+use crate::store::ChatMemorySummary;
 use crate::tui::state::chat_memories::{
     ChatMemoriesState, MESSAGE_PAGE, MemoryView, policy_summary,
 };
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
+
+/// The most a label or a chat id takes of the list before the policy: more is cut with `…`.
+const IDENTIFYING_WIDTH: usize = 24;
 
 pub struct ChatMemoriesView;
 
@@ -81,11 +85,18 @@ fn draw_list(memories: &ChatMemoriesState, theme: &Theme, frame: &mut Frame, are
         ];
         (cells, theme.text)
     });
+    // The label and the chat id tell memories apart: they keep the room they need (up to a
+    // point) before the policy, which `i` shows whole.
+    let room = |header: &str, cell: fn(&ChatMemorySummary) -> &str| {
+        let widest = memories.rows.iter().map(|row| display_width(cell(row)));
+        let widest = widest.chain([display_width(header)]).max().unwrap_or(0);
+        Constraint::Length(widest.min(IDENTIFYING_WIDTH) as u16)
+    };
     let widths = [
-        Constraint::Fill(2),
+        room("Label", |row| &row.label),
         Constraint::Length(8),
-        Constraint::Fill(2),
-        Constraint::Fill(3),
+        room("Chat id", |row| &row.chat_id),
+        Constraint::Fill(1),
         Constraint::Length(5),
         Constraint::Length(7),
     ];

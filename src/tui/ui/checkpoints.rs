@@ -3,10 +3,11 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::Line;
 use ratatui::widgets::Paragraph;
 
-use super::common::{Component, framed, middle_cut, placeholder};
+use super::common::{Component, framed, highlighted, middle_cut, placeholder};
 use crate::format::{count, display_width, one_line, thousands};
 use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, ThreadTree, TreeRow};
 use crate::sources::langgraph::decode::budget::RECOMMENDED_TRIM;
@@ -50,17 +51,6 @@ impl Component for CheckpointsView {
     }
 }
 
-/// A pane's title cut to its border, ending in … when cut.
-fn fit(title: &str, area: Rect) -> String {
-    let room = usize::from(area.width).saturating_sub(2);
-    let inner = title.trim();
-    if inner.chars().count() + 2 <= room {
-        format!(" {inner} ")
-    } else {
-        one_line(inner, room)
-    }
-}
-
 /// The tree pane: one line a checkpoint, branches indented under their parent, a subgraph's
 /// checkpoints under the root checkpoint its task started from. Only the lines on screen are
 /// built.
@@ -72,11 +62,17 @@ pub fn draw_tree(
     area: Rect,
 ) {
     let title = format!(
-        " Thread {} · {} · ● on the path ",
+        "Thread {} · {}",
         one_line(&thread.thread_id, 24),
-        count(tree.nodes.len() as u64, "checkpoint"),
+        count(tree.checkpoint_count() as u64, "checkpoint"),
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    // The legend goes first on a narrow pane: the thread and its count keep their room.
+    let legend = " · ● on the path";
+    let title = match display_width(&title) + display_width(legend) + 4 <= usize::from(area.width) {
+        true => format!("{title}{legend}"),
+        false => title,
+    };
+    let inner = framed(&title, theme, frame, area);
     if thread.rows.is_empty() {
         frame.render_widget(
             placeholder("This thread has no checkpoint.", theme.dim),
@@ -184,7 +180,7 @@ fn shown_or_placeholder<'a>(
         (_, Some(shown)) => return Some(shown),
         (_, None) => ("Reading the checkpoint…".to_owned(), theme.dim),
     };
-    let inner = framed(&fit(title, area), theme, frame, area);
+    let inner = framed(title, theme, frame, area);
     frame.render_widget(placeholder(text, style), inner);
     None
 }
@@ -206,7 +202,7 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         },
         checkpoint.ts,
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     let width = usize::from(inner.width);
     let budget = match &shown.budget {
         Ok(budget) => budget,
@@ -257,6 +253,9 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         return;
     }
     let mut rows = Vec::with_capacity(budget.prompt.len() + 1);
+    // The row of the message a search went to, kept in view.
+    let mut wanted = None;
+    let search = thread.search.as_ref();
     for (index, message) in budget.prompt.iter().enumerate() {
         if index > 0 && budget.kept[index] && !budget.kept[index - 1] {
             rows.push(Line::styled(
@@ -281,10 +280,23 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         } else {
             theme.dim
         };
-        rows.push(Line::styled(one_line(&text, width), style));
+        let style = match search {
+            Some(search) if search.holds(index) => style.add_modifier(Modifier::UNDERLINED),
+            _ => style,
+        };
+        if thread.message_at == Some(index) {
+            wanted = Some(rows.len());
+        }
+        let query = search.map(|s| s.query.as_str());
+        rows.push(Line::from(highlighted(
+            &one_line(&text, width),
+            query,
+            style,
+        )));
     }
     let room = usize::from(inner.height).saturating_sub(lines.len());
-    let skip = rows.len().saturating_sub(room);
+    let newest = rows.len().saturating_sub(room);
+    let skip = wanted.map_or(newest, |row| row.saturating_sub(room / 2).min(newest));
     lines.extend(rows.into_iter().skip(skip));
     frame.render_widget(Paragraph::new(lines), inner);
 }
@@ -301,7 +313,7 @@ fn draw_writes(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, area
         middle_cut(&checkpoint.checkpoint_id, ID_WIDTH),
         thousands(checkpoint.writes.len() as u64),
     );
-    let inner = framed(&fit(&title, area), theme, frame, area);
+    let inner = framed(&title, theme, frame, area);
     if checkpoint.writes.is_empty() {
         frame.render_widget(
             placeholder(

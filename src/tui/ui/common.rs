@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
 pub(crate) use crate::format::middle_cut;
-use crate::format::one_line;
+use crate::format::{display_width, one_line};
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
 use crate::tui::theme::Theme;
@@ -188,17 +188,39 @@ pub(crate) fn pane_block<'a>(title: &str, theme: &Theme) -> Block<'a> {
         .title_style(theme.title)
 }
 
-/// Draws a pane's border over `area`; returns the area inside it.
+/// Draws a pane's border over `area`, its title cut to the border with `…`; returns the area
+/// inside it.
 pub(crate) fn framed(title: &str, theme: &Theme, frame: &mut Frame, area: Rect) -> Rect {
-    let block = pane_block(title, theme);
+    let block = pane_block(&fitted_title(title, area.width), theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     inner
 }
 
+/// A pane's title within a border `width` columns wide: whole, with a space each side as far
+/// as they fit, otherwise cut, ending in `…`.
+fn fitted_title(title: &str, width: u16) -> String {
+    let room = usize::from(width).saturating_sub(2);
+    let inner = title.trim();
+    match room.checked_sub(display_width(inner)) {
+        Some(2..) => format!(" {inner} "),
+        Some(1) => format!(" {inner}"),
+        _ => one_line(inner, room),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_title_wider_than_its_pane_ends_in_an_ellipsis() {
+        assert_eq!(fitted_title(" Nodes · 3 turns ", 40), " Nodes · 3 turns ");
+        assert_eq!(fitted_title(" Nodes · 3 turns ", 18), " Nodes · 3 turns");
+        assert_eq!(fitted_title(" Nodes · 3 turns ", 17), "Nodes · 3 turns");
+        assert_eq!(fitted_title(" Nodes · 3 turns ", 12), "Nodes · 3…");
+        assert_eq!(fitted_title(" 日本語のタイトル ", 10), "日本語…");
+    }
 
     #[test]
     fn a_line_too_wide_is_cut_with_an_ellipsis() {

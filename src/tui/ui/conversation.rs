@@ -118,9 +118,12 @@ fn draw_tree(
             (false, _) => "  ",
         };
         let mark = conversation.marks.mark(line.node);
+        let fed = conversation.is_fed(id);
         let marker = match mark {
             Mark::DifyOnly => "D",
             Mark::TreeOnly => "T",
+            // On the thread but above the budget's cut (or outside the row window).
+            Mark::Thread if fed == Some(false) => "○",
             Mark::Thread => "●",
             Mark::None => " ",
         };
@@ -145,7 +148,7 @@ fn draw_tree(
         );
         let style = if line.node == conversation.selected {
             theme.selected
-        } else if conversation.marks.on_thread(line.node) {
+        } else if conversation.marks.on_thread(line.node) && fed != Some(false) {
             theme.thread
         } else {
             theme.dim

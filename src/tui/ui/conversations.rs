@@ -8,7 +8,8 @@ use ratatui::widgets::Row;
 use super::common::{Component, framed, placeholder, selectable_table, short_id};
 use crate::format::{one_line, thousands};
 use crate::inspect::search_match::matched_field;
-use crate::tui::state::{AppState, LoadStatus};
+use crate::sources::opened::ConversationKey;
+use crate::tui::state::{AppState, ListState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub struct ConversationList;
@@ -105,17 +106,7 @@ impl Component for ConversationList {
             ];
             (cells, style)
         });
-        let reason = why_matched(list);
-        let inner = match reason {
-            Some(reason) => {
-                let [table, footer] =
-                    Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(inner);
-                let width = usize::from(footer.width);
-                frame.render_widget(Line::styled(one_line(&reason, width), theme.dim), footer);
-                table
-            }
-            None => inner,
-        };
+        let inner = with_reason(why_matched(list), theme, frame, inner);
         let widths = [
             Constraint::Fill(3),
             Constraint::Fill(2),
@@ -131,9 +122,26 @@ impl Component for ConversationList {
     }
 }
 
+/// `area` with `reason` (why the selected row matched) on its last line; the rest is returned.
+pub(super) fn with_reason(
+    reason: Option<String>,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) -> Rect {
+    let Some(reason) = reason else {
+        return area;
+    };
+    let [table, footer] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let width = usize::from(footer.width);
+    frame.render_widget(Line::styled(one_line(&reason, width), theme.dim), footer);
+    table
+}
+
 /// Why the selected row matched the filter: the field that holds it, or the words around its
 /// first hit in the messages.
-fn why_matched(list: &crate::tui::state::ListState) -> Option<String> {
+fn why_matched(list: &ListState) -> Option<String> {
     if list.filter.trim().is_empty() {
         return None;
     }
@@ -141,16 +149,23 @@ fn why_matched(list: &crate::tui::state::ListState) -> Option<String> {
     if let Some(field) = matched_field(row, &list.filter) {
         return Some(format!("matched in: {field}"));
     }
+    let key = ConversationKey::new(row.id.clone());
+    Some(text_reason(list, &key))
+}
+
+/// Why conversation `key` matched the filter in its messages' text: the words around the first
+/// hit, once read.
+pub(super) fn text_reason(list: &ListState, key: &ConversationKey) -> String {
     let snippet = list
         .snippet
         .as_ref()
-        .filter(|s| s.id == row.id && s.filter == list.filter);
-    Some(match snippet.and_then(|s| s.text.as_ref()) {
+        .filter(|s| s.key == *key && s.filter == list.filter);
+    match snippet.and_then(|s| s.text.as_ref()) {
         Some(Ok(Some(text))) => format!("matched in: text: {text}"),
         Some(Ok(None)) => "matched in: message text".to_owned(),
         Some(Err(error)) => format!("matched in: message text (could not read it: {error})"),
         None => "matched in: message text (reading…)".to_owned(),
-    })
+    }
 }
 
 /// What a running search shows: what it has found so far, newest first, and how to stop it.

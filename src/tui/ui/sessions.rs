@@ -8,7 +8,10 @@ use ratatui::text::Span;
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, placeholder, selectable_table};
+use super::conversations::{text_reason, with_reason};
 use crate::inspect::listing::{cells, headers};
+use crate::inspect::search_match::id_holds;
+use crate::tui::state::sessions::key_of;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -72,6 +75,7 @@ impl Component for SessionList {
             frame.render_widget(placeholder(text, style), inner);
             return;
         }
+        let inner = with_reason(why_matched(state), theme, frame, inner);
         // A source whose conversations have no titles gets no empty column for them.
         let titled = list.rows.iter().any(|row| row.title.is_some());
         let shown = |index: usize| index != 1 || titled;
@@ -107,4 +111,18 @@ impl Component for SessionList {
             .collect();
         selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
+}
+
+/// Why the selected session or thread matched the filter: its id, or the words around the
+/// first hit in its messages.
+fn why_matched(state: &AppState) -> Option<String> {
+    let filter = &state.list.filter;
+    if filter.trim().is_empty() {
+        return None;
+    }
+    let row = state.sessions.selected_row()?;
+    Some(match id_holds(&row.id, filter) {
+        true => "matched in: id".to_owned(),
+        false => text_reason(&state.list, &key_of(row)),
+    })
 }

@@ -74,3 +74,29 @@ fn stale_budgets_are_dropped() {
     assert!(conversation(&state).budget.is_none());
     assert!(conversation(&state).budget_status.is_loading());
 }
+
+/// The tree marks a thread row `●` while the model is fed it and `○` once the budget panel's
+/// cut drops it, as a session's messages are marked.
+#[test]
+fn the_tree_marks_follow_the_cut_the_budget_panel_shows() {
+    let mut state = opened_with_budget();
+    // The thread a → b → c, everything sent under the first budget.
+    assert_eq!(conversation(&state).is_fed("a"), Some(true));
+    assert!(screen(&state).contains("● a "), "{}", screen(&state));
+    // A budget of 0 keeps the newest message alone: c's answer.
+    for _ in 0..10 {
+        update(&mut state, key('-'));
+    }
+    assert_eq!(conversation(&state).is_fed("a"), Some(false));
+    assert_eq!(conversation(&state).is_fed("b"), Some(false));
+    assert_eq!(conversation(&state).is_fed("c"), Some(true));
+    let text = screen(&state);
+    for (marked, id) in [("○", "a"), ("○", "b"), ("●", "c")] {
+        assert!(text.contains(&format!("{marked} {id} ")), "{id}: {text}");
+    }
+    // A regeneration off the thread keeps no mark.
+    assert!(text.contains("  b2 "), "{text}");
+    // While a new budget is counted the marks wait for it.
+    update(&mut state, key('c'));
+    assert_eq!(conversation(&state).is_fed("a"), None);
+}

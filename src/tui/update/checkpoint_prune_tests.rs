@@ -1,20 +1,17 @@
 use std::path::PathBuf;
 
 use super::super::checkpoints::open_thread;
-use super::super::test_support::{code, key, state};
+use super::super::test_support::{code, key, screen, state};
 use super::*;
 use crate::sources::conversation::{Extra, ListedConversation};
 use crate::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
 use crate::sources::langgraph::saver::Saver;
 use crate::tui::state::Screen;
 use crate::tui::state::prune::PlannedPrune;
-use crate::tui::theme::Theme;
 use crate::tui::update::checkpoint_jobs::CheckpointWritten;
 use crate::tui::update::effect::{JobEvent, LoadReport, Stamped};
 use crate::tui::update::{Event, update};
 use crossterm::event::KeyCode;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const ARCHIVE: &str =
     "/home/ada/.local/share/memscope/langgraph-archives/prune-20260301T101500.000000Z.jsonl";
@@ -92,14 +89,6 @@ fn plan(keep_last: usize, deleted: usize) -> PlannedPrune {
 
 fn planned(generation: u64, planned: Result<PlannedPrune, String>) -> Event {
     Event::Job(JobEvent::load(generation, LoadReport::PrunePlan(planned)))
-}
-
-fn screen(state: &AppState) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
-    terminal
-        .draw(|frame| crate::tui::ui::draw(state, &Theme::monochrome(), frame))
-        .unwrap();
-    terminal.backend().to_string()
 }
 
 #[test]

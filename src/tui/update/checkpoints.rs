@@ -151,7 +151,13 @@ pub(super) fn on_load(
         // A poll that failed (the database busy a moment) leaves the tree shown as it was.
         CheckpointLoaded::Tree(Err(_)) if polled => return false,
         CheckpointLoaded::Tree(Err(error)) => thread.status = LoadStatus::Failed(error),
-        CheckpointLoaded::Shown(result) => thread.shown_status.settle(&mut thread.shown, result),
+        CheckpointLoaded::Shown(result) => {
+            thread.shown_status.settle(&mut thread.shown, result);
+            // Another checkpoint's messages: the search finds its matches among them, and the
+            // pane shows the newest until it goes to one.
+            thread.message_at = None;
+            super::search::reapply(state, super::search::View::Checkpoint);
+        }
     }
     true
 }

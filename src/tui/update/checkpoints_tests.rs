@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use super::super::test_support::{code, key, state};
+use super::super::test_support::{code, key, screen, state};
 use super::*;
 use crate::memory::trim::MessageCount;
 use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
@@ -381,4 +381,60 @@ fn an_open_tree_shows_what_another_process_wrote_and_the_cursor_stays_put() {
     let thread = state.checkpoints.as_ref().unwrap();
     assert_eq!(thread.status, LoadStatus::Loaded);
     assert_eq!(thread.selected().unwrap().1.id, "1-f");
+}
+
+/// `/` in the checkpoint tree searches the shown checkpoint's messages and stays on the
+/// thread: the pane goes to the first match, `n` to the next, esc clears the search before it
+/// leaves the thread.
+#[test]
+fn slash_in_the_tree_searches_the_shown_checkpoint_s_messages() {
+    let (mut state, effects) = opened();
+    let (generation, _, _) = checkpoint_load(&effects);
+    let mut messages = vec![said("system", "You are a support assistant.")];
+    for turn in 0..30 {
+        messages.push(said("human", &format!("Question {turn} about billing?")));
+        messages.push(said("ai", &format!("Answer {turn}.")));
+    }
+    messages[7] = said("human", "Where is my parcel?");
+    messages[41] = said("ai", "The parcel left the depot.");
+    let counter = state.settings.counter();
+    let budget = MessagesBudget::compute(&messages, &counter, 40).unwrap();
+    let shown = Arc::new(CheckpointState {
+        messages,
+        ..(*checkpoint_state("1-h")).clone()
+    });
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(
+            generation,
+            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+                state: shown,
+                budget: Ok(budget),
+                max_tokens: 40,
+            })),
+        )),
+    );
+    // The newest messages are in view, the early question is not.
+    assert!(!screen(&state).contains("Where is my parcel?"));
+
+    update(&mut state, key('/'));
+    for c in "PARCEL".chars() {
+        update(&mut state, key(c));
+    }
+    update(&mut state, code(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Checkpoints, "the thread stays open");
+    let thread = state.checkpoints.as_ref().unwrap();
+    assert_eq!(thread.search.as_ref().unwrap().matches, [7, 41]);
+    assert_eq!(thread.message_at, Some(7));
+    assert!(screen(&state).contains("Where is my parcel?"));
+    update(&mut state, key('n'));
+    assert_eq!(state.checkpoints.as_ref().unwrap().message_at, Some(41));
+    assert!(state.message.as_deref().unwrap().contains("match 2 of 2"));
+
+    // Esc clears the search and stays; the next one leaves the thread.
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Checkpoints);
+    assert!(state.checkpoints.as_ref().unwrap().search.is_none());
+    update(&mut state, code(KeyCode::Esc));
+    assert_ne!(state.screen, Screen::Checkpoints);
 }

@@ -18,6 +18,7 @@ use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::tree::NodeIndex;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
+use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::prune::{PlannedPrune, UndoPlan};
 use crate::tui::state::{Loaded, NodeRow};
@@ -83,10 +84,21 @@ pub enum Load {
         url: String,
     },
     List(ConversationFilter),
-    /// Where `search` occurs in conversation `id`'s messages: why the list's filter matched it.
+    /// Where `search` occurs in the messages of conversation `key`: why the list's filter
+    /// matched it.
     Snippet {
-        id: String,
+        key: ConversationKey,
         search: String,
+        /// What a source without a view of its own opens with.
+        settings: BudgetSettings,
+    },
+    /// The open conversation's bundle as `memscope export` makes it (to checkpoint `leaf` of a
+    /// LangGraph thread), under the budget in effect; written as a new file.
+    Export {
+        key: ConversationKey,
+        leaf: Option<String>,
+        budget: BudgetSettings,
+        message_limit: i64,
     },
     /// Tokens of each conversation's latest thread, for the visible page.
     CountThreads {
@@ -185,10 +197,12 @@ pub enum LoadReport {
     /// One row a scanning search found, before its page is complete.
     ListFound(ConversationSummary),
     Snippet {
-        id: String,
+        key: ConversationKey,
         result: Result<Option<String>, String>,
     },
     ThreadTokens(Vec<(String, u64)>),
+    /// Where a bundle was written, in words, or why not.
+    Exported(Result<String, String>),
     Conversation(Result<Arc<Loaded>, String>),
     Budget(Result<Box<BudgetView>, String>),
     Nodes(Result<LoadedNodes, String>),

@@ -6,9 +6,11 @@ use rustc_hash::FxHashSet;
 use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
 use super::selection::moved;
-use crate::inspect::search_match::matched_field;
+use crate::inspect::search_match::{id_holds, matched_field};
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
+use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
+use crate::tui::state::sessions::key_of;
 use crate::tui::state::{
     AppState, ListState, LoadStatus, MatchSnippet, Overlay, PAGE_SIZE, Prompt,
 };
@@ -251,42 +253,66 @@ pub(super) fn thread_tokens(state: &mut AppState, tokens: Vec<(String, u64)>) ->
 mod tests;
 
 /// Asks where the filter occurs in the selected row's messages, when it matched their text
-/// (not its title, app or id) and that was not read yet: the list says why a row matched.
+/// (not its title, app or id) and that was not read yet: the list says why a row matched, on
+/// the conversation list and on the list of sessions or threads alike.
 pub(super) fn ask_snippet(state: &mut AppState, effects: &mut Vec<Effect>) {
-    let list = &state.list;
-    if state.lists_sessions() || list.filter.trim().is_empty() || list.status != LoadStatus::Loaded
-    {
+    let search = state.list.filter.clone();
+    if search.trim().is_empty() {
         return;
     }
-    let Some(row) = list.rows.get(list.selected) else {
-        return;
+    let key = if state.lists_sessions() {
+        let sessions = &state.sessions;
+        match sessions.selected_row() {
+            Some(row) if sessions.status == LoadStatus::Loaded && !id_holds(&row.id, &search) => {
+                key_of(row)
+            }
+            _ => return,
+        }
+    } else {
+        let list = &state.list;
+        match list.rows.get(list.selected) {
+            Some(row)
+                if list.status == LoadStatus::Loaded && matched_field(row, &search).is_none() =>
+            {
+                ConversationKey::new(row.id.clone())
+            }
+            _ => return,
+        }
     };
-    let asked = list
+    let asked = state
+        .list
         .snippet
         .as_ref()
-        .is_some_and(|s| s.id == row.id && s.filter == list.filter);
-    if asked || matched_field(row, &list.filter).is_some() {
+        .is_some_and(|s| s.key == key && s.filter == search);
+    if asked {
         return;
     }
-    let (id, search) = (row.id.clone(), list.filter.clone());
     let generation = state.generation();
     state.list.snippet_generation = generation;
     state.list.snippet = Some(MatchSnippet {
-        id: id.clone(),
+        key: key.clone(),
         filter: search.clone(),
         text: None,
     });
-    effects.push(Effect::load(generation, Load::Snippet { id, search }));
+    let settings = state.settings.budget_settings();
+    effects.push(Effect::load(
+        generation,
+        Load::Snippet {
+            key,
+            search,
+            settings,
+        },
+    ));
 }
 
 /// Where the filter occurs in a row's messages was read.
 pub(super) fn snippet_read(
     state: &mut AppState,
-    id: String,
+    key: ConversationKey,
     result: Result<Option<String>, String>,
 ) -> bool {
     match state.list.snippet.as_mut() {
-        Some(snippet) if snippet.id == id => {
+        Some(snippet) if snippet.key == key => {
             snippet.text = Some(result);
             true
         }

@@ -171,8 +171,8 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
     assert!(
         matches!(&effects[..], [
             Effect::StopList,
-            Effect::Load(Stamped { value: Load::Snippet { id, search }, .. }),
-        ] if id == "a" && search == "needle"),
+            Effect::Load(Stamped { value: Load::Snippet { key, search, .. }, .. }),
+        ] if key.id == "a" && key.scope.is_none() && search == "needle"),
         "{effects:?}"
     );
     assert_eq!(state.list.status, LoadStatus::Loaded);

@@ -31,7 +31,8 @@ pub(super) fn on_load(
         LoadReport::Database(result) => database::opened(state, result, effects),
         LoadReport::List(result) => list::listed(state, result, effects),
         LoadReport::ListFound(row) => list::found(state, row),
-        LoadReport::Snippet { id, result } => list::snippet_read(state, id, result),
+        LoadReport::Snippet { key, result } => list::snippet_read(state, key, result),
+        LoadReport::Exported(result) => super::export::exported(state, result),
         LoadReport::ThreadTokens(tokens) => list::thread_tokens(state, tokens),
         // A view read again keeps its search, found anew among its messages.
         LoadReport::Conversation(result) => {
@@ -71,6 +72,7 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
         LoadReport::List(_) | LoadReport::ListFound(_) => Some(state.list.generation),
         LoadReport::ThreadTokens(_) => Some(state.list.tokens_generation),
         LoadReport::Snippet { .. } => Some(state.list.snippet_generation),
+        LoadReport::Exported(_) => state.exporting,
         LoadReport::Conversation(_) => conversation.map(|c| c.generation),
         LoadReport::Budget(_) => conversation.map(|c| c.budget_generation),
         LoadReport::Nodes(_) => nodes.map(|n| n.generation),

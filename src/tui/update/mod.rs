@@ -22,6 +22,7 @@ mod details;
 pub mod doctor;
 mod doctor_jobs;
 mod effect;
+mod export;
 mod jobs_popup;
 mod list;
 mod loads;
@@ -214,6 +215,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         Action::ShowWarnings => popups::show_warnings(state),
         Action::Details => details::open(state),
         Action::CopyId => copy::copy_selected(state, effects),
+        Action::Export => export::ask(state, effects),
         Action::CommandLine => {
             state.overlay = Overlay::Prompt(super::state::Prompt::Command(String::new()))
         }

@@ -1,11 +1,12 @@
-//! `/` in an open conversation, session or thread: a search in its messages, typed as it
-//! applies. The selection goes to the first message holding the text, `n` and `N` go from
+//! `/` in an open conversation, session or thread (its messages, or the shown checkpoint's in
+//! its checkpoint tree): a search in its messages, typed as it applies. The selection goes to the first message holding the text, `n` and `N` go from
 //! match to match, and esc clears the search before it leaves the view.
 
 use super::conversation::{refresh_thread, select_node};
 use super::effect::Effect;
 use crate::tui::action::Action;
 use crate::tui::keymap::KeyContext;
+use crate::tui::state::checkpoints::CheckpointPane;
 use crate::tui::state::search::MessageSearch;
 use crate::tui::state::{AppState, Overlay, Prompt, Screen};
 
@@ -16,12 +17,15 @@ pub(super) enum View {
     Conversation,
     /// A Langflow session's or a LangGraph thread's messages.
     Session,
+    /// The messages of the checkpoint a LangGraph thread's tree shows.
+    Checkpoint,
 }
 
 fn shown(state: &AppState) -> Option<View> {
     match state.screen {
         Screen::Conversation => Some(View::Conversation),
         Screen::Session => Some(View::Session),
+        Screen::Checkpoints => Some(View::Checkpoint),
         _ => None,
     }
 }
@@ -35,6 +39,7 @@ pub(super) fn takes(state: &AppState, action: Action) -> bool {
             | KeyContext::Session
             | KeyContext::FlowSession
             | KeyContext::Thread
+            | KeyContext::Checkpoints
     ) {
         return false;
     }
@@ -123,6 +128,7 @@ fn search(state: &AppState, view: View) -> Option<&MessageSearch> {
     match view {
         View::Conversation => state.conversation.as_ref()?.search.as_ref(),
         View::Session => state.session.as_ref()?.search.as_ref(),
+        View::Checkpoint => state.checkpoints.as_ref()?.search.as_ref(),
     }
 }
 
@@ -136,6 +142,11 @@ fn set(state: &mut AppState, view: View, found: Option<MessageSearch>) {
         View::Session => {
             if let Some(session) = state.session.as_mut() {
                 session.search = found;
+            }
+        }
+        View::Checkpoint => {
+            if let Some(thread) = state.checkpoints.as_mut() {
+                thread.search = found;
             }
         }
     }
@@ -176,6 +187,16 @@ fn texts(state: &AppState, view: View) -> Option<(Vec<String>, usize)> {
                 .collect();
             Some((texts, session.selected))
         }
+        View::Checkpoint => {
+            let thread = state.checkpoints.as_ref()?;
+            let budget = thread.shown.as_ref()?.budget.as_ref().ok()?;
+            let texts = budget
+                .prompt
+                .iter()
+                .map(|message| message.content.text().into_owned())
+                .collect();
+            Some((texts, thread.message_at.unwrap_or(0)))
+        }
     }
 }
 
@@ -197,6 +218,13 @@ fn select(state: &mut AppState, view: View, position: usize, effects: &mut Vec<E
         View::Session => {
             if let Some(session) = state.session.as_mut() {
                 session.selected = position;
+            }
+        }
+        // The messages pane shows that message, even when the node writes were shown.
+        View::Checkpoint => {
+            if let Some(thread) = state.checkpoints.as_mut() {
+                thread.message_at = Some(position);
+                thread.pane = CheckpointPane::Messages;
             }
         }
     }

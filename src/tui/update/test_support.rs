@@ -101,6 +101,15 @@ pub(super) fn loaded() -> Arc<Loaded> {
     }))
 }
 
+/// The screen `state` draws on a terminal of 120×32, monochrome.
+pub(super) fn screen(state: &AppState) -> String {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 32)).unwrap();
+    terminal
+        .draw(|frame| crate::tui::ui::draw(state, &crate::tui::theme::Theme::monochrome(), frame))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
 pub(super) fn key(c: char) -> Event {
     Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
 }
