@@ -428,6 +428,10 @@ pub enum MessageKind {
     ToolCall,
     ToolResult,
     Reasoning,
+    /// A compacted stretch of the conversation, opaque to memscope.
+    Compaction,
+    /// Any other item, shown as stored.
+    Other,
 }
 
 /// What a source knows of one fed message beyond its text and role.

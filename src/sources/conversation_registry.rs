@@ -7,6 +7,7 @@ use super::conversation::ConversationSource;
 use super::dify::conversation::DifyConversations;
 use super::langflow::conversation::LangflowSessions;
 use super::langgraph::conversation::LangGraphThreads;
+use super::openai_agents::conversation::AgentSessions;
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them in
 /// Dify's tables, so Dify's capability reads them.
@@ -15,6 +16,7 @@ const CONVERSATIONS: &[(&str, &dyn ConversationSource)] = &[
     ("dify", &DifyConversations),
     ("langflow", &LangflowSessions),
     ("langgraph", &LangGraphThreads),
+    ("openai-agents", &AgentSessions),
     #[cfg(test)]
     (
         "test-log",

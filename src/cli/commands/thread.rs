@@ -83,7 +83,8 @@ pub(super) async fn document(
     let options = SourceOptions::default()
         .with("mode", mode)
         .with("leaf", args.leaf.as_deref())
-        .with("flow", args.flow.as_deref());
+        .with("flow", args.flow.as_deref())
+        .with("branch", args.branch.as_deref());
     let request = TreeRequest {
         id: args.conversation.clone(),
         options,
