@@ -60,6 +60,8 @@ pub struct StoredItem {
     pub value: Json,
     /// The row's text, as stored.
     pub text: Box<RawValue>,
+    /// Whether metadata keys were stripped from `value`: the text still holds them.
+    stripped: bool,
 }
 
 impl StoredItem {
@@ -72,6 +74,7 @@ impl StoredItem {
             at,
             value,
             text,
+            stripped: false,
         })
     }
 
@@ -84,17 +87,10 @@ impl StoredItem {
         self.value.get("call_id").and_then(Json::as_str)
     }
 
-    /// Whether the model is handed something else than the stored text: metadata to strip.
-    fn carries_metadata(&self) -> bool {
-        self.value
-            .as_object()
-            .is_some_and(|fields| METADATA_KEYS.iter().any(|key| fields.contains_key(*key)))
-    }
-
     /// The item as the model is handed it: the stored text, its fields in their order, less the
     /// metadata keys.
     pub fn sent(&self) -> Box<RawValue> {
-        if !self.carries_metadata() {
+        if !self.stripped {
             return self.text.clone();
         }
         serde_json::from_str::<Fields>(self.text.get())
@@ -113,7 +109,7 @@ impl StoredItem {
     pub fn strip_metadata(&mut self) {
         if let Some(fields) = self.value.as_object_mut() {
             for key in METADATA_KEYS {
-                fields.remove(key);
+                self.stripped |= fields.remove(key).is_some();
             }
         }
     }

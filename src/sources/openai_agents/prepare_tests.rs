@@ -76,12 +76,12 @@ fn messages_with_a_role_are_never_deduplicated_even_with_one_id() {
 fn metadata_keys_are_stripped_and_the_rest_is_sent_in_its_stored_order() {
     let text = r#"{"type": "function_call", "_agents_tool_title": "T", "call_id": "c1", "created_by": "x", "name": "n", "arguments": "{}"}"#;
     let mut item = StoredItem::decode(1, None, text.to_owned()).unwrap();
+    item.strip_metadata();
+    assert!(item.value.get("created_by").is_none());
     assert_eq!(
         item.sent().get(),
         r#"{"type":"function_call","call_id":"c1","name":"n","arguments":"{}"}"#
     );
-    item.strip_metadata();
-    assert!(item.value.get("created_by").is_none());
     let plain = StoredItem::decode(2, None, r#"{"role": "user", "content": "hi"}"#.to_owned()).unwrap();
     assert_eq!(plain.sent().get(), r#"{"role": "user", "content": "hi"}"#);
 }

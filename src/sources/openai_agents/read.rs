@@ -65,18 +65,18 @@ pub enum Scope<'a> {
 /// One row as read: id, text, creation time as the database writes it.
 type Row = (i64, String, Option<String>);
 
-const ALL_BY_ID: &str = "SELECT id, message_data::text, created_at::text FROM agent_messages \
+const ALL_BY_ID: &str = "SELECT id::bigint, message_data::text, created_at::text FROM agent_messages \
      WHERE session_id = $1 ORDER BY id ASC";
-const ALL_BY_TIME: &str = "SELECT id, message_data::text, created_at::text FROM agent_messages \
+const ALL_BY_TIME: &str = "SELECT id::bigint, message_data::text, created_at::text FROM agent_messages \
      WHERE session_id = $1 ORDER BY created_at ASC, id ASC";
-const ALL_OF_BRANCH: &str = "SELECT m.id, m.message_data::text, m.created_at::text \
+const ALL_OF_BRANCH: &str = "SELECT m.id::bigint, m.message_data::text, m.created_at::text \
      FROM agent_messages m JOIN message_structure s ON m.id = s.message_id \
      WHERE m.session_id = $1 AND s.branch_id = $2 ORDER BY s.sequence_number ASC";
-const NEWEST_BY_ID: &str = "SELECT id, message_data::text, created_at::text FROM agent_messages \
+const NEWEST_BY_ID: &str = "SELECT id::bigint, message_data::text, created_at::text FROM agent_messages \
      WHERE session_id = $1 ORDER BY id DESC LIMIT $2";
-const NEWEST_BY_TIME: &str = "SELECT id, message_data::text, created_at::text \
+const NEWEST_BY_TIME: &str = "SELECT id::bigint, message_data::text, created_at::text \
      FROM agent_messages WHERE session_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2";
-const NEWEST_OF_BRANCH: &str = "SELECT m.id, m.message_data::text, m.created_at::text \
+const NEWEST_OF_BRANCH: &str = "SELECT m.id::bigint, m.message_data::text, m.created_at::text \
      FROM agent_messages m JOIN message_structure s ON m.id = s.message_id \
      WHERE m.session_id = $1 AND s.branch_id = $2 ORDER BY s.sequence_number DESC LIMIT $3";
 const COUNT_ROWS: &str = "SELECT COUNT(*) FROM agent_messages WHERE session_id = $1";
