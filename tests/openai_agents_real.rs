@@ -94,7 +94,13 @@ fn compare_histories(url: &str, oracle: &Value) {
                 let expected: Vec<&Value> = case["input"].as_array().unwrap().iter().collect();
                 assert_eq!(sent, expected, "{key} with limit {}", case["limit"]);
                 if budget == "1000000" {
-                    assert!(history["messages"].as_array().unwrap().iter().all(|m| m["kept"] == true));
+                    assert!(
+                        history["messages"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .all(|m| m["kept"] == true)
+                    );
                 }
             }
         }
@@ -155,7 +161,9 @@ fn snapshot(file: &Path) -> Vec<(String, Option<Vec<u8>>)> {
 #[test]
 fn sqlite_sessions_read_as_the_runner_sends_them() {
     let Some(python) = python() else {
-        eprintln!("OpenAI Agents test skipped ({PYTHON_VAR} is not set; .ci/openai-agents sets it up)");
+        eprintln!(
+            "OpenAI Agents test skipped ({PYTHON_VAR} is not set; .ci/openai-agents sets it up)"
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -163,7 +171,12 @@ fn sqlite_sessions_read_as_the_runner_sends_them() {
     let advanced = dir.path().join("advanced.db");
     let oracle = build(
         &python,
-        &["--sqlite", plain.to_str().unwrap(), "--advanced", advanced.to_str().unwrap()],
+        &[
+            "--sqlite",
+            plain.to_str().unwrap(),
+            "--advanced",
+            advanced.to_str().unwrap(),
+        ],
         dir.path(),
     );
     for file in [&plain, &advanced] {
@@ -225,7 +238,9 @@ impl Drop for PostgresDatabase {
 #[test]
 fn postgres_sessions_read_as_the_runner_sends_them() {
     let Some(python) = python() else {
-        eprintln!("OpenAI Agents test skipped ({PYTHON_VAR} is not set; .ci/openai-agents sets it up)");
+        eprintln!(
+            "OpenAI Agents test skipped ({PYTHON_VAR} is not set; .ci/openai-agents sets it up)"
+        );
         return;
     };
     let Ok(admin) = std::env::var("MEMSCOPE_TEST_PG_URL") else {

@@ -135,7 +135,10 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     left_out.retain(|(_, count)| *count > 0);
     left_out.sort();
     let mut warnings = Vec::new();
-    if let Some((_, calls)) = left_out.iter().find(|(r, _)| *r == Reason::CallWithoutOutput) {
+    if let Some((_, calls)) = left_out
+        .iter()
+        .find(|(r, _)| *r == Reason::CallWithoutOutput)
+    {
         warnings.push(format!(
             "{} stored without {} output: a run stopped before its tool answered; the SDK \
              drops {} silently",
@@ -203,7 +206,9 @@ async fn resolve(store: &Store, given: &str) -> Result<String, SourceError> {
     if read::session_exists(store, given).await? {
         Ok(given.to_owned())
     } else {
-        Err(SourceError::not_found(format!("no session {given} in this database")))
+        Err(SourceError::not_found(format!(
+            "no session {given} in this database"
+        )))
     }
 }
 

@@ -13,7 +13,11 @@ use crate::sources::conversation::MessageKind;
 
 /// The keys `strip_internal_input_item_metadata` removes from an item before the model sees it:
 /// the session's own notes on a tool call, and the author of a compacted item.
-pub const METADATA_KEYS: [&str; 3] = ["_agents_tool_description", "_agents_tool_title", "created_by"];
+pub const METADATA_KEYS: [&str; 3] = [
+    "_agents_tool_description",
+    "_agents_tool_title",
+    "created_by",
+];
 
 /// A call item's type and the type of the output that completes it
 /// (`_TOOL_CALL_TO_OUTPUT_TYPE` in `agents/run_internal/items.py`).
@@ -48,7 +52,9 @@ pub fn output_type_of(item_type: &str) -> Option<&'static str> {
 }
 
 pub fn is_output_type(item_type: &str) -> bool {
-    CALL_OUTPUT_TYPES.iter().any(|(_, output)| *output == item_type)
+    CALL_OUTPUT_TYPES
+        .iter()
+        .any(|(_, output)| *output == item_type)
 }
 
 /// One item as `get_items` returned it.
@@ -158,13 +164,19 @@ pub fn prompt_of(value: &Json) -> (MessageKind, PromptMessage) {
                 "developer" => Role::System,
                 other => Role::parse(other).unwrap_or(Role::User),
             };
-            (MessageKind::Message, PromptMessage::new(role, content_of(value.get("content"))))
+            (
+                MessageKind::Message,
+                PromptMessage::new(role, content_of(value.get("content"))),
+            )
         }
         (Some("reasoning"), _) => (
             MessageKind::Reasoning,
             PromptMessage::text(Role::Assistant, reasoning_text(value)),
         ),
-        (Some("compaction"), _) => (MessageKind::Compaction, PromptMessage::text(Role::Assistant, "")),
+        (Some("compaction"), _) => (
+            MessageKind::Compaction,
+            PromptMessage::text(Role::Assistant, ""),
+        ),
         (Some(kind), _) if output_type_of(kind).is_some() || HOSTED_CALLS.contains(&kind) => {
             let arguments = value
                 .get("arguments")
@@ -174,15 +186,16 @@ pub fn prompt_of(value: &Json) -> (MessageKind, PromptMessage) {
                 .unwrap_or_default();
             let mut message = PromptMessage::text(Role::Assistant, "");
             message.tool_calls.push(ToolCall {
-                id: text_field(value, "call_id").or_else(|| text_field(value, "id")).unwrap_or_default(),
+                id: text_field(value, "call_id")
+                    .or_else(|| text_field(value, "id"))
+                    .unwrap_or_default(),
                 name: text_field(value, "name").unwrap_or_else(|| kind.to_owned()),
                 arguments,
             });
             (MessageKind::ToolCall, message)
         }
         (Some(kind), _) if is_output_type(kind) => {
-            let mut message =
-                PromptMessage::new(Role::Tool, content_of(value.get("output")));
+            let mut message = PromptMessage::new(Role::Tool, content_of(value.get("output")));
             message.tool_call_id = text_field(value, "call_id");
             (MessageKind::ToolResult, message)
         }

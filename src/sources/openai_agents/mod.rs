@@ -25,8 +25,14 @@ use crate::store::catalog::Catalog;
 
 /// The columns the SDK's session classes create and read; other tables may sit beside them.
 const SESSION_COLUMNS: [(&str, &[&str]); 2] = [
-    ("agent_sessions", &["session_id", "created_at", "updated_at"]),
-    ("agent_messages", &["id", "session_id", "message_data", "created_at"]),
+    (
+        "agent_sessions",
+        &["session_id", "created_at", "updated_at"],
+    ),
+    (
+        "agent_messages",
+        &["id", "session_id", "message_data", "created_at"],
+    ),
 ];
 
 pub struct OpenAiAgents;

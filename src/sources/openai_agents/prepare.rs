@@ -138,7 +138,8 @@ fn orphans(items: &[StoredItem], limited: bool) -> HashMap<usize, Reason> {
             completed.entry(kind).or_default().insert(id);
         }
     }
-    let answered = |output: &str, id: &str| completed.get(output).is_some_and(|ids| ids.contains(id));
+    let answered =
+        |output: &str, id: &str| completed.get(output).is_some_and(|ids| ids.contains(id));
     let anonymous_searches = matched_anonymous_tool_searches(items);
     // With every item prunable, no item keeps a program without output alive.
     let orphan_programs: HashSet<&str> = items
@@ -170,7 +171,10 @@ fn orphans(items: &[StoredItem], limited: bool) -> HashMap<usize, Reason> {
         if call_id(value).is_some_and(|id| answered(output, id)) {
             continue;
         }
-        if kind == "tool_search_call" && call_id(value).is_none() && anonymous_searches.contains(&index) {
+        if kind == "tool_search_call"
+            && call_id(value).is_none()
+            && anonymous_searches.contains(&index)
+        {
             continue;
         }
         dropped.insert(index, Reason::CallWithoutOutput);
@@ -183,7 +187,10 @@ fn orphans(items: &[StoredItem], limited: bool) -> HashMap<usize, Reason> {
             if dropped.contains_key(&index) || !is_object(index) {
                 continue;
             }
-            if let (Some(output), Some(id)) = (item_type(&item.value).and_then(output_type_of), call_id(&item.value)) {
+            if let (Some(output), Some(id)) = (
+                item_type(&item.value).and_then(output_type_of),
+                call_id(&item.value),
+            ) {
                 available.entry(output).or_default().insert(id);
             }
         }
@@ -203,7 +210,8 @@ fn orphans(items: &[StoredItem], limited: bool) -> HashMap<usize, Reason> {
     if dropped.is_empty() {
         return dropped;
     }
-    let is_reasoning = |index: usize| is_object(index) && item_type(&items[index].value) == Some("reasoning");
+    let is_reasoning =
+        |index: usize| is_object(index) && item_type(&items[index].value) == Some("reasoning");
     let mut reasoning_dropped: HashSet<usize> = HashSet::new();
     for index in (0..items.len()).rev() {
         if !is_reasoning(index) || dropped.contains_key(&index) {
@@ -282,7 +290,9 @@ fn dedupe_key(value: &Json) -> Option<String> {
     let text = |key: &str| fields.get(key).and_then(Json::as_str);
     let call_id = text("call_id");
     if let Some(id) = call_id
-        && kind.and_then(Json::as_str).is_some_and(|k| output_type_of(k).is_some() || is_output_type(k))
+        && kind
+            .and_then(Json::as_str)
+            .is_some_and(|k| output_type_of(k).is_some() || is_output_type(k))
     {
         return Some(format!("call_id:{kind_text}:{id}"));
     }
@@ -319,7 +329,10 @@ fn deduplicate_preferring_latest(items: Vec<StoredItem>) -> Vec<StoredItem> {
         })
         .collect();
     let mut slots: Vec<Option<StoredItem>> = items.into_iter().map(Some).collect();
-    order.into_iter().filter_map(|index| slots[index].take()).collect()
+    order
+        .into_iter()
+        .filter_map(|index| slots[index].take())
+        .collect()
 }
 
 #[cfg(test)]

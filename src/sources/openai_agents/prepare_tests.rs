@@ -33,7 +33,13 @@ fn reasoning(id: &str) -> Json {
 
 #[test]
 fn a_call_stored_without_its_output_is_dropped_with_the_reasoning_before_it() {
-    let history = items(&[user("hi"), reasoning("rs_1"), reasoning("rs_2"), call("c1"), user("next")]);
+    let history = items(&[
+        user("hi"),
+        reasoning("rs_1"),
+        reasoning("rs_2"),
+        call("c1"),
+        user("next"),
+    ]);
     let prepared = prepare(history, false);
     assert_eq!(rows(&prepared), [1, 5]);
     assert_eq!(prepared.left_out[&Reason::CallWithoutOutput], 1);
@@ -42,7 +48,10 @@ fn a_call_stored_without_its_output_is_dropped_with_the_reasoning_before_it() {
 
 #[test]
 fn an_output_whose_call_is_outside_the_window_is_dropped_only_under_a_limit() {
-    let history = [output("c1", "42"), json!({"role": "assistant", "content": "42"})];
+    let history = [
+        output("c1", "42"),
+        json!({"role": "assistant", "content": "42"}),
+    ];
     assert_eq!(rows(&prepare(items(&history), false)), [1, 2]);
     let limited = prepare(items(&history), true);
     assert_eq!(rows(&limited), [2]);
@@ -82,7 +91,8 @@ fn metadata_keys_are_stripped_and_the_rest_is_sent_in_its_stored_order() {
         item.sent().get(),
         r#"{"type":"function_call","call_id":"c1","name":"n","arguments":"{}"}"#
     );
-    let plain = StoredItem::decode(2, None, r#"{"role": "user", "content": "hi"}"#.to_owned()).unwrap();
+    let plain =
+        StoredItem::decode(2, None, r#"{"role": "user", "content": "hi"}"#.to_owned()).unwrap();
     assert_eq!(plain.sent().get(), r#"{"role": "user", "content": "hi"}"#);
 }
 

@@ -44,7 +44,11 @@ impl Writer {
                 .fetch_optional(pool)
                 .await
                 .map_err(|e| store.query_failed(e))?;
-                Ok(if index.is_some() { Writer::SqlAlchemy } else { Writer::Sqlite })
+                Ok(if index.is_some() {
+                    Writer::SqlAlchemy
+                } else {
+                    Writer::Sqlite
+                })
             }
             DbPool::Postgres(..) => Ok(Writer::SqlAlchemy),
             DbPool::Mysql(..) => Err(SourceError::failure(
@@ -155,11 +159,20 @@ pub async fn get_items(
         let rows = rows(store, all, session, branch, None).await?;
         let stored = rows.len();
         let (items, unreadable) = decode(rows);
-        return Ok(ReadItems { items, unreadable, past_limit: 0, stored });
+        return Ok(ReadItems {
+            items,
+            unreadable,
+            past_limit: 0,
+            stored,
+        });
     };
     let stored = count_rows(store, session, scope).await?;
     if limit == 0 {
-        return Ok(ReadItems { past_limit: stored, stored, ..ReadItems::default() });
+        return Ok(ReadItems {
+            past_limit: stored,
+            stored,
+            ..ReadItems::default()
+        });
     }
     let mut window = limit;
     loop {
@@ -232,11 +245,13 @@ pub async fn branches(store: &Store, session: &str) -> Result<Vec<Branch>, Sourc
          COUNT(CASE WHEN message_type = 'user' THEN 1 END) AS user_turns, \
          MIN(created_at)::text AS created_at FROM message_structure WHERE session_id = $1 \
          GROUP BY branch_id ORDER BY MIN(created_at), branch_id";
-    Ok(on_pool!(store.pool, BRANCHES, |pool, sql| sqlx::query_as(sql)
-        .bind(session)
-        .fetch_all(pool)
-        .await)
-    .map_err(|e| store.query_failed(e))?)
+    Ok(
+        on_pool!(store.pool, BRANCHES, |pool, sql| sqlx::query_as(sql)
+            .bind(session)
+            .fetch_all(pool)
+            .await)
+        .map_err(|e| store.query_failed(e))?,
+    )
 }
 
 /// One `message_structure` row of a branch, in sequence order.
@@ -258,11 +273,13 @@ pub async fn structure(store: &Store, session: &str) -> Result<Vec<StructureRow>
          s.branch_turn_number, s.user_turn_number, s.tool_name, (m.id IS NOT NULL) AS present \
          FROM message_structure s LEFT JOIN agent_messages m ON m.id = s.message_id \
          WHERE s.session_id = $1 ORDER BY s.branch_id, s.sequence_number";
-    Ok(on_pool!(store.pool, STRUCTURE, |pool, sql| sqlx::query_as(sql)
-        .bind(session)
-        .fetch_all(pool)
-        .await)
-    .map_err(|e| store.query_failed(e))?)
+    Ok(
+        on_pool!(store.pool, STRUCTURE, |pool, sql| sqlx::query_as(sql)
+            .bind(session)
+            .fetch_all(pool)
+            .await)
+        .map_err(|e| store.query_failed(e))?,
+    )
 }
 
 /// One `turn_usage` row.

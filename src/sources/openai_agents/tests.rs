@@ -9,13 +9,21 @@ fn catalog(tables: &[(&str, &[&str])]) -> Catalog {
         tables: tables.iter().map(|(t, _)| t.to_string()).collect(),
         columns: tables
             .iter()
-            .map(|(t, columns)| (t.to_string(), columns.iter().map(|c| c.to_string()).collect()))
+            .map(|(t, columns)| {
+                (
+                    t.to_string(),
+                    columns.iter().map(|c| c.to_string()).collect(),
+                )
+            })
             .collect(),
         ..Catalog::default()
     }
 }
 
-const SESSIONS: (&str, &[&str]) = ("agent_sessions", &["session_id", "created_at", "updated_at"]);
+const SESSIONS: (&str, &[&str]) = (
+    "agent_sessions",
+    &["session_id", "created_at", "updated_at"],
+);
 const MESSAGES: (&str, &[&str]) = (
     "agent_messages",
     &["id", "session_id", "message_data", "created_at"],

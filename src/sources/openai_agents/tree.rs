@@ -12,7 +12,9 @@ use serde_json::{Value as Json, json};
 use super::item::{StoredItem, prompt_of};
 use super::read::{self, Branch, Scope, StructureRow, TurnUsage, Writer};
 use crate::format::{count, one_line, thousands};
-use crate::sources::conversation::{Extra, MessageKind, SourceError, SourceTree, TreeNode, TreeRequest};
+use crate::sources::conversation::{
+    Extra, MessageKind, SourceError, SourceTree, TreeNode, TreeRequest,
+};
 use crate::store::Store;
 
 /// One turn of a branch (or of a plain session).
@@ -76,7 +78,8 @@ fn branch_turns(rows: &[&StructureRow], items: &HashMap<i64, StoredItem>) -> Vec
         });
         turn.items += 1;
         turn.missing += usize::from(!row.present);
-        turn.tool_calls += usize::from(row.tool_name.is_some() && row.message_type.ends_with("call"));
+        turn.tool_calls +=
+            usize::from(row.tool_name.is_some() && row.message_type.ends_with("call"));
         if row.message_type == "user" && turn.text.is_empty() {
             turn.text = user_text(items.get(&row.message_id));
         }
@@ -111,7 +114,11 @@ fn node_line(turn: &Turn, branch: Option<&str>, usage: &Json) -> String {
     if let Some(branch) = branch {
         line.push_str(&format!(" [{branch}]"));
     }
-    line.push_str(&format!(": {} · {}", one_line(&turn.text, 48), count(turn.items as u64, "item")));
+    line.push_str(&format!(
+        ": {} · {}",
+        one_line(&turn.text, 48),
+        count(turn.items as u64, "item")
+    ));
     if turn.tool_calls > 0 {
         line.push_str(&format!(", {}", count(turn.tool_calls as u64, "tool call")));
     }
@@ -124,7 +131,15 @@ fn node_line(turn: &Turn, branch: Option<&str>, usage: &Json) -> String {
     line
 }
 
-fn node(request: &TreeRequest, id: String, parent: Option<String>, depth: usize, turn: &Turn, branch: Option<&str>, usage: Json) -> TreeNode {
+fn node(
+    request: &TreeRequest,
+    id: String,
+    parent: Option<String>,
+    depth: usize,
+    turn: &Turn,
+    branch: Option<&str>,
+    usage: Json,
+) -> TreeNode {
     TreeNode {
         line: node_line(turn, branch, &usage),
         extra: request.details(|| {
@@ -164,7 +179,15 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
             .enumerate()
             .map(|(index, turn)| {
                 let parent = index.checked_sub(1).map(|before| ids[before].clone());
-                let mut node = node(request, ids[index].clone(), parent, 0, turn, None, Json::Null);
+                let mut node = node(
+                    request,
+                    ids[index].clone(),
+                    parent,
+                    0,
+                    turn,
+                    None,
+                    Json::Null,
+                );
                 node.on_thread = true;
                 node
             })
@@ -183,7 +206,11 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
             extra: Extra::new(),
         });
     }
-    let items: HashMap<i64, StoredItem> = stored.items.into_iter().map(|item| (item.row, item)).collect();
+    let items: HashMap<i64, StoredItem> = stored
+        .items
+        .into_iter()
+        .map(|item| (item.row, item))
+        .collect();
     let structure = read::structure(store, session).await?;
     let usage = read::usage(store, session).await?;
     advanced_tree(request, &branches, &structure, &usage, &items)
@@ -214,7 +241,10 @@ fn advanced_tree(
     let turns: Vec<Vec<Turn>> = branches
         .iter()
         .map(|b| {
-            let rows: Vec<&StructureRow> = structure.iter().filter(|r| r.branch_id == b.branch_id).collect();
+            let rows: Vec<&StructureRow> = structure
+                .iter()
+                .filter(|r| r.branch_id == b.branch_id)
+                .collect();
             branch_turns(&rows, items)
         })
         .collect();
@@ -231,16 +261,26 @@ fn advanced_tree(
         .map(|(index, turns)| {
             let shared: Vec<&Turn> = turns
                 .iter()
-                .filter(|t| t.first_row.and_then(|row| first_holder.get(&row)).is_some_and(|h| *h != index))
+                .filter(|t| {
+                    t.first_row
+                        .and_then(|row| first_holder.get(&row))
+                        .is_some_and(|h| *h != index)
+                })
                 .collect();
             Fork {
-                parent: shared.first().and_then(|t| first_holder.get(&t.first_row?).copied()),
+                parent: shared
+                    .first()
+                    .and_then(|t| first_holder.get(&t.first_row?).copied()),
                 after_turn: shared.iter().map(|t| t.number).max().unwrap_or(0),
             }
         })
         .collect();
     let usage_of = |branch: &str, turn: i64| {
-        usage_json(usage.iter().find(|u| u.branch_id == branch && u.user_turn_number == turn))
+        usage_json(
+            usage
+                .iter()
+                .find(|u| u.branch_id == branch && u.user_turn_number == turn),
+        )
     };
     let node_id = |branch: usize, turn: i64| format!("{}:{turn}", branches[branch].branch_id);
 
@@ -257,19 +297,35 @@ fn advanced_tree(
         if std::mem::replace(&mut drawn[branch], true) {
             continue;
         }
-        let own: Vec<&Turn> = turns[branch].iter().filter(|t| t.number > forks[branch].after_turn).collect();
-        let mut previous = forks[branch].parent.map(|parent| node_id(parent, forks[branch].after_turn));
+        let own: Vec<&Turn> = turns[branch]
+            .iter()
+            .filter(|t| t.number > forks[branch].after_turn)
+            .collect();
+        let mut previous = forks[branch]
+            .parent
+            .map(|parent| node_id(parent, forks[branch].after_turn));
         let mut children_after: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         for (child, fork) in forks.iter().enumerate() {
             if fork.parent == Some(branch) && child != branch {
-                children_after.entry(fork.after_turn).or_default().push(child);
+                children_after
+                    .entry(fork.after_turn)
+                    .or_default()
+                    .push(child);
             }
         }
         let name = branches[branch].branch_id.as_str();
         for turn in own {
             let id = node_id(branch, turn.number);
             let usage = usage_of(name, turn.usage_turn);
-            nodes.push(node(request, id.clone(), previous.replace(id), depth, turn, Some(name), usage));
+            nodes.push(node(
+                request,
+                id.clone(),
+                previous.replace(id),
+                depth,
+                turn,
+                Some(name),
+                usage,
+            ));
         }
         // A branch's forks are drawn after its own path, in the order they fork.
         for child in children_after.into_values().flatten().rev() {
@@ -278,7 +334,10 @@ fn advanced_tree(
     }
     let mut thread = Vec::new();
     let mut chain = vec![selected_index];
-    while let Some(parent) = forks[*chain.last().expect("one")].parent.filter(|p| !chain.contains(p)) {
+    while let Some(parent) = forks[*chain.last().expect("one")]
+        .parent
+        .filter(|p| !chain.contains(p))
+    {
         chain.push(parent);
     }
     let mut upto = i64::MAX;
@@ -301,8 +360,13 @@ fn advanced_tree(
         .iter()
         .enumerate()
         .map(|(index, b)| {
-            let rows: Vec<&TurnUsage> = usage.iter().filter(|u| u.branch_id == b.branch_id).collect();
-            let sum = |f: fn(&TurnUsage) -> Option<i64>| rows.iter().map(|u| f(u).unwrap_or_default()).sum::<i64>();
+            let rows: Vec<&TurnUsage> = usage
+                .iter()
+                .filter(|u| u.branch_id == b.branch_id)
+                .collect();
+            let sum = |f: fn(&TurnUsage) -> Option<i64>| {
+                rows.iter().map(|u| f(u).unwrap_or_default()).sum::<i64>()
+            };
             let totals = (!rows.is_empty()).then(|| {
                 json!({
                     "requests": sum(|u| u.requests),
@@ -328,7 +392,11 @@ fn advanced_tree(
         .map(|b| {
             let usage = match &b["usage"] {
                 Json::Null => "no usage stored".to_owned(),
-                usage => format!("{} over {}", usage_words(usage), count(usage["total_turns"].as_i64().unwrap_or_default(), "turn")),
+                usage => format!(
+                    "{} over {}",
+                    usage_words(usage),
+                    count(usage["total_turns"].as_i64().unwrap_or_default(), "turn")
+                ),
             };
             let origin = match b["forked_from"].as_str() {
                 Some(parent) => format!(", from {parent} after turn {}", b["after_turn"]),
@@ -347,7 +415,11 @@ fn advanced_tree(
         header: vec![format!(
             "session {session} (AdvancedSQLiteSession): {} {}, the path of {selected} marked",
             branches.len(),
-            if branches.len() == 1 { "branch" } else { "branches" }
+            if branches.len() == 1 {
+                "branch"
+            } else {
+                "branches"
+            }
         )],
         nodes,
         thread,
