@@ -192,6 +192,37 @@ fn sqlite_sessions_read_as_the_runner_sends_them() {
     mark("sqlite_sessions_read_as_the_runner_sends_them");
 }
 
+/// `demo --openai-agents` writes a file the SDK reads: every session's history, under every
+/// limit and on each branch, is what the SDK's Runner would send of it.
+#[test]
+fn the_demo_file_is_read_by_the_sdk_as_memscope_reads_it() {
+    let Some(python) = python() else {
+        eprintln!(
+            "OpenAI Agents test skipped ({PYTHON_VAR} is not set; .ci/openai-agents sets it up)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.db");
+    let written = Command::new(env!("CARGO_BIN_EXE_memscope"))
+        .args(["--json", "demo", "--openai-agents"])
+        .arg(&file)
+        .output()
+        .expect("memscope runs");
+    let report = json_of(&written);
+    assert_eq!(report["sessions"], 4);
+    let oracle = build(&python, &["--read", file.to_str().unwrap()], dir.path());
+    assert_eq!(
+        oracle["inputs"].as_object().unwrap().len(),
+        5,
+        "four sessions, one with two branches"
+    );
+    let url = format!("sqlite://{}", file.display());
+    compare_histories(&url, &oracle);
+    compare_list(&url, &oracle);
+    mark("the_demo_file_is_read_by_the_sdk_as_memscope_reads_it");
+}
+
 /// The part of the oracle about one file: the advanced session's, or the others.
 fn oracle_of(oracle: &Value, advanced: bool) -> Value {
     let mut part = oracle.clone();

@@ -20,9 +20,14 @@ is then dated an hour back, as a writer whose clock lagged leaves it):
 The oracle's next turn reads the session through a wrapper whose writes do nothing, so every limit
 sees the same stored session; the turn's own input (the last item, "NEXT") is taken off.
 
+With --read FILE it builds nothing: it records the same oracle for every session of an existing
+file (memscope's demo file), through SQLiteSession, or AdvancedSQLiteSession for each branch of a
+session with structure rows.
+
 Usage (SQLite files must not exist; the PostgreSQL database must exist and be empty):
     python build_sessions.py --sqlite PATH --advanced PATH --out ORACLE.json
     python build_sessions.py --postgres URL --out ORACLE.json
+    python build_sessions.py --read FILE --out ORACLE.json
 """
 
 import argparse
@@ -272,11 +277,35 @@ async def build_postgres(url, oracle):
         await session.engine.dispose()
 
 
+async def read_existing(path, oracle):
+    """Records the oracle of every session of the file at `path`, changing nothing in it."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sessions = [row[0] for row in db.execute("SELECT session_id FROM agent_sessions ORDER BY 1")]
+    advanced = {
+        row[0]: [b[0] for b in db.execute(
+            "SELECT DISTINCT branch_id FROM message_structure WHERE session_id = ?", (row[0],)
+        )]
+        for row in db.execute("SELECT DISTINCT session_id FROM message_structure")
+    }
+    db.close()
+    for name in sessions:
+        if name in advanced:
+            session = AdvancedSQLiteSession(session_id=name, db_path=path)
+            for branch in advanced[name]:
+                await record(oracle, session, name, branch)
+            oracle.setdefault("branches_of", {})[name] = await session.list_branches()
+        else:
+            session = SQLiteSession(name, path)
+            await record(oracle, session, name)
+        session.close()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--sqlite")
     parser.add_argument("--advanced")
     parser.add_argument("--postgres")
+    parser.add_argument("--read")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     oracle = {"inputs": {}, "limits": LIMITS}
@@ -286,6 +315,8 @@ def main():
         asyncio.run(build_advanced(args.advanced, oracle))
     if args.postgres:
         asyncio.run(build_postgres(args.postgres, oracle))
+    if args.read:
+        asyncio.run(read_existing(args.read, oracle))
     with open(args.out, "w") as out:
         json.dump(oracle, out, indent=1, default=str)
     return 0

@@ -98,6 +98,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     let mut facts = Vec::with_capacity(prepared.items.len());
     for stored in &prepared.items {
         let (kind, message) = prompt_of(&stored.value);
+        let shown = item::shown(kind, &message);
         messages.push(HistoryMessage {
             side: match message.role {
                 Role::User => Side::Query,
@@ -114,7 +115,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
             } else {
                 request.raw(&())
             },
-            shown: None,
+            shown,
             extra: request.details(|| item::details(stored)),
         });
     }

@@ -206,6 +206,22 @@ pub fn prompt_of(value: &Json) -> (MessageKind, PromptMessage) {
     }
 }
 
+/// What the history table prints of an item whose counted text says little: a call as
+/// `name(arguments)`, reasoning without a readable summary and compaction as what they are.
+pub fn shown(kind: MessageKind, message: &PromptMessage) -> Option<String> {
+    match kind {
+        MessageKind::ToolCall => message
+            .tool_calls
+            .first()
+            .map(|call| format!("{}({})", call.name, call.arguments)),
+        MessageKind::Reasoning if message.content.is_empty() => {
+            Some("(reasoning without a readable summary)".to_owned())
+        }
+        MessageKind::Compaction => Some("(compacted history, opaque)".to_owned()),
+        _ => None,
+    }
+}
+
 fn text_field(value: &Json, key: &str) -> Option<String> {
     value.get(key).and_then(Json::as_str).map(str::to_owned)
 }
@@ -216,7 +232,15 @@ fn content_of(content: Option<&Json>) -> Content {
     match content {
         None | Some(Json::Null) => Content::default(),
         Some(Json::String(text)) => Content::Text(text.clone()),
-        Some(Json::Array(parts)) => Content::Parts(parts.iter().map(part_of).collect()),
+        // Text parts alone are the text: every counter counts it, whoever's message it is.
+        Some(Json::Array(parts)) => {
+            let parts: Vec<ContentPart> = parts.iter().map(part_of).collect();
+            if parts.iter().all(|part| part.text().is_some()) {
+                Content::Text(parts.iter().filter_map(ContentPart::text).collect())
+            } else {
+                Content::Parts(parts)
+            }
+        }
         Some(other) => Content::Text(other.to_string()),
     }
 }

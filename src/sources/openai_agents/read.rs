@@ -260,6 +260,7 @@ pub struct StructureRow {
     pub message_id: i64,
     pub branch_id: String,
     pub message_type: String,
+    pub sequence_number: i64,
     pub branch_turn_number: Option<i64>,
     pub user_turn_number: Option<i64>,
     pub tool_name: Option<String>,
@@ -269,7 +270,7 @@ pub struct StructureRow {
 
 /// Every structure row of the session, by branch then sequence.
 pub async fn structure(store: &Store, session: &str) -> Result<Vec<StructureRow>, SourceError> {
-    const STRUCTURE: &str = "SELECT s.message_id, s.branch_id, s.message_type, \
+    const STRUCTURE: &str = "SELECT s.message_id, s.branch_id, s.message_type, s.sequence_number, \
          s.branch_turn_number, s.user_turn_number, s.tool_name, (m.id IS NOT NULL) AS present \
          FROM message_structure s LEFT JOIN agent_messages m ON m.id = s.message_id \
          WHERE s.session_id = $1 ORDER BY s.branch_id, s.sequence_number";

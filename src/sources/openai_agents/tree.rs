@@ -248,13 +248,23 @@ fn advanced_tree(
             branch_turns(&rows, items)
         })
         .collect();
-    // A row shared with an earlier branch marks a copied turn.
-    let mut first_holder: HashMap<i64, usize> = HashMap::new();
+    // A copy is written after what it copies: the branch that holds an item at its lowest
+    // sequence number wrote it, and any other holder copied it.
+    let mut first_holder: HashMap<i64, (i64, usize)> = HashMap::new();
     for (index, branch) in branches.iter().enumerate() {
         for row in structure.iter().filter(|r| r.branch_id == branch.branch_id) {
-            first_holder.entry(row.message_id).or_insert(index);
+            let holder = first_holder
+                .entry(row.message_id)
+                .or_insert((row.sequence_number, index));
+            if row.sequence_number < holder.0 {
+                *holder = (row.sequence_number, index);
+            }
         }
     }
+    let first_holder: HashMap<i64, usize> = first_holder
+        .into_iter()
+        .map(|(row, (_, branch))| (row, branch))
+        .collect();
     let forks: Vec<Fork> = turns
         .iter()
         .enumerate()
