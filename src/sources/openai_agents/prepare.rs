@@ -75,6 +75,8 @@ impl Reason {
 pub struct Prepared {
     pub items: Vec<StoredItem>,
     pub left_out: HashMap<Reason, usize>,
+    /// The rows dropped as orphans (not as duplicates), with why, in their order.
+    pub dropped: Vec<(i64, Reason)>,
 }
 
 /// `prepare_input_with_session`'s work on `history`, the items `get_items` returned; `limited`
@@ -88,6 +90,11 @@ pub fn prepare(mut history: Vec<StoredItem>, limited: bool) -> Prepared {
     for reason in dropped.values() {
         *left_out.entry(*reason).or_insert(0) += 1;
     }
+    let mut dropped_rows: Vec<(i64, Reason)> = dropped
+        .iter()
+        .map(|(index, reason)| (history[*index].row, *reason))
+        .collect();
+    dropped_rows.sort();
     let kept: Vec<StoredItem> = history
         .into_iter()
         .enumerate()
@@ -99,7 +106,11 @@ pub fn prepare(mut history: Vec<StoredItem>, limited: bool) -> Prepared {
     if items.len() < before {
         left_out.insert(Reason::Duplicate, before - items.len());
     }
-    Prepared { items, left_out }
+    Prepared {
+        items,
+        left_out,
+        dropped: dropped_rows,
+    }
 }
 
 fn call_id(value: &Json) -> Option<&str> {
