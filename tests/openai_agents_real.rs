@@ -19,6 +19,8 @@ use serde_json::Value;
 
 const PYTHON_VAR: &str = "MEMSCOPE_OPENAI_AGENTS_PYTHON";
 const MARKER_VAR: &str = "MEMSCOPE_OPENAI_AGENTS_MARKER_DIR";
+/// The master key of the encrypted session `build_sessions.py` writes.
+const ENCRYPTION_KEY: &str = "memscope-test-master-key";
 
 fn python() -> Option<String> {
     std::env::var(PYTHON_VAR).ok().filter(|p| !p.is_empty())
@@ -51,11 +53,17 @@ fn build(python: &str, args: &[&str], dir: &Path) -> Value {
 }
 
 fn memscope(url: &str, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memscope"))
-        .args(["--json", "--db", url])
-        .args(args)
-        .output()
-        .expect("memscope runs")
+    memscope_with_key(url, Some(ENCRYPTION_KEY), args)
+}
+
+fn memscope_with_key(url: &str, key: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_memscope"));
+    command.args(["--json", "--db", url]).args(args);
+    match key {
+        Some(key) => command.env("SESSION_ENCRYPTION_KEY", key),
+        None => command.env_remove("SESSION_ENCRYPTION_KEY"),
+    };
+    command.output().expect("memscope runs")
 }
 
 fn json_of(output: &Output) -> Value {
@@ -80,6 +88,9 @@ fn compare_histories(url: &str, oracle: &Value) {
             }
             if let Some(branch) = recorded["branch"].as_str() {
                 args.extend(["--branch".to_owned(), branch.to_owned()]);
+            }
+            if let Some(ttl) = recorded["ttl"].as_i64() {
+                args.extend(["--ttl".to_owned(), ttl.to_string()]);
             }
             for budget in ["1000000", "40"] {
                 let mut args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -118,7 +129,9 @@ fn compare_list(url: &str, oracle: &Value) {
         }
         let session = recorded["session"].as_str().unwrap();
         let row = rows.iter().find(|r| r["id"] == session).unwrap();
-        assert_eq!(row["messages"], recorded["stored"], "{session}");
+        // An encrypted session's rows are all JSON envelopes; only the key tells which open.
+        let json_rows = recorded.get("json_rows").unwrap_or(&recorded["stored"]);
+        assert_eq!(row["messages"], *json_rows, "{session}");
         let unreadable = oracle["unreadable"][session].as_u64().unwrap_or(0);
         assert_eq!(row["extra"]["unreadable"], unreadable, "{session}");
     }
@@ -145,6 +158,40 @@ fn compare_branches(url: &str, oracle: &Value) {
     assert_eq!(retry["after_turn"], 1);
     let unknown = memscope(url, &["history", "branched", "--branch", "nope"]);
     assert_eq!(unknown.status.code(), Some(3));
+}
+
+/// Without the key an encrypted session exits 3 naming the variable; with another key too;
+/// without `--ttl` every item that opens is shown, with its age.
+fn compare_keys(url: &str) {
+    let without = memscope_with_key(url, None, &["history", "secret"]);
+    assert_eq!(without.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&without.stderr).contains("SESSION_ENCRYPTION_KEY"));
+    let wrong = memscope_with_key(url, Some("another key"), &["history", "secret"]);
+    assert_eq!(wrong.status.code(), Some(3));
+    assert!(wrong.stdout.is_empty());
+    let all = json_of(&memscope(url, &["history", "secret"]));
+    let messages = all["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.last().unwrap()["raw"]["content"],
+        "sealed an hour ago"
+    );
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["extra"]["age_seconds"].as_i64().is_some())
+    );
+    let with_ttl = json_of(&memscope(url, &["history", "secret", "--ttl", "600"]));
+    let left_out = with_ttl["left_out"].as_array().unwrap();
+    assert!(
+        left_out
+            .iter()
+            .any(|l| l["reason"] == "expired" && l["messages"] == 1)
+    );
+    assert!(
+        left_out
+            .iter()
+            .any(|l| l["reason"] == "not_encrypted" && l["messages"] == 1)
+    );
 }
 
 /// The file and its side files, byte for byte, and which side files exist.
@@ -186,6 +233,8 @@ fn sqlite_sessions_read_as_the_runner_sends_them() {
         compare_list(&url, &oracle_of(&oracle, file == &advanced));
         if file == &advanced {
             compare_branches(&url, &oracle);
+        } else {
+            compare_keys(&url);
         }
         assert_eq!(snapshot(file), before, "a read changed {}", file.display());
     }

@@ -14,6 +14,8 @@ is then dated an hour back, as a writer whose clock lagged leaves it):
 - `legacy`: items written with `add_items` as older SDKs and other writers left them: the
   internal metadata keys, a duplicated tool output, a reasoning item before a call that has no
   output, a compaction item;
+- `secret`: `tools` through an EncryptedSession (ttl 600 s) over SQLiteSession, then one envelope
+  sealed an hour ago and one plaintext item, both of which it skips (SQLite only);
 - in a second SQLite file, AdvancedSQLiteSession `branched`: three turns with usage stored, a
   branch from turn 2 with two turns of its own, then one more turn on `main`.
 
@@ -35,9 +37,14 @@ import asyncio
 import json
 import sqlite3
 import sys
+import time
 
 from agents import Agent, RunConfig, Runner, SQLiteSession, function_tool
-from agents.extensions.memory import AdvancedSQLiteSession, SQLAlchemySession
+from agents.extensions.memory import AdvancedSQLiteSession, EncryptedSession, SQLAlchemySession
+from agents.extensions.memory.encrypt_session import (
+    _derive_session_fernet_key,
+    _ensure_fernet_key_bytes,
+)
 from agents.memory import SessionABC, SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 from agents.usage import Usage
@@ -45,6 +52,9 @@ from openai.types.responses import ResponseReasoningItem
 from sqlalchemy import text as sql_text
 
 LIMITS = [None, 0, 1, 2, 3, 4, 5, 7, 10, 25, 1000]
+# The master key of `secret`, as SESSION_ENCRYPTION_KEY gives it.
+ENCRYPTION_KEY = "memscope-test-master-key"
+TTL = 600
 NEXT = "NEXT"
 
 
@@ -224,6 +234,26 @@ async def build_sqlite(path, oracle):
         await record(oracle, session, name)
         session.close()
     oracle["unreadable"] = {"long": 1}
+    await build_encrypted(path, oracle)
+
+
+async def build_encrypted(path, oracle):
+    underlying = SQLiteSession("secret", path)
+    secret = EncryptedSession("secret", underlying, ENCRYPTION_KEY, ttl=TTL)
+    await tools_story(secret)
+    cipher = _derive_session_fernet_key(_ensure_fernet_key_bytes(ENCRYPTION_KEY), "secret")
+    old = json.dumps({"role": "user", "content": "sealed an hour ago"}).encode()
+    token = cipher.encrypt_at_time(old, int(time.time()) - 3600).decode()
+    await underlying.add_items(
+        [
+            {"__enc__": 1, "v": 1, "kid": "hkdf-v1", "payload": token},
+            {"role": "user", "content": "written in plaintext"},
+        ]
+    )
+    await record(oracle, secret, "secret")
+    oracle["inputs"]["secret"]["ttl"] = TTL
+    oracle["inputs"]["secret"]["json_rows"] = len(await underlying.get_items())
+    underlying.close()
 
 
 async def build_advanced(path, oracle):

@@ -113,6 +113,9 @@ pub struct HistoryArgs {
     /// OpenAI Agents SDK: the branch of an advanced session (default: main)
     #[arg(long, value_name = "BRANCH")]
     pub branch: Option<String>,
+    /// OpenAI Agents SDK: EncryptedSession's ttl, items sealed longer ago are skipped (default: none)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub ttl: Option<i64>,
 }
 
 #[derive(Debug, Args)]

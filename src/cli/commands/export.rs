@@ -62,6 +62,7 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         leaf: args.leaf.clone(),
         limit: None,
         branch: None,
+        ttl: None,
     }
 }
 

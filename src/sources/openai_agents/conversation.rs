@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
+use super::encrypted;
 use super::item::{self, prompt_of};
 use super::list;
 use super::prepare::{Reason, prepare};
@@ -38,6 +39,11 @@ const SETTINGS: &[Setting] = &[
         flag: "branch",
         commands: &[Command::History, Command::Thread],
         help: "an AdvancedSQLiteSession branch (default: main)",
+    },
+    Setting {
+        flag: "ttl",
+        commands: &[Command::History],
+        help: "EncryptedSession's ttl in seconds: older items are skipped (default: none skipped)",
     },
 ];
 
@@ -90,7 +96,22 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     let limit = limit_of(request)?;
     let branch = request.options.get("branch");
     let (scope, class) = scope(store, session, branch).await?;
-    let read = read::get_items(store, session, scope, limit).await?;
+    let (read, sealed) = if encrypted::is_encrypted(store, session, scope).await? {
+        let ttl = request.options.number::<i64>("ttl")?;
+        let opened = encrypted::get_items(store, session, scope, limit, ttl).await?;
+        let skipped = [
+            (Reason::NotEncrypted, opened.plaintext),
+            (Reason::Unauthenticated, opened.unauthenticated),
+            (Reason::Expired, opened.expired),
+        ];
+        (opened.read, Some(skipped))
+    } else if request.options.is_set("ttl") {
+        return Err(SourceError::usage(format!(
+            "session {session} is not encrypted: --ttl applies to EncryptedSession's items only"
+        )));
+    } else {
+        (read::get_items(store, session, scope, limit).await?, None)
+    };
     let stored_items = read.items.len();
     let prepared = prepare(read.items, limit.is_some());
 
@@ -133,6 +154,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     let mut left_out: Vec<(Reason, usize)> = prepared.left_out.into_iter().collect();
     left_out.push((Reason::PastLimit, read.past_limit));
     left_out.push((Reason::Unreadable, read.unreadable));
+    left_out.extend(sealed.into_iter().flatten());
     left_out.retain(|(_, count)| *count > 0);
     left_out.sort();
     let mut warnings = Vec::new();
@@ -198,6 +220,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
                 }),
             ),
             ("stored_rows".to_owned(), json!(read.stored)),
+            ("encrypted".to_owned(), json!(sealed.is_some())),
         ]),
     })
 }

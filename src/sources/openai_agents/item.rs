@@ -68,6 +68,8 @@ pub struct StoredItem {
     pub text: Box<RawValue>,
     /// Whether metadata keys were stripped from `value`: the text still holds them.
     stripped: bool,
+    /// When an `EncryptedSession` sealed it.
+    pub sealed_at: Option<DateTime<Utc>>,
 }
 
 impl StoredItem {
@@ -81,6 +83,7 @@ impl StoredItem {
             value,
             text,
             stripped: false,
+            sealed_at: None,
         })
     }
 
@@ -280,9 +283,14 @@ fn reasoning_text(value: &Json) -> String {
 
 /// The details `history --json` adds to an item: its row, type and call id.
 pub fn details(item: &StoredItem) -> Json {
-    json!({
+    let mut details = json!({
         "row": item.row,
         "type": item.item_type(),
         "call_id": item.call_id(),
-    })
+    });
+    if let Some(sealed) = item.sealed_at {
+        details["sealed_at"] = json!(crate::sources::conversation::rfc3339_text(&sealed));
+        details["age_seconds"] = json!((chrono::Utc::now() - sealed).num_seconds());
+    }
+    details
 }

@@ -38,6 +38,12 @@ pub enum Reason {
     ReasoningOfDroppedCall,
     /// Replaced by a later item of the same identity.
     Duplicate,
+    /// A plaintext item in an encrypted session: `EncryptedSession` skips it.
+    NotEncrypted,
+    /// An envelope the key does not open.
+    Unauthenticated,
+    /// An envelope older than `--ttl`.
+    Expired,
 }
 
 impl Reason {
@@ -50,6 +56,9 @@ impl Reason {
             Reason::OutputWithoutCall => "output_without_call",
             Reason::ReasoningOfDroppedCall => "reasoning_of_dropped_call",
             Reason::Duplicate => "duplicate",
+            Reason::NotEncrypted => "not_encrypted",
+            Reason::Unauthenticated => "unauthenticated",
+            Reason::Expired => "expired",
         }
     }
 
@@ -66,6 +75,9 @@ impl Reason {
             }
             Reason::ReasoningOfDroppedCall => "reasoning items of a dropped tool call",
             Reason::Duplicate => "items sent once, as their latest copy",
+            Reason::NotEncrypted => "plaintext items, which EncryptedSession skips",
+            Reason::Unauthenticated => "envelopes the key does not open, which the SDK skips",
+            Reason::Expired => "envelopes older than --ttl, which the SDK skips",
         }
     }
 }
