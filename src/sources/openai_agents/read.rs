@@ -216,8 +216,8 @@ async fn count_rows(store: &Store, session: &str, scope: Scope<'_>) -> Result<us
 /// Whether the session has a row of its own or an item.
 pub async fn session_exists(store: &Store, session: &str) -> Result<bool, SourceError> {
     const EXISTS: &str = "SELECT COUNT(*) FROM (SELECT session_id FROM agent_sessions \
-         WHERE session_id = $1 UNION ALL SELECT session_id FROM agent_messages \
-         WHERE session_id = $1) AS found";
+         WHERE session_id = $1 UNION ALL SELECT session_id FROM (SELECT session_id \
+         FROM agent_messages WHERE session_id = $1 LIMIT 1) AS item) AS found";
     let count: i64 = on_pool!(store.pool, EXISTS, |pool, sql| sqlx::query_scalar(sql)
         .bind(session)
         .fetch_one(pool)
