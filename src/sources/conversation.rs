@@ -224,10 +224,11 @@ impl SourceOptions {
                 .join(", "),
         };
         Err(SourceError::usage(format!(
-            "{} {} not taken by `{}` on a {source_name} database (it takes {offered})",
+            "{} {} not taken by `{}` on {} {source_name} database (it takes {offered})",
             refused.join(", "),
             if refused.len() == 1 { "is" } else { "are" },
             command.name(),
+            crate::format::article(source_name),
         )))
     }
 }
