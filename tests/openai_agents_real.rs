@@ -180,6 +180,12 @@ fn compare_keys(url: &str) {
             .iter()
             .all(|m| m["extra"]["age_seconds"].as_i64().is_some())
     );
+    let thread = json_of(&memscope(url, &["thread", "secret"]));
+    assert_eq!(
+        thread["thread"].as_array().unwrap().len(),
+        3,
+        "two turns and the old question; the plaintext item is skipped as the SDK skips it"
+    );
     let with_ttl = json_of(&memscope(url, &["history", "secret", "--ttl", "600"]));
     let left_out = with_ttl["left_out"].as_array().unwrap();
     assert!(

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{Value as Json, json};
 
+use super::encrypted;
 use super::item::{StoredItem, prompt_of};
 use super::read::{self, Branch, Scope, StructureRow, TurnUsage, Writer};
 use crate::format::{count, one_line, thousands};
@@ -165,7 +166,15 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
     let session = &request.id;
     let branches = read::branches(store, session).await?;
     let writer = Writer::of(store).await?;
-    let stored = read::get_items(store, session, Scope::Session(writer), None).await?;
+    let scope = Scope::Session(writer);
+    // An encrypted session is drawn from its items as they open, whatever their age.
+    let stored = if encrypted::is_encrypted(store, session, scope).await? {
+        encrypted::get_items(store, session, scope, None, None)
+            .await?
+            .read
+    } else {
+        read::get_items(store, session, scope, None).await?
+    };
     if branches.is_empty() {
         if request.options.is_set("branch") {
             return Err(SourceError::usage(format!(
