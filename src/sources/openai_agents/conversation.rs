@@ -113,6 +113,10 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
         (read::get_items(store, session, scope, limit).await?, None)
     };
     let stored_items = read.items.len();
+    let class = match sealed {
+        Some(_) => format!("EncryptedSession over {class}"),
+        None => class.to_owned(),
+    };
     let prepared = prepare(read.items, limit.is_some());
 
     let mut messages = Vec::with_capacity(prepared.items.len());
