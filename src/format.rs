@@ -24,6 +24,15 @@ pub fn noun(n: u64, word: &str) -> String {
     }
 }
 
+/// The indefinite article before `word`: "an" before a vowel ("an OpenAI Agents SDK session
+/// database"), "a" otherwise.
+pub fn article(word: &str) -> &'static str {
+    match word.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    }
+}
+
 /// The columns `text` takes on a terminal: two for a CJK character or an emoji, none for a
 /// combining mark.
 pub fn display_width(text: &str) -> usize {

@@ -1,7 +1,8 @@
 //! One JSON shape per command whatever the source: `conversations`, `history`, `thread` and
 //! `doctor` with `--json` on memscope's own schema, Dify's, Langflow's and LangGraph's databases
 //! have the same keys at the top, on every row, message, node and finding. The databases are made without Python: the demo,
-//! the demo as Dify's own, the LangGraph demo file, and a Langflow message log written here.
+//! the demo as Dify's own, the LangGraph demo file, a Langflow message log written here and the
+//! OpenAI Agents demo file.
 
 mod cli_support;
 
@@ -22,6 +23,22 @@ fn langgraph_demo(home: &Path) -> String {
     let file = home.join("checkpoints.sqlite");
     run(memscope(home).arg("demo").arg("--langgraph").arg(&file), 0);
     format!("sqlite://{}", file.display())
+}
+
+fn openai_agents_demo(home: &Path) -> String {
+    let file = home.join("sessions.db");
+    run(
+        memscope(home).arg("demo").arg("--openai-agents").arg(&file),
+        0,
+    );
+    format!("sqlite://{}", file.display())
+}
+
+/// The four kinds of database and the OpenAI Agents SDK's demo file.
+fn databases_with_conversations(home: &Path, dify_home: &Path) -> Vec<(String, &'static str)> {
+    let mut databases = four_databases(home, dify_home).to_vec();
+    databases.push((openai_agents_demo(home), "openai-agents"));
+    databases
 }
 
 const SALES: &str = "11111111111111111111111111111111";
@@ -155,7 +172,7 @@ fn assert_a_tree(document: &Value) {
 fn list_and_history_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
     let dify_home = tempfile::tempdir().unwrap();
-    for (db, source) in four_databases(home.path(), dify_home.path()) {
+    for (db, source) in databases_with_conversations(home.path(), dify_home.path()) {
         let home = home.path();
         let db = &db;
         let flags: &[&str] = match source {
@@ -237,16 +254,19 @@ fn list_and_history_documents_have_one_shape_on_every_source() {
 fn thread_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
     let dify_home = tempfile::tempdir().unwrap();
-    let documents = four_databases(home.path(), dify_home.path()).map(|(db, source)| {
-        // A Langflow session used by two flows is named with its flow.
-        let args = match source {
-            "langflow" => vec!["New Session 0".into(), "--flow".into(), "Sales Chat".into()],
-            _ => vec![first_conversation(home.path(), &db)],
-        };
-        let document = json(memscope_on(home.path(), &db).arg("thread").args(&args));
-        assert_eq!(document["source"], source, "{document}");
-        document
-    });
+    let documents = databases_with_conversations(home.path(), dify_home.path())
+        .into_iter()
+        .map(|(db, source)| {
+            // A Langflow session used by two flows is named with its flow.
+            let args = match source {
+                "langflow" => vec!["New Session 0".into(), "--flow".into(), "Sales Chat".into()],
+                _ => vec![first_conversation(home.path(), &db)],
+            };
+            let document = json(memscope_on(home.path(), &db).arg("thread").args(&args));
+            assert_eq!(document["source"], source, "{document}");
+            document
+        })
+        .collect::<Vec<_>>();
     for document in &documents {
         assert_eq!(
             keys(document),
@@ -338,7 +358,7 @@ fn doctor_documents_have_one_shape_on_every_source() {
     let home = tempfile::tempdir().unwrap();
     let dify_home = tempfile::tempdir().unwrap();
     let mut tops = Vec::new();
-    for (db, source) in four_databases(home.path(), dify_home.path()) {
+    for (db, source) in databases_with_conversations(home.path(), dify_home.path()) {
         let db = &db;
         // Exit 1: every one of these databases has findings.
         let (stdout, _) = run(memscope_on(home.path(), db).args(["doctor", "--json"]), 1);
@@ -385,4 +405,38 @@ fn a_finding_names_its_conversation_and_says_what_the_text_says() {
     assert!(growth["extra"]["keep_last"].is_number(), "{growth}");
     let description = growth["description"].as_str().unwrap();
     assert!(text.contains(description), "{text}");
+}
+
+#[test]
+fn an_openai_agents_sessions_unanswered_call_is_found_and_leads_to_its_session() {
+    let home = tempfile::tempdir().unwrap();
+    let db = openai_agents_demo(home.path());
+    let (stdout, _) = run(memscope_on(home.path(), &db).args(["doctor", "--json"]), 1);
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["source"], "openai-agents", "{report}");
+    let findings = report["findings"].as_array().unwrap();
+    let unanswered = findings
+        .iter()
+        .find(|f| f["kind"] == "call_without_output")
+        .unwrap_or_else(|| panic!("the crashed run is found: {report}"));
+    let session = unanswered["conversation"].as_str().unwrap();
+    assert!(unanswered["extra"]["call_ids"].is_array(), "{unanswered}");
+    // What the finding names is what history takes, and history leaves the call out.
+    let (history, _) = run(
+        memscope_on(home.path(), &db).args(["history", session, "--json"]),
+        0,
+    );
+    let history: Value = serde_json::from_str(&history).unwrap();
+    let left_out = history["left_out"].as_array().unwrap();
+    assert!(
+        left_out
+            .iter()
+            .any(|l| l["reason"] == "call_without_output"),
+        "{history}"
+    );
+    let (text, _) = run(memscope_on(home.path(), &db).arg("doctor"), 1);
+    assert!(
+        text.contains(unanswered["description"].as_str().unwrap()),
+        "{text}"
+    );
 }

@@ -37,6 +37,8 @@ pub(super) const CHAT_MEMORY_STREAM: u64 = 3;
 pub(super) const LANGFLOW_STREAM: u64 = 4;
 /// The LangGraph file's story draws from this stream and the two after it.
 pub(super) const LANGGRAPH_STREAM: u64 = 5;
+/// The OpenAI Agents file's story draws from this stream and the one after it.
+pub(super) const OPENAI_AGENTS_STREAM: u64 = 8;
 
 /// A story whose id is a conversation's.
 pub(super) fn conversation_story(

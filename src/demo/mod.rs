@@ -20,6 +20,7 @@ mod files;
 mod ids;
 mod langflow;
 mod langgraph;
+mod openai_agents;
 mod text;
 
 #[cfg(test)]
@@ -34,6 +35,7 @@ pub use chapter::Story;
 use chapter::{Chapter, Setting, TENANT_STREAM};
 pub use files::WriteFileError;
 pub use langgraph::{LangGraphDemoError, LangGraphDemoSummary, write_langgraph_demo};
+pub use openai_agents::{OpenAiAgentsDemoError, OpenAiAgentsDemoSummary, write_openai_agents_demo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {

@@ -237,10 +237,11 @@ impl SourceOptions {
                 .join(", "),
         };
         Err(SourceError::usage(format!(
-            "{} {} not taken by `{}` on a {source_name} database (it takes {offered})",
+            "{} {} not taken by `{}` on {} {source_name} database (it takes {offered})",
             refused.join(", "),
             if refused.len() == 1 { "is" } else { "are" },
             command.name(),
+            crate::format::article(source_name),
         )))
     }
 }
@@ -437,6 +438,10 @@ pub enum MessageKind {
     ToolCall,
     ToolResult,
     Reasoning,
+    /// A compacted stretch of the conversation, opaque to memscope.
+    Compaction,
+    /// Any other item, shown as stored.
+    Other,
 }
 
 /// What a source knows of one fed message beyond its text and role.

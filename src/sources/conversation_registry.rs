@@ -10,6 +10,8 @@ use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
 use super::langgraph::conversation::LangGraphThreads;
 use super::langgraph::doctor::LangGraphDoctor;
+use super::openai_agents::conversation::AgentSessions;
+use super::openai_agents::doctor::AgentSessionsDoctor;
 
 /// A source's conversation capability, and how `doctor` scans its conversations where the
 /// source has a scan of its own.
@@ -41,6 +43,11 @@ const CONVERSATIONS: &[Registered] = &[
         key: "langgraph",
         conversations: &LangGraphThreads,
         doctor: Some(&LangGraphDoctor),
+    },
+    Registered {
+        key: "openai-agents",
+        conversations: &AgentSessions,
+        doctor: Some(&AgentSessionsDoctor),
     },
     #[cfg(test)]
     Registered {

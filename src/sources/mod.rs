@@ -1,5 +1,6 @@
 //! The memory sources memscope reads, one folder each: memscope's own schema (`memscope/`),
-//! Dify's (`dify/`), Langflow's (`langflow/`) and LangGraph's checkpoint savers (`langgraph/`). A source's folder holds what is particular to
+//! Dify's (`dify/`), Langflow's (`langflow/`), LangGraph's checkpoint savers (`langgraph/`) and the
+//! OpenAI Agents SDK's sessions (`openai_agents/`). A source's folder holds what is particular to
 //! it: recognising it from the catalog, its schema eras, the rewrites its tables need, and what
 //! its databases have and allow.
 //!
@@ -18,6 +19,7 @@ pub mod fixture;
 pub mod langflow;
 pub mod langgraph;
 pub mod memscope;
+pub mod openai_agents;
 pub mod opened;
 pub mod rewrite;
 
@@ -35,13 +37,15 @@ use crate::store::catalog::Catalog;
 /// reads it. memscope's own schema first (it carries Dify's and Langflow's tables too), then
 /// Dify's: a database with both families keeps Dify's dashed ids, which only Langflow's SQLite
 /// does not. LangGraph's savers last: their tables may share a database with anything, and a
-/// database that also holds Dify's or Langflow's tables is read as theirs. Adding a source is
+/// database that also holds Dify's or Langflow's tables is read as theirs. The OpenAI Agents
+/// SDK's session tables after them, for the same reason. Adding a source is
 /// its folder and one line here.
 const SOURCES: &[&dyn MemorySource] = &[
     &memscope::Memscope,
     &dify::Dify,
     &langflow::Langflow,
     &langgraph::LangGraph,
+    &openai_agents::OpenAiAgents,
     #[cfg(test)]
     &fixture::TestLog,
 ];

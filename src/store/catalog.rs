@@ -52,6 +52,8 @@ pub const PROFILED_TABLES: &[&str] = &[
     "memory_base",
     "job",
     "checkpoints",
+    "agent_sessions",
+    "agent_messages",
 ];
 
 impl Catalog {

@@ -98,9 +98,11 @@ impl Profile {
 
     /// "a Langflow database (schema mb01b2c3d4e5)", for messages.
     pub fn describe(&self) -> String {
+        let name = self.source.name();
+        let article = crate::format::article(name);
         match &self.revision {
-            Some(revision) => format!("a {} database (schema {revision})", self.source.name()),
-            None => format!("a {} database", self.source.name()),
+            Some(revision) => format!("{article} {name} database (schema {revision})"),
+            None => format!("{article} {name} database"),
         }
     }
 

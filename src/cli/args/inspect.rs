@@ -55,6 +55,9 @@ pub struct ThreadArgs {
     /// Langflow: the flow (name or id) whose session is shown, when the session is in several
     #[arg(long, value_name = "NAME|ID")]
     pub flow: Option<String>,
+    /// OpenAI Agents SDK: the branch of an advanced session whose path is marked (default: main)
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -104,6 +107,15 @@ pub struct HistoryArgs {
     /// LangGraph: the checkpoint whose messages are read (default: the thread's latest)
     #[arg(long, value_name = "CHECKPOINT")]
     pub leaf: Option<String>,
+    /// OpenAI Agents SDK: SessionSettings(limit=N), the newest N items the Runner reads (default: all)
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub limit: Option<i64>,
+    /// OpenAI Agents SDK: the branch of an advanced session (default: main)
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// OpenAI Agents SDK: EncryptedSession's ttl, items sealed longer ago are skipped (default: none)
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
+    pub ttl: Option<i64>,
 }
 
 #[derive(Debug, Args)]

@@ -164,4 +164,9 @@ pub struct DemoArgs {
     /// operator's edit, a graph that deletes old messages, a subgraph and a long thread
     #[arg(long, value_name = "PATH", conflicts_with = "scale")]
     pub langgraph: Option<PathBuf>,
+    /// Write an OpenAI Agents SDK session file instead: a new SQLite file at PATH, as
+    /// SQLiteSession and AdvancedSQLiteSession write it, with a tool-using agent, a run that
+    /// stopped before its tool answered, a long session and a session with a branch
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["scale", "langgraph"])]
+    pub openai_agents: Option<PathBuf>,
 }

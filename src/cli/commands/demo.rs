@@ -10,7 +10,7 @@ use crate::cli::args::DemoArgs;
 use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
-use crate::demo::{DemoSummary, Story, write_langgraph_demo};
+use crate::demo::{DemoSummary, Story, write_langgraph_demo, write_openai_agents_demo};
 use crate::format::{byte_size, thousands};
 use crate::store::Store;
 
@@ -177,9 +177,56 @@ async fn langgraph(context: &Context, path: &Path, seed: u64) -> CliResult {
     Ok(ExitCode::Ok)
 }
 
+#[derive(Serialize)]
+struct OpenAiAgentsReport {
+    path: PathBuf,
+    /// The URL memscope opens it with.
+    url: String,
+    sessions: usize,
+    items: usize,
+    stories: Vec<StoryReport>,
+}
+
+fn render_openai_agents(r: &OpenAiAgentsReport) -> String {
+    let stories: Vec<Vec<String>> = r
+        .stories
+        .iter()
+        .map(|s| vec![s.title.clone(), s.id.clone(), s.demonstrates.clone()])
+        .collect();
+    format!(
+        "wrote {}: {}, {}\n\n{}\n\nopen it with: memscope --db {} conversations",
+        r.path.display(),
+        crate::format::count(r.sessions as u64, "session"),
+        crate::format::count(r.items as u64, "item"),
+        table(&["story", "session", "shows"], &stories),
+        r.url,
+    )
+}
+
+/// An OpenAI Agents SDK session file of the story, beside memscope's own database, never into it.
+async fn openai_agents(context: &Context, path: &Path, seed: u64) -> CliResult {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir(parent)?;
+    }
+    let summary = write_openai_agents_demo(path, seed).await?;
+    let path = std::path::absolute(&summary.path).unwrap_or(summary.path);
+    let report = OpenAiAgentsReport {
+        url: format!("sqlite://{}", path.display()),
+        path,
+        sessions: summary.sessions,
+        items: summary.items,
+        stories: summary.stories.iter().map(story_report).collect(),
+    };
+    emit(context.global.json, &report, render_openai_agents)?;
+    Ok(ExitCode::Ok)
+}
+
 pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
     if let Some(path) = &args.langgraph {
         return langgraph(context, path, args.seed).await;
+    }
+    if let Some(path) = &args.openai_agents {
+        return openai_agents(context, path, args.seed).await;
     }
     let url = &context.resolved.database_url;
     if let Some(parent) = sqlite_file(url).as_deref().and_then(Path::parent) {

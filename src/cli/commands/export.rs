@@ -24,6 +24,9 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         n_messages: None,
         context_id: None,
         leaf: args.leaf.clone(),
+        limit: None,
+        branch: None,
+        ttl: None,
     }
 }
 
@@ -34,6 +37,7 @@ fn thread_args(args: &ExportArgs) -> ThreadArgs {
         leaf: args.leaf.clone(),
         mode: ThreadMode::Dify,
         flow: args.flow.clone(),
+        branch: None,
     }
 }
 

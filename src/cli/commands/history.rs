@@ -96,6 +96,9 @@ fn source_options(args: &HistoryArgs) -> SourceOptions {
         .with("n-messages", args.n_messages)
         .with("context-id", args.context_id.as_ref())
         .with("leaf", args.leaf.as_ref())
+        .with("limit", args.limit)
+        .with("branch", args.branch.as_ref())
+        .with("ttl", args.ttl)
 }
 
 /// The history `args` ask for (`export` bundles it too), each message's raw form with

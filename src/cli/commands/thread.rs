@@ -90,7 +90,8 @@ pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> Tr
     let options = SourceOptions::default()
         .with("mode", mode)
         .with("leaf", args.leaf.as_deref())
-        .with("flow", args.flow.as_deref());
+        .with("flow", args.flow.as_deref())
+        .with("branch", args.branch.as_deref());
     TreeRequest {
         id: args.conversation.clone(),
         options,
