@@ -137,7 +137,10 @@ fn bad_url(redacted: &str) -> StoreError {
 
 /// `connect` with the SQLite options of `mode`. A read-only open is planned around the side
 /// files it finds (`sqlite_read_only.rs`); when they change under it, as they do while the
-/// file's last writer closes (it removes the index, then the log), it is planned again.
+/// file's last writer closes (it removes the index, then the log), it is planned again. So is
+/// an open SQLite could not make (`SQLITE_CANTOPEN`) while the files were planned as they are
+/// again: a writer closed and reopened between the plan and the check, or was still setting up
+/// the index the plan reads through.
 async fn sqlite_connect<T, Fut>(
     url: &str,
     redacted: &str,
@@ -161,7 +164,7 @@ where
             Err(StoreError::LogWithoutIndex { .. }) if settling => None,
             Err(refused) => return Err(refused),
             Ok(options) => match connect(options).await {
-                Err(_) if settling && side_files() != planned => None,
+                Err(error) if settling && (side_files() != planned || cannot_open(&error)) => None,
                 connected => Some(connected),
             },
         };
@@ -176,6 +179,16 @@ where
         }
         attempt += 1;
     }
+}
+
+/// Whether SQLite could not open the file (`SQLITE_CANTOPEN`, in any of its extended codes).
+fn cannot_open(error: &sqlx::Error) -> bool {
+    const SQLITE_CANTOPEN: i64 = 14;
+    error
+        .as_database_error()
+        .and_then(|database| database.code())
+        .and_then(|code| code.parse::<i64>().ok())
+        .is_some_and(|code| code & 0xff == SQLITE_CANTOPEN)
 }
 
 fn sqlite_options(
@@ -384,4 +397,36 @@ pub(super) async fn migrate(pool: &DbPool, url: &str) -> Result<(), StoreError> 
         url: url.to_owned(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use sqlx::ConnectOptions;
+    use sqlx::sqlite::SqliteConnectOptions;
+
+    use super::cannot_open;
+
+    #[tokio::test]
+    async fn a_file_sqlite_cannot_open_is_told_from_other_failures() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no such directory").join("m.db");
+        let options = SqliteConnectOptions::new()
+            .filename(&missing)
+            .read_only(true);
+        let error = options.connect().await.unwrap_err();
+        assert!(cannot_open(&error), "{error}");
+        let mut conn = SqliteConnectOptions::from_str("sqlite::memory:")
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let error = sqlx::query("SELECT * FROM nowhere")
+            .execute(&mut conn)
+            .await
+            .unwrap_err();
+        assert!(!cannot_open(&error), "{error}");
+        assert!(!cannot_open(&sqlx::Error::PoolTimedOut));
+    }
 }
