@@ -1,0 +1,303 @@
+//! The tab's dialogs and refusals: the threshold and create forms, auto capture, delete and
+//! regenerate asking first, a read-only database's refusals, and the search.
+
+use super::*;
+
+fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Threshold { form, error, .. }) => (
+            form.number("threshold"),
+            form.choice("unit"),
+            error.as_deref(),
+        ),
+        other => panic!("the threshold form is not open: {other:?}"),
+    }
+}
+
+#[test]
+fn the_threshold_form_validates_before_saving() {
+    let mut state = tab(false);
+    key(&mut state, 't');
+    assert_eq!(threshold_dialog(&state), (20, "messages", None));
+    code(&mut state, KeyCode::Backspace);
+    code(&mut state, KeyCode::Backspace);
+    // Only digits type into a number: a letter is no threshold and no command either.
+    typed(&mut state, "x0");
+    assert_eq!(threshold_dialog(&state).0, 0);
+    let effects = code(&mut state, KeyCode::Enter);
+    assert!(mb_effects(effects).is_empty());
+    assert!(threshold_dialog(&state).2.unwrap().contains("below 1"));
+    typed(&mut state, "12");
+    assert_eq!(threshold_dialog(&state), (12, "messages", None));
+    // The unit is a choice of the same form.
+    code(&mut state, KeyCode::Down);
+    code(&mut state, KeyCode::Right);
+    assert_eq!(threshold_dialog(&state).1, "runs");
+    let effects = mb_effects(code(&mut state, KeyCode::Enter));
+    assert!(matches!(
+        &effects[..],
+        [MbEffect::Update { base, update }] if base.id == "base-1" && update.threshold == Some(12)
+            && update.unit == Some(ThresholdUnit::Runs) && update.auto_capture.is_none()
+    ));
+    assert!(state.memory_bases.dialog.is_none());
+}
+
+#[test]
+fn typing_in_a_dialog_does_not_trigger_keys() {
+    let mut state = tab(false);
+    key(&mut state, 't');
+    typed(&mut state, "qjD");
+    assert!(!state.quit);
+    assert_eq!(state.memory_bases.selected, 0);
+    code(&mut state, KeyCode::Esc);
+    assert!(state.memory_bases.dialog.is_none());
+}
+
+#[test]
+fn auto_capture_toggles_the_selected_base() {
+    let mut state = tab(false);
+    let effects = mb_effects(key(&mut state, 'a'));
+    assert!(matches!(
+        &effects[..],
+        [MbEffect::Update { base, update }] if base.id == "base-1" && update.auto_capture == Some(true)
+    ));
+    deliver(
+        &mut state,
+        MbEvent::Written {
+            result: Ok("Research notes: auto-capture on".to_owned()),
+        },
+    );
+    assert_eq!(
+        state.message.as_deref(),
+        Some("Research notes: auto-capture on")
+    );
+}
+
+#[test]
+fn delete_asks_first_and_no_cancels() {
+    let mut state = tab(false);
+    let effects = key(&mut state, 'D');
+    assert!(mb_effects(effects).is_empty());
+    assert!(matches!(
+        &state.memory_bases.dialog,
+        Some(Dialog::Confirm(Confirm::Delete(b))) if b.id == "base-1"
+    ));
+    assert_eq!(state.key_context(), KeyContext::Confirm);
+    assert!(
+        mb_effects(key(&mut state, 'S')).is_empty(),
+        "other keys do nothing while confirming"
+    );
+    key(&mut state, 'n');
+    assert!(state.memory_bases.dialog.is_none());
+    assert_eq!(state.key_context(), KeyContext::MemoryBases);
+
+    key(&mut state, 'D');
+    let effects = mb_effects(key(&mut state, 'y'));
+    assert!(matches!(&effects[..], [MbEffect::Delete(b)] if b.id == "base-1"));
+    assert!(state.memory_bases.dialog.is_none());
+}
+
+#[test]
+fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
+    let mut state = tab(false);
+    key(&mut state, 'R');
+    assert!(state.memory_bases.dialog.is_none());
+    assert!(state.message.as_deref().unwrap().contains("mismatch"));
+    key(&mut state, 'j');
+    key(&mut state, 'R');
+    assert!(matches!(
+        &state.memory_bases.dialog,
+        Some(Dialog::Confirm(Confirm::Regenerate(b))) if b.id == "base-2"
+    ));
+    let effects = mb_effects(code(&mut state, KeyCode::Enter));
+    assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
+}
+
+fn create_form(state: &AppState) -> &CreateForm {
+    match &state.memory_bases.dialog {
+        Some(Dialog::Create(form)) => form,
+        other => panic!("the create form is not open: {other:?}"),
+    }
+}
+
+#[test]
+fn the_create_form_validates_then_asks() {
+    let mut state = tab(false);
+    key(&mut state, 'n');
+    assert_eq!(
+        create_form(&state).form.text("flow"),
+        "Research Notes",
+        "the selected base's flow"
+    );
+    code(&mut state, KeyCode::Enter);
+    assert!(
+        create_form(&state)
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("name")
+    );
+    typed(&mut state, "Ideas");
+    // The unit is a choice and auto-capture a toggle, as in every form: no free text.
+    code(&mut state, KeyCode::Tab);
+    code(&mut state, KeyCode::Tab);
+    typed(&mut state, "xyz");
+    assert_eq!(create_form(&state).form.choice("unit"), "runs");
+    code(&mut state, KeyCode::Right);
+    assert_eq!(create_form(&state).form.choice("unit"), "messages");
+    code(&mut state, KeyCode::Tab);
+    key(&mut state, ' ');
+    assert!(!create_form(&state).form.toggle("auto"));
+    key(&mut state, ' ');
+
+    // The flow is checked against the database before anything is asked; a refusal keeps
+    // everything typed.
+    let effects = mb_effects(code(&mut state, KeyCode::Enter));
+    let [MbEffect::CheckCreate(request)] = &effects[..] else {
+        panic!("{effects:?}");
+    };
+    let request = request.clone();
+    assert!(create_form(&state).checking);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Err("no flow named \"Research Notes\"".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("no flow"));
+    assert_eq!(form.form.text("name"), "Ideas", "what was typed stays");
+    assert_eq!(form.form.choice("unit"), "messages");
+    code(&mut state, KeyCode::Enter);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request: request.clone(),
+            result: Ok(()),
+        },
+    );
+    let Some(Dialog::Confirm(Confirm::Create(asked))) = &state.memory_bases.dialog else {
+        panic!("a checked form asks for confirmation");
+    };
+    assert_eq!(asked.name, "Ideas");
+    assert_eq!(asked.unit, ThresholdUnit::Messages);
+    assert_eq!(asked.threshold, 50);
+    assert!(asked.auto_capture);
+    // "No" goes back to the form as typed.
+    key(&mut state, 'n');
+    assert_eq!(create_form(&state).form.text("name"), "Ideas");
+    code(&mut state, KeyCode::Enter);
+    deliver(
+        &mut state,
+        MbEvent::CreateChecked {
+            request,
+            result: Ok(()),
+        },
+    );
+    let effects = mb_effects(key(&mut state, 'y'));
+    assert!(matches!(&effects[..], [MbEffect::Create(r)] if r.name == "Ideas"));
+    // Refused at the last moment: the form is back with the reason.
+    deliver(
+        &mut state,
+        MbEvent::Created {
+            result: Err("memory base \"Ideas\" already exists".to_owned()),
+        },
+    );
+    let form = create_form(&state);
+    assert!(form.error.as_deref().unwrap().contains("already exists"));
+    assert_eq!(form.form.text("name"), "Ideas");
+    snapshot!("mb_create_form_refused", &state, all_sizes);
+}
+
+#[test]
+fn a_read_only_database_refuses_every_write_with_a_reason() {
+    let mut state = tab(true);
+    for c in ['s', 'S', 'a', 't', 'n', 'D'] {
+        state.message = None;
+        let effects = mb_effects(key(&mut state, c));
+        assert!(effects.is_empty(), "{c}: {effects:?}");
+        assert!(state.memory_bases.dialog.is_none(), "{c}");
+        let message = state.message.clone().unwrap_or_default();
+        assert!(message.starts_with("read-only database"), "{c}: {message}");
+    }
+}
+
+#[test]
+fn creating_and_deleting_are_not_offered_where_the_database_refuses_them() {
+    let help = |state: &mut AppState| {
+        key(state, '?');
+        let text = screen_text(state, 120, 45);
+        key(state, '?');
+        text
+    };
+    let mut offered = tab(false);
+    let hints = tui_support::hint_bar(&offered, 300, 32);
+    assert!(
+        hints.contains("new base") && hints.contains("delete base"),
+        "{hints}"
+    );
+    assert!(help(&mut offered).contains("new base"));
+
+    let mut state = tab(false);
+    state.memory_bases.refused_changes = Some(RefusedChanges {
+        create: "memscope does not create memory bases here; POST /api/v1/memories".into(),
+        delete: "memscope does not delete memory bases here; DELETE /api/v1/memories/{id}".into(),
+    });
+    let hints = tui_support::hint_bar(&state, 300, 32);
+    assert!(
+        !hints.contains("new base") && !hints.contains("delete base"),
+        "{hints}"
+    );
+    let help = help(&mut state);
+    assert!(
+        !help.contains("new base") && !help.contains("delete base"),
+        "{help}"
+    );
+    // Typed anyway, each is refused with the way out, and nothing opens.
+    for (c, says) in [
+        ('n', "POST /api/v1/memories"),
+        ('D', "DELETE /api/v1/memories"),
+    ] {
+        let effects = mb_effects(key(&mut state, c));
+        assert!(
+            effects.is_empty() && state.memory_bases.dialog.is_none(),
+            "{c}"
+        );
+        let message = state.message.clone().unwrap_or_default();
+        assert!(message.contains(says), "{c}: {message}");
+    }
+    // Where there is no base, the empty tab says where one is made.
+    state.memory_bases.bases.clear();
+    let text = screen_text(&state, 160, 32);
+    assert!(text.contains("POST /api/v1/memories"), "{text}");
+}
+
+#[test]
+fn search_asks_for_hits_and_drops_stale_ones() {
+    let mut state = tab(false);
+    key(&mut state, '/');
+    typed(&mut state, "rollout");
+    let loads = mb_loads(code(&mut state, KeyCode::Enter));
+    let [(generation, MbLoad::Search { query, .. })] = &loads[..] else {
+        panic!("{loads:?}");
+    };
+    assert_eq!(query, "rollout");
+    deliver(
+        &mut state,
+        JobEvent::load(generation - 1, MbLoaded::Hits(Ok(hits()))),
+    );
+    assert!(state.memory_bases.search.as_ref().unwrap().hits.is_empty());
+    deliver(
+        &mut state,
+        JobEvent::load(*generation, MbLoaded::Hits(Ok(hits()))),
+    );
+    let search = state.memory_bases.search.as_ref().unwrap();
+    assert_eq!(search.hits.len(), 2);
+    assert_eq!(search.status, LoadStatus::Loaded);
+    code(&mut state, KeyCode::Esc);
+    assert!(
+        state.memory_bases.search.is_none(),
+        "esc closes the results"
+    );
+}
