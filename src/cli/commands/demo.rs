@@ -11,7 +11,7 @@ use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
 use crate::demo::{DemoSummary, Story, write_langgraph_demo, write_openai_agents_demo};
-use crate::format::{byte_size, thousands};
+use crate::format::{byte_size, count, thousands};
 use crate::store::Store;
 
 pub async fn init(context: &Context) -> CliResult {
@@ -127,98 +127,123 @@ fn render(r: &DemoReport) -> String {
     )
 }
 
+/// A demo file written beside memscope's own database: what it holds, counted under the names
+/// its JSON gives them, and its stories.
 #[derive(Serialize)]
-struct LangGraphReport {
+struct DemoFileReport {
     path: PathBuf,
     /// The URL memscope opens it with.
     url: String,
-    threads: usize,
-    checkpoints: usize,
-    writes: usize,
-    bytes: usize,
+    #[serde(flatten)]
+    counts: serde_json::Map<String, serde_json::Value>,
+    /// What the counts say, in words: "3 threads, 40 checkpoints, 12 writes (1.2 MB)".
+    #[serde(skip)]
+    holds: String,
+    /// What the stories' ids name: "thread", "session".
+    #[serde(skip)]
+    story_id: &'static str,
     stories: Vec<StoryReport>,
 }
 
-fn render_langgraph(r: &LangGraphReport) -> String {
+fn render_demo_file(r: &DemoFileReport) -> String {
     let stories: Vec<Vec<String>> = r
         .stories
         .iter()
         .map(|s| vec![s.title.clone(), s.id.clone(), s.demonstrates.clone()])
         .collect();
     format!(
-        "wrote {}: {}, {}, {} ({})\n\n{}\n\nopen it with: memscope --db {} conversations",
+        "wrote {}: {}\n\n{}\n\nopen it with: memscope --db {} conversations",
         r.path.display(),
-        crate::format::count(r.threads as u64, "thread"),
-        crate::format::count(r.checkpoints as u64, "checkpoint"),
-        crate::format::count(r.writes as u64, "write"),
-        byte_size(r.bytes as u64),
-        table(&["story", "thread", "shows"], &stories),
+        r.holds,
+        table(&["story", r.story_id, "shows"], &stories),
         r.url,
     )
 }
 
-/// A LangGraph checkpoint file of the story, beside memscope's own database, never into it.
+/// A demo file as written: where, what it holds (by the names its JSON gives them, and in
+/// words), and its stories.
+struct DemoFile {
+    path: PathBuf,
+    counts: Vec<(&'static str, usize)>,
+    holds: String,
+    story_id: &'static str,
+    stories: Vec<Story>,
+}
+
+/// Writes a demo file at `path` with `write`, beside memscope's own database, never into it,
+/// and reports it.
+async fn demo_file<E>(
+    context: &Context,
+    path: &Path,
+    write: impl std::future::Future<Output = Result<DemoFile, E>>,
+) -> CliResult
+where
+    CliError: From<E>,
+{
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir(parent)?;
+    }
+    let file = write.await?;
+    let path = std::path::absolute(&file.path).unwrap_or(file.path);
+    let report = DemoFileReport {
+        url: format!("sqlite://{}", path.display()),
+        path,
+        counts: file
+            .counts
+            .into_iter()
+            .map(|(key, n)| (key.to_owned(), serde_json::Value::from(n)))
+            .collect(),
+        holds: file.holds,
+        story_id: file.story_id,
+        stories: file.stories.iter().map(story_report).collect(),
+    };
+    emit(context.global.json, &report, render_demo_file)?;
+    Ok(ExitCode::Ok)
+}
+
+/// A LangGraph checkpoint file of the story.
 async fn langgraph(context: &Context, path: &Path, seed: u64) -> CliResult {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        create_dir(parent)?;
-    }
-    let summary = write_langgraph_demo(path, seed).await?;
-    let path = std::path::absolute(&summary.path).unwrap_or(summary.path);
-    let report = LangGraphReport {
-        url: format!("sqlite://{}", path.display()),
-        path,
-        threads: summary.threads,
-        checkpoints: summary.checkpoints,
-        writes: summary.writes,
-        bytes: summary.bytes,
-        stories: summary.stories.iter().map(story_report).collect(),
+    let write = async {
+        let s = write_langgraph_demo(path, seed).await?;
+        Ok::<_, crate::demo::LangGraphDemoError>(DemoFile {
+            holds: format!(
+                "{}, {}, {} ({})",
+                count(s.threads as u64, "thread"),
+                count(s.checkpoints as u64, "checkpoint"),
+                count(s.writes as u64, "write"),
+                byte_size(s.bytes as u64)
+            ),
+            counts: vec![
+                ("threads", s.threads),
+                ("checkpoints", s.checkpoints),
+                ("writes", s.writes),
+                ("bytes", s.bytes),
+            ],
+            path: s.path,
+            story_id: "thread",
+            stories: s.stories,
+        })
     };
-    emit(context.global.json, &report, render_langgraph)?;
-    Ok(ExitCode::Ok)
+    demo_file(context, path, write).await
 }
 
-#[derive(Serialize)]
-struct OpenAiAgentsReport {
-    path: PathBuf,
-    /// The URL memscope opens it with.
-    url: String,
-    sessions: usize,
-    items: usize,
-    stories: Vec<StoryReport>,
-}
-
-fn render_openai_agents(r: &OpenAiAgentsReport) -> String {
-    let stories: Vec<Vec<String>> = r
-        .stories
-        .iter()
-        .map(|s| vec![s.title.clone(), s.id.clone(), s.demonstrates.clone()])
-        .collect();
-    format!(
-        "wrote {}: {}, {}\n\n{}\n\nopen it with: memscope --db {} conversations",
-        r.path.display(),
-        crate::format::count(r.sessions as u64, "session"),
-        crate::format::count(r.items as u64, "item"),
-        table(&["story", "session", "shows"], &stories),
-        r.url,
-    )
-}
-
-/// An OpenAI Agents SDK session file of the story, beside memscope's own database, never into it.
+/// An OpenAI Agents SDK session file of the story.
 async fn openai_agents(context: &Context, path: &Path, seed: u64) -> CliResult {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        create_dir(parent)?;
-    }
-    let summary = write_openai_agents_demo(path, seed).await?;
-    let path = std::path::absolute(&summary.path).unwrap_or(summary.path);
-    let report = OpenAiAgentsReport {
-        url: format!("sqlite://{}", path.display()),
-        path,
-        sessions: summary.sessions,
-        items: summary.items,
-        stories: summary.stories.iter().map(story_report).collect(),
+    let write = async {
+        let s = write_openai_agents_demo(path, seed).await?;
+        Ok::<_, crate::demo::OpenAiAgentsDemoError>(DemoFile {
+            holds: format!(
+                "{}, {}",
+                count(s.sessions as u64, "session"),
+                count(s.items as u64, "item")
+            ),
+            counts: vec![("sessions", s.sessions), ("items", s.items)],
+            path: s.path,
+            story_id: "session",
+            stories: s.stories,
+        })
     };
-    emit(context.global.json, &report, render_openai_agents)?;
-    Ok(ExitCode::Ok)
+    demo_file(context, path, write).await
 }
 
 pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
