@@ -17,6 +17,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "openai_agents/trim.rs"]
+mod trim;
+
 const PYTHON_VAR: &str = "MEMSCOPE_OPENAI_AGENTS_PYTHON";
 const MARKER_VAR: &str = "MEMSCOPE_OPENAI_AGENTS_MARKER_DIR";
 /// The master key of the encrypted session `build_sessions.py` writes.

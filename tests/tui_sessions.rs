@@ -163,10 +163,7 @@ fn support_session() -> OpenConversation {
     flagged.category = "error".into();
     rows.push(flagged);
     rows[2].files = vec!["New Session 0/receipt.png".into()];
-    let key = ConversationKey {
-        id: "New Session 0".into(),
-        scope: Some(SUPPORT.into()),
-    };
+    let key = ConversationKey::scoped("New Session 0", Some(SUPPORT.into()));
     OpenConversation {
         heading: format!(
             "session \"New Session 0\" of flow Support Chat ({SUPPORT}), owner {OWNER} (the \
@@ -178,6 +175,7 @@ fn support_session() -> OpenConversation {
         messages: rows.iter().map(shown).collect(),
         memory: agent_memory(&key, rows, Some(OWNER.into())),
         warnings: Vec::new(),
+        views: None,
         key,
     }
 }
@@ -439,6 +437,7 @@ fn weather_thread() -> OpenConversation {
         messages,
         memory,
         warnings: Vec::new(),
+        views: None,
     }
 }
 

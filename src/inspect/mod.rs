@@ -18,6 +18,7 @@ pub mod memory_bases;
 pub mod nodes;
 pub mod search_match;
 pub mod sessions;
+pub mod stored_trim;
 pub mod syncers;
 pub mod tree;
 pub mod trim;

@@ -49,15 +49,22 @@ pub async fn open_conversation(
     if let Some(opened) = source.open(store, key) {
         return Ok(opened.await?);
     }
+    let views = source.views(store, &key.id).await?;
+    let options = match &views {
+        Some(views) => SourceOptions::default().with(views.setting, key.view.as_ref()),
+        None => SourceOptions::default(),
+    };
     let request = HistoryRequest {
         id: key.id.clone(),
-        options: SourceOptions::default(),
+        options,
         defaults: SourceOptions::default(),
         budget: budget.clone(),
         details: true,
     };
     let read = source.history(store, &request).await?;
-    Ok(open_from_history(key.clone(), source.noun(), read))
+    let mut opened = open_from_history(key.clone(), source.noun(), read);
+    opened.views = views;
+    Ok(opened)
 }
 
 /// The memory of a conversation whose source gives only what is fed (its `history`): the fed
@@ -133,6 +140,7 @@ fn open_from_history(key: ConversationKey, noun: &str, read: SourceHistory) -> O
             warnings: Vec::new(),
         }),
         warnings: read.warnings,
+        views: None,
     }
 }
 

@@ -102,6 +102,20 @@ impl BudgetView {
         }
     }
 
+    /// Puts the cut line before message `first_kept`, wherever the budget would put it: the
+    /// cut of a trim, which keeps a tool call with its output.
+    pub fn cut_at(&mut self, first_kept: usize) {
+        let first_kept = first_kept.min(self.counts.len());
+        self.pruned = Pruned {
+            first_kept,
+            tokens_before: self.totals.from(0),
+            tokens_after: self.totals.from(first_kept),
+        };
+        if self.counter_kind != CounterKind::Zero {
+            self.sent_tokens = self.pruned.tokens_after;
+        }
+    }
+
     /// Tokens of message `index` as part of the list (the last message may count one less).
     pub fn message_tokens(&self, index: usize) -> u32 {
         match self.counts.get(index) {

@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json};
 
 use super::adapter::Part;
 pub use super::opened::LeftOutCount;
-use super::opened::{ConversationKey, OpenConversation};
+use super::opened::{ConversationKey, OpenConversation, Views};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::store::pool::on_pool;
 use crate::store::{ID_CANDIDATES, Store, StoreError};
@@ -94,6 +94,13 @@ pub trait ConversationSource: Sync {
     ) -> Option<SourceFuture<'a, OpenConversation>> {
         let _ = (store, key);
         None
+    }
+
+    /// The views of conversation `id` a user switches between, each a history of its own (an
+    /// advanced session's branches); `None` where it has only the one.
+    fn views<'a>(&'a self, store: &'a Store, id: &'a str) -> SourceFuture<'a, Option<Views>> {
+        let _ = (store, id);
+        Box::pin(async { Ok(None) })
     }
 
     /// How many conversations the database keeps, and the entries they hold.

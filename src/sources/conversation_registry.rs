@@ -12,13 +12,16 @@ use super::langgraph::conversation::LangGraphThreads;
 use super::langgraph::doctor::LangGraphDoctor;
 use super::openai_agents::conversation::AgentSessions;
 use super::openai_agents::doctor::AgentSessionsDoctor;
+use super::openai_agents::trim::SessionTrims;
+use super::stored_trim::StoredTrim;
 
-/// A source's conversation capability, and how `doctor` scans its conversations where the
-/// source has a scan of its own.
+/// A source's conversation capability, how `doctor` scans its conversations where the source
+/// has a scan of its own, and how memscope trims a stored conversation where it may.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
     doctor: Option<&'static dyn ConversationDoctor>,
+    trim: Option<&'static dyn StoredTrim>,
 }
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them in
@@ -28,32 +31,38 @@ const CONVERSATIONS: &[Registered] = &[
         key: "memscope",
         conversations: &DifyConversations,
         doctor: None,
+        trim: None,
     },
     Registered {
         key: "dify",
         conversations: &DifyConversations,
         doctor: None,
+        trim: None,
     },
     Registered {
         key: "langflow",
         conversations: &LangflowSessions,
         doctor: Some(&LangflowDoctor),
+        trim: None,
     },
     Registered {
         key: "langgraph",
         conversations: &LangGraphThreads,
         doctor: Some(&LangGraphDoctor),
+        trim: None,
     },
     Registered {
         key: "openai-agents",
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
+        trim: Some(&SessionTrims),
     },
     #[cfg(test)]
     Registered {
         key: "test-log",
         conversations: &super::fixture::conversation::TestLogConversations,
         doctor: Some(&super::fixture::doctor::TestLogDoctor),
+        trim: None,
     },
 ];
 
@@ -69,6 +78,11 @@ pub fn conversations_of(source: &dyn MemorySource) -> Option<&'static dyn Conver
 /// How `doctor` scans `source`'s conversations, where the source has a scan of its own.
 pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationDoctor> {
     registered(source).and_then(|r| r.doctor)
+}
+
+/// How memscope trims `source`'s stored conversations in place, where it may.
+pub fn trim_of(source: &dyn MemorySource) -> Option<&'static dyn StoredTrim> {
+    registered(source).and_then(|r| r.trim)
 }
 
 #[cfg(test)]

@@ -34,6 +34,9 @@ pub struct LeftOutCount {
 pub struct ConversationKey {
     pub id: String,
     pub scope: Option<String>,
+    /// Which of the conversation's views is open (an advanced session's branch); `None` for
+    /// the source's default.
+    pub view: Option<String>,
 }
 
 impl ConversationKey {
@@ -41,6 +44,53 @@ impl ConversationKey {
         ConversationKey {
             id: id.into(),
             scope: None,
+            view: None,
+        }
+    }
+
+    /// The conversation `id` of `scope` (a Langflow session of its flow), its default view.
+    pub fn scoped(id: impl Into<String>, scope: Option<String>) -> Self {
+        ConversationKey {
+            scope,
+            ..ConversationKey::new(id)
+        }
+    }
+}
+
+/// The views of one conversation a user switches between, each a history of its own (an
+/// advanced session's branches), and the one open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Views {
+    /// What one view is, for a user: "branch".
+    pub noun: &'static str,
+    /// The setting that picks one: its flag, without the dashes.
+    pub setting: &'static str,
+    pub names: Vec<String>,
+    /// The one the source opens when none is named.
+    pub default: String,
+}
+
+impl Views {
+    /// The view after `current` (the default when none is named), wrapping around.
+    pub fn next(&self, current: Option<&str>) -> Option<&str> {
+        let current = current.unwrap_or(&self.default);
+        let at = self.names.iter().position(|name| name == current);
+        let next = at.map_or(0, |at| (at + 1) % self.names.len());
+        self.names.get(next).map(String::as_str)
+    }
+
+    /// "branch main (1 of 2)".
+    pub fn describe(&self, current: Option<&str>) -> String {
+        let current = current.unwrap_or(&self.default);
+        let at = self.names.iter().position(|name| name == current);
+        match at {
+            Some(at) => format!(
+                "{} {current} ({} of {})",
+                self.noun,
+                at + 1,
+                self.names.len()
+            ),
+            None => format!("{} {current}", self.noun),
         }
     }
 }
@@ -75,6 +125,8 @@ pub struct OpenConversation {
     pub memory: Arc<dyn ConversationMemory>,
     /// Entries read but not understood.
     pub warnings: Vec<String>,
+    /// The views a user may switch between, where the conversation has several.
+    pub views: Option<Views>,
 }
 
 /// A number of messages the memory reads that the user may change (Langflow's `n_messages`).

@@ -266,6 +266,22 @@ fn starts_as_sqlite(path: &std::path::Path) -> bool {
     }
 }
 
+/// A SQLite URL naming its file relative to the working directory made absolute (an archive
+/// records where it came from, and its command runs from anywhere); any other URL as it is.
+pub fn absolute_url(url: &str) -> String {
+    let Some(rest) = url.strip_prefix("sqlite://") else {
+        return url.to_owned();
+    };
+    let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
+    if path.is_empty() || path.starts_with('/') || path.starts_with(':') {
+        return url.to_owned();
+    }
+    match std::path::absolute(path) {
+        Ok(absolute) => format!("sqlite://{}{query}", absolute.display()),
+        Err(_) => url.to_owned(),
+    }
+}
+
 /// The URL with its password (in the credentials or a `password=` parameter) replaced by `***`,
 /// fit for messages and logs.
 pub fn redact_url(url: &str) -> String {

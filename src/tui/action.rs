@@ -72,6 +72,7 @@ pub enum Action {
     Doctor,
     HistoryUp,
     HistoryDown,
+    NextView,
     ShowConversation,
     Prune,
     ToggleEveryThread,
@@ -79,7 +80,7 @@ pub enum Action {
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 68] = [
+    pub const ALL: [Action; 69] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -104,6 +105,7 @@ impl Action {
         Action::NextSource,
         Action::HistoryUp,
         Action::HistoryDown,
+        Action::NextView,
         Action::BudgetUp,
         Action::BudgetDown,
         Action::NextModel,
@@ -236,6 +238,7 @@ impl Action {
             Action::Doctor => "doctor: scan the database for problems",
             Action::HistoryUp => "n_messages +",
             Action::HistoryDown => "n_messages -",
+            Action::NextView => "next view: whose history (a branch, an agent)",
             Action::ShowConversation => "its conversation",
         }
     }

@@ -207,6 +207,7 @@ async def record(oracle, session, name, branch=None):
             for limit in LIMITS
         ],
         "stored": len(await session.get_items(branch_id=branch) if branch else await session.get_items()),
+        "items": await session.get_items(branch_id=branch) if branch else await session.get_items(),
     }
 
 
@@ -307,15 +308,32 @@ async def build_postgres(url, oracle):
         await session.engine.dispose()
 
 
+async def read_postgres(url, oracle):
+    """Records the oracle of every session of the PostgreSQL database at `url`, changing nothing."""
+    url = url.replace("postgres://", "postgresql+asyncpg://", 1)
+    probe = SQLAlchemySession.from_url("probe", url=url)
+    async with probe.engine.connect() as connection:
+        rows = await connection.execute(sql_text("SELECT session_id FROM agent_sessions ORDER BY 1"))
+        names = [row[0] for row in rows]
+    await probe.engine.dispose()
+    for name in names:
+        session = SQLAlchemySession.from_url(name, url=url)
+        await record(oracle, session, name)
+        await session.engine.dispose()
+
+
 async def read_existing(path, oracle):
     """Records the oracle of every session of the file at `path`, changing nothing in it."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     sessions = [row[0] for row in db.execute("SELECT session_id FROM agent_sessions ORDER BY 1")]
+    has_structure = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'message_structure'"
+    ).fetchone()
     advanced = {
         row[0]: [b[0] for b in db.execute(
             "SELECT DISTINCT branch_id FROM message_structure WHERE session_id = ?", (row[0],)
         )]
-        for row in db.execute("SELECT DISTINCT session_id FROM message_structure")
+        for row in (db.execute("SELECT DISTINCT session_id FROM message_structure") if has_structure else [])
     }
     db.close()
     for name in sessions:
@@ -336,6 +354,7 @@ def main():
     parser.add_argument("--advanced")
     parser.add_argument("--postgres")
     parser.add_argument("--read")
+    parser.add_argument("--read-postgres")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     oracle = {"inputs": {}, "limits": LIMITS}
@@ -347,6 +366,8 @@ def main():
         asyncio.run(build_postgres(args.postgres, oracle))
     if args.read:
         asyncio.run(read_existing(args.read, oracle))
+    if args.read_postgres:
+        asyncio.run(read_postgres(args.read_postgres, oracle))
     with open(args.out, "w") as out:
         json.dump(oracle, out, indent=1, default=str)
     return 0

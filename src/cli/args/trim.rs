@@ -10,11 +10,12 @@ use super::inspect::NodeSource;
 pub enum TrimCommand {
     /// What a trim would do, changing nothing
     Preview(Box<TrimArgs>),
-    /// Apply a trim in one transaction: a chat memory's (its policy, changed by the flags), or
-    /// a LangGraph thread's (as update_state with RemoveMessage writes it)
+    /// Apply a trim in one transaction: a chat memory's (its policy, changed by the flags), a
+    /// LangGraph thread's (as update_state with RemoveMessage writes it), or an OpenAI Agents SDK
+    /// session's (its oldest rows deleted, archived first)
     #[command(
         mut_arg("input", |a| a.hide(true)),
-        mut_arg("conversation", |a| a.help("A LangGraph thread (removals written as update_state writes them)")),
+        mut_arg("conversation", |a| a.help("A LangGraph thread (removals written as update_state writes them), or an OpenAI Agents SDK session (its oldest rows deleted)")),
         mut_arg("node", |a| a.hide(true)),
         mut_arg("leaf", |a| a.hide(true)),
         mut_arg("node_source", |a| a.hide(true)),
@@ -27,14 +28,15 @@ pub enum TrimCommand {
         #[arg(long)]
         yes: bool,
     },
-    /// Restore the last change of a chat memory exactly, or delete a LangGraph thread's trim
-    /// checkpoint
+    /// Restore the last change of a chat memory exactly, delete a LangGraph thread's trim
+    /// checkpoint, or put back the rows a session's last trim deleted
     #[command(group(clap::ArgGroup::new("undone").required(true)))]
     Undo {
         /// Chat memory id
         #[arg(long, value_name = "ID", group = "undone")]
         chat_memory: Option<String>,
-        /// A LangGraph thread whose latest checkpoint is memscope's trim
+        /// A LangGraph thread whose latest checkpoint is memscope's trim, or an OpenAI Agents SDK
+        /// session memscope trimmed
         #[arg(long, value_name = "THREAD", group = "undone")]
         conversation: Option<String>,
         /// Confirm the undo
@@ -83,8 +85,11 @@ pub struct TrimArgs {
     /// Encoding override: cl100k_base, o200k_base, p50k_base, r50k_base
     #[arg(long, value_name = "NAME")]
     pub encoding: Option<String>,
+    /// A stored session's trim: keep its newest N items (a tool call stays with its output)
+    #[arg(long, value_name = "N", requires = "conversation")]
+    pub keep_last: Option<usize>,
     /// trim_messages' max_tokens, or a policy's token limit (a LangGraph thread: the budget
-    /// `history` cuts with, from config)
+    /// `history` cuts with, from config; a stored session: keep its newest items within N)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,
     /// last: always keep the leading system message (on by default on a LangGraph thread;

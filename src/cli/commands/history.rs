@@ -6,7 +6,7 @@ use crate::cli::args::HistoryArgs;
 use crate::cli::context::{Context, context_window_of, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
-use crate::inspect::history::{HistoryDocument, history};
+use crate::inspect::history::{FedMessage, HistoryDocument, history};
 use crate::memory::budget_view::BudgetSettings;
 use crate::memory::history::HistoryOptions;
 use crate::sources::conversation::{HistoryRequest, SourceOptions};
@@ -31,22 +31,39 @@ fn render(r: &HistoryDocument) -> String {
         return out;
     }
     out.push('\n');
-    out += &messages_table(r);
+    out += &messages_table(&r.messages, &NOT_SENT);
     out
 }
 
-/// The messages with their tokens and the cut line: a message not sent is marked, and the line
-/// sits above the first message sent after one that is not.
-fn messages_table(r: &HistoryDocument) -> String {
+/// How a table of messages names those past the cut.
+pub(super) struct CutWords {
+    /// The mark before a message not kept: "[dropped]".
+    pub mark: &'static str,
+    /// The line above the first kept message after dropped ones, when some were kept before.
+    pub between: &'static str,
+    /// The same line when nothing above it is kept.
+    pub above_all: &'static str,
+}
+
+/// The words of `history`: what is past the cut is not sent.
+const NOT_SENT: CutWords = CutWords {
+    mark: "[dropped]",
+    between: "── cut line: the dropped messages above are not sent ──",
+    above_all: "── cut line: everything above is pruned ──",
+};
+
+/// The messages with their tokens and the cut line: a message not kept is marked, and the line
+/// sits above the first message kept after one that is not.
+pub(super) fn messages_table(messages: &[FedMessage], words: &CutWords) -> String {
     let mut rows = Vec::new();
     let mut previous_kept = true;
     let mut any_kept = false;
-    for message in &r.messages {
+    for message in messages {
         if message.kept && !previous_kept {
             let text = if any_kept {
-                "── cut line: the dropped messages above are not sent ──"
+                words.between
             } else {
-                "── cut line: everything above is pruned ──"
+                words.above_all
             };
             rows.push(vec![
                 "──".into(),
@@ -62,7 +79,7 @@ fn messages_table(r: &HistoryDocument) -> String {
             if message.kept {
                 label
             } else {
-                format!("[dropped] {label}")
+                format!("{} {label}", words.mark)
             },
             thousands(message.tokens),
             thousands(message.tokens_from_here),

@@ -15,6 +15,7 @@ pub mod mb;
 pub mod nodes;
 pub mod open;
 pub mod shell;
+mod stored_trim;
 pub mod summary;
 pub mod thread;
 pub mod tokens;

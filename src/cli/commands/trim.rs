@@ -36,10 +36,13 @@ pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
             ..
         } => undo(context, &id, yes).await,
         TrimCommand::Undo {
-            conversation: Some(thread),
+            conversation: Some(id),
             yes,
             ..
-        } => super::langgraph_trim::undo(context, &thread, yes).await,
+        } => match super::stored_trim::try_undo(context, &id, yes).await? {
+            Some(done) => Ok(done),
+            None => super::langgraph_trim::undo(context, &id, yes).await,
+        },
         TrimCommand::Undo { .. } => Err(CliError::usage(
             "name what to undo: --chat-memory ID, or --conversation THREAD of a LangGraph database",
         )),
@@ -427,6 +430,9 @@ fn report(
 }
 
 async fn preview(context: &Context, args: &TrimArgs) -> CliResult {
+    if let Some(done) = super::stored_trim::try_preview(context, args).await? {
+        return Ok(done);
+    }
     let (source, _) = load_source(context, args).await?;
     let (report, _) = plan_for(context, args, &source).await?;
     emit(context.global.json, &report, render)?;
@@ -440,6 +446,9 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
     }
     if args.input.is_some() {
         return Err(refuse("a JSON list of messages"));
+    }
+    if let Some(done) = super::stored_trim::try_apply(context, args, yes).await? {
+        return Ok(done);
     }
     let (source, store) = load_source(context, args).await?;
     if let (Source::Thread(thread), Some(store)) = (&source, &store) {

@@ -209,10 +209,10 @@ impl SourceFinding for LangflowFinding {
                     flows.len()
                 ),
             },
-            _ => FindingTarget::Conversation(ConversationKey {
-                id: self.session_id().to_owned(),
-                scope: self.flow_id().map(str::to_owned),
-            }),
+            _ => FindingTarget::Conversation(ConversationKey::scoped(
+                self.session_id(),
+                self.flow_id().map(str::to_owned),
+            )),
         }
     }
 }

@@ -113,6 +113,7 @@ pub async fn open(store: &Store, key: &ConversationKey) -> Result<OpenConversati
         messages,
         memory: agent_memory(key, rows, owner),
         warnings: Vec::new(),
+        views: None,
     })
 }
 

@@ -80,6 +80,7 @@ pub async fn open(store: &Store, key: &ConversationKey) -> Result<OpenConversati
         memory,
         messages,
         warnings,
+        views: None,
     })
 }
 

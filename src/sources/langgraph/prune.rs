@@ -184,7 +184,7 @@ impl LangGraphDb {
     /// Where a plan's rows come from, as its archive records it.
     fn origin(&self, plan: &PrunePlan) -> Origin {
         Origin {
-            database: super::restore::absolute_url(self.url()),
+            database: crate::store::absolute_url(self.url()),
             threads: plan
                 .threads
                 .iter()
@@ -342,7 +342,7 @@ impl LangGraphDb {
     /// Puts every row of an archive back, byte for byte, in one transaction, when this is the
     /// database it came from and its rows are not here already.
     pub async fn restore(&self, archive: &Path) -> Result<Archive, PruneError> {
-        let here = super::restore::absolute_url(self.url());
+        let here = crate::store::absolute_url(self.url());
         Ok(super::restore::restore(&self.pool, &here, archive).await?)
     }
 

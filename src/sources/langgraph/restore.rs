@@ -11,6 +11,7 @@ use super::archive::{
     Archive, ArchiveError, Cell, KeptCheckpoints, Line, read, read_header, unhex,
 };
 use super::read::LangGraphPool;
+use crate::store::absolute_url;
 
 /// The command line that puts an archive's rows back into `database` (its URL, password
 /// redacted), on one line as it runs: the CLI prints it after a prune, the TUI shows it.
@@ -20,22 +21,6 @@ pub fn restore_command(database: &str, archive: &Path) -> String {
         shell_word(&absolute_url(database)),
         shell_word(&archive.display().to_string())
     )
-}
-
-/// A SQLite URL naming its file relative to the working directory made absolute (an archive
-/// records where it came from, and its command runs from anywhere); any other URL as it is.
-pub fn absolute_url(url: &str) -> String {
-    let Some(rest) = url.strip_prefix("sqlite://") else {
-        return url.to_owned();
-    };
-    let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
-    if path.is_empty() || path.starts_with('/') || path.starts_with(':') {
-        return url.to_owned();
-    }
-    match std::path::absolute(path) {
-        Ok(absolute) => format!("sqlite://{}{query}", absolute.display()),
-        Err(_) => url.to_owned(),
-    }
 }
 
 /// `text` as one word of a POSIX shell: as it is when nothing in it is special, else quoted.

@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::encrypted;
-use super::item::{self, prompt_of};
+use super::item::{self, StoredItem, prompt_of};
 use super::list;
 use super::prepare::{Reason, prepare};
 use super::read::{self, Scope, Writer};
@@ -24,6 +24,7 @@ use crate::sources::conversation::{
     ListQuery, ListedConversation, ListedPage, MessageFacts, Setting, SourceError, SourceFuture,
     SourceHistory, SourceTree, TreeRequest,
 };
+use crate::sources::opened::Views;
 use crate::store::{Store, StoreError};
 
 /// The sessions of an OpenAI Agents SDK database.
@@ -119,40 +120,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     };
     let prepared = prepare(read.items, limit.is_some());
 
-    let mut messages = Vec::with_capacity(prepared.items.len());
-    let mut facts = Vec::with_capacity(prepared.items.len());
-    for stored in &prepared.items {
-        let (kind, message) = prompt_of(&stored.value);
-        let shown = item::shown(kind, &message);
-        messages.push(HistoryMessage {
-            side: match message.role {
-                Role::User => Side::Query,
-                _ => Side::Answer,
-            },
-            message,
-            source_id: stored.row.to_string(),
-        });
-        facts.push(MessageFacts {
-            kind,
-            at: stored.at,
-            raw: if request.details {
-                stored.sent()
-            } else {
-                request.raw(&())
-            },
-            shown,
-            extra: request.details(|| item::details(stored)),
-        });
-    }
-    let ids: Vec<String> = messages.iter().map(|m| m.source_id.clone()).collect();
-    let history = History {
-        window: ids.len(),
-        rows_given: stored_items,
-        thread: ids,
-        popped: None,
-        paused: Vec::new(),
-        messages,
-    };
+    let (history, facts) = history_of(&prepared.items, stored_items, request);
     let view = BudgetView::for_history(history, &request.budget, &mut CountCache::default());
 
     let mut left_out: Vec<(Reason, usize)> = prepared.left_out.into_iter().collect();
@@ -230,8 +198,52 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     })
 }
 
+/// `items` as the history the budget counts, oldest first, and what each adds to its message;
+/// `rows_given` is how many items the read returned.
+pub(super) fn history_of(
+    items: &[StoredItem],
+    rows_given: usize,
+    request: &HistoryRequest,
+) -> (History, Vec<MessageFacts>) {
+    let mut messages = Vec::with_capacity(items.len());
+    let mut facts = Vec::with_capacity(items.len());
+    for stored in items {
+        let (kind, message) = prompt_of(&stored.value);
+        let shown = item::shown(kind, &message);
+        messages.push(HistoryMessage {
+            side: match message.role {
+                Role::User => Side::Query,
+                _ => Side::Answer,
+            },
+            message,
+            source_id: stored.row.to_string(),
+        });
+        facts.push(MessageFacts {
+            kind,
+            at: stored.at,
+            raw: if request.details {
+                stored.sent()
+            } else {
+                request.raw(&())
+            },
+            shown,
+            extra: request.details(|| item::details(stored)),
+        });
+    }
+    let ids: Vec<String> = messages.iter().map(|m| m.source_id.clone()).collect();
+    let history = History {
+        window: ids.len(),
+        rows_given,
+        thread: ids,
+        popped: None,
+        paused: Vec::new(),
+        messages,
+    };
+    (history, facts)
+}
+
 /// A session is named by its whole id.
-async fn resolve(store: &Store, given: &str) -> Result<String, SourceError> {
+pub(super) async fn resolve(store: &Store, given: &str) -> Result<String, SourceError> {
     if read::session_exists(store, given).await? {
         Ok(given.to_owned())
     } else {
@@ -282,6 +294,19 @@ impl ConversationSource for AgentSessions {
         Box::pin(async move {
             resolve(store, &request.id).await?;
             tree::tree(store, request).await
+        })
+    }
+
+    /// An advanced session's branches, each what the Runner sends on that branch.
+    fn views<'a>(&'a self, store: &'a Store, id: &'a str) -> SourceFuture<'a, Option<Views>> {
+        Box::pin(async move {
+            let branches = read::branches(store, id).await?;
+            Ok((!branches.is_empty()).then(|| Views {
+                noun: "branch",
+                setting: "branch",
+                names: branches.into_iter().map(|b| b.branch_id).collect(),
+                default: "main".to_owned(),
+            }))
         })
     }
 

@@ -8,6 +8,7 @@
 // Declared, never imported here: the registry of `mod.rs`, which the store asks, must not
 // reach the conversation code built on the store.
 pub mod conversation;
+mod cut;
 pub mod doctor;
 pub mod encrypted;
 pub mod item;
@@ -15,6 +16,8 @@ mod list;
 pub mod prepare;
 pub mod read;
 mod tree;
+pub mod trim;
+mod trim_write;
 
 use std::collections::BTreeSet;
 

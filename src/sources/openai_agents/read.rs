@@ -67,7 +67,7 @@ pub enum Scope<'a> {
 }
 
 /// One row as read: id, text, creation time as the database writes it.
-type Row = (i64, String, Option<String>);
+pub type Row = (i64, String, Option<String>);
 
 const ALL_BY_ID: &str = "SELECT id::bigint, message_data::text, created_at::text FROM agent_messages \
      WHERE session_id = $1 ORDER BY id ASC";
@@ -121,6 +121,19 @@ async fn rows(
         query.fetch_all(pool).await
     })
     .map_err(|e| store.query_failed(e))?)
+}
+
+/// Every row of `session`, readable or not, in its writer's order: what a trim cuts.
+pub async fn stored_rows(
+    store: &Store,
+    session: &str,
+    writer: Writer,
+) -> Result<Vec<Row>, SourceError> {
+    let sql = match writer {
+        Writer::Sqlite => ALL_BY_ID,
+        Writer::SqlAlchemy => ALL_BY_TIME,
+    };
+    rows(store, sql, session, None, None).await
 }
 
 /// A stored `CURRENT_TIMESTAMP`: UTC, as `2026-11-27 23:57:04` or with fractions of a second.

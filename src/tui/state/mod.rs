@@ -171,11 +171,19 @@ impl AppState {
     }
 
     /// Whether `action` is offered here: creating and deleting a memory base are not where
-    /// the database's source refuses them.
+    /// the database's source refuses them, and switching views only where there are several.
     pub fn offers(&self, action: super::action::Action) -> bool {
         use super::action::Action;
-        !(matches!(action, Action::CreateBase | Action::DeleteBase)
-            && self.memory_bases.refused_changes.is_some())
+        match action {
+            Action::CreateBase | Action::DeleteBase => self.memory_bases.refused_changes.is_none(),
+            // Only a conversation with several views has another to switch to.
+            Action::NextView => self
+                .session
+                .as_ref()
+                .and_then(|s| s.view.as_ref())
+                .is_some_and(|v| v.views.is_some()),
+            _ => true,
+        }
     }
 
     /// Whether the conversations tab lists sessions or threads rather than Dify's

@@ -68,10 +68,7 @@ impl SessionListState {
 
 /// What opens a row of the list.
 pub fn key_of(row: &ListedConversation) -> ConversationKey {
-    ConversationKey {
-        id: row.id.clone(),
-        scope: row.scope.clone(),
-    }
+    ConversationKey::scoped(row.id.clone(), row.scope.clone())
 }
 
 /// An open conversation: its messages, the selected one, and its budget.

@@ -39,20 +39,8 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
                 back => back,
             };
         }
-        Action::Refresh => {
-            let generation = state.generation();
-            let Some(session) = state.session.as_mut() else {
-                return;
-            };
-            session.generation = generation;
-            session.status = LoadStatus::Loading;
-            let key = session.key.clone();
-            let settings = state.settings.budget_settings();
-            effects.push(Effect::load(
-                generation,
-                SessionLoad::Open { key, settings },
-            ));
-        }
+        Action::Refresh => reload(state, effects),
+        Action::NextView => next_view(state, effects),
         Action::HistoryUp | Action::HistoryDown => change_history(state, action, effects),
         Action::BudgetUp | Action::BudgetDown => {
             let step = if action == Action::BudgetUp {
@@ -80,6 +68,40 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         },
         _ => {}
     }
+}
+
+/// Reads the open conversation again, as its key now names it.
+fn reload(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let generation = state.generation();
+    let Some(session) = state.session.as_mut() else {
+        return;
+    };
+    session.generation = generation;
+    session.status = LoadStatus::Loading;
+    let key = session.key.clone();
+    let settings = state.settings.budget_settings();
+    effects.push(Effect::load(
+        generation,
+        SessionLoad::Open { key, settings },
+    ));
+}
+
+/// `v`: the conversation's next view (an advanced session's next branch), read as the model
+/// is fed it there.
+fn next_view(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let noun = state.noun;
+    let Some(session) = state.session.as_mut() else {
+        return;
+    };
+    let Some(views) = session.view.as_ref().and_then(|v| v.views.clone()) else {
+        state.message = Some(format!(
+            "this {noun} has one history: there is no other view to switch to"
+        ));
+        return;
+    };
+    session.key.view = views.next(session.key.view.as_deref()).map(str::to_owned);
+    state.message = Some(views.describe(session.key.view.as_deref()));
+    reload(state, effects);
 }
 
 /// `>` or `<`: the memory reads more or fewer messages where it has a window (Langflow's

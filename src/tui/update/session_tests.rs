@@ -64,16 +64,14 @@ fn flow_view() -> Arc<OpenConversation> {
             stored(n, sender, if n == 3 { "error" } else { "message" })
         })
         .collect();
-    let key = ConversationKey {
-        id: "s".into(),
-        scope: Some(FLOW.into()),
-    };
+    let key = ConversationKey::scoped("s", Some(FLOW.into()));
     Arc::new(OpenConversation {
         heading: "session \"s\" of flow Chat".into(),
         structure: "Langflow keeps no regeneration tree".into(),
         messages: rows.iter().map(shown).collect(),
         memory: agent_memory(&key, rows, Some(OWNER.into())),
         warnings: Vec::new(),
+        views: None,
         key,
     })
 }

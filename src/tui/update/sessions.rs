@@ -145,10 +145,7 @@ pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effe
         super::conversation::open_conversation(state, session_id, effects);
         return;
     }
-    let key = ConversationKey {
-        id: session_id,
-        scope: Some(base.base.flow_id.clone()),
-    };
+    let key = ConversationKey::scoped(session_id, Some(base.base.flow_id.clone()));
     open_session(state, key, Screen::MemoryBases, effects);
 }
 

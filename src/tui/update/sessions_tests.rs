@@ -165,10 +165,7 @@ fn enter_opens_the_selected_flows_session() {
     });
     assert_eq!(
         opened,
-        Some(ConversationKey {
-            id: "s1".to_owned(),
-            scope: Some("B-id".to_owned())
-        })
+        Some(ConversationKey::scoped("s1", Some("B-id".to_owned())))
     );
     update(&mut state, code(KeyCode::Esc));
     assert_eq!(state.screen, Screen::Conversations);
