@@ -8,6 +8,7 @@ use std::time::Duration;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::config::{self, Dirs, Overrides};
 use memscope::demo::write_openai_agents_demo;
+use memscope::sources::opened::OpenConversation;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
 use memscope::tui::state::{LoadStatus, Screen};
@@ -33,15 +34,14 @@ fn screen(app: &mut App) -> String {
     terminal.backend().to_string()
 }
 
-#[tokio::test]
-async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
-    let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("sessions.db");
+/// The TUI on the demo's session file, its list loaded.
+async fn demo_app(home: &std::path::Path) -> App {
+    let file = home.join("sessions.db");
     write_openai_agents_demo(&file, 42).await.unwrap();
     let url = format!("sqlite://{}", file.display());
     let dirs = Dirs {
-        data: home.path().join("data"),
-        config: home.path().join("config"),
+        data: home.join("data"),
+        config: home.join("config"),
     };
     let overrides = Overrides {
         database_url: Some(url.clone()),
@@ -51,6 +51,27 @@ async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
     let store = Store::open(&url, Access::Auto).await.unwrap();
     let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
     settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    app
+}
+
+fn press(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+/// Waits until the open session's budget is counted.
+async fn opened(app: &mut App) {
+    settle(app, |a| {
+        a.state.session.as_ref().is_some_and(|s| {
+            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
+    let home = tempfile::tempdir().unwrap();
+    let mut app = demo_app(home.path()).await;
     assert!(
         app.state.sessions.rows.len() >= 3,
         "{:?}",
@@ -61,18 +82,9 @@ async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
     assert!(text.contains("Branches"), "the source's own column: {text}");
 
     let first = app.state.sessions.rows[0].id.clone();
-    app.handle(Event::Key(KeyEvent::new(
-        KeyCode::Enter,
-        KeyModifiers::NONE,
-    )));
+    press(&mut app, KeyCode::Enter);
     assert_eq!(app.state.screen, Screen::Session);
-    settle(&mut app, |a| {
-        a.state
-            .session
-            .as_ref()
-            .is_some_and(|s| s.budget_status == LoadStatus::Loaded)
-    })
-    .await;
+    opened(&mut app).await;
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.id, first);
     let view = session.view.as_ref().unwrap();
@@ -86,5 +98,72 @@ async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
         "the SDK keeps no window: {text}"
     );
     assert!(text.contains("Budget"), "{text}");
+    app.shutdown().await;
+}
+
+/// The open session as read.
+fn open_view(app: &App) -> &OpenConversation {
+    app.state.session.as_ref().unwrap().view.as_ref().unwrap()
+}
+
+/// `v` on a session with branches opens its next branch, as the Runner would send it there,
+/// and comes back to `main`; a session with one history does not offer the key.
+#[tokio::test]
+async fn v_switches_a_branched_session_to_its_next_branch() {
+    let home = tempfile::tempdir().unwrap();
+    let mut app = demo_app(home.path()).await;
+    let row = |app: &App, id: &str| app.state.sessions.rows.iter().position(|r| r.id == id);
+    let plain = row(&app, "trip-planner").unwrap();
+    for _ in 0..plain {
+        press(&mut app, KeyCode::Down);
+    }
+    press(&mut app, KeyCode::Enter);
+    opened(&mut app).await;
+    assert!(open_view(&app).views.is_none());
+    assert!(
+        !screen(&mut app).contains("next view"),
+        "one history, no switch"
+    );
+    press(&mut app, KeyCode::Esc);
+    for _ in 0..plain {
+        press(&mut app, KeyCode::Up);
+    }
+    assert_eq!(row(&app, "branched"), Some(0));
+
+    press(&mut app, KeyCode::Enter);
+    opened(&mut app).await;
+    let ids = |app: &App| -> Vec<String> {
+        open_view(app)
+            .messages
+            .iter()
+            .map(|m| m.message.id.clone())
+            .collect()
+    };
+    let main_items = ids(&app);
+    assert!(open_view(&app).heading.contains("branch main"));
+    assert!(
+        screen(&mut app).contains("v next view"),
+        "the hint bar offers it"
+    );
+    let views = open_view(&app).views.clone().unwrap();
+    assert_eq!(views.names.len(), 2);
+    assert_eq!(views.names[0], "main");
+    let other = views.names[1].clone();
+
+    press(&mut app, KeyCode::Char('v'));
+    opened(&mut app).await;
+    let session = app.state.session.as_ref().unwrap();
+    assert_eq!(session.key.view.as_deref(), Some(other.as_str()));
+    assert_ne!(ids(&app), main_items, "the branch feeds its own items");
+    let heading = &open_view(&app).heading;
+    assert!(heading.contains(&format!("branch {other}")), "{heading}");
+    let text = screen(&mut app);
+    assert!(text.contains(&format!("branch {other} (2 of 2)")), "{text}");
+
+    press(&mut app, KeyCode::Char('v'));
+    opened(&mut app).await;
+    let session = app.state.session.as_ref().unwrap();
+    assert_eq!(session.key.view.as_deref(), Some("main"));
+    assert_eq!(ids(&app), main_items);
     app.shutdown().await;
 }
