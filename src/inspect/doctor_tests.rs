@@ -23,6 +23,7 @@ fn settings(budget: i64) -> DoctorSettings {
         budget,
         storage: None,
         keep_last: DEFAULT_KEEP_LAST,
+        options: Default::default(),
     }
 }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::InspectError;
-use crate::sources::conversation::ConversationSource;
+use crate::sources::conversation::{Command, ConversationSource, SourceOptions};
 use crate::sources::conversation_registry;
 use crate::store::{Part, Store};
 
@@ -36,4 +36,19 @@ pub fn conversations_of(store: &Store) -> Result<&'static dyn ConversationSource
     conversation_registry::conversations_of(profile.source)
         .filter(|c| c.requires().iter().all(|part| profile.has(*part)))
         .ok_or_else(|| InspectError::NoConversations(profile.lacks(Part::Conversations)))
+}
+
+/// Refuses the settings in `options` that the open database's source does not take for
+/// `command`, with the one message every refused setting gets.
+pub fn check_settings(
+    store: &Store,
+    options: &SourceOptions,
+    command: Command,
+) -> Result<(), InspectError> {
+    if *options == SourceOptions::default() {
+        return Ok(());
+    }
+    let source = conversations_of(store)?;
+    options.check(store.profile().source.name(), source, command)?;
+    Ok(())
 }

@@ -155,6 +155,7 @@ pub enum Command {
     Conversations,
     History,
     Thread,
+    Doctor,
 }
 
 impl Command {
@@ -163,6 +164,7 @@ impl Command {
             Command::Conversations => "conversations",
             Command::History => "history",
             Command::Thread => "thread",
+            Command::Doctor => "doctor",
         }
     }
 }

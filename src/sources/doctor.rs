@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Serialize, Serializer};
 
-use super::conversation::{Extra, SourceFuture};
+use super::conversation::{Extra, SourceFuture, SourceOptions};
 use super::opened::ConversationKey;
 use crate::memory::tokens::TokenCounter;
 use crate::storage::ObjectStore;
@@ -24,6 +24,8 @@ pub struct DoctorSettings {
     pub storage: Option<ObjectStore>,
     /// The newest root checkpoints a LangGraph thread keeps in the figure of what a prune frees.
     pub keep_last: usize,
+    /// The settings only the source's scan takes (the OpenAI Agents SDK's `--limit`), as typed.
+    pub options: SourceOptions,
 }
 
 /// One problem a source's scan found.

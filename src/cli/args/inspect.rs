@@ -141,6 +141,10 @@ pub struct DoctorArgs {
     /// `checkpoints prune --keep-last` frees
     #[arg(long, value_name = "N", default_value_t = DEFAULT_KEEP_LAST as u64, value_parser = clap::value_parser!(u64).range(1..))]
     pub keep_last: u64,
+    /// OpenAI Agents SDK: the app's SessionSettings(limit=N), to find windows that part a tool
+    /// call from its output (the database does not record it)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64))]
+    pub limit: Option<u64>,
 }
 
 #[derive(Debug, Args)]

@@ -11,7 +11,8 @@ use crate::cli::context::{Context, counter_from};
 use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::format::{count, thousands};
 use crate::inspect::doctor::{DoctorReport, DoctorSettings, Finding, scanned_unit};
-use crate::inspect::document::{DocumentHead, conversations_of};
+use crate::inspect::document::{DocumentHead, check_settings, conversations_of};
+use crate::sources::conversation::{Command, SourceOptions};
 
 #[derive(Serialize)]
 struct Report {
@@ -112,7 +113,9 @@ pub async fn run(context: &Context, args: &DoctorArgs) -> CliResult {
         budget: args.budget.unwrap_or(context.resolved.config.tokens.budget),
         storage: context.files_storage(&store)?,
         keep_last: usize::try_from(args.keep_last).unwrap_or(usize::MAX),
+        options: SourceOptions::default().with("limit", args.limit),
     };
+    check_settings(&store, &settings.options, Command::Doctor)?;
     let report = if std::io::stderr().is_terminal() {
         let total = crate::inspect::doctor::messages_to_scan(&store).await?;
         let mut bar = ProgressLine::new(total, scanned_unit(&store));

@@ -33,7 +33,7 @@ pub struct AgentSessions;
 const SETTINGS: &[Setting] = &[
     Setting {
         flag: "limit",
-        commands: &[Command::History],
+        commands: &[Command::History, Command::Doctor],
         help: "SessionSettings(limit=N): the newest N items the Runner reads (default: all)",
     },
     Setting {

@@ -195,8 +195,8 @@ pub fn findings(scan: &SessionScan, limit: Option<usize>) -> Vec<SessionFinding>
 }
 
 /// The sessions a scan reads, and the rows they hold for its gauge. Sessions are scanned as
-/// the app runs them by default, without a limit: a window that cuts a call from its output
-/// needs the app's `SessionSettings(limit)`, which the database does not record.
+/// the app runs them, by default without a limit: a window that cuts a call from its output
+/// needs the app's `SessionSettings(limit)` (`--limit`), which the database does not record.
 const SESSIONS: &str = "SELECT session_id FROM agent_sessions ORDER BY session_id";
 const ITEMS: &str = "SELECT COUNT(*) FROM agent_messages";
 
@@ -271,6 +271,7 @@ impl ConversationDoctor for AgentSessionsDoctor {
                 .counter
                 .model()
                 .and_then(|model| ContextWindow::of(model, &Default::default()).tokens());
+            let limit = settings.options.number::<usize>("limit")?;
             let mut cache = CountCache::new(4_096);
             let mut report = SourceScan {
                 conversations: sessions.len(),
@@ -288,7 +289,7 @@ impl ConversationDoctor for AgentSessionsDoctor {
                     scanned.sent_tokens = window.map(|window| (tokens, window));
                     report
                         .findings
-                        .extend(findings(&scanned, None).into_iter().map(Found::new));
+                        .extend(findings(&scanned, limit).into_iter().map(Found::new));
                 }
                 progress(report.messages as u64);
             }

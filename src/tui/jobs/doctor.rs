@@ -15,6 +15,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::slot::{LoadReply, Slot, Tasks};
 use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
+use crate::sources::conversation::SourceOptions;
 use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
@@ -54,6 +55,7 @@ impl DoctorRunner {
             budget: scan_request.budget,
             storage: self.storage.clone(),
             keep_last: DEFAULT_KEEP_LAST,
+            options: SourceOptions::default(),
         };
         let stop = CancelFlag::default();
         let store = self.store.clone();
