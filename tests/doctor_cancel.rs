@@ -35,6 +35,7 @@ fn settings() -> DoctorSettings {
         budget: 2_000,
         storage: None,
         keep_last: DEFAULT_KEEP_LAST,
+        options: Default::default(),
     }
 }
 

@@ -197,6 +197,7 @@ db_tests! {
             budget: 2_000,
             storage: None,
             keep_last: DEFAULT_KEEP_LAST,
+            options: Default::default(),
         };
         let findings = |conversations: &[Vec<StoredMessage>]| {
             let mut cache = CountCache::new(4_096);

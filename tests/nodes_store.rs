@@ -307,6 +307,7 @@ db_tests! {
             budget: 1_000_000,
             storage: Some(demo.objects()),
             keep_last: DEFAULT_KEEP_LAST,
+            options: Default::default(),
         };
         let report = doctor::run(&demo.store, &settings).await.expect("doctor");
         let problems: Vec<&NodeProblem> = report

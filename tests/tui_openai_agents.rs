@@ -98,6 +98,16 @@ async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
         "the SDK keeps no window: {text}"
     );
     assert!(text.contains("Budget"), "{text}");
+    // A reasoning item is marked as what it is, not as something the assistant said.
+    assert!(
+        open_view(&app)
+            .messages
+            .iter()
+            .any(|m| m.sender == "reasoning"),
+        "{:?}",
+        open_view(&app).messages
+    );
+    assert!(text.contains("reasoning"), "{text}");
     app.shutdown().await;
 }
 

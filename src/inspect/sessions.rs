@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::History;
-use crate::memory::model::ChatMessage;
+use crate::memory::model::{ChatMessage, Role};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    HistoryRequest, LeftOutCount, ListQuery, SourceHistory, SourceOptions,
+    HistoryRequest, LeftOutCount, ListQuery, MessageKind, SourceHistory, SourceOptions,
 };
 use crate::sources::opened::{
     ConversationKey, ConversationMemory, FedHistory, OpenConversation, ShownMessage,
@@ -100,6 +100,19 @@ impl ConversationMemory for FedAsRead {
     }
 }
 
+/// Who a fed message is from, as the view names it: its role, or what it is where that says
+/// more (a reasoning item is the assistant's, but not what it said).
+fn sender_of(kind: MessageKind, role: Role) -> String {
+    match kind {
+        MessageKind::Reasoning => "reasoning".to_owned(),
+        MessageKind::Compaction => "compaction".to_owned(),
+        MessageKind::Other => "item".to_owned(),
+        MessageKind::Message | MessageKind::ToolCall | MessageKind::ToolResult => {
+            role.as_str().to_owned()
+        }
+    }
+}
+
 /// A conversation opened from its `history`: the fed messages are the ones shown.
 fn open_from_history(key: ConversationKey, noun: &str, read: SourceHistory) -> OpenConversation {
     let messages = read
@@ -116,7 +129,7 @@ fn open_from_history(key: ConversationKey, noun: &str, read: SourceHistory) -> O
                 usage: None,
             },
             run: None,
-            sender: fed.message.role.as_str().to_owned(),
+            sender: sender_of(facts.kind, fed.message.role),
             files: Vec::new(),
             marks: Vec::new(),
             owner: None,

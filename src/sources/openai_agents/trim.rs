@@ -153,7 +153,8 @@ impl StoredTrim for SessionTrims {
         Box::pin(async move {
             store.ensure_writable_in_place()?;
             let planned = plan(store, request).await?;
-            let archive = trim_write::delete(store, &planned, archives).await?;
+            let session = &planned.proposal.history.id;
+            let archive = trim_write::delete(store, session, &planned.deleted, archives).await?;
             Ok(AppliedTrim {
                 proposal: planned.proposal,
                 archive,

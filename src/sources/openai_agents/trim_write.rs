@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::trim::Planned;
+use super::read::Row;
 use crate::sources::conversation::SourceError;
 use crate::sources::stored_trim::UndoneTrim;
 use crate::store::pool::DbPool;
@@ -68,17 +68,18 @@ fn changed(session: &str) -> SourceError {
     ))
 }
 
-/// Deletes the planned rows, archived first; `None` when there is nothing to delete.
+/// Deletes the planned rows of `session`, archived first; `None` when there is nothing to
+/// delete.
 pub(super) async fn delete(
     store: &Store,
-    planned: &Planned,
+    session: &str,
+    planned: &[Row],
     archives: &Path,
 ) -> Result<Option<PathBuf>, SourceError> {
-    if planned.deleted.is_empty() {
+    if planned.is_empty() {
         return Ok(None);
     }
-    let session = planned.proposal.history.id.as_str();
-    let ids: Vec<i64> = planned.deleted.iter().map(|(id, ..)| *id).collect();
+    let ids: Vec<i64> = planned.iter().map(|(id, ..)| *id).collect();
     let ids_json = serde_json::to_string(&ids).expect("ids are JSON");
     let header = Header {
         format: FORMAT.to_owned(),

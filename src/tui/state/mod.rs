@@ -67,6 +67,9 @@ pub struct AppState {
     /// The database, password redacted.
     pub database: String,
     pub read_only: bool,
+    /// Whether the database's source trims a stored conversation in place (the command line
+    /// applies it, archived for undo).
+    pub trims_in_place: bool,
     /// Problems found in settings or data, counted in the status bar.
     pub config_warnings: Vec<String>,
     /// The last command-line or job message.
@@ -140,6 +143,7 @@ impl AppState {
             under_help: Overlay::None,
             database,
             read_only,
+            trims_in_place: false,
             config_warnings: Vec::new(),
             message: None,
             message_log: Vec::new(),

@@ -4,6 +4,7 @@
 
 use crate::inspect::doctor::scanned_unit;
 use crate::inspect::document::conversations_of;
+use crate::inspect::stored_trim::stored_trim_of;
 use crate::sources::conversation::ConversationSource;
 use crate::store::{BaseChange, ConversationShape, Ingestion, Part, Profile, Store};
 use crate::tui::state::memory_bases::RefusedChanges;
@@ -27,6 +28,8 @@ pub struct OpenedDatabase {
     pub scan_unit: &'static str,
     /// What `n` and `D` answer where its memory bases are never created or deleted here.
     pub refused_changes: Option<RefusedChanges>,
+    /// Whether its source trims a stored conversation in place (an OpenAI Agents SDK session).
+    pub trims_in_place: bool,
 }
 
 impl std::fmt::Debug for OpenedDatabase {
@@ -50,6 +53,7 @@ impl OpenedDatabase {
             missing_tabs: missing_tabs(profile),
             shape: profile.capabilities().conversations,
             refused_changes: refused_changes(profile),
+            trims_in_place: stored_trim_of(&store).is_some(),
             store,
         }
     }
@@ -97,4 +101,5 @@ pub fn take(state: &mut AppState, database: &OpenedDatabase) {
         state.keeps(conversations);
     }
     state.memory_bases.refused_changes = database.refused_changes.clone();
+    state.trims_in_place = database.trims_in_place;
 }

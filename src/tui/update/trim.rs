@@ -454,6 +454,11 @@ fn ask_to_apply(state: &mut AppState) {
         ),
         TrimSource::ChatMemory { .. } if state.read_only => Some(READ_ONLY.to_owned()),
         TrimSource::ChatMemory { .. } => None,
+        TrimSource::Session { id } if state.trims_in_place => Some(format!(
+            "a session's trim is applied from the command line, which archives what it deletes \
+             for undo: memscope --write trim apply --conversation {id} --keep-last N --yes \
+             (or --max-tokens N)"
+        )),
         other => Some(TrimInspectError::NotAStoredList(other.view_kind()).to_string()),
     };
     if let Some(refusal) = refusal {
