@@ -11,6 +11,7 @@ use crossterm::event::KeyCode;
 use memscope::demo::write_langgraph_demo;
 use memscope::store::Access;
 use memscope::tui::App;
+use memscope::tui::state::confirm::{Confirm, PendingWrite};
 use memscope::tui::state::{LoadStatus, Overlay};
 
 const THREAD: &str = "long-chat";
@@ -40,10 +41,18 @@ fn said(app: &App) -> bool {
 /// `u`, until its confirmation opens or a message says why not.
 async fn undo(app: &mut App) -> String {
     press(app, KeyCode::Char('u'));
-    let asked = |a: &App| matches!(a.state.overlay, Overlay::ConfirmCheckpoint(_)) || said(a);
+    let asked = |a: &App| {
+        matches!(
+            &a.state.overlay,
+            Overlay::Confirm(Confirm {
+                write: PendingWrite::Checkpoint(_),
+                ..
+            })
+        ) || said(a)
+    };
     settle(app, asked).await;
     match &app.state.overlay {
-        Overlay::ConfirmCheckpoint(confirm) => confirm.question.clone(),
+        Overlay::Confirm(confirm) => confirm.question.clone(),
         _ => app.state.message.clone().unwrap(),
     }
 }

@@ -120,7 +120,10 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
         assert!(
             matches!(
                 app.state.overlay,
-                memscope::tui::state::Overlay::ConfirmCheckpoint(_)
+                memscope::tui::state::Overlay::Confirm(memscope::tui::state::confirm::Confirm {
+                    write: memscope::tui::state::confirm::PendingWrite::Checkpoint(_),
+                    ..
+                })
             ),
             "apply asks first: {:?} {:?}",
             app.state.overlay,
@@ -171,7 +174,10 @@ pub fn trim_and_undo(url: &str, thread_id: &str) {
         let asked = |a: &App| {
             matches!(
                 a.state.overlay,
-                memscope::tui::state::Overlay::ConfirmCheckpoint(_)
+                memscope::tui::state::Overlay::Confirm(memscope::tui::state::confirm::Confirm {
+                    write: memscope::tui::state::confirm::PendingWrite::Checkpoint(_),
+                    ..
+                })
             )
         };
         settle(&mut app, asked).await;

@@ -98,13 +98,6 @@ impl Write {
     }
 }
 
-/// The confirmation popup.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Confirm {
-    pub question: String,
-    pub write: Write,
-}
-
 /// Which chat memory form is open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FormKind {

@@ -51,13 +51,6 @@ impl CheckpointWrite {
     }
 }
 
-/// A checkpoint write and the question that asks for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointConfirm {
-    pub question: String,
-    pub write: CheckpointWrite,
-}
-
 /// What the pane beside the tree shows of the selected checkpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CheckpointPane {

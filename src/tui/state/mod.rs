@@ -10,6 +10,7 @@ use crate::sources::conversation::{ConversationSource, ListColumn};
 mod budget;
 pub mod chat_memories;
 pub mod checkpoints;
+pub mod confirm;
 mod conversation;
 pub mod doctor;
 pub mod form;
@@ -228,7 +229,7 @@ impl AppState {
     fn context_with(&self, overlay: &Overlay) -> KeyContext {
         match overlay {
             Overlay::Trim => return KeyContext::TrimPreview,
-            Overlay::Confirm(_) | Overlay::ConfirmCheckpoint(_) => return KeyContext::Confirm,
+            Overlay::Confirm(_) => return KeyContext::Confirm,
             Overlay::Prune => return KeyContext::Prune,
             Overlay::Form(_) => return KeyContext::Form,
             Overlay::Jobs => return KeyContext::Jobs,

@@ -1,7 +1,7 @@
 //! What is in front: the screen, its tab, and the popup or prompt over it.
 
-use super::chat_memories::{Confirm, MemoryForm};
-use super::checkpoints::CheckpointConfirm;
+use super::chat_memories::MemoryForm;
+use super::confirm::Confirm;
 use crate::inspect::diff::DiffRow;
 use crate::store::Part;
 
@@ -111,8 +111,6 @@ pub enum Overlay {
     Trim,
     /// A write waiting for yes or no.
     Confirm(Confirm),
-    /// A write to a LangGraph thread waiting for yes or no.
-    ConfirmCheckpoint(CheckpointConfirm),
     /// A checkpoint prune's plan waiting for yes or no ([`super::AppState::prune`]).
     Prune,
     /// A chat memory form (add, delete).

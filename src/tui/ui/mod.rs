@@ -103,9 +103,6 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
             }
         }
         Overlay::Confirm(confirm) => confirm_popup(state, &confirm.question, theme, frame, body),
-        Overlay::ConfirmCheckpoint(confirm) => {
-            confirm_popup(state, &confirm.question, theme, frame, body)
-        }
         Overlay::Prune => {
             if let Some(planned) = &state.prune {
                 prune::draw(state, planned, theme, frame, body);

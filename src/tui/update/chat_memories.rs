@@ -10,9 +10,8 @@ use crate::memory::model::Role;
 use crate::store::rows::ChatMemoryMessageRow;
 use crate::store::{ChatMemorySummary, DeleteScope};
 use crate::tui::action::Action;
-use crate::tui::state::chat_memories::{
-    Confirm, FormKind, MESSAGE_PAGE, MemoryForm, MemoryView, Write,
-};
+use crate::tui::state::chat_memories::{FormKind, MESSAGE_PAGE, MemoryForm, MemoryView, Write};
+use crate::tui::state::confirm::{Confirm, PendingWrite};
 use crate::tui::state::form::{Field, FieldValue, Form};
 use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
 
@@ -255,7 +254,10 @@ pub(super) fn form_action(state: &mut AppState, action: Action, effects: &mut Ve
                 effects.push(Effect::ChatMemory(MemoryEffect::CountDelete {
                     write: write.clone(),
                 }));
-                state.overlay = Overlay::Confirm(Confirm { question, write });
+                state.overlay = Overlay::Confirm(Confirm {
+                    question,
+                    write: PendingWrite::ChatMemory(write),
+                });
             }
             Err(error) => memory_form.error = Some(error),
         },
@@ -361,7 +363,7 @@ fn on_delete_count(state: &mut AppState, write: Write, result: Result<usize, Str
     let Overlay::Confirm(confirm) = &mut state.overlay else {
         return false;
     };
-    if confirm.write != write {
+    if confirm.write != PendingWrite::ChatMemory(write.clone()) {
         return false;
     }
     if result == Ok(0) {
@@ -391,7 +393,7 @@ fn on_undo_count(state: &mut AppState, write: Write, result: Result<usize, Strin
                     "Undo the last change of chat memory {label}? Its messages are restored \
                      exactly as they were before it."
                 ),
-                write,
+                write: PendingWrite::ChatMemory(write),
             });
         }
         Err(error) => state.say(format!("could not look for a change to undo: {error}")),
@@ -399,31 +401,8 @@ fn on_undo_count(state: &mut AppState, write: Write, result: Result<usize, Strin
     true
 }
 
-/// Keys while a confirmation is open: yes starts the write, anything else backs out.
-pub(super) fn confirm_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let Overlay::Confirm(confirm) = &state.overlay else {
-        return;
-    };
-    match action {
-        Action::Confirm => {
-            let write = confirm.write.clone();
-            state.overlay = Overlay::None;
-            state.trim = None;
-            start_write(state, write, effects);
-        }
-        Action::Back => {
-            // Back to the preview the apply was asked from, if any.
-            state.overlay = if state.trim.is_some() {
-                Overlay::Trim
-            } else {
-                Overlay::None
-            };
-        }
-        _ => {}
-    }
-}
-
-fn start_write(state: &mut AppState, write: Write, effects: &mut Vec<Effect>) {
+/// Starts a confirmed write of a chat memory, unless the database is read-only.
+pub(super) fn start_write(state: &mut AppState, write: Write, effects: &mut Vec<Effect>) {
     if state.read_only {
         state.message = Some(READ_ONLY.to_owned());
         return;

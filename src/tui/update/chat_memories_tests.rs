@@ -43,7 +43,8 @@ fn undo_asks_first_and_only_yes_writes() {
     let id = memory_row("{}", 0).id;
     undo_with_changes(&mut state, 1);
     assert!(matches!(&state.overlay, Overlay::Confirm(c)
-        if c.write == Write::Undo { memory_id: id.clone() } && c.question.contains("Support")));
+        if c.write == PendingWrite::ChatMemory(Write::Undo { memory_id: id.clone() })
+            && c.question.contains("Support")));
     assert!(update(&mut state, code(KeyCode::Esc)).is_empty());
     assert_eq!(state.overlay, Overlay::None);
     assert_eq!(state.screen, crate::tui::state::Screen::ChatMemories);
@@ -140,7 +141,7 @@ fn delete_is_a_form_then_a_confirmation() {
     }
     let question = |state: &AppState| match &state.overlay {
         Overlay::Confirm(confirm) => {
-            assert_eq!(confirm.write, expected);
+            assert_eq!(confirm.write, PendingWrite::ChatMemory(expected.clone()));
             confirm.question.clone()
         }
         other => panic!("{other:?}"),

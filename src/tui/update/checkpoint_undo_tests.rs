@@ -54,7 +54,7 @@ fn found(generation: u64, result: Result<UndoPlan, String>) -> Event {
 
 fn question(state: &AppState) -> &str {
     match &state.overlay {
-        Overlay::ConfirmCheckpoint(confirm) => &confirm.question,
+        Overlay::Confirm(confirm) => &confirm.question,
         other => panic!("expected a confirmation: {other:?}"),
     }
 }

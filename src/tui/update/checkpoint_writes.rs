@@ -5,8 +5,8 @@
 use super::effect::{Effect, Load};
 use crate::format::{noun, thousands};
 use crate::store::ConversationShape;
-use crate::tui::action::Action;
-use crate::tui::state::checkpoints::{CheckpointConfirm, CheckpointWrite, CheckpointsState};
+use crate::tui::state::checkpoints::{CheckpointWrite, CheckpointsState};
+use crate::tui::state::confirm::{Confirm, PendingWrite};
 use crate::tui::state::prune::{UndoAsk, UndoPlan};
 use crate::tui::state::trim::TrimState;
 use crate::tui::state::{AppState, Overlay};
@@ -24,13 +24,13 @@ pub(super) fn ask_to_apply_trim(state: &mut AppState) {
         _ => return,
     };
     match refusal {
-        Ok(confirm) => state.overlay = Overlay::ConfirmCheckpoint(confirm),
+        Ok(confirm) => state.overlay = Overlay::Confirm(confirm),
         Err(why) => state.message = Some(why),
     }
 }
 
 /// The confirmation of the preview's plan, or why it cannot be written.
-fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<CheckpointConfirm, String> {
+fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<Confirm, String> {
     let shown = thread
         .shown
         .as_ref()
@@ -81,13 +81,13 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<CheckpointConf
         crate::format::thousands(remove.len() as u64),
         crate::format::count(seen.len() as u64, "message")
     );
-    Ok(CheckpointConfirm {
+    Ok(Confirm {
         question,
-        write: CheckpointWrite::Trim {
+        write: PendingWrite::Checkpoint(CheckpointWrite::Trim {
             thread_id: thread.thread_id.clone(),
             checkpoint_id: shown.state.checkpoint_id.clone(),
             remove,
-        },
+        }),
     })
 }
 
@@ -121,12 +121,12 @@ pub(super) fn undo_planned(state: &mut AppState, result: Result<UndoPlan, String
             state.message = Some(READ_ONLY.to_owned());
             return true;
         }
-        Ok(UndoPlan::Trim) => CheckpointConfirm {
+        Ok(UndoPlan::Trim) => Confirm {
             question: format!(
                 "Undo memscope's trim of thread {thread_id}? Its latest checkpoint, the trim's, \
                  is deleted with its writes, when no run started from it."
             ),
-            write: CheckpointWrite::Undo { thread_id },
+            write: PendingWrite::Checkpoint(CheckpointWrite::Undo { thread_id }),
         },
         Ok(UndoPlan::Restore(archive)) => {
             let what = format!(
@@ -145,19 +145,19 @@ pub(super) fn undo_planned(state: &mut AppState, result: Result<UndoPlan, String
                 ));
                 return true;
             }
-            CheckpointConfirm {
+            Confirm {
                 question: format!(
                     "Undo the last prune of thread {thread_id}? This puts back {what}, into the \
                      database it was pruned from only, and only once."
                 ),
-                write: CheckpointWrite::Restore {
+                write: PendingWrite::Checkpoint(CheckpointWrite::Restore {
                     thread_id,
                     archive: archive.path,
-                },
+                }),
             }
         }
     };
-    state.overlay = Overlay::ConfirmCheckpoint(confirm);
+    state.overlay = Overlay::Confirm(confirm);
     true
 }
 
@@ -171,30 +171,6 @@ fn threads(threads: &[String]) -> String {
             noun(many.len() as u64, "thread"),
             many.join(", ")
         ),
-    }
-}
-
-/// Yes writes and closes the preview; no goes back to where it was asked.
-pub(super) fn confirm_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let Overlay::ConfirmCheckpoint(confirm) = &state.overlay else {
-        return;
-    };
-    match action {
-        Action::Confirm => {
-            let write = confirm.write.clone();
-            state.overlay = Overlay::None;
-            state.trim = None;
-            state.message = Some("writing…".to_owned());
-            effects.push(Effect::Checkpoints(write));
-        }
-        Action::Back => {
-            state.overlay = if state.trim.is_some() {
-                Overlay::Trim
-            } else {
-                Overlay::None
-            };
-        }
-        _ => {}
     }
 }
 

@@ -15,6 +15,7 @@ mod checkpoint_loads;
 mod checkpoint_prune;
 mod checkpoint_writes;
 mod checkpoints;
+mod confirm;
 mod conversation;
 mod copy;
 mod database;
@@ -181,16 +182,12 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             trim::action(state, action, effects);
             return true;
         }
-        Overlay::ConfirmCheckpoint(_) if action != Action::ToggleHelp => {
-            checkpoint_writes::confirm_action(state, action, effects);
-            return true;
-        }
         Overlay::Prune if action != Action::ToggleHelp => {
             checkpoint_prune::action(state, action, effects);
             return true;
         }
         Overlay::Confirm(_) if action != Action::ToggleHelp => {
-            chat_memories::confirm_action(state, action, effects);
+            confirm::action(state, action, effects);
             return true;
         }
         Overlay::Form(_) if action != Action::ToggleHelp => {
@@ -201,7 +198,6 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         | Overlay::Prompt(_)
         | Overlay::Trim
         | Overlay::Confirm(_)
-        | Overlay::ConfirmCheckpoint(_)
         | Overlay::Prune
         | Overlay::Form(_) => {}
     }

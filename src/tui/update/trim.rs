@@ -14,7 +14,8 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{ChatMemoryPolicy, LimitType, Step, TrimOptions, TrimPlan};
 use crate::summarize::extractive_plan;
 use crate::tui::action::Action;
-use crate::tui::state::chat_memories::{Confirm, Write};
+use crate::tui::state::chat_memories::Write;
+use crate::tui::state::confirm::{Confirm, PendingWrite};
 use crate::tui::state::trim::{TrimSessions, TrimSource, TrimState};
 use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
 
@@ -492,10 +493,10 @@ fn ask_to_apply(state: &mut AppState) {
     );
     state.overlay = Overlay::Confirm(Confirm {
         question,
-        write: Write::ApplyTrim {
+        write: PendingWrite::ChatMemory(Write::ApplyTrim {
             memory_id: id.clone(),
             policy: trim.policy(),
-        },
+        }),
     });
 }
 

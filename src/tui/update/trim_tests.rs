@@ -235,10 +235,10 @@ fn apply_asks_first_and_no_goes_back_to_the_preview() {
             );
             assert_eq!(
                 confirm.write,
-                Write::ApplyTrim {
+                PendingWrite::ChatMemory(Write::ApplyTrim {
                     memory_id: memory_row("{}", 0).id,
                     policy: expected.clone()
-                }
+                })
             );
         }
         other => panic!("expected a confirmation, got {other:?}"),
