@@ -11,7 +11,8 @@ use memscope::demo::write_openai_agents_demo;
 use memscope::sources::opened::OpenConversation;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
-use memscope::tui::state::{LoadStatus, Screen};
+use memscope::tui::action::Action;
+use memscope::tui::state::{LoadStatus, Overlay, Screen};
 use memscope::tui::theme::Theme;
 use memscope::tui::update::Event;
 use ratatui::Terminal;
@@ -36,6 +37,11 @@ fn screen(app: &mut App) -> String {
 
 /// The TUI on the demo's session file, its list loaded.
 async fn demo_app(home: &std::path::Path) -> App {
+    demo_app_with(home, Access::Auto).await
+}
+
+/// The TUI on the demo's session file opened with `access`, its list loaded.
+async fn demo_app_with(home: &std::path::Path, access: Access) -> App {
     let file = home.join("sessions.db");
     write_openai_agents_demo(&file, 42).await.unwrap();
     let url = format!("sqlite://{}", file.display());
@@ -48,7 +54,7 @@ async fn demo_app(home: &std::path::Path) -> App {
         ..Overrides::default()
     };
     let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&url, Access::Auto).await.unwrap();
+    let store = Store::open(&url, access).await.unwrap();
     let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
     settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
     app
@@ -175,5 +181,95 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.view.as_deref(), Some("main"));
     assert_eq!(ids(&app), main_items);
+    app.shutdown().await;
+}
+
+/// Stored rows of `session` in the demo file under `home`.
+async fn rows_of(home: &std::path::Path, session: &str) -> usize {
+    let url = format!("sqlite://{}", home.join("sessions.db").display());
+    let store = Store::open(&url, Access::ReadOnly).await.unwrap();
+    let listed = memscope::inspect::sessions::conversation_page(&store, None, None, 50)
+        .await
+        .unwrap();
+    let row = listed.conversations.into_iter().find(|c| c.id == session);
+    store.close().await;
+    row.and_then(|r| r.messages).unwrap() as usize
+}
+
+/// `A` in a session's trim preview reads what the trim would delete and asks with it; yes
+/// deletes the older rows (archived), and `u` puts them back, each asked first.
+#[tokio::test]
+async fn a_session_trim_is_applied_and_undone_from_the_tui() {
+    let home = tempfile::tempdir().unwrap();
+    let mut app = demo_app_with(home.path(), Access::Write).await;
+    let before = rows_of(home.path(), "trip-planner").await;
+    let at = app
+        .state
+        .sessions
+        .rows
+        .iter()
+        .position(|r| r.id == "trip-planner")
+        .unwrap();
+    for _ in 0..at {
+        press(&mut app, KeyCode::Down);
+    }
+    press(&mut app, KeyCode::Enter);
+    opened(&mut app).await;
+    app.state.settings.budget = 60;
+    press(&mut app, KeyCode::Char('T'));
+    assert_eq!(app.state.overlay, Overlay::Trim);
+    press(&mut app, KeyCode::Char('A'));
+    settle(&mut app, |a| matches!(a.state.overlay, Overlay::Confirm(_))).await;
+    let Overlay::Confirm(confirm) = &app.state.overlay else {
+        unreachable!()
+    };
+    assert!(
+        confirm
+            .question
+            .contains("Trim session trip-planner to the newest items within 60 tokens"),
+        "{}",
+        confirm.question
+    );
+    assert!(
+        confirm.question.contains("undo (u)"),
+        "{}",
+        confirm.question
+    );
+    press(&mut app, KeyCode::Char('y'));
+    let said = |a: &App, what: &str| a.state.message.as_deref().is_some_and(|m| m.contains(what));
+    settle(&mut app, |a| said(a, "deleted")).await;
+    let after = rows_of(home.path(), "trip-planner").await;
+    assert!(after < before, "{after} of {before} rows left");
+    let archives = home.path().join("data").join("trim-archives");
+    assert_eq!(std::fs::read_dir(&archives).unwrap().count(), 1);
+
+    opened(&mut app).await;
+    assert!(
+        app.state.offers(Action::Undo),
+        "an open session offers its undo"
+    );
+    press(&mut app, KeyCode::Char('u'));
+    assert!(matches!(app.state.overlay, Overlay::Confirm(_)));
+    press(&mut app, KeyCode::Char('y'));
+    settle(&mut app, |a| said(a, "put back")).await;
+    assert_eq!(rows_of(home.path(), "trip-planner").await, before);
+    app.shutdown().await;
+}
+
+/// Read-only, neither the trim nor its undo is asked for: each says how to write.
+#[tokio::test]
+async fn a_read_only_session_is_never_trimmed() {
+    let home = tempfile::tempdir().unwrap();
+    let mut app = demo_app(home.path()).await;
+    press(&mut app, KeyCode::Enter);
+    opened(&mut app).await;
+    press(&mut app, KeyCode::Char('T'));
+    press(&mut app, KeyCode::Char('A'));
+    assert_eq!(app.state.overlay, Overlay::Trim);
+    assert!(app.state.message.as_deref().unwrap().contains("--write"));
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('u'));
+    assert_eq!(app.state.overlay, Overlay::None);
+    assert!(app.state.message.as_deref().unwrap().contains("--write"));
     app.shutdown().await;
 }

@@ -174,6 +174,10 @@ impl JobRunner {
             Effect::Checkpoints(write) => {
                 checkpoints::write(&mut self.tasks, self.store.clone(), write)
             }
+            Effect::SessionTrim(write) => {
+                let data_dir = self.data_dir.clone();
+                sessions::write_trim(&mut self.tasks, self.store.clone(), data_dir, write)
+            }
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::SwitchDatabase(database) => self.switch_to(database),
             Effect::ChatMemory(effect) => {

@@ -3,6 +3,8 @@
 
 use super::chat_memories::Write;
 use super::checkpoints::CheckpointWrite;
+use crate::memory::budget_view::BudgetSettings;
+use crate::sources::stored_trim::Keep;
 
 /// The confirmation popup.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,4 +20,50 @@ pub enum PendingWrite {
     ChatMemory(Write),
     /// A trim, its undo or a restore of a LangGraph thread.
     Checkpoint(CheckpointWrite),
+    /// A trim of a stored session in place, or its undo.
+    StoredTrim(StoredTrimWrite),
 }
+
+/// A write to a session its source trims in place (an OpenAI Agents SDK session).
+#[derive(Debug, Clone)]
+pub enum StoredTrimWrite {
+    /// Keep `keep` of session `id`, counted under `settings`; the older rows are archived,
+    /// then deleted.
+    Apply {
+        id: String,
+        keep: Keep,
+        settings: BudgetSettings,
+    },
+    /// Put back the rows of the session's last trim.
+    Undo { id: String },
+}
+
+impl StoredTrimWrite {
+    pub fn id(&self) -> &str {
+        match self {
+            StoredTrimWrite::Apply { id, .. } | StoredTrimWrite::Undo { id } => id,
+        }
+    }
+}
+
+/// Two writes are the same when they would write the same: the settings only count.
+impl PartialEq for StoredTrimWrite {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                StoredTrimWrite::Apply { id, keep, .. },
+                StoredTrimWrite::Apply {
+                    id: other_id,
+                    keep: other_keep,
+                    ..
+                },
+            ) => id == other_id && keep == other_keep,
+            (StoredTrimWrite::Undo { id }, StoredTrimWrite::Undo { id: other_id }) => {
+                id == other_id
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for StoredTrimWrite {}

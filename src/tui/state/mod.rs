@@ -176,7 +176,8 @@ impl AppState {
     }
 
     /// Whether `action` is offered here: creating and deleting a memory base are not where
-    /// the database's source refuses them, and switching views only where there are several.
+    /// the database's source refuses them, switching views only where there are several, and
+    /// undoing a session's trim only where its source trims in place.
     pub fn offers(&self, action: super::action::Action) -> bool {
         use super::action::Action;
         match action {
@@ -187,6 +188,8 @@ impl AppState {
                 .as_ref()
                 .and_then(|s| s.view.as_ref())
                 .is_some_and(|v| v.views.is_some()),
+            // An open session has a trim to undo only where its source trims in place.
+            Action::Undo if self.screen == Screen::Session => self.trims_in_place,
             _ => true,
         }
     }

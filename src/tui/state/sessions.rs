@@ -89,6 +89,8 @@ pub struct SessionState {
     pub back_to: Screen,
     /// A search in the messages (`/`), by their positions in the view.
     pub search: Option<MessageSearch>,
+    /// The latest request for the plan of a trim in place (`A` in its trim preview).
+    pub trim_generation: u64,
 }
 
 impl SessionState {
@@ -105,6 +107,7 @@ impl SessionState {
             budget_generation: 0,
             back_to,
             search: None,
+            trim_generation: 0,
         }
     }
 

@@ -23,6 +23,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                     state.message = Some("writing…".to_owned());
                     effects.push(Effect::Checkpoints(write));
                 }
+                PendingWrite::StoredTrim(write) => {
+                    state.message = Some("writing…".to_owned());
+                    effects.push(Effect::SessionTrim(write));
+                }
             }
         }
         Action::Back => {

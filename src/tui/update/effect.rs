@@ -12,7 +12,7 @@ use super::checkpoint_jobs::{
 use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
 use super::opened_database::OpenedDatabase;
-use super::session_effects::{SessionLoad, SessionLoaded};
+use super::session_effects::{SessionLoad, SessionLoaded, TrimWritten};
 use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
@@ -20,6 +20,7 @@ use crate::memory::tree::NodeIndex;
 use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
+use crate::tui::state::confirm::StoredTrimWrite;
 use crate::tui::state::prune::{PlannedPrune, UndoPlan};
 use crate::tui::state::{Loaded, NodeRow};
 
@@ -60,6 +61,8 @@ pub enum Effect {
     StopDoctor,
     /// A confirmed write to a LangGraph thread.
     Checkpoints(CheckpointWrite),
+    /// A confirmed trim in place of a session, or its undo.
+    SessionTrim(StoredTrimWrite),
     /// Text for the terminal's clipboard (OSC 52).
     CopyToClipboard(String),
     /// Every job from now on runs on this database (`:open` opened it).
@@ -176,6 +179,8 @@ pub enum JobEvent {
     MemoryBases(MbEvent),
     ChatMemory(MemoryJob),
     Checkpoints(CheckpointWritten),
+    /// A trim in place of a session, or its undo, done.
+    SessionTrim(TrimWritten),
 }
 
 impl JobEvent {
@@ -242,4 +247,5 @@ wrap_into!(
     CheckpointLoad => Load::Checkpoints,
     CheckpointLoaded => LoadReport::Checkpoints,
     CheckpointWritten => JobEvent::Checkpoints,
+    TrimWritten => JobEvent::SessionTrim,
 );

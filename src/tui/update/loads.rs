@@ -10,7 +10,7 @@ use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
     budget, chat_memories, checkpoint_prune, checkpoints, conversation, database, doctor, list,
-    memory_base_results, nodes, search, session, sessions,
+    memory_base_results, nodes, search, session, session_trim, sessions,
 };
 use crate::tui::state::AppState;
 
@@ -55,6 +55,7 @@ pub(super) fn on_load(
                 changed
             }
             SessionLoaded::Budget(result) => session::budget_computed(state, result),
+            SessionLoaded::TrimPlan(result) => session_trim::plan_arrived(state, result),
         },
         LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
         LoadReport::PrunePlan(result) => checkpoint_prune::planned(state, result),
@@ -101,6 +102,7 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
             SessionLoaded::Page { .. } => Some(state.sessions.generation),
             SessionLoaded::Opened(_) => state.session.as_ref().map(|s| s.generation),
             SessionLoaded::Budget(_) => state.session.as_ref().map(|s| s.budget_generation),
+            SessionLoaded::TrimPlan(_) => state.session.as_ref().map(|s| s.trim_generation),
         },
         LoadReport::Checkpoints(report) => {
             let thread = state.checkpoints.as_ref();

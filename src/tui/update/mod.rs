@@ -39,6 +39,7 @@ mod search;
 mod selection;
 mod session;
 mod session_effects;
+mod session_trim;
 mod sessions;
 mod settings;
 mod start;
@@ -51,7 +52,7 @@ pub use checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
 pub use effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 pub use list::KEPT_THREAD_COUNTS;
 pub use memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded, SyncResult};
-pub use session_effects::{SessionLoad, SessionLoaded};
+pub use session_effects::{SessionLoad, SessionLoaded, TrimFigures, TrimWritten};
 
 use super::action::Action;
 use super::keymap::KeyChord;
@@ -278,6 +279,7 @@ fn on_job(state: &mut AppState, job: JobEvent, effects: &mut Vec<Effect>) -> boo
         JobEvent::MemoryBases(event) => memory_base_results::on_job(state, event, effects),
         JobEvent::ChatMemory(job) => chat_memories::on_job(state, job, effects),
         JobEvent::Checkpoints(written) => checkpoints::written(state, written, effects),
+        JobEvent::SessionTrim(written) => session_trim::written(state, written, effects),
     }
 }
 

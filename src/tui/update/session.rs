@@ -41,6 +41,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         }
         Action::Refresh => reload(state, effects),
         Action::NextView => next_view(state, effects),
+        Action::Undo => super::session_trim::ask_to_undo(state),
         Action::HistoryUp | Action::HistoryDown => change_history(state, action, effects),
         Action::BudgetUp | Action::BudgetDown => {
             let step = if action == Action::BudgetUp {
@@ -71,7 +72,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
 }
 
 /// Reads the open conversation again, as its key now names it.
-fn reload(state: &mut AppState, effects: &mut Vec<Effect>) {
+pub(super) fn reload(state: &mut AppState, effects: &mut Vec<Effect>) {
     let generation = state.generation();
     let Some(session) = state.session.as_mut() else {
         return;

@@ -348,7 +348,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         Action::PageUp => trim.scroll = trim.scroll.saturating_sub(SCROLL_PAGE),
         Action::Top => trim.scroll = 0,
         Action::Summarize => summarize(state, effects),
-        Action::Apply => ask_to_apply(state),
+        Action::Apply => ask_to_apply(state, effects),
         Action::Details => show_plan(state),
         _ => {}
     }
@@ -438,14 +438,23 @@ fn summarize(state: &mut AppState, effects: &mut Vec<Effect>) {
     }
 }
 
-/// Apply is for chat memories only, and asks first.
-fn ask_to_apply(state: &mut AppState) {
+/// Apply writes a chat memory's policy, a checkpoint's removals, or a trim in place of a
+/// session whose source keeps it as a list; each asks first.
+fn ask_to_apply(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(trim) = state.trim.as_ref() else {
         return;
     };
-    if let TrimSource::Checkpoint { .. } = &trim.source {
-        super::checkpoint_writes::ask_to_apply_trim(state);
-        return;
+    match &trim.source {
+        TrimSource::Checkpoint { .. } => {
+            super::checkpoint_writes::ask_to_apply_trim(state);
+            return;
+        }
+        TrimSource::Session { id } if state.trims_in_place => {
+            let id = id.clone();
+            super::session_trim::ask_to_apply(state, id, effects);
+            return;
+        }
+        _ => {}
     }
     let refusal = match &trim.source {
         TrimSource::ChatMemory { .. } if !trim.is_policy() => Some(
@@ -455,11 +464,6 @@ fn ask_to_apply(state: &mut AppState) {
         ),
         TrimSource::ChatMemory { .. } if state.read_only => Some(READ_ONLY.to_owned()),
         TrimSource::ChatMemory { .. } => None,
-        TrimSource::Session { id } if state.trims_in_place => Some(format!(
-            "a session's trim is applied from the command line, which archives what it deletes \
-             for undo: memscope --write trim apply --conversation {id} --keep-last N --yes \
-             (or --max-tokens N)"
-        )),
         other => Some(TrimInspectError::NotAStoredList(other.view_kind()).to_string()),
     };
     if let Some(refusal) = refusal {
