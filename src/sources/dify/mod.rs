@@ -3,6 +3,10 @@
 
 pub mod agent_sessions;
 pub mod conversation;
+pub mod doctor;
+mod doctor_files;
+pub mod doctor_finding;
+pub mod executions;
 mod history;
 pub mod listing;
 pub mod messages;
