@@ -3,6 +3,7 @@
 
 pub mod agent_sessions;
 pub mod conversation;
+pub mod demo;
 pub mod doctor;
 mod doctor_files;
 pub mod doctor_finding;

@@ -6,6 +6,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod conversations;
+pub mod demo;
 pub mod dialect;
 pub mod doctor;
 mod history;

@@ -10,6 +10,7 @@ pub mod budget;
 pub mod checkpoint_tree;
 pub mod conversation;
 pub mod decode;
+pub mod demo;
 pub mod doctor;
 pub mod opened;
 pub mod prune;

@@ -1,5 +1,8 @@
 //! memscope's own schema: Dify's conversation tables, Langflow's memory-base tables and
-//! memscope's chat memories, in a database memscope created (and so may write).
+//! memscope's chat memories, in a database memscope created (and so may write). Its demo story
+//! is the chat memories' (`demo.rs`).
+
+pub(crate) mod demo;
 
 use std::collections::BTreeSet;
 
