@@ -11,6 +11,8 @@ use chrono::{DateTime, Utc};
 use crossterm::event::KeyCode;
 use memscope::inspect::doctor::{DoctorReport, Finding};
 use memscope::memory::thread::ThreadComparison;
+use memscope::sources::dify::doctor_finding::DifyFinding;
+use memscope::sources::doctor::Found;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::AppState;
 use memscope::tui::update::doctor::DoctorEvent;
@@ -67,32 +69,32 @@ fn scanning(scanned: u64) -> AppState {
 
 fn findings() -> Vec<Finding> {
     vec![
-        Finding::OverBudget {
+        Finding::Source(Found::new(DifyFinding::OverBudget {
             conversation_id: id(2),
             tokens: 3_412,
             budget: 2_000,
             messages: 24,
-        },
-        Finding::ThreadDivergence {
+        })),
+        Finding::Source(Found::new(DifyFinding::ThreadDivergence {
             conversation_id: id(1),
             newest_message: id(101),
             comparison: ThreadComparison::Same,
             explanation: "Dify's extraction stops at an unrelated root after 2 messages; the \
                           tree path has 5"
                 .to_owned(),
-        },
-        Finding::OverBudget {
+        })),
+        Finding::Source(Found::new(DifyFinding::OverBudget {
             conversation_id: id(3),
             tokens: 2_107,
             budget: 2_000,
             messages: 9,
-        },
-        Finding::UnreadableJson {
+        })),
+        Finding::Source(Found::new(DifyFinding::UnreadableJson {
             node_execution_id: id(700),
             node_id: "llm".to_owned(),
             column: "outputs".to_owned(),
             error: "expected value at line 1 column 1".to_owned(),
-        },
+        })),
     ]
 }
 

@@ -11,31 +11,32 @@
 //! the large scale adds 50,000 templated conversations with 1,000,000 messages, streamed a batch
 //! per 1,000 conversations.
 
-mod bulk;
-mod chapter;
-mod chat_memory;
-mod chatflow;
-mod dify;
-mod files;
-mod ids;
-mod langflow;
-mod langgraph;
-mod openai_agents;
-mod text;
+pub(crate) mod chapter;
+pub(crate) mod files;
+pub(crate) mod ids;
+pub(crate) mod text;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::PathBuf;
 
+use crate::sources::dify::demo as dify;
+use crate::sources::dify::demo::chatflow;
+use crate::sources::langflow::demo as langflow;
+use crate::sources::memscope::demo as chat_memory;
 use crate::store::rows::Batch;
 
-pub use bulk::{BulkGenerator, BulkPlan};
+pub use crate::sources::dify::demo::bulk::{BulkGenerator, BulkPlan};
+pub use crate::sources::langgraph::demo::{
+    LangGraphDemoError, LangGraphDemoSummary, write_langgraph_demo,
+};
+pub use crate::sources::openai_agents::demo::{
+    OpenAiAgentsDemoError, OpenAiAgentsDemoSummary, write_openai_agents_demo,
+};
 pub use chapter::Story;
 use chapter::{Chapter, Setting, TENANT_STREAM};
 pub use files::WriteFileError;
-pub use langgraph::{LangGraphDemoError, LangGraphDemoSummary, write_langgraph_demo};
-pub use openai_agents::{OpenAiAgentsDemoError, OpenAiAgentsDemoSummary, write_openai_agents_demo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {

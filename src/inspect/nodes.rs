@@ -8,7 +8,7 @@
 
 //!
 //! The parts: the thread node memory reads (`thread`), executions with their offloaded columns
-//! followed (`offloads`), what a context is read from (`sources`), a context and its budget
+//! followed (Dify's, `sources/dify/executions.rs`), what a context is read from (`sources`), a context and its budget
 //! (`context`), a node across the thread's turns (`timeline`), the nodes pane (`list`) and what
 //! `nodes` and `node-context` report (`report`).
 
@@ -16,21 +16,20 @@ mod context;
 #[cfg(test)]
 mod fixtures;
 mod list;
-mod offloads;
 pub mod report;
 mod sources;
 mod thread;
 mod timeline;
 
+pub use crate::sources::dify::executions::{ExecutionDocs, FullColumn};
 pub use context::{
-    ContextSource, EmptyOrProblem, EmptyState, NodeContext, NodeContextView, ParsedExecution,
-    node_context, parse_execution, parse_memory_read,
+    ContextSource, EmptyOrProblem, EmptyState, NodeContext, NodeContextView, node_context,
+    parse_memory_read,
 };
 pub use list::{
     LatestContext, NodeSummary, latest_context, load_conversation_executions,
     load_latest_executions, resolve_node, summarize_nodes,
 };
-pub use offloads::{ExecutionDocs, FullColumn, resolve_offloads};
 pub use sources::{
     MemoryFileRead, NodeSources, load_node_sources, memory_file_key, memory_file_read,
     read_memory_file,

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, CountedTable};
 
 /// A kind of memory database: how it is recognised, what it has and allows, and how memscope's
 /// queries reach its tables.
@@ -42,6 +42,12 @@ pub trait MemorySource: Sync {
     fn revision(&self, catalog: &Catalog) -> Option<String> {
         let _ = catalog;
         None
+    }
+
+    /// The tables of the source's databases that the summary, `info` and `demo` count, in the
+    /// order they show them; a table a database lacks is left out.
+    fn counted_tables(&self) -> &'static [CountedTable] {
+        &[]
     }
 
     /// The app's own API endpoint that makes `change` on a database whose memory bases

@@ -5,6 +5,7 @@
 use super::adapter::MemorySource;
 use super::conversation::ConversationSource;
 use super::dify::conversation::DifyConversations;
+use super::dify::doctor::DifyDoctor;
 use super::doctor::ConversationDoctor;
 use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
@@ -15,8 +16,8 @@ use super::openai_agents::doctor::AgentSessionsDoctor;
 use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
 
-/// A source's conversation capability, how `doctor` scans its conversations where the source
-/// has a scan of its own, and how memscope trims a stored conversation where it may.
+/// A source's conversation capability, how `doctor` scans its conversations, and how memscope
+/// trims a stored conversation where it may.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
@@ -25,18 +26,18 @@ struct Registered {
 }
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them in
-/// Dify's tables, so Dify's capability reads them; Dify's scan is `inspect/doctor.rs`'s own.
+/// Dify's tables, so Dify's capabilities read and scan them.
 const CONVERSATIONS: &[Registered] = &[
     Registered {
         key: "memscope",
         conversations: &DifyConversations,
-        doctor: None,
+        doctor: Some(&DifyDoctor),
         trim: None,
     },
     Registered {
         key: "dify",
         conversations: &DifyConversations,
-        doctor: None,
+        doctor: Some(&DifyDoctor),
         trim: None,
     },
     Registered {
@@ -75,7 +76,7 @@ pub fn conversations_of(source: &dyn MemorySource) -> Option<&'static dyn Conver
     registered(source).map(|r| r.conversations)
 }
 
-/// How `doctor` scans `source`'s conversations, where the source has a scan of its own.
+/// How `doctor` scans `source`'s conversations; `None` when it keeps none or has no scan.
 pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationDoctor> {
     registered(source).and_then(|r| r.doctor)
 }

@@ -1,12 +1,11 @@
 //! The doctor capability: how a source's conversations are scanned for what makes a bot
 //! forget, leak or overflow, and each finding as every front end shows it, whatever the source.
-//! `inspect/doctor.rs` runs the scan of the source that made the database and reports its
-//! findings beside its own.
+//! `inspect/doctor.rs` runs the scan of the source that made the database.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use super::conversation::{Extra, SourceFuture, SourceOptions};
 use super::opened::ConversationKey;
@@ -80,13 +79,6 @@ impl PartialEq for Found {
 
 impl Eq for Found {}
 
-/// Written as its extra: the one finding shape adds the kind, conversation and sentence.
-impl Serialize for Found {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.extra().serialize(serializer)
-    }
-}
-
 /// What one scan found.
 #[derive(Debug, Clone, Default)]
 pub struct SourceScan {
@@ -95,6 +87,13 @@ pub struct SourceScan {
     /// Entries read, in the unit the progress counts.
     pub messages: usize,
     pub findings: Vec<Found>,
+    /// Conversations the source deleted, left out of the scan as the source leaves them out.
+    pub deleted_skipped: i64,
+    /// Entries whose run the source archived out of the database: gone on purpose, so not
+    /// findings.
+    pub archived_runs: i64,
+    /// The files the rows point to were not checked: no object storage is configured.
+    pub files_not_checked: bool,
 }
 
 /// How a source's conversations are scanned.

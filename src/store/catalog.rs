@@ -56,6 +56,14 @@ pub const PROFILED_TABLES: &[&str] = &[
     "agent_messages",
 ];
 
+/// A table a source counts for the summary, with its count query (PostgreSQL syntax, as every
+/// query is): a source declares them (`MemorySource::counted_tables`), the store counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountedTable {
+    pub table: &'static str,
+    pub count_sql: &'static str,
+}
+
 impl Catalog {
     pub fn has_table(&self, table: &str) -> bool {
         self.tables.contains(table)

@@ -4,17 +4,16 @@
 
 use serde::Serialize;
 
-use super::offloads::ExecutionDocs;
 use super::sources::{MemoryFileRead, NodeSources};
 use super::thread::NodeThread;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{History, HistoryMessage, Side};
 use crate::memory::model::Role;
 use crate::memory::node_context::{
-    MemoryFile, NodeMessage, NodeProblem, OutputsContext, ParsedMessages, parse_memory_file,
-    parse_outputs, parse_prompts,
+    MemoryFile, NodeMessage, NodeProblem, ParsedMessages, parse_memory_file,
 };
 use crate::memory::tokens::CountCache;
+use crate::sources::dify::executions::{ExecutionDocs, parse_execution};
 
 /// Which of a node's three sources a context view shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -137,53 +136,6 @@ impl NodeContext {
     fn take(&mut self, parsed: ParsedMessages) {
         self.messages = parsed.messages;
         self.problems.extend(parsed.problems);
-    }
-}
-
-/// The parsed columns of one execution.
-#[derive(Debug, Clone, Serialize)]
-pub struct ParsedExecution {
-    pub id: String,
-    pub workflow_run_id: String,
-    pub status: String,
-    pub outputs: OutputsContext,
-    pub prompts: ParsedMessages,
-    pub outputs_offloaded: bool,
-    /// Offload problems; parse problems are in `outputs` and `prompts`.
-    pub problems: Vec<NodeProblem>,
-}
-
-pub fn parse_execution(docs: &ExecutionDocs) -> ParsedExecution {
-    let short = &docs.id[..docs.id.len().min(8)];
-    let outputs = docs
-        .outputs
-        .text
-        .as_deref()
-        .map_or_else(OutputsContext::default, |text| {
-            parse_outputs(text.as_bytes(), &format!("outputs of execution {short}"))
-        });
-    let prompts = docs
-        .process_data
-        .text
-        .as_deref()
-        .map_or_else(ParsedMessages::default, |text| {
-            parse_prompts(
-                text.as_bytes(),
-                &format!("process_data of execution {short}"),
-            )
-        });
-    ParsedExecution {
-        id: docs.id.clone(),
-        workflow_run_id: docs.workflow_run_id.clone(),
-        status: docs.status.clone(),
-        outputs,
-        prompts,
-        outputs_offloaded: docs.outputs.offloaded,
-        problems: [&docs.outputs.problem, &docs.process_data.problem]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect(),
     }
 }
 

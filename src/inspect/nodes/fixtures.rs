@@ -3,10 +3,10 @@
 use chrono::NaiveDateTime;
 use serde_json::json;
 
-use super::offloads::{ExecutionDocs, FullColumn};
 use super::sources::{MemoryFileRead, NodeSources};
 use super::thread::{CHATFLOW_MODE, NodeThread};
 use crate::memory::node_context::ThreadTurn;
+use crate::sources::dify::executions::{ExecutionDocs, FullColumn};
 use crate::sources::dify::queries::ConversationInfo;
 
 pub(crate) fn info(app_mode: &str) -> ConversationInfo {

@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::context::{ContextSource, parse_execution, succeeded};
-use super::offloads::{ExecutionDocs, resolve_offloads};
+use super::context::{ContextSource, succeeded};
 use super::thread::NodeThread;
 use crate::inspect::InspectError;
 use crate::inspect::conversation::load_conversation;
 use crate::memory::budget_view::BudgetSettings;
 use crate::memory::names::Unknown;
 use crate::memory::tokens::CountCache;
+use crate::sources::dify::executions::{ExecutionDocs, parse_execution, resolve_offloads};
 use crate::storage::ObjectStore;
 use crate::store::{NodeExecutionBrief, Store};
 

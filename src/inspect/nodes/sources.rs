@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use super::offloads::{ExecutionDocs, resolve_offloads};
 use super::thread::NodeThread;
 use crate::inspect::InspectError;
 use crate::memory::node_context::NodeProblem;
+use crate::sources::dify::executions::{ExecutionDocs, resolve_offloads};
 use crate::sources::dify::queries::ConversationInfo;
 use crate::storage::ObjectStore;
 use crate::storage::files::FileReadError;

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::context::{parse_execution, parse_memory_read};
-use super::offloads::{ExecutionDocs, resolve_offloads};
+use super::context::parse_memory_read;
 use super::sources::MemoryFileRead;
 use super::thread::NodeThread;
 use crate::inspect::InspectError;
 use crate::memory::node_context::{Disagreement, NodeProblem, compare_turn, outputs_turn_text};
+use crate::sources::dify::executions::{ExecutionDocs, parse_execution, resolve_offloads};
 use crate::storage::ObjectStore;
 use crate::store::Store;
 

@@ -70,8 +70,8 @@ const fn default_summary_max_tokens() -> u64 {
     200
 }
 
-/// A chat memory's policy, in the JSON shape stored with it (see `demo::chat_memory`). Missing
-/// keys take seed 004's defaults.
+/// A chat memory's policy, in the JSON shape stored with it (see `sources/memscope/demo.rs`).
+/// Missing keys take seed 004's defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMemoryPolicy {
     #[serde(default)]

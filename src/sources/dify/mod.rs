@@ -3,6 +3,11 @@
 
 pub mod agent_sessions;
 pub mod conversation;
+pub mod demo;
+pub mod doctor;
+mod doctor_files;
+pub mod doctor_finding;
+pub mod executions;
 mod history;
 pub mod listing;
 pub mod messages;
@@ -15,9 +20,9 @@ pub mod window;
 use std::collections::BTreeSet;
 
 use super::adapter::{Capabilities, MemorySource, Part};
-use super::memscope::MEMSCOPE_FORMATS;
+use super::memscope::{MEMSCOPE_FORMATS, MEMSCOPE_TABLES};
 use super::rewrite::Rewrite;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, CountedTable};
 use schema::DifySchema;
 
 pub struct Dify;
@@ -29,6 +34,10 @@ impl MemorySource for Dify {
 
     fn key(&self) -> &'static str {
         "dify"
+    }
+
+    fn counted_tables(&self) -> &'static [CountedTable] {
+        MEMSCOPE_TABLES
     }
 
     fn recognises(&self, _catalog: &Catalog, parts: &BTreeSet<Part>) -> bool {

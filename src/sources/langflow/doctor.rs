@@ -238,6 +238,7 @@ impl ConversationDoctor for LangflowDoctor {
                 conversations: scan.conversations,
                 messages: scan.messages,
                 findings: scan.findings.into_iter().map(Found::new).collect(),
+                ..SourceScan::default()
             }))
         })
     }

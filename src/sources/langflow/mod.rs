@@ -6,6 +6,7 @@
 pub mod budget;
 pub mod conversation;
 pub mod conversations;
+pub mod demo;
 pub mod dialect;
 pub mod doctor;
 mod history;
@@ -25,7 +26,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, CountedTable};
 
 pub struct Langflow;
 
@@ -36,6 +37,10 @@ impl MemorySource for Langflow {
 
     fn key(&self) -> &'static str {
         "langflow"
+    }
+
+    fn counted_tables(&self) -> &'static [CountedTable] {
+        LANGFLOW_TABLES
     }
 
     /// Langflow's `message` table (Dify's is `messages`).
@@ -72,3 +77,40 @@ impl MemorySource for Langflow {
         })
     }
 }
+
+/// The tables of Langflow's databases that the summary counts: its users, flows, jobs and
+/// messages, and its memory bases.
+const LANGFLOW_TABLES: &[CountedTable] = &[
+    CountedTable {
+        table: "user",
+        count_sql: "SELECT COUNT(*) FROM \"user\"",
+    },
+    CountedTable {
+        table: "flow",
+        count_sql: "SELECT COUNT(*) FROM flow",
+    },
+    CountedTable {
+        table: "job",
+        count_sql: "SELECT COUNT(*) FROM job",
+    },
+    CountedTable {
+        table: "message",
+        count_sql: "SELECT COUNT(*) FROM message",
+    },
+    CountedTable {
+        table: "memory_base",
+        count_sql: "SELECT COUNT(*) FROM memory_base",
+    },
+    CountedTable {
+        table: "memory_base_session",
+        count_sql: "SELECT COUNT(*) FROM memory_base_session",
+    },
+    CountedTable {
+        table: "memory_base_workflow_run",
+        count_sql: "SELECT COUNT(*) FROM memory_base_workflow_run",
+    },
+    CountedTable {
+        table: "message_ingestion_record",
+        count_sql: "SELECT COUNT(*) FROM message_ingestion_record",
+    },
+];

@@ -259,6 +259,7 @@ impl ConversationDoctor for LangGraphDoctor {
                 conversations: scan.threads,
                 messages: scan.messages,
                 findings: scan.findings.into_iter().map(Found::new).collect(),
+                ..SourceScan::default()
             }))
         })
     }

@@ -10,6 +10,7 @@ pub mod budget;
 pub mod checkpoint_tree;
 pub mod conversation;
 pub mod decode;
+pub mod demo;
 pub mod doctor;
 pub mod opened;
 pub mod prune;
@@ -33,7 +34,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, CountedTable};
 
 pub struct LangGraph;
 
@@ -44,6 +45,10 @@ impl MemorySource for LangGraph {
 
     fn key(&self) -> &'static str {
         "langgraph"
+    }
+
+    fn counted_tables(&self) -> &'static [CountedTable] {
+        LANGGRAPH_TABLES
     }
 
     /// SqliteSaver's `checkpoints` and `writes`, or PostgresSaver's `checkpoints`,
@@ -86,3 +91,28 @@ impl MemorySource for LangGraph {
         catalog.checkpoint_migration.map(|v| format!("v{v}"))
     }
 }
+
+/// The tables of LangGraph's checkpoint savers that the summary counts: SqliteSaver's two,
+/// PostgresSaver's four.
+const LANGGRAPH_TABLES: &[CountedTable] = &[
+    CountedTable {
+        table: "checkpoints",
+        count_sql: "SELECT COUNT(*) FROM checkpoints",
+    },
+    CountedTable {
+        table: "writes",
+        count_sql: "SELECT COUNT(*) FROM writes",
+    },
+    CountedTable {
+        table: "checkpoint_blobs",
+        count_sql: "SELECT COUNT(*) FROM checkpoint_blobs",
+    },
+    CountedTable {
+        table: "checkpoint_writes",
+        count_sql: "SELECT COUNT(*) FROM checkpoint_writes",
+    },
+    CountedTable {
+        table: "checkpoint_migrations",
+        count_sql: "SELECT COUNT(*) FROM checkpoint_migrations",
+    },
+];

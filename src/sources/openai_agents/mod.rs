@@ -9,6 +9,7 @@
 // reach the conversation code built on the store.
 pub mod conversation;
 mod cut;
+pub mod demo;
 pub mod doctor;
 pub mod encrypted;
 pub mod item;

@@ -3,6 +3,8 @@ use crossterm::event::KeyCode;
 
 use super::*;
 use crate::inspect::doctor::DoctorReport;
+use crate::sources::dify::doctor_finding::DifyFinding;
+use crate::sources::doctor::Found;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::{Overlay, Tab};
 use crate::tui::update::test_support::{code, key, list_loaded, state};
@@ -25,28 +27,28 @@ fn report(event: JobEvent, state: &mut AppState) -> Vec<Effect> {
 }
 
 fn over_budget(conversation: &str) -> Finding {
-    Finding::OverBudget {
+    Finding::Source(Found::new(DifyFinding::OverBudget {
         conversation_id: conversation.to_owned(),
         tokens: 2_500,
         budget: 2_000,
         messages: 12,
-    }
+    }))
 }
 
 fn findings() -> Vec<Finding> {
     vec![
         over_budget("c-2"),
-        Finding::TreeAnomaly {
+        Finding::Source(Found::new(DifyFinding::TreeAnomaly {
             conversation_id: "c-1".to_owned(),
             anomaly: "message m-3 points to parent m-9, which is not in the conversation"
                 .to_owned(),
-        },
-        Finding::UnreadableJson {
+        })),
+        Finding::Source(Found::new(DifyFinding::UnreadableJson {
             node_execution_id: "e-1".to_owned(),
             node_id: "llm".to_owned(),
             column: "outputs".to_owned(),
             error: "expected value at line 1 column 1".to_owned(),
-        },
+        })),
         over_budget("c-3"),
     ]
 }

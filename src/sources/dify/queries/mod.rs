@@ -21,4 +21,4 @@ mod windows;
 pub use conversations::{
     ConversationCursor, ConversationFilter, ConversationInfo, ConversationSummary,
 };
-pub use scans::{BadNodeJson, DanglingRunRef, TableCount};
+pub use scans::{BadNodeJson, DanglingRunRef};

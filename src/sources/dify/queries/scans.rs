@@ -36,13 +36,6 @@ pub struct BadNodeJson {
     pub error: String,
 }
 
-/// Rows in one table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableCount {
-    pub table: &'static str,
-    pub rows: i64,
-}
-
 #[derive(FromRow)]
 struct NodeJsonRecord {
     id: String,
@@ -73,66 +66,6 @@ impl NodeJsonRecord {
         })
     }
 }
-
-/// The tables [`Store::table_counts`] reports, with their count queries.
-const COUNTED_TABLES: &[(&str, &str)] = &[
-    ("apps", "SELECT COUNT(*) FROM apps"),
-    ("conversations", "SELECT COUNT(*) FROM conversations"),
-    ("messages", "SELECT COUNT(*) FROM messages"),
-    ("message_files", "SELECT COUNT(*) FROM message_files"),
-    ("upload_files", "SELECT COUNT(*) FROM upload_files"),
-    ("workflow_runs", "SELECT COUNT(*) FROM workflow_runs"),
-    (
-        "workflow_node_executions",
-        "SELECT COUNT(*) FROM workflow_node_executions",
-    ),
-    (
-        "workflow_node_execution_offload",
-        "SELECT COUNT(*) FROM workflow_node_execution_offload",
-    ),
-    ("chat_memories", "SELECT COUNT(*) FROM chat_memories"),
-    (
-        "chat_memory_messages",
-        "SELECT COUNT(*) FROM chat_memory_messages",
-    ),
-    (
-        "chat_memory_trims",
-        "SELECT COUNT(*) FROM chat_memory_trims",
-    ),
-    (
-        "chat_memory_trim_archive",
-        "SELECT COUNT(*) FROM chat_memory_trim_archive",
-    ),
-    ("user", "SELECT COUNT(*) FROM \"user\""),
-    ("flow", "SELECT COUNT(*) FROM flow"),
-    ("job", "SELECT COUNT(*) FROM job"),
-    ("message", "SELECT COUNT(*) FROM message"),
-    ("memory_base", "SELECT COUNT(*) FROM memory_base"),
-    (
-        "memory_base_session",
-        "SELECT COUNT(*) FROM memory_base_session",
-    ),
-    (
-        "memory_base_workflow_run",
-        "SELECT COUNT(*) FROM memory_base_workflow_run",
-    ),
-    (
-        "message_ingestion_record",
-        "SELECT COUNT(*) FROM message_ingestion_record",
-    ),
-    // LangGraph's checkpoint savers: SqliteSaver's two tables, PostgresSaver's four.
-    ("checkpoints", "SELECT COUNT(*) FROM checkpoints"),
-    ("writes", "SELECT COUNT(*) FROM writes"),
-    ("checkpoint_blobs", "SELECT COUNT(*) FROM checkpoint_blobs"),
-    (
-        "checkpoint_writes",
-        "SELECT COUNT(*) FROM checkpoint_writes",
-    ),
-    (
-        "checkpoint_migrations",
-        "SELECT COUNT(*) FROM checkpoint_migrations",
-    ),
-];
 
 impl Store {
     /// Streams every message, calling `visit` once per conversation with all its messages
@@ -311,22 +244,6 @@ impl Store {
         )
         .await?;
         Ok(bad)
-    }
-
-    /// Rows per table, for the tables this database has.
-    pub async fn table_counts(&self) -> Result<Vec<TableCount>, StoreError> {
-        let mut counts = Vec::new();
-        for &(table, query) in COUNTED_TABLES {
-            if !self.has_table(table) {
-                continue;
-            }
-            let rows: i64 = on_pool!(self.pool, query, |pool, sql| {
-                sqlx::query_scalar(sql).fetch_one(pool).await
-            })
-            .map_err(|e| self.query_failed(e))?;
-            counts.push(TableCount { table, rows });
-        }
-        Ok(counts)
     }
 }
 

@@ -12,9 +12,9 @@ use serde_json::{Value as Json, json};
 use sqlx::Connection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 
-use super::chapter::{OPENAI_AGENTS_STREAM, Story};
-use super::ids::{DemoRng, base_time, seconds};
-use super::text::{prose, short_answer, short_query};
+use crate::demo::chapter::{OPENAI_AGENTS_STREAM, Story};
+use crate::demo::ids::{DemoRng, base_time, seconds};
+use crate::demo::text::{prose, short_answer, short_query};
 
 /// The tables of `SQLiteSession` and `AdvancedSQLiteSession(create_tables=True)`.
 const SETUP: &str = "

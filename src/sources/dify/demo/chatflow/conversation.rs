@@ -7,11 +7,11 @@ use serde_json::{Map, Value, json};
 use super::graph::{Chatflow, RESEARCHER, RESEARCHER_SYSTEM, WRITER, WRITER_SYSTEM};
 use super::llm::{ImageRef, LlmCall, Said, web_search};
 use super::run::{Quirk, Run};
-use crate::demo::dify::{ConversationBuilder, Parent, upload, user_upload_file};
 use crate::demo::files::{TINY_PNG, WriteFileError};
 use crate::demo::ids::{DemoRng, seconds};
 use crate::demo::text::estimate_tokens;
 use crate::memory::model::{Role, StoredMessage};
+use crate::sources::dify::demo::builder::{ConversationBuilder, Parent, upload, user_upload_file};
 use crate::store::rows::Batch;
 
 pub(super) struct TurnSpec {

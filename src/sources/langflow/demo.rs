@@ -8,10 +8,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use super::chapter::{Chapter, LANGFLOW_STREAM, Setting, Story};
-use super::files::{FileRoot, WriteFileError};
-use super::ids::{DemoRng, base_time, seconds, utc};
-use super::text::{prose, short_answer, short_query};
+use crate::demo::chapter::{Chapter, LANGFLOW_STREAM, Setting, Story};
+use crate::demo::files::{FileRoot, WriteFileError};
+use crate::demo::ids::{DemoRng, base_time, seconds, utc};
+use crate::demo::text::{prose, short_answer, short_query};
 use crate::memory::memory_base::kb_name_stem;
 use crate::store::rows::{
     Batch, FlowRow, IngestionRecordRow, JobRow, LfMessageRow, LfUserRow, MemoryBaseRow,
@@ -313,7 +313,7 @@ fn write_kb_metadata(
     Ok(())
 }
 
-pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
+pub(crate) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
     let mut rng = DemoRng::new(setting.seed, LANGFLOW_STREAM);
     let kb_root = FileRoot(setting.kb_root);
     let created = utc(base_time()) - seconds(14 * 24 * 3600);
@@ -486,5 +486,5 @@ pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
 }
 
 #[cfg(test)]
-#[path = "langflow_tests.rs"]
+#[path = "demo_tests.rs"]
 mod tests;

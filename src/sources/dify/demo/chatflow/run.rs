@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 
 use super::graph::{ANSWER, Chatflow, Node, RESEARCHER, START, WRITER};
 use super::llm::{LlmCall, Usage, process_data, truncated_outputs};
-use crate::demo::dify::upload;
 use crate::demo::files::WriteFileError;
 use crate::demo::ids::{DemoRng, seconds};
+use crate::sources::dify::demo::builder::upload;
 use crate::store::rows::{
     Batch, NodeExecutionOffloadRow, NodeExecutionRow, UploadFileRow, WorkflowRunRow,
 };

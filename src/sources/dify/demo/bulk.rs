@@ -1,9 +1,9 @@
 //! The large scale: many templated support conversations, generated chunk by chunk so memory
 //! stays bounded and every chunk is reproducible on its own.
 
-use super::dify::{ConversationBuilder, Parent, app};
-use super::ids::{DemoRng, base_time, seconds};
-use super::text::{short_answer, short_query};
+use super::builder::{ConversationBuilder, Parent, app};
+use crate::demo::ids::{DemoRng, base_time, seconds};
+use crate::demo::text::{short_answer, short_query};
 use crate::store::rows::{AppRow, Batch, MessageFileRow};
 
 /// How much bulk data to generate.

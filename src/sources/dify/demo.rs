@@ -3,17 +3,20 @@
 //!
 //! This file sets up the apps and lists the stories; the rows are built in `builder` (which the
 //! chatflow and the bulk scale use too), the thread shapes are in `thread_shapes`, and answers,
-//! files and long histories in `contents`.
+//! files and long histories in `contents`. The chatflow's chapter is `chatflow`, and the
+//! 1M-message scale's templated conversations are `bulk`.
 
 mod builder;
+pub mod bulk;
+pub(crate) mod chatflow;
 mod contents;
 mod thread_shapes;
 
-pub(crate) use builder::{ConversationBuilder, Parent, app, upload, user_upload_file};
+use builder::app;
 
-use super::chapter::{Chapter, DIFY_STREAM, Setting};
-use super::files::{FileRoot, WriteFileError};
-use super::ids::{DemoRng, base_time, seconds};
+use crate::demo::chapter::{Chapter, DIFY_STREAM, Setting};
+use crate::demo::files::{FileRoot, WriteFileError};
+use crate::demo::ids::{DemoRng, base_time, seconds};
 use crate::store::rows::Batch;
 use contents::{files_conversation, interrupted_answers, long_history};
 use thread_shapes::{
@@ -21,7 +24,7 @@ use thread_shapes::{
     service_api_conversation,
 };
 
-pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
+pub(crate) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
     let mut rng = DemoRng::new(setting.seed, DIFY_STREAM);
     let storage = FileRoot(setting.storage_root);
     let tenant = setting.tenant_id;

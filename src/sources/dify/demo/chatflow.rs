@@ -10,17 +10,17 @@ mod graph;
 mod llm;
 mod run;
 
-use super::chapter::{CHATFLOW_STREAM, Chapter, Setting, Story};
-use super::dify::{Parent, app};
-use super::files::{FileRoot, WriteFileError};
-use super::ids::{DemoRng, base_time, seconds};
-use super::text::{json_tool_output, prose};
+use super::builder::{Parent, app};
+use crate::demo::chapter::{CHATFLOW_STREAM, Chapter, Setting, Story};
+use crate::demo::files::{FileRoot, WriteFileError};
+use crate::demo::ids::{DemoRng, base_time, seconds};
+use crate::demo::text::{json_tool_output, prose};
 use crate::store::rows::Batch;
 use conversation::{ChatflowConversation, TurnSpec};
 use graph::Chatflow;
 use run::Quirk;
 
-pub(super) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
+pub(crate) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
     let mut rng = DemoRng::new(setting.seed, CHATFLOW_STREAM);
     let created = base_time() - seconds(10 * 24 * 3600);
     let trip_planner = app(

@@ -1,5 +1,6 @@
 use super::*;
 use crate::memory::tokens::{CounterKind, TokenCounter};
+use crate::sources::doctor::SourceFinding;
 use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use chrono::NaiveDate;
 
@@ -53,7 +54,7 @@ fn issue_39031_is_found() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert!(matches!(
         &findings[0],
-        Finding::ThreadDivergence {
+        DifyFinding::ThreadDivergence {
             comparison: ThreadComparison::StoppedAtUnrelatedRoot { .. },
             ..
         }
@@ -65,7 +66,7 @@ fn issue_39031_is_found() {
 fn cycles_and_budgets_are_found() {
     let rows = [row("a", Some("b"), 1), row("b", Some("a"), 2)];
     let findings = check_conversation(&rows, false, &settings(5), &mut CountCache::default());
-    let kinds: Vec<_> = findings.iter().map(Finding::kind).collect();
+    let kinds: Vec<_> = findings.iter().map(SourceFinding::kind).collect();
     assert!(kinds.contains(&"tree_anomaly"), "{kinds:?}");
     assert!(kinds.contains(&"over_budget"), "{kinds:?}");
 }

@@ -12,9 +12,9 @@ mod file;
 mod messages;
 mod steps;
 
-use super::chapter::{LANGGRAPH_STREAM, Story};
-use super::ids::{DemoRng, base_time};
-use super::text::{prose, short_answer, short_query};
+use crate::demo::chapter::{LANGGRAPH_STREAM, Story};
+use crate::demo::ids::{DemoRng, base_time};
+use crate::demo::text::{prose, short_answer, short_query};
 use crate::sources::langgraph::decode::Value;
 pub use file::LangGraphDemoError;
 use messages::{Message, ToolCall};
@@ -323,5 +323,5 @@ pub async fn write_langgraph_demo(
 }
 
 #[cfg(test)]
-#[path = "langgraph_tests.rs"]
+#[path = "demo_tests.rs"]
 mod tests;

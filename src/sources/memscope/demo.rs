@@ -23,9 +23,9 @@ use chrono::NaiveDateTime;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::chapter::{CHAT_MEMORY_STREAM, Chapter, Setting, Story};
-use super::ids::{DemoRng, base_time, seconds};
-use super::text::{json_tool_output, short_answer, short_query};
+use crate::demo::chapter::{CHAT_MEMORY_STREAM, Chapter, Setting, Story};
+use crate::demo::ids::{DemoRng, base_time, seconds};
+use crate::demo::text::{json_tool_output, short_answer, short_query};
 use crate::memory::model::{Role, ToolCall};
 use crate::store::rows::{Batch, ChatMemoryMessageRow, ChatMemoryRow};
 
@@ -182,7 +182,7 @@ fn image_file(name: &str, size: u32) -> Value {
     }])
 }
 
-pub(super) fn chapter(setting: &Setting) -> Chapter {
+pub(crate) fn chapter(setting: &Setting) -> Chapter {
     let mut rng = DemoRng::new(setting.seed, CHAT_MEMORY_STREAM);
     let mut batch = Batch::default();
     let created = base_time() - seconds(3 * 24 * 3600);
@@ -373,5 +373,5 @@ fn session_context(rng: &mut DemoRng, created: NaiveDateTime, batch: &mut Batch)
 }
 
 #[cfg(test)]
-#[path = "chat_memory_tests.rs"]
+#[path = "demo_tests.rs"]
 mod tests;
