@@ -35,6 +35,7 @@ mod nodes;
 pub mod opened_database;
 mod popups;
 mod prompt;
+mod reopen;
 mod search;
 mod selection;
 mod session;

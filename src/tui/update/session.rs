@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::budget::{budget_panel_action, recompute_session_budget, set_budget};
 use super::effect::Effect;
+use super::reopen::reopen;
 use super::selection::moved;
-use super::session_effects::SessionLoad;
 use super::{settings, trim};
 use crate::sources::opened::{FedHistory, OpenConversation};
 use crate::store::ConversationShape;
@@ -39,7 +39,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
                 back => back,
             };
         }
-        Action::Refresh => reload(state, effects),
+        Action::Refresh => reopen(state, effects),
         Action::NextView => next_view(state, effects),
         Action::Undo => super::session_trim::ask_to_undo(state),
         Action::HistoryUp | Action::HistoryDown => change_history(state, action, effects),
@@ -71,22 +71,6 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
     }
 }
 
-/// Reads the open conversation again, as its key now names it.
-pub(super) fn reload(state: &mut AppState, effects: &mut Vec<Effect>) {
-    let generation = state.generation();
-    let Some(session) = state.session.as_mut() else {
-        return;
-    };
-    session.generation = generation;
-    session.status = LoadStatus::Loading;
-    let key = session.key.clone();
-    let settings = state.settings.budget_settings();
-    effects.push(Effect::load(
-        generation,
-        SessionLoad::Open { key, settings },
-    ));
-}
-
 /// `v`: the conversation's next view (an advanced session's next branch), read as the model
 /// is fed it there.
 fn next_view(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -102,7 +86,7 @@ fn next_view(state: &mut AppState, effects: &mut Vec<Effect>) {
     };
     session.key.view = views.next(session.key.view.as_deref()).map(str::to_owned);
     state.message = Some(views.describe(session.key.view.as_deref()));
-    reload(state, effects);
+    reopen(state, effects);
 }
 
 /// `>` or `<`: the memory reads more or fewer messages where it has a window (Langflow's

@@ -146,7 +146,7 @@ pub(super) fn written(
         .as_ref()
         .is_some_and(|s| s.key.id == written.id)
     {
-        super::session::reload(state, effects);
+        super::reopen::reopen(state, effects);
     }
     true
 }
