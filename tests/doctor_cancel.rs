@@ -8,7 +8,7 @@ mod common;
 use memscope::demo::{BulkGenerator, BulkPlan};
 use memscope::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
 use memscope::memory::tokens::{CounterKind, TokenCounter};
-use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
+use memscope::sources::doctor::DEFAULT_KEEP_LAST;
 use memscope::store::{CancelFlag, Store};
 
 /// 40,000 messages: ten times what the SQLite scan hands over in one chunk, so a scan that

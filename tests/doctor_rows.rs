@@ -14,8 +14,8 @@ use memscope::inspect::doctor::DoctorSettings;
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
 use memscope::sources::dify::doctor::check_conversation;
+use memscope::sources::doctor::DEFAULT_KEEP_LAST;
 use memscope::sources::doctor::SourceFinding;
-use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use memscope::store::{Backend, BadRow, Store};
 use serde_json::Value;
 

@@ -19,7 +19,7 @@ use memscope::memory::node_context::{Disagreement, NodeProblem};
 use memscope::memory::thread::ExtractionMode;
 use memscope::memory::tokens::{CountCache, CounterKind, TokenCounter};
 use memscope::sources::dify::queries::ConversationFilter;
-use memscope::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
+use memscope::sources::doctor::DEFAULT_KEEP_LAST;
 use memscope::storage::{ObjectStore, StorageBackend};
 use memscope::store::Store;
 

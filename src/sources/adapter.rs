@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::{Catalog, CountedTable};
+use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
 /// A kind of memory database: how it is recognised, what it has and allows, and how memscope's
 /// queries reach its tables.
@@ -42,6 +42,13 @@ pub trait MemorySource: Sync {
     fn revision(&self, catalog: &Catalog) -> Option<String> {
         let _ = catalog;
         None
+    }
+
+    /// What the source reads of its own tables when a database is opened, before it is known
+    /// which source made it (the revision of its migrations), for `recognises`, `unreadable`
+    /// and `revision` to read in the catalog.
+    fn probes(&self) -> &'static [CatalogProbe] {
+        &[]
     }
 
     /// The tables of the source's databases that the summary, `info` and `demo` count, in the

@@ -13,6 +13,10 @@ use crate::memory::tokens::TokenCounter;
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
 
+/// The root checkpoints each LangGraph thread keeps in the figure of what a prune frees, unless
+/// `doctor --keep-last` says otherwise: enough to step back through a thread's last turns.
+pub const DEFAULT_KEEP_LAST: usize = 10;
+
 /// What `doctor` checks histories against.
 #[derive(Debug, Clone)]
 pub struct DoctorSettings {

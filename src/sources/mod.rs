@@ -32,7 +32,7 @@ pub use adapter::{
 };
 pub use rewrite::Rewrite;
 
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, CatalogProbe};
 
 /// Every source, tried in this order on a database's catalog; the first that recognises it
 /// reads it. memscope's own schema first (it carries Dify's and Langflow's tables too), then
@@ -50,6 +50,15 @@ const SOURCES: &[&dyn MemorySource] = &[
     #[cfg(test)]
     &fixture::TestLog,
 ];
+
+/// What every source reads of its own tables when a database is opened (`MemorySource::probes`).
+pub fn catalog_probes() -> Vec<CatalogProbe> {
+    SOURCES
+        .iter()
+        .flat_map(|source| source.probes())
+        .copied()
+        .collect()
+}
 
 /// The source that made a database, or `None` when it is not a memory database at all.
 pub fn recognise(catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<&'static dyn MemorySource> {

@@ -100,7 +100,9 @@ fn other_databases_are_not_memory_databases() {
 #[test]
 fn a_missing_part_is_explained_in_one_line() {
     let mut langflow = catalog(LANGFLOW, &[]);
-    langflow.alembic_revision = Some("mb01b2c3d4e5".into());
+    langflow
+        .probed
+        .insert("alembic_revision", "mb01b2c3d4e5".into());
     let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
     assert_eq!(
         profile.lacks(Part::Conversations),
@@ -119,7 +121,9 @@ fn a_missing_part_is_explained_in_one_line() {
 fn creating_or_deleting_a_langflow_base_is_refused_with_langflows_own_endpoint() {
     use crate::sources::BaseChange;
     let mut langflow = catalog(LANGFLOW, &[]);
-    langflow.alembic_revision = Some("mb01b2c3d4e5".into());
+    langflow
+        .probed
+        .insert("alembic_revision", "mb01b2c3d4e5".into());
     let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
     assert_eq!(
         profile.refuses_base_change(BaseChange::Create).as_deref(),
@@ -168,7 +172,7 @@ fn langgraph_savers_are_recognised_beside_other_tables() {
         ],
         &[],
     );
-    postgres.checkpoint_migration = Some(9);
+    postgres.probed.insert("checkpoint_migration", "9".into());
     let profile = Profile::detect(&postgres, Backend::Postgres).unwrap();
     assert_eq!(
         profile.lacks(Part::Conversations),

@@ -38,10 +38,22 @@ pub struct Catalog {
     pub columns: BTreeMap<String, BTreeSet<String>>,
     /// `memscope_meta` rows.
     pub meta: BTreeMap<String, String>,
-    /// Alembic's revision (Langflow's migrations).
-    pub alembic_revision: Option<String>,
-    /// The newest of PostgresSaver's migrations (`checkpoint_migrations.v`).
-    pub checkpoint_migration: Option<i64>,
+    /// What the sources' probes read, by the probe's name (a probe whose table is missing, or
+    /// that read nothing, is not here).
+    pub probed: BTreeMap<&'static str, String>,
+}
+
+/// A value a source reads from a table of its own when a database is opened, before it is known
+/// which source made it (the revision of its migrations): each source declares its probes
+/// (`MemorySource::probes`), and the catalog runs every one whose table the database has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogProbe {
+    /// The name its value is kept under in [`Catalog::probed`].
+    pub name: &'static str,
+    /// The table it reads.
+    pub table: &'static str,
+    /// One text for every backend: the first column of its first row, as text, is the value.
+    pub sql: &'static str,
 }
 
 /// Tables whose columns [`Catalog::columns`] records.
@@ -78,6 +90,11 @@ impl Catalog {
     pub fn created_by_memscope(&self) -> bool {
         self.meta.get("created_by").map(String::as_str) == Some("memscope")
     }
+
+    /// What `probe` read, if it ran and read anything.
+    pub fn probed(&self, probe: &CatalogProbe) -> Option<&str> {
+        self.probed.get(probe.name).map(String::as_str)
+    }
 }
 
 /// The one connection a catalog is read over: a probe before the pool's mode is chosen, or one
@@ -91,7 +108,7 @@ pub enum CatalogConnection<'a> {
 /// Runs the same queries over either connection: the catalog queries differ by backend, the
 /// marker queries are one text.
 macro_rules! read_catalog {
-    ($conn:expr, $tables_sql:expr, $columns_sql:expr, $failed:expr) => {{
+    ($conn:expr, $probes:expr, $tables_sql:expr, $columns_sql:expr, $failed:expr) => {{
         let conn = $conn;
         let tables: Vec<String> = sqlx::query_scalar($tables_sql)
             .fetch_all(&mut *conn)
@@ -116,19 +133,17 @@ macro_rules! read_catalog {
                     .map_err($failed)?;
             catalog.meta = meta.into_iter().collect();
         }
-        if catalog.has_table("alembic_version") {
-            catalog.alembic_revision =
-                sqlx::query_scalar("SELECT version_num FROM alembic_version LIMIT 1")
-                    .fetch_optional(&mut *conn)
-                    .await
-                    .map_err($failed)?;
-        }
-        if catalog.has_table("checkpoint_migrations") {
-            catalog.checkpoint_migration =
-                sqlx::query_scalar("SELECT CAST(MAX(v) AS BIGINT) FROM checkpoint_migrations")
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err($failed)?;
+        for probe in $probes {
+            if !catalog.has_table(probe.table) {
+                continue;
+            }
+            let value: Option<Option<String>> = sqlx::query_scalar(probe.sql)
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err($failed)?;
+            if let Some(Some(value)) = value {
+                catalog.probed.insert(probe.name, value);
+            }
         }
         Ok(catalog)
     }};
@@ -136,8 +151,8 @@ macro_rules! read_catalog {
 
 impl CatalogConnection<'_> {
     /// The tables of the database (PostgreSQL: of the current schema), the columns of the
-    /// tables whose shape differs between sources, memscope's meta rows and Alembic's revision.
-    pub async fn read(self, url: &str) -> Result<Catalog, StoreError> {
+    /// tables whose shape differs between sources, memscope's meta rows and what `probes` read.
+    pub async fn read(self, url: &str, probes: &[CatalogProbe]) -> Result<Catalog, StoreError> {
         let failed = |source| StoreError::Query {
             url: url.to_owned(),
             source,
@@ -150,6 +165,7 @@ impl CatalogConnection<'_> {
         match self {
             CatalogConnection::Sqlite(conn) => read_catalog!(
                 conn,
+                probes,
                 "SELECT name FROM sqlite_master WHERE type = 'table'",
                 sqlx::AssertSqlSafe(format!(
                     "SELECT t.name, c.name FROM sqlite_master t, pragma_table_info(t.name) c \
@@ -161,6 +177,7 @@ impl CatalogConnection<'_> {
             // query: most of the time a command took to open a PostgreSQL database.
             CatalogConnection::Postgres(conn) => read_catalog!(
                 conn,
+                probes,
                 "SELECT relname::text FROM pg_class \
                  WHERE relnamespace = current_schema()::regnamespace \
                  AND relkind IN ('r', 'p', 'v', 'm', 'f')",
@@ -176,6 +193,7 @@ impl CatalogConnection<'_> {
             // information_schema names are cast: MySQL 8 returns them as binary strings.
             CatalogConnection::Mysql(conn) => read_catalog!(
                 conn,
+                probes,
                 "SELECT CAST(table_name AS CHAR) FROM information_schema.tables \
                  WHERE table_schema = DATABASE()",
                 sqlx::AssertSqlSafe(format!(

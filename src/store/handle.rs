@@ -223,9 +223,9 @@ impl Store {
         self.catalog.has_table(table)
     }
 
-    /// The catalog's record of PostgresSaver's newest migration.
-    pub fn checkpoint_migration(&self) -> Option<i64> {
-        self.catalog.checkpoint_migration
+    /// What the database was found to hold when it was opened.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
     }
 
     /// The SQLite pool, for the reads a source makes in its own SQL.

@@ -15,7 +15,7 @@ use sqlx::{ConnectOptions, Connection};
 use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
 use super::mysql;
-use super::profile::{Catalog, Dialect};
+use super::profile::{Catalog, Dialect, catalog_probes};
 use super::sqlite_read_only;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
@@ -110,19 +110,25 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
                 options.connect().await
             })
             .await?;
-            let catalog = CatalogConnection::Sqlite(&mut conn).read(redacted).await;
+            let catalog = CatalogConnection::Sqlite(&mut conn)
+                .read(redacted, &catalog_probes())
+                .await;
             conn.close().await.map_err(unreachable)?;
             catalog
         }
         Backend::Postgres => {
             let mut conn = connect_postgres_directly(url, redacted, Mode::ReadOnly).await?;
-            let catalog = CatalogConnection::Postgres(&mut conn).read(redacted).await;
+            let catalog = CatalogConnection::Postgres(&mut conn)
+                .read(redacted, &catalog_probes())
+                .await;
             conn.close().await.map_err(unreachable)?;
             catalog
         }
         Backend::Mysql => {
             let mut conn = mysql::connect_directly(url, redacted, ACQUIRE_TIMEOUT).await?;
-            let catalog = CatalogConnection::Mysql(&mut conn).read(redacted).await;
+            let catalog = CatalogConnection::Mysql(&mut conn)
+                .read(redacted, &catalog_probes())
+                .await;
             mysql::close(conn, redacted).await?;
             catalog
         }
@@ -368,15 +374,21 @@ impl DbPool {
         match self {
             DbPool::Sqlite(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
-                CatalogConnection::Sqlite(&mut conn).read(url).await
+                CatalogConnection::Sqlite(&mut conn)
+                    .read(url, &catalog_probes())
+                    .await
             }
             DbPool::Postgres(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
-                CatalogConnection::Postgres(&mut conn).read(url).await
+                CatalogConnection::Postgres(&mut conn)
+                    .read(url, &catalog_probes())
+                    .await
             }
             DbPool::Mysql(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
-                CatalogConnection::Mysql(&mut conn).read(url).await
+                CatalogConnection::Mysql(&mut conn)
+                    .read(url, &catalog_probes())
+                    .await
             }
         }
     }

@@ -10,13 +10,19 @@
 use std::collections::BTreeSet;
 
 use super::catalog::Backend;
-pub use super::catalog::{Catalog, PROFILED_TABLES};
+pub use super::catalog::{Catalog, CatalogProbe, PROFILED_TABLES};
 pub use crate::sources::adapter::{
     BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
     MemorySource, Part,
 };
 pub use crate::sources::dify::schema::DifySchema;
 pub use crate::sources::rewrite::Rewrite;
+
+/// What every source reads of its own tables when a database is opened, before it is known
+/// which source made it.
+pub fn catalog_probes() -> Vec<CatalogProbe> {
+    crate::sources::catalog_probes()
+}
 
 /// The kind of database, its parts, and how queries reach its tables.
 #[derive(Debug, Clone)]

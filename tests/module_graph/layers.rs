@@ -49,7 +49,8 @@ const KNOWN: &[(&str, &str)] = &[
     ("src/sources/langflow/sync.rs", "src/sync/error.rs"),
     ("src/sources/langflow/sync.rs", "src/sync/job.rs"),
     ("src/sources/langflow/sync.rs", "src/sync/syncer.rs"),
-    // Opening a database asks the sources' registry which source made it, and keeps it.
+    // Opening a database asks the sources' registry what each source probes and which source
+    // made it, and keeps that source.
     ("src/store/profile.rs", "src/sources/adapter.rs"),
     ("src/store/profile.rs", "src/sources/dify/schema.rs"),
     ("src/store/profile.rs", "src/sources/mod.rs"),

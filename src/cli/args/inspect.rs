@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
+use crate::sources::doctor::DEFAULT_KEEP_LAST;
 
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {

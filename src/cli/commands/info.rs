@@ -155,7 +155,7 @@ async fn describe(
     let checkpoints = if store.profile().has(crate::store::Part::Checkpoints) {
         let pool = crate::sources::langgraph::LangGraphPool::of(store);
         Some(
-            pool.stats(store.checkpoint_migration())
+            pool.stats(crate::sources::langgraph::newest_migration(store.catalog()))
                 .await
                 .map_err(|e| store.query_failed(e))?,
         )

@@ -1,7 +1,7 @@
 use super::*;
 use crate::memory::tokens::{CounterKind, TokenCounter};
+use crate::sources::doctor::DEFAULT_KEEP_LAST;
 use crate::sources::doctor::SourceFinding;
-use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
 use chrono::NaiveDate;
 
 fn row(id: &str, parent: Option<&str>, second: u32) -> StoredMessage {

@@ -26,7 +26,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::{Catalog, CountedTable};
+use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
 pub struct Langflow;
 
@@ -63,9 +63,13 @@ impl MemorySource for Langflow {
         Rewrite::Langflow
     }
 
+    fn probes(&self) -> &'static [CatalogProbe] {
+        &[ALEMBIC_REVISION]
+    }
+
     /// Langflow's Alembic revision.
     fn revision(&self, catalog: &Catalog) -> Option<String> {
-        catalog.alembic_revision.clone()
+        catalog.probed(&ALEMBIC_REVISION).map(str::to_owned)
     }
 
     /// Langflow 1.13's memories router (`langflow/api/v1/memories.py`, under `/api/v1`):
@@ -114,3 +118,10 @@ const LANGFLOW_TABLES: &[CountedTable] = &[
         count_sql: "SELECT COUNT(*) FROM message_ingestion_record",
     },
 ];
+
+/// Langflow's Alembic revision: the schema of its migrations.
+const ALEMBIC_REVISION: CatalogProbe = CatalogProbe {
+    name: "alembic_revision",
+    table: "alembic_version",
+    sql: "SELECT version_num FROM alembic_version LIMIT 1",
+};

@@ -21,10 +21,6 @@ use crate::sources::langgraph::threads::needs_key;
 use crate::sources::opened::ConversationKey;
 use crate::store::{CancelFlag, Store};
 
-/// The root checkpoints each thread keeps in the figure of what a prune frees, unless
-/// `doctor --keep-last` says otherwise: enough to step back through a thread's last turns.
-pub const DEFAULT_KEEP_LAST: usize = 10;
-
 /// A problem or a cost of one thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

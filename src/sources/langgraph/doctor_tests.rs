@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::sources::doctor::DEFAULT_KEEP_LAST;
 use crate::sources::langgraph::CheckpointError;
 use crate::sources::langgraph::decode::DecodeError;
 use crate::sources::langgraph::decode::footprint::{Freed, ValueTypes};

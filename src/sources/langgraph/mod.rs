@@ -34,7 +34,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
-use crate::store::catalog::{Catalog, CountedTable};
+use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
 pub struct LangGraph;
 
@@ -86,9 +86,13 @@ impl MemorySource for LangGraph {
         )
     }
 
+    fn probes(&self) -> &'static [CatalogProbe] {
+        &[NEWEST_MIGRATION]
+    }
+
     /// PostgresSaver's newest migration (`checkpoint_migrations`); SqliteSaver keeps none.
     fn revision(&self, catalog: &Catalog) -> Option<String> {
-        catalog.checkpoint_migration.map(|v| format!("v{v}"))
+        newest_migration(catalog).map(|v| format!("v{v}"))
     }
 }
 
@@ -116,3 +120,16 @@ const LANGGRAPH_TABLES: &[CountedTable] = &[
         count_sql: "SELECT COUNT(*) FROM checkpoint_migrations",
     },
 ];
+
+/// The newest of PostgresSaver's migrations (`checkpoint_migrations.v`).
+const NEWEST_MIGRATION: CatalogProbe = CatalogProbe {
+    name: "checkpoint_migration",
+    table: "checkpoint_migrations",
+    sql: "SELECT CAST(MAX(v) AS TEXT) FROM checkpoint_migrations",
+};
+
+/// The newest of PostgresSaver's migrations the database has run; `None` for SqliteSaver's,
+/// which keeps none.
+pub fn newest_migration(catalog: &Catalog) -> Option<i64> {
+    catalog.probed(&NEWEST_MIGRATION)?.parse().ok()
+}

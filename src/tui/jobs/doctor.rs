@@ -16,7 +16,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::slot::{LoadReply, Slot, Tasks};
 use crate::inspect::doctor::{DoctorSettings, messages_to_scan, run_until};
 use crate::sources::conversation::SourceOptions;
-use crate::sources::langgraph::doctor::DEFAULT_KEEP_LAST;
+use crate::sources::doctor::DEFAULT_KEEP_LAST;
 use crate::storage::ObjectStore;
 use crate::store::{CancelFlag, Store};
 use crate::tui::update::JobEvent;
