@@ -3,6 +3,8 @@
 //! asks that registry who made a database, never reaches the conversation code built on it.
 
 use super::adapter::MemorySource;
+use super::adk::conversation::AdkSessions;
+use super::adk::doctor::AdkDoctor;
 use super::conversation::ConversationSource;
 use super::dify::conversation::DifyConversations;
 use super::doctor::ConversationDoctor;
@@ -48,6 +50,11 @@ const CONVERSATIONS: &[Registered] = &[
         key: "openai-agents",
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
+    },
+    Registered {
+        key: "adk",
+        conversations: &AdkSessions,
+        doctor: Some(&AdkDoctor),
     },
     #[cfg(test)]
     Registered {

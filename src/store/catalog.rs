@@ -54,6 +54,10 @@ pub const PROFILED_TABLES: &[&str] = &[
     "checkpoints",
     "agent_sessions",
     "agent_messages",
+    "sessions",
+    "events",
+    "app_states",
+    "user_states",
 ];
 
 impl Catalog {
