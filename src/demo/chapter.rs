@@ -39,6 +39,8 @@ pub(super) const LANGFLOW_STREAM: u64 = 4;
 pub(super) const LANGGRAPH_STREAM: u64 = 5;
 /// The OpenAI Agents file's story draws from this stream and the one after it.
 pub(super) const OPENAI_AGENTS_STREAM: u64 = 8;
+/// The Google ADK file's story draws from this stream and the one after it.
+pub(super) const ADK_STREAM: u64 = 10;
 
 /// A story whose id is a conversation's.
 pub(super) fn conversation_story(

@@ -11,6 +11,7 @@
 //! the large scale adds 50,000 templated conversations with 1,000,000 messages, streamed a batch
 //! per 1,000 conversations.
 
+mod adk;
 mod bulk;
 mod chapter;
 mod chat_memory;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 
 use crate::store::rows::Batch;
 
+pub use adk::{ADK_DEMO_APP, ADK_DEMO_USER, AdkDemoError, AdkDemoSummary, write_adk_demo};
 pub use bulk::{BulkGenerator, BulkPlan};
 pub use chapter::Story;
 use chapter::{Chapter, Setting, TENANT_STREAM};
