@@ -387,3 +387,60 @@ fn the_demo_file_is_read_by_adk_as_memscope_reads_it() {
     assert_eq!(snapshot(&file), before, "a read changed {}", file.display());
     mark("the_demo_file_is_read_by_adk_as_memscope_reads_it");
 }
+
+/// The database service's old schema, written by ADK 2.13 itself to a database that has those
+/// tables: the pickled actions are never loaded, and `history` says so in one line; every
+/// session whose contents do not hang on its actions reads exactly as ADK sends it, and the
+/// two that do (a rewind, a compaction: both live only in the pickles) are the ones that differ.
+#[test]
+fn the_old_schemas_pickles_are_never_loaded_and_the_rest_is_read() {
+    let Some(python) = python() else {
+        eprintln!("ADK test skipped ({PYTHON_VAR} is not set; .ci/adk sets it up)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.db");
+    let oracle = build(
+        &python,
+        &[
+            "--database-v0",
+            &format!("sqlite+aiosqlite:///{}", file.display()),
+        ],
+        dir.path(),
+    );
+    let before = snapshot(&file);
+    let url = format!("sqlite://{}", file.display());
+    let mut differing = Vec::new();
+    for recorded in oracle["sessions"].as_array().unwrap() {
+        let (app, user, session) = (
+            recorded["app"].as_str().unwrap(),
+            recorded["user"].as_str().unwrap(),
+            recorded["session"].as_str().unwrap(),
+        );
+        let history = json_of(&memscope(
+            &url,
+            &["history", session, "--app", app, "--user", user],
+        ));
+        let warnings = history["warnings"].to_string();
+        assert!(
+            warnings.contains("Python pickles, which memscope never loads"),
+            "{warnings}"
+        );
+        assert_eq!(history["extra"]["agent"], recorded["agent"], "{session}");
+        let sent: Vec<&Value> = history["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["raw"])
+            .collect();
+        let expected: Vec<&Value> = recorded["contents"].as_array().unwrap().iter().collect();
+        if sent != expected {
+            differing.push(session.to_owned());
+        }
+    }
+    assert_eq!(differing, ["rewind", "compacted"]);
+    let doctor = memscope(&url, &["doctor"]);
+    assert!(String::from_utf8_lossy(&doctor.stdout).contains("pickled_actions"));
+    assert_eq!(snapshot(&file), before, "a read changed {}", file.display());
+    mark("the_old_schemas_pickles_are_never_loaded_and_the_rest_is_read");
+}

@@ -30,6 +30,7 @@ taken off the recorded contents.
 Usage (the file must not exist; the PostgreSQL database must exist and be empty):
     python build_sessions.py --sqlite PATH --out ORACLE.json        (SqliteSessionService)
     python build_sessions.py --database URL --out ORACLE.json       (DatabaseSessionService)
+    python build_sessions.py --database-v0 URL --out ORACLE.json    (its old schema, actions pickled)
     python build_sessions.py --read-sqlite PATH --out ORACLE.json   (an existing file, e.g. the demo)
 """
 
@@ -278,12 +279,25 @@ async def record(service, compaction_apps=("compacted",)):
     return recorded
 
 
+def create_v0_tables(url):
+    """The database service's old schema (ADK 1.19-1.21: `actions` pickled), as ADK 2.13 still
+    writes it to a database that has those tables."""
+    from google.adk.sessions.migration._schema_check_utils import to_sync_url
+    from google.adk.sessions.schemas.v0 import Base as BaseV0
+    from sqlalchemy import create_engine
+
+    engine = create_engine(to_sync_url(url))
+    BaseV0.metadata.create_all(engine)
+    engine.dispose()
+
+
 async def main():
     parser = argparse.ArgumentParser()
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--sqlite")
     where.add_argument("--database")
     where.add_argument("--read-sqlite")
+    where.add_argument("--database-v0")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     logging.disable(logging.WARNING)
@@ -293,7 +307,10 @@ async def main():
         make = lambda cls: cls(db_path=path)  # noqa: E731
         writer, reader = SqliteSessionService, read_only(SqliteSessionService)
     else:
-        make = lambda cls: cls(db_url=args.database)  # noqa: E731
+        url = args.database or args.database_v0
+        if args.database_v0:
+            create_v0_tables(url)
+        make = lambda cls: cls(db_url=url)  # noqa: E731
         writer, reader = DatabaseSessionService, read_only(DatabaseSessionService)
 
     if not args.read_sqlite:

@@ -135,9 +135,9 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     }
     if pickled > 0 {
         warnings.push(format!(
-            "old schema: {} actions are Python pickles, which memscope never loads; \
+            "old schema: the actions of {} are Python pickles, which memscope never loads; \
              transfers, state changes, compactions and rewinds in them are not seen",
-            crate::format::count(pickled as u64, "event's",),
+            crate::format::count(pickled as u64, "event"),
         ));
     }
     if !built.unanswered.is_empty() {

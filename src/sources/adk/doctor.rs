@@ -155,9 +155,9 @@ pub fn findings(scan: &SessionScan) -> Vec<SessionFinding> {
         found.push(finding(
             FindingKind::PickledActions,
             format!(
-                "old schema: {} actions are Python pickles memscope never loads (ADK's \
-                 migration to schema 1 turns them into JSON)",
-                crate::format::count(scan.pickled as u64, "event's")
+                "old schema: the actions of {} are Python pickles memscope never loads \
+                 (ADK's migration to schema 1 turns them into JSON)",
+                crate::format::count(scan.pickled as u64, "event")
             ),
             json!({ "events": scan.pickled }),
         ));
