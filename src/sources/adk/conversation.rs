@@ -13,6 +13,7 @@ use serde_json::json;
 use super::contents;
 use super::item::Made;
 use super::list;
+use super::opened;
 use super::read::{self, Layout, Loaded};
 use super::router;
 use super::session::{agent_of, contents_for, key_of, prompt_of};
@@ -26,6 +27,7 @@ use crate::sources::conversation::{
     ListQuery, ListedConversation, ListedPage, MessageFacts, Setting, SourceError, SourceFuture,
     SourceHistory, SourceOptions, SourceTree, TreeRequest,
 };
+use crate::sources::opened::{ConversationKey, OpenConversation};
 use crate::store::{Store, StoreError};
 
 /// The sessions of an ADK session database.
@@ -242,6 +244,14 @@ impl ConversationSource for AdkSessions {
         request: &'a TreeRequest,
     ) -> SourceFuture<'a, SourceTree> {
         Box::pin(tree::tree(store, request))
+    }
+
+    fn open<'a>(
+        &'a self,
+        store: &'a Store,
+        key: &'a ConversationKey,
+    ) -> Option<SourceFuture<'a, OpenConversation>> {
+        Some(Box::pin(opened::open(store, key)))
     }
 
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {

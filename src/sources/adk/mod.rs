@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod event;
 pub mod item;
 mod list;
+mod opened;
 pub mod pyrepr;
 pub mod read;
 pub mod rearrange;
