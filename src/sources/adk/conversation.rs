@@ -254,6 +254,15 @@ impl ConversationSource for AdkSessions {
         Some(Box::pin(opened::open(store, key)))
     }
 
+    fn trim_refusal(&self) -> Option<&'static str> {
+        Some(
+            "memscope only previews trims of an ADK session: ADK rebuilds what each model is sent \
+             from every event of the session, and deleting events would break its invocations \
+             (a call from its response, a transfer from the turn it hands over); `trim preview \
+             --conversation SESSION` shows what a trim would keep",
+        )
+    }
+
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         Box::pin(Census::read(store, CENSUS, "event"))
     }
