@@ -4,7 +4,7 @@
 //! content, and the session's state as the app sees it. The events the continuing agent's
 //! model is sent (some quoted, some summarised) are the marked path.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value as Json, json};
 
@@ -90,14 +90,19 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
     let mut invocations: Vec<&str> = Vec::new();
     let mut transfers = Vec::new();
     let mut rewinds = Vec::new();
+    let mut by_invocation: BTreeMap<&str, Vec<&Event>> = BTreeMap::new();
+    for event in events {
+        by_invocation
+            .entry(event.invocation_id.as_str())
+            .or_default()
+            .push(event);
+    }
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for event in events {
         let invocation = event.invocation_id.as_str();
-        if !invocations.contains(&invocation) {
+        if seen.insert(invocation) {
             invocations.push(invocation);
-            let members: Vec<&Event> = events
-                .iter()
-                .filter(|e| e.invocation_id == invocation)
-                .collect();
+            let members = &by_invocation[invocation];
             let rewound = members
                 .iter()
                 .all(|e| built.left_out.get(&e.index) == Some(&Reason::Rewound));
