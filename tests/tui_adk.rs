@@ -1,7 +1,8 @@
 //! The TUI on a Google ADK session file (the demo's, written as SqliteSessionService writes it),
 //! key by key with its jobs run: the conversations tab lists the sessions with their app, user
 //! and agents, and a session opens with every stored event beside the agent that wrote it, and
-//! the budget of the contents ADK sends the continuing agent's model.
+//! the budget of the contents ADK sends the continuing agent's model; `a` switches whose view
+//! (which agent's model) the budget shows.
 
 use std::time::Duration;
 
@@ -100,8 +101,58 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
         view.messages.len(),
         "every event reaches the specialist: the coordinator's two quoted"
     );
+    assert!(budget.rule.contains("agent specialist"), "{}", budget.rule);
     let text = screen(&mut app);
     assert!(text.contains("specialist"), "{text}");
     assert!(text.contains("Budget"), "{text}");
+
+    // `a`: the coordinator's view, where its own transfer goes as stored and the specialist's
+    // work is quoted; again, back to the specialist's.
+    app.handle(Event::Key(KeyEvent::new(
+        KeyCode::Char('a'),
+        KeyModifiers::NONE,
+    )));
+    settle(&mut app, |a| {
+        a.state
+            .session
+            .as_ref()
+            .is_some_and(|s| s.budget_status == LoadStatus::Loaded)
+    })
+    .await;
+    let budget = app.state.session.as_ref().unwrap().budget.clone().unwrap();
+    assert!(budget.rule.contains("agent coordinator"), "{}", budget.rule);
+    let roles: Vec<_> = budget
+        .view
+        .history
+        .messages
+        .iter()
+        .map(|m| m.message.role)
+        .collect();
+    assert_eq!(
+        roles
+            .iter()
+            .filter(|r| **r == memscope::memory::model::Role::Tool)
+            .count(),
+        1,
+        "the coordinator's own transfer response; the specialist's lookup is quoted: {roles:?}"
+    );
+    let text = screen(&mut app);
+    assert!(
+        text.contains("agent coordinator: what its model is sent"),
+        "{text}"
+    );
+    app.handle(Event::Key(KeyEvent::new(
+        KeyCode::Char('a'),
+        KeyModifiers::NONE,
+    )));
+    settle(&mut app, |a| {
+        a.state
+            .session
+            .as_ref()
+            .is_some_and(|s| s.budget_status == LoadStatus::Loaded)
+    })
+    .await;
+    let budget = app.state.session.as_ref().unwrap().budget.as_ref().unwrap();
+    assert!(budget.rule.contains("agent specialist"), "{}", budget.rule);
     app.shutdown().await;
 }

@@ -101,6 +101,24 @@ pub trait ConversationMemory: Debug + Send + Sync {
         settings: &BudgetSettings,
         cache: &mut CountCache,
     ) -> Result<FedHistory, String>;
+
+    /// The views of the conversation a key switches between (an ADK session: whose agent's
+    /// model is sent it), the first the one shown when it opens; empty where there is one.
+    fn views(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What is fed in view `view` (an index of [`Self::views`]; the first when `None`).
+    fn fed_in(
+        &self,
+        view: Option<usize>,
+        window: Option<u32>,
+        settings: &BudgetSettings,
+        cache: &mut CountCache,
+    ) -> Result<FedHistory, String> {
+        let _ = view;
+        self.fed(window, settings, cache)
+    }
 }
 
 /// A conversation's history under a budget, with what an operator should know about it.

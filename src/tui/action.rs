@@ -75,11 +75,12 @@ pub enum Action {
     ShowConversation,
     Prune,
     ToggleEveryThread,
+    NextView,
 }
 
 impl Action {
     /// Every bindable action, in help order.
-    pub const ALL: [Action; 68] = [
+    pub const ALL: [Action; 69] = [
         Action::Quit,
         Action::Back,
         Action::Up,
@@ -104,6 +105,7 @@ impl Action {
         Action::NextSource,
         Action::HistoryUp,
         Action::HistoryDown,
+        Action::NextView,
         Action::BudgetUp,
         Action::BudgetDown,
         Action::NextModel,
@@ -236,6 +238,7 @@ impl Action {
             Action::Doctor => "doctor: scan the database for problems",
             Action::HistoryUp => "n_messages +",
             Action::HistoryDown => "n_messages -",
+            Action::NextView => "whose view: the next agent's",
             Action::ShowConversation => "its conversation",
         }
     }

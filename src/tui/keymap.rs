@@ -36,6 +36,9 @@ pub enum KeyContext {
     FlowSession,
     /// An open LangGraph thread's messages (a layer over [`KeyContext::Session`]).
     Thread,
+    /// An open session seen by one of several agents (an ADK session; a layer over
+    /// [`KeyContext::Session`]).
+    AgentSession,
     Nodes,
     ChatMemories,
     MemoryBases,
@@ -62,7 +65,7 @@ pub enum KeyContext {
 /// does not bind itself, so what differs by database shape is written once, in the layer, and
 /// a user's change to the base reaches every layer.
 /// A base comes before the layers over a layer of it.
-const LAYERS: [(KeyContext, KeyContext); 8] = [
+const LAYERS: [(KeyContext, KeyContext); 9] = [
     (KeyContext::Conversation, KeyContext::Budget),
     (KeyContext::Session, KeyContext::Budget),
     (KeyContext::Nodes, KeyContext::Budget),
@@ -70,6 +73,7 @@ const LAYERS: [(KeyContext, KeyContext); 8] = [
     (KeyContext::Threads, KeyContext::Sessions),
     (KeyContext::FlowSession, KeyContext::Session),
     (KeyContext::Thread, KeyContext::Session),
+    (KeyContext::AgentSession, KeyContext::Session),
     (KeyContext::Prune, KeyContext::Confirm),
 ];
 
@@ -82,7 +86,7 @@ impl KeyContext {
             KeyContext::Conversation => "Conversation",
             KeyContext::Sessions => "Session list",
             KeyContext::Threads => "Thread list",
-            KeyContext::Session | KeyContext::FlowSession => "Session",
+            KeyContext::Session | KeyContext::FlowSession | KeyContext::AgentSession => "Session",
             KeyContext::Thread => "Thread",
             KeyContext::Nodes => "Nodes pane",
             KeyContext::ChatMemories => "Chat memories",

@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use serde_json::Value as Json;
 
-use super::contents::{Contents, Reason};
+use super::contents::Reason;
 use super::event::Event;
 use super::read;
+use super::router;
 use super::session::{agent_of, contents_for, key_of, prompt_of};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::model::{ChatMessage, Content, PromptMessage, Role, TokenUsage, ToolCall};
@@ -20,23 +21,42 @@ use crate::sources::opened::{
 };
 use crate::store::Store;
 
-/// The events of a session and the agent whose contents are built.
+/// The events of a session and its agents, the one ADK's runner continues with first: each is
+/// a view, the contents its model is sent.
 #[derive(Debug, Clone)]
 struct AgentContents {
     events: Vec<Event>,
-    agent: String,
-    built: Contents,
+    agents: Vec<String>,
 }
 
 impl ConversationMemory for AgentContents {
     fn fed(
         &self,
+        window: Option<u32>,
+        settings: &BudgetSettings,
+        cache: &mut CountCache,
+    ) -> Result<FedHistory, String> {
+        self.fed_in(None, window, settings, cache)
+    }
+
+    fn views(&self) -> Vec<String> {
+        self.agents.iter().map(|a| format!("agent {a}")).collect()
+    }
+
+    fn fed_in(
+        &self,
+        view: Option<usize>,
         _window: Option<u32>,
         settings: &BudgetSettings,
         cache: &mut CountCache,
     ) -> Result<FedHistory, String> {
-        let messages = self
-            .built
+        let agent = self
+            .agents
+            .get(view.unwrap_or(0))
+            .cloned()
+            .unwrap_or_default();
+        let built = contents_for(&self.events, &agent);
+        let messages = built
             .sent
             .iter()
             .map(|sent| {
@@ -46,7 +66,7 @@ impl ConversationMemory for AgentContents {
             .collect();
         let view = BudgetView::for_history(fed_history(messages), settings, cache);
         let mut counts: std::collections::BTreeMap<Reason, usize> = Default::default();
-        for reason in self.built.left_out.values() {
+        for reason in built.left_out.values() {
             *counts.entry(*reason).or_default() += 1;
         }
         let warnings = view.warnings();
@@ -55,7 +75,7 @@ impl ConversationMemory for AgentContents {
             rule: format!(
                 "what ADK 2.13 sends agent {}'s model next turn: the agent's own events as \
                  stored, other agents' quoted, compactions and rewinds applied, calls paired",
-                self.agent
+                agent
             ),
             left_out: counts
                 .into_iter()
@@ -204,9 +224,15 @@ pub async fn open(store: &Store, key: &ConversationKey) -> Result<OpenConversati
             .to_owned(),
         messages,
         memory: Arc::new(AgentContents {
+            agents: std::iter::once(agent.clone())
+                .filter(|a| !a.is_empty())
+                .chain(
+                    router::agents(&loaded.events)
+                        .into_iter()
+                        .filter(|a| *a != agent),
+                )
+                .collect(),
             events: loaded.events,
-            agent,
-            built,
         }),
         warnings,
     })

@@ -40,10 +40,13 @@ pub(super) fn load(
         SessionLoad::Budget {
             view,
             window,
+            perspective,
             settings,
         } => tasks.load(Slot::Budget, generation, |reply| async move {
             let result = with_cache(cache, move |cache| {
-                view.memory.fed(window, &settings, cache).map(Box::new)
+                view.memory
+                    .fed_in(perspective, window, &settings, cache)
+                    .map(Box::new)
             })
             .await
             .and_then(|counted| counted);

@@ -186,6 +186,12 @@ impl AppState {
         view.is_some_and(|v| v.memory.window().is_some())
     }
 
+    /// Whether the open conversation's memory has several views a key switches between.
+    fn session_has_views(&self) -> bool {
+        let view = self.session.as_ref().and_then(|s| s.view.as_ref());
+        view.is_some_and(|v| v.memory.views().len() > 1)
+    }
+
     /// Names and lists conversations as `conversations` (a source's capability) does.
     pub fn keeps(&mut self, conversations: &'static dyn ConversationSource) {
         self.noun = conversations.noun();
@@ -237,6 +243,7 @@ impl AppState {
             Screen::Conversations => KeyContext::Conversations,
             Screen::Session if threads => KeyContext::Thread,
             Screen::Session if self.session_has_window() => KeyContext::FlowSession,
+            Screen::Session if self.session_has_views() => KeyContext::AgentSession,
             Screen::Session => KeyContext::Session,
             Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
             Screen::Conversation => KeyContext::Conversation,

@@ -85,6 +85,9 @@ pub struct SessionState {
     pub selected: usize,
     /// The memory's message window as the user set it (`>`, `<`); `None`: its default.
     pub window: Option<u32>,
+    /// The memory's view as the user switched it (`a`: an ADK session's agent); `None`: its
+    /// first.
+    pub perspective: Option<usize>,
     pub budget: Option<FedHistory>,
     pub budget_status: LoadStatus,
     pub budget_generation: u64,
@@ -103,6 +106,7 @@ impl SessionState {
             generation,
             selected: 0,
             window: None,
+            perspective: None,
             budget: None,
             budget_status: LoadStatus::Loading,
             budget_generation: 0,

@@ -100,6 +100,7 @@ pub(super) fn recompute_session_budget(state: &mut AppState, effects: &mut Vec<E
     let budget = SessionLoad::Budget {
         view,
         window: session.window,
+        perspective: session.perspective,
         settings,
     };
     effects.push(Effect::load(generation, budget));

@@ -54,6 +54,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
             ));
         }
         Action::HistoryUp | Action::HistoryDown => change_history(state, action, effects),
+        Action::NextView => next_view(state, effects),
         Action::BudgetUp | Action::BudgetDown => {
             let step = if action == Action::BudgetUp {
                 BUDGET_STEP
@@ -111,6 +112,30 @@ fn change_history(state: &mut AppState, action: Action, effects: &mut Vec<Effect
         window.name,
         (window.describe)(moved)
     ));
+    recompute_session_budget(state, effects);
+}
+
+/// `a`: the budget shows the memory's next view (an ADK session: the next agent's, whose model
+/// is then what is sent); a memory with one view says so.
+fn next_view(state: &mut AppState, effects: &mut Vec<Effect>) {
+    let noun = state.noun;
+    let Some(session) = state.session.as_mut() else {
+        return;
+    };
+    let Some(view) = &session.view else {
+        state.message = Some("the conversation is still loading".to_owned());
+        return;
+    };
+    let views = view.memory.views();
+    if views.len() < 2 {
+        state.message = Some(format!(
+            "this {noun} has one view: the budget panel shows it"
+        ));
+        return;
+    }
+    let next = (session.perspective.unwrap_or(0) + 1) % views.len();
+    session.perspective = Some(next);
+    state.message = Some(format!("{}: what its model is sent", views[next]));
     recompute_session_budget(state, effects);
 }
 

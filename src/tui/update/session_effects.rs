@@ -22,10 +22,12 @@ pub enum SessionLoad {
         key: ConversationKey,
         settings: BudgetSettings,
     },
-    /// What the model is fed of `view`, counted, with the memory's window at `window`.
+    /// What the model is fed of `view`, counted, with the memory's window at `window`, in the
+    /// memory's view `perspective` (whose model: an ADK session's agents).
     Budget {
         view: Arc<OpenConversation>,
         window: Option<u32>,
+        perspective: Option<usize>,
         settings: BudgetSettings,
     },
 }

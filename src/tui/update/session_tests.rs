@@ -115,6 +115,7 @@ fn count(state: &mut AppState, effects: &[Effect]) {
             Load::Sessions(SessionLoad::Budget {
                 view,
                 window,
+                perspective,
                 settings,
             }),
     })) = effects.iter().find(|e| {
@@ -131,7 +132,7 @@ fn count(state: &mut AppState, effects: &[Effect]) {
     };
     let result = view
         .memory
-        .fed(*window, settings, &mut CountCache::default());
+        .fed_in(*perspective, *window, settings, &mut CountCache::default());
     update(
         state,
         Event::Job(JobEvent::load(
