@@ -206,13 +206,14 @@ fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
                 Load::Sessions(SessionLoad::Budget {
                     view,
                     window,
+                    perspective,
                     settings,
                 }),
         }) = effect
         {
-            let result = view
-                .memory
-                .fed(window, &settings, &mut CountCache::new(100));
+            let result =
+                view.memory
+                    .fed_in(perspective, window, &settings, &mut CountCache::new(100));
             deliver(
                 state,
                 generation,
