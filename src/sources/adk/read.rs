@@ -75,8 +75,21 @@ pub fn seconds_instant(seconds: f64) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros((seconds * 1e6).round() as i64)
 }
 
+/// memscope reads ADK's tables on SQLite and PostgreSQL; DatabaseSessionService on MySQL is not
+/// read yet, and says so rather than failing on a query.
+pub fn supported(store: &Store) -> Result<(), SourceError> {
+    match store.pool {
+        DbPool::Mysql(..) => Err(SourceError::failure(
+            "memscope reads Google ADK's sessions on SQLite and PostgreSQL only; \
+             DatabaseSessionService on MySQL is not read yet",
+        )),
+        DbPool::Sqlite(..) | DbPool::Postgres(..) => Ok(()),
+    }
+}
+
 /// The sessions with this id, by app and user.
 pub async fn keys_of(store: &Store, id: &str) -> Result<Vec<Key>, SourceError> {
+    supported(store)?;
     const KEYS: &str = "SELECT app_name, user_id, id FROM sessions WHERE id = $1 \
          ORDER BY app_name, user_id";
     Ok(on_pool!(store.pool, KEYS, |pool, sql| sqlx::query_as(sql)
@@ -111,6 +124,7 @@ type OldRow = (
 
 /// Every event of the session, oldest first, as the session's service loads them.
 pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
+    supported(store)?;
     let layout = Layout::of(store);
     let rows: Vec<(String, String, f64)> = match layout {
         Layout::SqliteService => {
@@ -255,6 +269,7 @@ pub async fn page(
     limit: i64,
     offset: i64,
 ) -> Result<Vec<(Key, Option<String>)>, SourceError> {
+    supported(store)?;
     const PAGE: &str = "SELECT app_name, user_id, id, CAST(update_time AS TEXT) FROM sessions \
          WHERE lower(id) LIKE $1 ESCAPE '\\' AND ($2 = '' OR app_name = $2) \
          AND ($3 = '' OR user_id = $3) \
@@ -282,4 +297,22 @@ pub async fn page(
             )
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instant;
+
+    #[test]
+    fn instants_read_as_each_service_writes_them() {
+        let seconds = instant(Some("1795900364.09867")).unwrap();
+        assert_eq!(seconds.timestamp(), 1_795_900_364);
+        assert_eq!(seconds.timestamp_subsec_micros(), 98_670);
+        let datetime = instant(Some("2026-11-28 21:13:00.948564")).unwrap();
+        assert_eq!(datetime.to_rfc3339(), "2026-11-28T21:13:00.948564+00:00");
+        let with_zone = instant(Some("2026-11-28 21:13:00.948564+00")).unwrap();
+        assert_eq!(with_zone, datetime);
+        assert_eq!(instant(Some("not a time")), None);
+        assert_eq!(instant(None), None);
+    }
 }

@@ -149,6 +149,7 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
         if let Some(delta) = event.state_delta() {
             line.push_str(&format!("  state Δ {}", delta_text(delta)));
         }
+        // memscope's count of the content, by cl100k_base, beside the usage the model reported.
         let tokens = Encoding::Cl100kBase.count(&counted_text(event));
         let usage = event.usage.clone();
         if let Some(usage) = &usage {
@@ -161,6 +162,9 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
                     .get("candidates_token_count")
                     .map_or("?".to_owned(), Json::to_string)
             ));
+        }
+        if !event.parts().is_empty() {
+            line.push_str(&format!("  memscope counts {tokens}"));
         }
         if let Some(reason) = built.left_out.get(&event.index) {
             line.push_str(&format!("  ({})", reason.key().replace('_', " ")));
