@@ -29,6 +29,8 @@ pub const GROWTH_CHANGES: usize = 4;
 #[derive(Debug, Clone, Default)]
 pub struct SessionScan {
     pub session: String,
+    /// The app and user the session is under, as the list names them (`app/user`).
+    pub scope: Option<String>,
     pub events: Vec<Event>,
     pub unreadable: Vec<String>,
     pub pickled: usize,
@@ -61,6 +63,7 @@ impl FindingKind {
 pub struct SessionFinding {
     pub kind: FindingKind,
     pub session: String,
+    pub scope: Option<String>,
     pub message: String,
     pub extra: Json,
 }
@@ -108,9 +111,19 @@ pub fn growing_state(events: &[Event]) -> Vec<(String, usize, usize, usize)> {
 }
 
 pub fn findings(scan: &SessionScan) -> Vec<SessionFinding> {
-    let finding = |kind, message: String, extra: Json| SessionFinding {
+    let finding = |kind, message: String, mut extra: Json| SessionFinding {
         kind,
         session: scan.session.clone(),
+        scope: {
+            if let (Some((app, user)), Some(fields)) = (
+                scan.scope.as_deref().and_then(|s| s.split_once('/')),
+                extra.as_object_mut(),
+            ) {
+                fields.insert("app".to_owned(), json!(app));
+                fields.insert("user".to_owned(), json!(user));
+            }
+            scan.scope.clone()
+        },
         message,
         extra,
     };
@@ -196,7 +209,10 @@ impl SourceFinding for SessionFinding {
     }
 
     fn leads_to(&self) -> FindingTarget {
-        FindingTarget::Conversation(ConversationKey::new(self.session.clone()))
+        FindingTarget::Conversation(ConversationKey {
+            id: self.session.clone(),
+            scope: self.scope.clone(),
+        })
     }
 }
 
@@ -256,6 +272,7 @@ impl ConversationDoctor for AdkDoctor {
                 let tokens = cache.count_list(&settings.counter, &prompt);
                 let scanned = SessionScan {
                     session: key.id.clone(),
+                    scope: Some(format!("{}/{}", key.app_name, key.user_id)),
                     events: loaded.events,
                     unreadable: loaded.unreadable,
                     pickled: loaded.pickled,

@@ -81,6 +81,7 @@ fn state_that_grows_at_every_change_is_reported_and_state_that_shrinks_is_not() 
 fn unreadable_events_pickles_and_an_overfull_session_are_reported() {
     let scan = SessionScan {
         session: "s".to_owned(),
+        scope: None,
         events: Vec::new(),
         unreadable: vec!["bad".to_owned()],
         pickled: 3,
@@ -94,4 +95,25 @@ fn unreadable_events_pickles_and_an_overfull_session_are_reported() {
             FindingKind::PickledActions
         ]
     );
+}
+
+#[test]
+fn a_finding_names_the_app_and_user_and_leads_to_that_session() {
+    use crate::sources::doctor::{FindingTarget, SourceFinding};
+    let scan = SessionScan {
+        session: "shared".to_owned(),
+        scope: Some("billing/alice".to_owned()),
+        events: vec![call(0, "c9")],
+        ..SessionScan::default()
+    };
+    let found = findings(&scan);
+    assert_eq!(found[0].extra["app"], "billing");
+    assert_eq!(found[0].extra["user"], "alice");
+    match found[0].leads_to() {
+        FindingTarget::Conversation(key) => {
+            assert_eq!(key.id, "shared");
+            assert_eq!(key.scope.as_deref(), Some("billing/alice"));
+        }
+        other => panic!("{other:?}"),
+    }
 }
