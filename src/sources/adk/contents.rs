@@ -56,7 +56,6 @@ pub enum Reason {
     OrphanedResponse,
     UnansweredCall,
     Superseded,
-    Transcription,
 }
 
 impl Reason {
@@ -73,7 +72,6 @@ impl Reason {
             Reason::OrphanedResponse => "response_without_call",
             Reason::UnansweredCall => "call_without_response",
             Reason::Superseded => "superseded_by_later_response",
-            Reason::Transcription => "transcription",
         }
     }
 
@@ -90,7 +88,6 @@ impl Reason {
             Reason::OrphanedResponse => "a tool response whose call is not in the contents",
             Reason::UnansweredCall => "a tool call that never got a response",
             Reason::Superseded => "between a tool call and its latest response: ADK drops it",
-            Reason::Transcription => "an audio transcription, which memscope does not rebuild",
         }
     }
 }
@@ -311,6 +308,50 @@ fn compact(
     placed.into_iter().map(|(_, _, item)| item).collect()
 }
 
+/// The transcriptions of a live session being joined: consecutive transcribed events of one
+/// side become one content, the user's or the model's, as ADK joins them.
+#[derive(Default)]
+struct Transcribed {
+    heard: String,
+    spoken: String,
+    from: Vec<usize>,
+}
+
+impl Transcribed {
+    /// `item` as ADK goes on with it: itself, or (an event without content) its transcription
+    /// joined with those before it; `None` while the next event goes on transcribing.
+    fn take(&mut self, item: &Item, next: Option<&Item>) -> Option<Item> {
+        if item.content.is_some() {
+            return Some(item.clone());
+        }
+        let (text, role, going_on) = if let Some(heard) = &item.heard {
+            self.heard.push_str(heard);
+            (
+                &mut self.heard,
+                "user",
+                next.is_some_and(|n| n.heard.is_some()),
+            )
+        } else if let Some(spoken) = &item.spoken {
+            self.spoken.push_str(spoken);
+            (
+                &mut self.spoken,
+                "model",
+                next.is_some_and(|n| n.spoken.is_some()),
+            )
+        } else {
+            return Some(item.clone());
+        };
+        self.from.extend(item.from.iter().copied());
+        if going_on {
+            return None;
+        }
+        let mut joined = item.clone();
+        joined.content = Some(json!({ "role": role, "parts": [{ "text": std::mem::take(text) }] }));
+        joined.from = std::mem::take(&mut self.from);
+        Some(joined)
+    }
+}
+
 /// `_is_other_agent_reply`.
 fn other_agents(agent: &str, item: &Item) -> bool {
     if item.live {
@@ -469,9 +510,13 @@ pub fn build(events: &[Event], request: &Request) -> Contents {
         }
     }
     let mut presented = Vec::with_capacity(items.len());
-    for item in items {
+    let mut transcribed = Transcribed::default();
+    for (i, item) in items.iter().enumerate() {
+        let Some(item) = transcribed.take(item, items.get(i + 1)) else {
+            continue;
+        };
         if item.content.is_none() {
-            left_out.insert(item.from[0], Reason::Transcription);
+            left_out.insert(item.from[0], Reason::Empty);
             continue;
         }
         let answers_other = !other_agents(request.agent, &item)

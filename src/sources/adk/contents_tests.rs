@@ -286,3 +286,31 @@ fn empty_framework_and_other_branch_events_are_left_out() {
     assert_eq!(built.left_out.get(&3), Some(&Reason::Framework));
     assert_eq!(built.left_out.get(&4), Some(&Reason::OtherBranch));
 }
+
+#[test]
+fn a_live_sessions_transcriptions_are_joined_into_one_content_per_side() {
+    let mut stored = events(&[
+        ("i1", "user", 1.0, Json::Null, none()),
+        ("i1", "user", 2.0, Json::Null, none()),
+        ("i1", "a", 3.0, Json::Null, none()),
+        ("i1", "a", 4.0, Json::Null, none()),
+        ("i1", "a", 5.0, Json::Null, none()),
+    ]);
+    stored[0].heard = Some("what is ".to_owned());
+    stored[1].heard = Some("the time?".to_owned());
+    stored[2].spoken = Some("It is ".to_owned());
+    stored[3].spoken = Some("noon.".to_owned());
+    for event in &mut stored[..4] {
+        event.transcription = true;
+    }
+    let built = build(&stored, &for_agent("a"));
+    let sent: Vec<&Json> = built.sent.iter().map(|s| &s.content).collect();
+    assert_eq!(sent, [&user("what is the time?"), &model("It is noon.")]);
+    assert_eq!(built.sent[0].from, [0, 1]);
+    assert_eq!(
+        built.left_out.get(&4),
+        Some(&Reason::Empty),
+        "no content, nothing heard"
+    );
+    assert!(!built.left_out.contains_key(&1));
+}

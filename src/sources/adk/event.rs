@@ -39,6 +39,10 @@ pub struct Event {
     pub live_session_id: Option<String>,
     pub error_code: Option<String>,
     pub transcription: bool,
+    /// The text of its audio transcriptions, the user's (`input_transcription`) and the
+    /// model's (`output_transcription`), in a live session.
+    pub heard: Option<String>,
+    pub spoken: Option<String>,
     /// What ADK prints of each part when another agent's event is quoted: a call's arguments
     /// (`str` of them sorted) or a response's result (`str` of it), from the stored text, whose
     /// dicts keep their stored order; `None` for other parts.
@@ -114,6 +118,12 @@ impl Event {
             transcription: ["input_transcription", "output_transcription"]
                 .iter()
                 .any(|key| fields.get(*key).is_some_and(|t| !t.is_null())),
+            heard: data
+                .get("input_transcription")
+                .and_then(|t| text(t, "text")),
+            spoken: data
+                .get("output_transcription")
+                .and_then(|t| text(t, "text")),
             quoted,
         })
     }

@@ -31,6 +31,9 @@ pub struct Item {
     pub asks: bool,
     pub long_running: Vec<String>,
     pub live: bool,
+    /// Its audio transcriptions' text: the user's, the model's.
+    pub heard: Option<String>,
+    pub spoken: Option<String>,
     /// The event's own quoted forms of its parts (see `Event::quoted`), while its parts are the
     /// event's.
     pub quoted: Vec<Option<String>>,
@@ -58,6 +61,8 @@ impl Item {
                 || non_empty(event.action("requested_auth_configs")),
             long_running: event.long_running_tool_ids.clone(),
             live: event.live_session_id.is_some(),
+            heard: event.heard.clone().filter(|t| !t.is_empty()),
+            spoken: event.spoken.clone().filter(|t| !t.is_empty()),
             quoted: event.quoted.clone(),
         }
     }
