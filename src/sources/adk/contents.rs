@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value as Json, json};
 
+use super::compaction::{compact, recover_calls};
 use super::event::{CLIENT_ID_PREFIX, Event, FRAMEWORK_CALLS};
 use super::item::{Item, Made, call_of, response_of, truthy_text};
 use super::pyrepr::{self, Py};
@@ -227,87 +228,6 @@ fn excluded(request: &Request, event: &Event) -> Option<Reason> {
     None
 }
 
-/// A compaction's range and summary: start, end, the summarised content.
-type Range = (f64, f64, Json);
-
-/// `_get_compaction_ranges` then `_process_compaction_events`: each summary not contained in a
-/// later one stands at its end, and every event inside a summarised range is dropped.
-fn compact(
-    items: Vec<(Item, Option<Range>)>,
-    agent: &str,
-    left_out: &mut BTreeMap<usize, Reason>,
-) -> Vec<Item> {
-    let ranges: Vec<(usize, f64, f64)> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(n, (_, c))| c.as_ref().map(|(s, e, _)| (n, *s, *e)))
-        .collect();
-    let mut retained: BTreeSet<usize> = ranges
-        .iter()
-        .filter(|(_, s, e)| s.is_nan() || e.is_nan())
-        .map(|(n, _, _)| *n)
-        .collect();
-    let mut comparable: Vec<(usize, f64, f64)> = ranges
-        .iter()
-        .copied()
-        .filter(|(_, s, e)| !s.is_nan() && !e.is_nan())
-        .collect();
-    comparable.sort_by(|a, b| {
-        a.1.total_cmp(&b.1)
-            .then(b.2.total_cmp(&a.2))
-            .then(b.0.cmp(&a.0))
-    });
-    let mut max_end: Option<f64> = None;
-    for (n, _, end) in comparable {
-        if max_end.is_none_or(|m| end > m) {
-            retained.insert(n);
-            max_end = Some(end);
-        }
-    }
-    let mut spans: Vec<(f64, f64)> = ranges
-        .iter()
-        .filter(|(n, s, e)| retained.contains(n) && s <= e)
-        .map(|(_, s, e)| (*s, *e))
-        .collect();
-    spans.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut coverage: Vec<(f64, f64)> = Vec::new();
-    for (start, end) in spans {
-        match coverage.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => coverage.push((start, end)),
-        }
-    }
-    let covered = |ts: f64| {
-        let index = coverage.partition_point(|(start, _)| *start <= ts);
-        index > 0 && ts <= coverage[index - 1].1
-    };
-    let mut placed: Vec<(f64, usize, Item)> = Vec::new();
-    for (n, (item, compaction)) in items.into_iter().enumerate() {
-        if item.compaction {
-            match compaction {
-                Some((_, end, summary)) if retained.contains(&n) => {
-                    let mut summary_item = item.clone();
-                    summary_item.author = if agent.is_empty() { "model" } else { agent }.to_owned();
-                    summary_item.timestamp = end;
-                    summary_item.content = Some(summary);
-                    summary_item.made = Made::Summary;
-                    summary_item.long_running = Vec::new();
-                    placed.push((end, n, summary_item));
-                }
-                _ => {
-                    left_out.insert(item.from[0], Reason::Compacted);
-                }
-            }
-        } else if covered(item.timestamp) {
-            left_out.insert(item.from[0], Reason::Compacted);
-        } else {
-            placed.push((item.timestamp, n, item));
-        }
-    }
-    placed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    placed.into_iter().map(|(_, _, item)| item).collect()
-}
-
 /// The transcriptions of a live session being joined: consecutive transcribed events of one
 /// side become one content, the user's or the model's, as ADK joins them.
 #[derive(Default)]
@@ -495,8 +415,16 @@ pub fn build(events: &[Event], request: &Request) -> Contents {
                 });
                 (Item::of(e), range)
             })
-            .collect();
-        compact(with_ranges, request.agent, &mut left_out)
+            .collect::<Vec<_>>();
+        let source: Vec<Item> = with_ranges.iter().map(|(i, _)| i.clone()).collect();
+        let mut compacted = Vec::new();
+        let kept = compact(with_ranges, request.agent, &mut compacted);
+        let recovered = recover_calls(kept, &source);
+        let back: BTreeSet<usize> = recovered.iter().map(|i| i.from[0]).collect();
+        for index in compacted.into_iter().filter(|i| !back.contains(i)) {
+            left_out.insert(index, Reason::Compacted);
+        }
+        recovered
     } else {
         included.iter().map(|e| Item::of(e)).collect()
     };

@@ -314,3 +314,46 @@ fn a_live_sessions_transcriptions_are_joined_into_one_content_per_side() {
     );
     assert!(!built.left_out.contains_key(&1));
 }
+
+#[test]
+fn a_call_a_summary_swallowed_comes_back_before_its_surviving_response() {
+    let summary = json!({"role": "model", "parts": [{"text": "summary"}]});
+    let stored = events(&[
+        ("i1", "user", 1.0, user("go"), none()),
+        (
+            "i1",
+            "a",
+            2.0,
+            call("slow", "f", json!({})),
+            json!({"long_running_tool_ids": ["slow"]}),
+        ),
+        ("i1", "a", 3.0, model("started"), none()),
+        (
+            "i2",
+            "user",
+            4.0,
+            Json::Null,
+            json!({"compaction": {"start_timestamp": 1.0, "end_timestamp": 3.0, "compacted_content": summary}}),
+        ),
+        (
+            "i3",
+            "user",
+            5.0,
+            response("slow", "f", json!({"done": true})),
+            none(),
+        ),
+    ]);
+    let built = build(&stored, &for_agent("a"));
+    let sent: Vec<&Json> = built.sent.iter().map(|s| &s.content).collect();
+    assert_eq!(
+        sent,
+        [
+            &summary,
+            &call("slow", "f", json!({})),
+            &response("slow", "f", json!({"done": true}))
+        ]
+    );
+    assert_eq!(built.left_out.get(&1), None, "the call is sent again");
+    assert_eq!(built.left_out.get(&0), Some(&Reason::Compacted));
+    assert_eq!(built.left_out.get(&2), Some(&Reason::Compacted));
+}

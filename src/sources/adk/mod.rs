@@ -8,6 +8,7 @@
 
 // Declared, never imported here: the registry of `mod.rs`, which the store asks, must not
 // reach the conversation code built on the store.
+pub mod compaction;
 pub mod contents;
 pub mod conversation;
 pub mod doctor;
