@@ -2,7 +2,7 @@
 //! `doctor` with `--json` on memscope's own schema, Dify's, Langflow's and LangGraph's databases
 //! have the same keys at the top, on every row, message, node and finding. The databases are made without Python: the demo,
 //! the demo as Dify's own, the LangGraph demo file, a Langflow message log written here and the
-//! OpenAI Agents demo file.
+//! OpenAI Agents and Google ADK demo files.
 
 mod cli_support;
 
@@ -34,10 +34,17 @@ fn openai_agents_demo(home: &Path) -> String {
     format!("sqlite://{}", file.display())
 }
 
-/// The four kinds of database and the OpenAI Agents SDK's demo file.
+fn adk_demo(home: &Path) -> String {
+    let file = home.join("session.db");
+    run(memscope(home).arg("demo").arg("--adk").arg(&file), 0);
+    format!("sqlite://{}", file.display())
+}
+
+/// The four kinds of database, the OpenAI Agents SDK's demo file and Google ADK's.
 fn databases_with_conversations(home: &Path, dify_home: &Path) -> Vec<(String, &'static str)> {
     let mut databases = four_databases(home, dify_home).to_vec();
     databases.push((openai_agents_demo(home), "openai-agents"));
+    databases.push((adk_demo(home), "adk"));
     databases
 }
 

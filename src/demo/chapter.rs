@@ -42,6 +42,8 @@ pub(crate) const LANGFLOW_STREAM: u64 = 4;
 pub(crate) const LANGGRAPH_STREAM: u64 = 5;
 /// The OpenAI Agents file's story draws from this stream and the one after it.
 pub(crate) const OPENAI_AGENTS_STREAM: u64 = 8;
+/// The Google ADK file's story draws from this stream and the one after it.
+pub(crate) const ADK_STREAM: u64 = 10;
 
 /// A story whose id is a conversation's.
 pub(crate) fn conversation_story(

@@ -27,6 +27,9 @@ use crate::sources::langflow::demo as langflow;
 use crate::sources::memscope::demo as chat_memory;
 use crate::store::rows::Batch;
 
+pub use crate::sources::adk::demo::{
+    ADK_DEMO_APP, ADK_DEMO_USER, AdkDemoError, AdkDemoSummary, write_adk_demo,
+};
 pub use crate::sources::dify::demo::bulk::{BulkGenerator, BulkPlan};
 pub use crate::sources::langgraph::demo::{
     LangGraphDemoError, LangGraphDemoSummary, write_langgraph_demo,

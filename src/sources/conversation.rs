@@ -103,6 +103,12 @@ pub trait ConversationSource: Sync {
         Box::pin(async { Ok(None) })
     }
 
+    /// Why a trim of one conversation is only ever previewed here, in the source's words, where
+    /// the source has more to say than that its history is a view computed at read time.
+    fn trim_refusal(&self) -> Option<&'static str> {
+        None
+    }
+
     /// How many conversations the database keeps, and the entries they hold.
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
 

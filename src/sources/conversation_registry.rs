@@ -3,6 +3,8 @@
 //! asks that registry who made a database, never reaches the conversation code built on it.
 
 use super::adapter::MemorySource;
+use super::adk::conversation::AdkSessions;
+use super::adk::doctor::AdkDoctor;
 use super::conversation::ConversationSource;
 use super::dify::conversation::DifyConversations;
 use super::dify::doctor::DifyDoctor;
@@ -57,6 +59,12 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
+    },
+    Registered {
+        key: "adk",
+        conversations: &AdkSessions,
+        doctor: Some(&AdkDoctor),
+        trim: None,
     },
     #[cfg(test)]
     Registered {

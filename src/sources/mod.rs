@@ -1,6 +1,6 @@
 //! The memory sources memscope reads, one folder each: memscope's own schema (`memscope/`),
 //! Dify's (`dify/`), Langflow's (`langflow/`), LangGraph's checkpoint savers (`langgraph/`) and the
-//! OpenAI Agents SDK's sessions (`openai_agents/`). A source's folder holds what is particular to
+//! OpenAI Agents SDK's sessions (`openai_agents/`) and Google ADK's (`adk/`). A source's folder holds what is particular to
 //! it: recognising it from the catalog, its schema eras, the rewrites its tables need, and what
 //! its databases have and allow.
 //!
@@ -10,6 +10,7 @@
 //! written once and the backend's dialect finishes it (`store/profile.rs`).
 
 pub mod adapter;
+pub mod adk;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;
@@ -39,7 +40,8 @@ use crate::store::catalog::{Catalog, CatalogProbe};
 /// Dify's: a database with both families keeps Dify's dashed ids, which only Langflow's SQLite
 /// does not. LangGraph's savers last: their tables may share a database with anything, and a
 /// database that also holds Dify's or Langflow's tables is read as theirs. The OpenAI Agents
-/// SDK's session tables after them, for the same reason. Adding a source is
+/// SDK's session tables after them, for the same reason, and Google ADK's (whose `sessions` and
+/// `events` are recognised by all their columns, beside anything). Adding a source is
 /// its folder and one line here.
 const SOURCES: &[&dyn MemorySource] = &[
     &memscope::Memscope,
@@ -47,6 +49,7 @@ const SOURCES: &[&dyn MemorySource] = &[
     &langflow::Langflow,
     &langgraph::LangGraph,
     &openai_agents::OpenAiAgents,
+    &adk::Adk,
     #[cfg(test)]
     &fixture::TestLog,
 ];

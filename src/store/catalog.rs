@@ -66,6 +66,10 @@ pub const PROFILED_TABLES: &[&str] = &[
     "checkpoints",
     "agent_sessions",
     "agent_messages",
+    "sessions",
+    "events",
+    "app_states",
+    "user_states",
 ];
 
 /// A table a source counts for the summary, with its count query (PostgreSQL syntax, as every

@@ -238,7 +238,7 @@ impl Action {
             Action::Doctor => "doctor: scan the database for problems",
             Action::HistoryUp => "n_messages +",
             Action::HistoryDown => "n_messages -",
-            Action::NextView => "next view: whose history (a branch, an agent)",
+            Action::NextView => "next view: another branch's or agent's history",
             Action::ShowConversation => "its conversation",
         }
     }

@@ -9,9 +9,12 @@ use crate::sources::doctor::DEFAULT_KEEP_LAST;
 
 #[derive(Debug, Args)]
 pub struct ConversationsArgs {
-    /// Only conversations of this app
+    /// Only conversations of this app (Dify's app id; Google ADK's app name)
     #[arg(long, value_name = "ID")]
     pub app: Option<String>,
+    /// Google ADK: only sessions of this user
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
     /// Match conversation name, id, app name or message text
     #[arg(long, value_name = "TEXT")]
     pub search: Option<String>,
@@ -58,6 +61,12 @@ pub struct ThreadArgs {
     /// OpenAI Agents SDK: the branch of an advanced session whose path is marked (default: main)
     #[arg(long, value_name = "BRANCH")]
     pub branch: Option<String>,
+    /// Google ADK: the app the session is under (needed when several share its id)
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Google ADK: the user the session is under (needed when several share its id)
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -116,6 +125,15 @@ pub struct HistoryArgs {
     /// OpenAI Agents SDK: EncryptedSession's ttl, items sealed longer ago are skipped (default: none)
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub ttl: Option<i64>,
+    /// Google ADK: the app the session is under (needed when several share its id)
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Google ADK: the user the session is under (needed when several share its id)
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Google ADK: whose view of the session, the agent whose model is sent it (default: the agent ADK's runner continues with)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -169,4 +169,9 @@ pub struct DemoArgs {
     /// stopped before its tool answered, a long session and a session with a branch
     #[arg(long, value_name = "PATH", conflicts_with_all = ["scale", "langgraph"])]
     pub openai_agents: Option<PathBuf>,
+    /// Write a Google ADK session file instead: a new SQLite file at PATH, as
+    /// SqliteSessionService writes it (`adk web`'s `.adk/session.db`), with a tool call, a
+    /// transfer to a sub-agent and a long session
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["scale", "langgraph", "openai_agents"])]
+    pub adk: Option<PathBuf>,
 }

@@ -64,6 +64,7 @@ fn query(args: &ConversationsArgs) -> ListQuery {
         limit: args.limit.max(1),
         options: SourceOptions::default()
             .with("app", args.app.as_ref())
+            .with("user", args.user.as_ref())
             .with_switch("include-deleted", args.include_deleted),
     }
 }

@@ -10,7 +10,9 @@ use crate::cli::args::DemoArgs;
 use crate::cli::context::Context;
 use crate::cli::demo_database::{build_demo_kbs, create_dir, fill, options};
 use crate::cli::output::{CliError, CliResult, ExitCode, emit, table};
-use crate::demo::{DemoSummary, Story, write_langgraph_demo, write_openai_agents_demo};
+use crate::demo::{
+    DemoSummary, Story, write_adk_demo, write_langgraph_demo, write_openai_agents_demo,
+};
 use crate::format::{byte_size, count, thousands};
 use crate::store::Store;
 
@@ -246,12 +248,34 @@ async fn openai_agents(context: &Context, path: &Path, seed: u64) -> CliResult {
     demo_file(context, path, write).await
 }
 
+/// A Google ADK session file of the story.
+async fn adk(context: &Context, path: &Path, seed: u64) -> CliResult {
+    let write = async {
+        let s = write_adk_demo(path, seed).await?;
+        Ok::<_, crate::demo::AdkDemoError>(DemoFile {
+            holds: format!(
+                "{}, {}",
+                count(s.sessions as u64, "session"),
+                count(s.events as u64, "event")
+            ),
+            counts: vec![("sessions", s.sessions), ("events", s.events)],
+            path: s.path,
+            story_id: "session",
+            stories: s.stories,
+        })
+    };
+    demo_file(context, path, write).await
+}
+
 pub async fn run(context: &Context, args: &DemoArgs) -> CliResult {
     if let Some(path) = &args.langgraph {
         return langgraph(context, path, args.seed).await;
     }
     if let Some(path) = &args.openai_agents {
         return openai_agents(context, path, args.seed).await;
+    }
+    if let Some(path) = &args.adk {
+        return adk(context, path, args.seed).await;
     }
     let url = &context.resolved.database_url;
     if let Some(parent) = sqlite_file(url).as_deref().and_then(Path::parent) {

@@ -27,6 +27,9 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         limit: None,
         branch: None,
         ttl: None,
+        app: None,
+        user: None,
+        agent: None,
     }
 }
 
@@ -38,6 +41,8 @@ fn thread_args(args: &ExportArgs) -> ThreadArgs {
         mode: ThreadMode::Dify,
         flow: args.flow.clone(),
         branch: None,
+        app: None,
+        user: None,
     }
 }
 

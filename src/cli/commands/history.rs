@@ -116,6 +116,9 @@ fn source_options(args: &HistoryArgs) -> SourceOptions {
         .with("limit", args.limit)
         .with("branch", args.branch.as_ref())
         .with("ttl", args.ttl)
+        .with("app", args.app.as_ref())
+        .with("user", args.user.as_ref())
+        .with("agent", args.agent.as_ref())
 }
 
 /// The history `args` ask for (`export` bundles it too), each message's raw form with

@@ -91,7 +91,9 @@ pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> Tr
         .with("mode", mode)
         .with("leaf", args.leaf.as_deref())
         .with("flow", args.flow.as_deref())
-        .with("branch", args.branch.as_deref());
+        .with("branch", args.branch.as_deref())
+        .with("app", args.app.as_deref())
+        .with("user", args.user.as_deref());
     TreeRequest {
         id: args.conversation.clone(),
         options,

@@ -188,6 +188,18 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
             super::langgraph_trim::load_thread(&store, thread, &counter, max_tokens).await?;
         return Ok((Source::Thread(Box::new(loaded)), Some(store)));
     }
+    if let (Some(id), None) = (&args.conversation, &args.node)
+        && !store.profile().has(Part::Conversations)
+        && let Ok(source) = crate::inspect::document::conversations_of(&store)
+    {
+        // A session store's conversation (ADK's, the OpenAI Agents SDK's): what its model is
+        // sent, as `history` reads it with the source's defaults.
+        let request = super::history::request(context, &session_history_args(id, args), false)?;
+        let read = source.history(&store, &request).await?;
+        let messages = read.view.history.prompt_messages().cloned().collect();
+        let label = format!("{} {id} (what its model is sent)", source.noun());
+        return Ok((Source::Messages { label, messages }, Some(store)));
+    }
     store.require(part)?;
     if let (Some(id), Some(node)) = (&args.conversation, &args.node) {
         let source = args
@@ -230,6 +242,33 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         None => Err(CliError::usage(
             "name a history: --input FILE, --conversation ID or --chat-memory ID",
         )),
+    }
+}
+
+/// `history SESSION` with the defaults, for a session store's trim preview.
+fn session_history_args(id: &str, args: &TrimArgs) -> crate::cli::args::HistoryArgs {
+    crate::cli::args::HistoryArgs {
+        conversation: id.to_owned(),
+        max_tokens: args.max_tokens,
+        message_limit: None,
+        tokens: crate::cli::args::TokenArgs {
+            model: args.model.clone(),
+            counter: None,
+            encoding: args.encoding.clone(),
+        },
+        text: false,
+        human_prefix: String::new(),
+        ai_prefix: String::new(),
+        flow: None,
+        n_messages: None,
+        context_id: None,
+        leaf: None,
+        limit: None,
+        branch: None,
+        ttl: None,
+        app: None,
+        user: None,
+        agent: None,
     }
 }
 
@@ -463,7 +502,14 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
         return Ok(ExitCode::Ok);
     }
     if args.conversation.is_some() {
-        return Err(refuse("a conversation thread"));
+        let refusal = store
+            .as_ref()
+            .and_then(|store| crate::inspect::document::conversations_of(store).ok())
+            .and_then(|source| source.trim_refusal());
+        return Err(match refusal {
+            Some(why) => CliError::usage(why),
+            None => refuse("a conversation thread"),
+        });
     }
     if is_langchain(args, source.is_thread()) {
         return Err(CliError::usage(

@@ -26,3 +26,5 @@ pub use cache::{CacheStats, CountCache};
 pub use counter::{ChatMlOverhead, CounterFields, CounterId, CounterKind, TokenCounter};
 pub use encoding::{Encoding, Tokenizer, base_model, encoding_for_model, is_loaded, preload};
 pub use error::TokensError;
+/// Python's `repr()` of a `str`: Google ADK quotes tool arguments and results as Python prints them.
+pub use python_repr::push_str_repr;

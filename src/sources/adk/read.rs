@@ -1,0 +1,318 @@
+//! The reads, on ADK's session tables as each service writes them, each as the service's own
+//! `get_session` loads them:
+//! - `SqliteSessionService` (`.adk/session.db`): `event_data` JSON text, `timestamp` a REAL of
+//!   seconds; events `ORDER BY timestamp, rowid` (ties in append order).
+//! - `DatabaseSessionService` (schema 1, `adk_internal_metadata`): `event_data` JSON (JSONB on
+//!   PostgreSQL), `timestamp` a date-time; events `ORDER BY timestamp, id`.
+//! - the database service's old schema: separate columns, `actions` a Python pickle, which
+//!   memscope never loads; the rest is read.
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde_json::{Map, Value as Json};
+
+use super::event::{self, Event};
+use crate::sources::conversation::SourceError;
+use crate::store::Store;
+use crate::store::pool::{DbPool, on_pool};
+
+/// Which service wrote the tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    SqliteService,
+    DatabaseService,
+    /// The database service's schema before 1.22: `actions` pickled.
+    Pickled,
+}
+
+impl Layout {
+    pub fn of(store: &Store) -> Layout {
+        if !store.catalog.has_column("events", "event_data") {
+            Layout::Pickled
+        } else if store.has_table("adk_internal_metadata")
+            || !matches!(store.pool, DbPool::Sqlite(..))
+        {
+            Layout::DatabaseService
+        } else {
+            Layout::SqliteService
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Layout::SqliteService => "SqliteSessionService",
+            Layout::DatabaseService => "DatabaseSessionService",
+            Layout::Pickled => "DatabaseSessionService, old schema (actions pickled)",
+        }
+    }
+}
+
+/// A session's key: ADK keeps each under an app and a user.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, sqlx::FromRow)]
+pub struct Key {
+    pub app_name: String,
+    pub user_id: String,
+    pub id: String,
+}
+
+/// An instant as a session table keeps it: seconds (the SQLite service's REAL) or a date-time
+/// text (the database service's, UTC).
+pub fn instant(text: Option<&str>) -> Option<DateTime<Utc>> {
+    let text = text?.trim();
+    if let Ok(seconds) = text.parse::<f64>() {
+        return seconds_instant(seconds);
+    }
+    let text = text.trim_end_matches("+00").trim_end_matches("+00:00");
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f")
+        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f"))
+        .ok()
+        .map(|at| at.and_utc())
+}
+
+pub fn seconds_instant(seconds: f64) -> Option<DateTime<Utc>> {
+    if !seconds.is_finite() {
+        return None;
+    }
+    DateTime::from_timestamp_micros((seconds * 1e6).round() as i64)
+}
+
+/// memscope reads ADK's tables on SQLite and PostgreSQL; DatabaseSessionService on MySQL is not
+/// read yet, and says so rather than failing on a query.
+pub fn supported(store: &Store) -> Result<(), SourceError> {
+    match store.pool {
+        DbPool::Mysql(..) => Err(SourceError::failure(
+            "memscope reads Google ADK's sessions on SQLite and PostgreSQL only; \
+             DatabaseSessionService on MySQL is not read yet",
+        )),
+        DbPool::Sqlite(..) | DbPool::Postgres(..) => Ok(()),
+    }
+}
+
+/// The sessions with this id, by app and user.
+pub async fn keys_of(store: &Store, id: &str) -> Result<Vec<Key>, SourceError> {
+    supported(store)?;
+    const KEYS: &str = "SELECT app_name, user_id, id FROM sessions WHERE id = $1 \
+         ORDER BY app_name, user_id";
+    Ok(on_pool!(store.pool, KEYS, |pool, sql| sqlx::query_as(sql)
+        .bind(id)
+        .fetch_all(pool)
+        .await)
+    .map_err(|e| store.query_failed(e))?)
+}
+
+/// What a session's events read as: each event ADK loads, and the rows it could not.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub events: Vec<Event>,
+    /// Rows whose event is not JSON ADK can load: ADK fails on the session.
+    pub unreadable: Vec<String>,
+    /// Rows of the old schema whose `actions` is a pickle memscope did not load.
+    pub pickled: usize,
+}
+
+type JsonRow = (String, Option<String>);
+type OldRow = (
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
+
+/// Every event of the session, oldest first, as the session's service loads them.
+pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
+    supported(store)?;
+    let layout = Layout::of(store);
+    let rows: Vec<(String, String, f64)> = match layout {
+        Layout::SqliteService => {
+            const SQLITE: &str = "SELECT id, event_data, CAST(timestamp AS TEXT) FROM events \
+                 WHERE app_name = ?1 AND user_id = ?2 AND session_id = ?3 \
+                 ORDER BY timestamp ASC, rowid ASC";
+            let Some(pool) = store.sqlite_pool() else {
+                return Err(SourceError::failure(
+                    "SqliteSessionService keeps a SQLite file",
+                ));
+            };
+            let rows: Vec<(String, String, Option<String>)> = sqlx::query_as(SQLITE)
+                .bind(&key.app_name)
+                .bind(&key.user_id)
+                .bind(&key.id)
+                .fetch_all(pool)
+                .await
+                .map_err(|e| store.query_failed(e))?;
+            rows.into_iter()
+                .map(|(id, data, at)| (id, data, at.and_then(|t| t.parse().ok()).unwrap_or(0.0)))
+                .collect()
+        }
+        Layout::DatabaseService => {
+            const DATABASE: &str = "SELECT id, CAST(event_data AS TEXT) FROM events \
+                 WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
+                 ORDER BY timestamp ASC, id ASC";
+            let rows: Vec<JsonRow> =
+                on_pool!(store.pool, DATABASE, |pool, sql| sqlx::query_as(sql)
+                    .bind(&key.app_name)
+                    .bind(&key.user_id)
+                    .bind(&key.id)
+                    .fetch_all(pool)
+                    .await)
+                .map_err(|e| store.query_failed(e))?;
+            rows.into_iter()
+                .map(|(id, data)| (id, data.unwrap_or_default(), 0.0))
+                .collect()
+        }
+        Layout::Pickled => return old_events(store, key).await,
+    };
+    let mut loaded = Loaded::default();
+    for (id, data, at) in rows {
+        match Event::decode(loaded.events.len(), &data, at) {
+            Some(event) => loaded.events.push(event),
+            None => loaded.unreadable.push(id),
+        }
+    }
+    Ok(loaded)
+}
+
+async fn old_events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
+    const OLD: &str = "SELECT id, invocation_id, author, branch, CAST(timestamp AS TEXT), \
+         CAST(content AS TEXT), CAST(usage_metadata AS TEXT), long_running_tool_ids_json, \
+         (actions IS NOT NULL) FROM events WHERE app_name = $1 AND user_id = $2 \
+         AND session_id = $3 ORDER BY timestamp ASC, id ASC";
+    let rows: Vec<OldRow> = on_pool!(store.pool, OLD, |pool, sql| sqlx::query_as(sql)
+        .bind(&key.app_name)
+        .bind(&key.user_id)
+        .bind(&key.id)
+        .fetch_all(pool)
+        .await)
+    .map_err(|e| store.query_failed(e))?;
+    let mut loaded = Loaded::default();
+    for (id, invocation, author, branch, at, content, usage, long_running, pickled) in rows {
+        loaded.pickled += usize::from(pickled);
+        let seconds = instant(at.as_deref()).map_or(0.0, |at| at.timestamp_micros() as f64 / 1e6);
+        let data = event::from_columns(
+            &id,
+            &invocation,
+            &author,
+            branch.as_deref(),
+            seconds,
+            content.as_deref(),
+            usage.as_deref(),
+            long_running.as_deref(),
+        );
+        match Event::decode(loaded.events.len(), &data, seconds) {
+            Some(event) => loaded.events.push(event),
+            None => loaded.unreadable.push(id),
+        }
+    }
+    Ok(loaded)
+}
+
+/// A state column's JSON object; an empty one when there is none.
+fn state_of(text: Option<String>) -> Map<String, Json> {
+    text.and_then(|t| serde_json::from_str::<Json>(&t).ok())
+        .and_then(|v| match v {
+            Json::Object(map) => Some(map),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The session's state as the app sees it: the session's keys, then `app:` keys from
+/// `app_states` and `user:` keys from `user_states`, each named as ADK names it.
+pub async fn state(store: &Store, key: &Key) -> Result<Map<String, Json>, SourceError> {
+    const SESSION: &str = "SELECT CAST(state AS TEXT) FROM sessions \
+         WHERE app_name = $1 AND user_id = $2 AND id = $3";
+    const APP: &str = "SELECT CAST(state AS TEXT) FROM app_states WHERE app_name = $1";
+    const USER: &str = "SELECT CAST(state AS TEXT) FROM user_states \
+         WHERE app_name = $1 AND user_id = $2";
+    let session: Option<Option<String>> = on_pool!(store.pool, SESSION, |pool, sql| {
+        sqlx::query_scalar(sql)
+            .bind(&key.app_name)
+            .bind(&key.user_id)
+            .bind(&key.id)
+            .fetch_optional(pool)
+            .await
+    })
+    .map_err(|e| store.query_failed(e))?;
+    let app: Option<Option<String>> = on_pool!(store.pool, APP, |pool, sql| {
+        sqlx::query_scalar(sql)
+            .bind(&key.app_name)
+            .fetch_optional(pool)
+            .await
+    })
+    .map_err(|e| store.query_failed(e))?;
+    let user: Option<Option<String>> = on_pool!(store.pool, USER, |pool, sql| {
+        sqlx::query_scalar(sql)
+            .bind(&key.app_name)
+            .bind(&key.user_id)
+            .fetch_optional(pool)
+            .await
+    })
+    .map_err(|e| store.query_failed(e))?;
+    let mut merged = state_of(session.flatten());
+    for (prefix, state) in [("app:", app.flatten()), ("user:", user.flatten())] {
+        for (name, value) in state_of(state) {
+            merged.insert(format!("{prefix}{name}"), value);
+        }
+    }
+    Ok(merged)
+}
+
+/// One page of sessions, most recently updated first.
+pub async fn page(
+    store: &Store,
+    pattern: &str,
+    app: Option<&str>,
+    user: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<(Key, Option<String>)>, SourceError> {
+    supported(store)?;
+    const PAGE: &str = "SELECT app_name, user_id, id, CAST(update_time AS TEXT) FROM sessions \
+         WHERE lower(id) LIKE $1 ESCAPE '\\' AND ($2 = '' OR app_name = $2) \
+         AND ($3 = '' OR user_id = $3) \
+         ORDER BY update_time DESC, app_name, user_id, id LIMIT $4 OFFSET $5";
+    let rows: Vec<(String, String, String, Option<String>)> =
+        on_pool!(store.pool, PAGE, |pool, sql| sqlx::query_as(sql)
+            .bind(pattern)
+            .bind(app.unwrap_or(""))
+            .bind(user.unwrap_or(""))
+            .bind(limit)
+            .bind(offset)
+            .fetch_all(pool)
+            .await)
+        .map_err(|e| store.query_failed(e))?;
+    Ok(rows
+        .into_iter()
+        .map(|(app_name, user_id, id, updated)| {
+            (
+                Key {
+                    app_name,
+                    user_id,
+                    id,
+                },
+                updated,
+            )
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::instant;
+
+    #[test]
+    fn instants_read_as_each_service_writes_them() {
+        let seconds = instant(Some("1795900364.09867")).unwrap();
+        assert_eq!(seconds.timestamp(), 1_795_900_364);
+        assert_eq!(seconds.timestamp_subsec_micros(), 98_670);
+        let datetime = instant(Some("2026-11-28 21:13:00.948564")).unwrap();
+        assert_eq!(datetime.to_rfc3339(), "2026-11-28T21:13:00.948564+00:00");
+        let with_zone = instant(Some("2026-11-28 21:13:00.948564+00")).unwrap();
+        assert_eq!(with_zone, datetime);
+        assert_eq!(instant(Some("not a time")), None);
+        assert_eq!(instant(None), None);
+    }
+}
