@@ -164,7 +164,7 @@ fn shown(event: &Event, left_out: Option<&Reason>) -> ShownMessage {
 fn views_of(events: &[Event]) -> Option<Views> {
     let names = router::agents(events);
     let default = router::continuing(events)?;
-    (names.len() > 1).then(|| Views {
+    (names.len() > 1).then_some(Views {
         noun: "agent",
         setting: "agent",
         names,
