@@ -343,7 +343,15 @@ pub(crate) fn sqlite_path(url: &str) -> Option<&str> {
 impl DbPool {
     pub(super) async fn close(&self) {
         match self {
-            DbPool::Sqlite(pool, _) => pool.close().await,
+            DbPool::Sqlite(pool, _) => {
+                pool.close().await;
+                // Connections closing together each still see the other open, so none of them
+                // removes the side files a read of a WAL-mode file made (SQLite leaves that to
+                // the last connection). One more connection, closing alone, is the last.
+                if let Ok(last) = pool.connect_options().connect().await {
+                    let _ = last.close().await;
+                }
+            }
             DbPool::Postgres(pool, _) => pool.close().await,
             DbPool::Mysql(pool, _) => pool.close().await,
         }
