@@ -17,6 +17,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "support/postgres_database.rs"]
+mod postgres_database;
+use postgres_database::PostgresDatabase;
+
 use serde_json::Value;
 
 const PYTHON_VAR: &str = "MEMSCOPE_ADK_PYTHON";
@@ -287,39 +291,6 @@ fn database_session_service_on_sqlite_histories_are_what_adk_sends() {
     mark("database_session_service_on_sqlite_histories_are_what_adk_sends");
 }
 
-/// A database of its own beside `MEMSCOPE_TEST_PG_URL`'s, dropped when the test ends.
-struct PostgresDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PostgresDatabase {
-    fn create(admin: String) -> PostgresDatabase {
-        let name = format!("memscope_adk_{}", uuid::Uuid::new_v4().simple());
-        let created = Command::new("psql")
-            .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
-            .status()
-            .expect("psql runs");
-        assert!(created.success(), "creating {name}");
-        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-        let url = format!("{base}/{name}");
-        PostgresDatabase { admin, name, url }
-    }
-}
-
-impl Drop for PostgresDatabase {
-    fn drop(&mut self) {
-        let _ = Command::new("psql")
-            .args([
-                &self.admin,
-                "-qc",
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-            ])
-            .status();
-    }
-}
-
 #[test]
 fn database_session_service_on_postgres_histories_are_what_adk_sends() {
     let Some(python) = python() else {
@@ -330,7 +301,7 @@ fn database_session_service_on_postgres_histories_are_what_adk_sends() {
         eprintln!("ADK test skipped (MEMSCOPE_TEST_PG_URL is not set)");
         return;
     };
-    let database = PostgresDatabase::create(admin);
+    let database = PostgresDatabase::create(admin, "adk");
     let dir = tempfile::tempdir().unwrap();
     let adk_url = database
         .url

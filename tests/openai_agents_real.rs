@@ -15,6 +15,10 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+#[path = "support/postgres_database.rs"]
+mod postgres_database;
+use postgres_database::PostgresDatabase;
+
 use serde_json::Value;
 
 #[path = "openai_agents/trim.rs"]
@@ -291,39 +295,6 @@ fn oracle_of(oracle: &Value, advanced: bool) -> Value {
     part
 }
 
-/// A database of its own beside `MEMSCOPE_TEST_PG_URL`'s, dropped when the test ends.
-struct PostgresDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PostgresDatabase {
-    fn create(admin: String) -> PostgresDatabase {
-        let name = format!("memscope_oa_{}", uuid::Uuid::new_v4().simple());
-        let created = Command::new("psql")
-            .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
-            .status()
-            .expect("psql runs");
-        assert!(created.success(), "creating {name}");
-        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-        let url = format!("{base}/{name}");
-        PostgresDatabase { admin, name, url }
-    }
-}
-
-impl Drop for PostgresDatabase {
-    fn drop(&mut self) {
-        let _ = Command::new("psql")
-            .args([
-                &self.admin,
-                "-qc",
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-            ])
-            .status();
-    }
-}
-
 #[test]
 fn postgres_sessions_read_as_the_runner_sends_them() {
     let Some(python) = python() else {
@@ -336,7 +307,7 @@ fn postgres_sessions_read_as_the_runner_sends_them() {
         eprintln!("OpenAI Agents test skipped (MEMSCOPE_TEST_PG_URL is not set)");
         return;
     };
-    let database = PostgresDatabase::create(admin);
+    let database = PostgresDatabase::create(admin, "oa");
     let dir = tempfile::tempdir().unwrap();
     let oracle = build(&python, &["--postgres", &database.url], dir.path());
     compare_histories(&database.url, &oracle);

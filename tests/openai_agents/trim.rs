@@ -194,7 +194,7 @@ fn a_postgres_session_trim_is_what_get_items_then_returns() {
         eprintln!("OpenAI Agents test skipped (MEMSCOPE_TEST_PG_URL is not set)");
         return;
     };
-    let database = PostgresDatabase::create(admin);
+    let database = PostgresDatabase::create(admin, "oa_trim");
     let dir = tempfile::tempdir().unwrap();
     build(&python, &["--postgres", &database.url], dir.path());
     let read = ["--read-postgres", database.url.as_str()];
