@@ -70,9 +70,11 @@ pub async fn history(
     request: &HistoryRequest,
 ) -> Result<HistoryDocument, InspectError> {
     let source = conversations_of(store)?;
-    request
-        .options
-        .check(store.profile().source.name(), source, Command::History)?;
+    request.options.check(
+        store.profile().source.name(),
+        source.settings(),
+        Command::History,
+    )?;
     let fed = source.history(store, request).await?;
     Ok(document(DocumentHead::of(store), fed))
 }

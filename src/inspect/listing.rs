@@ -38,7 +38,7 @@ pub async fn list_conversations(
     let source = conversations_of(store)?;
     query.options.check(
         store.profile().source.name(),
-        source,
+        source.settings(),
         Command::Conversations,
     )?;
     let page = source.list(store, query, found).await?;

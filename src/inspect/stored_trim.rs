@@ -55,10 +55,11 @@ pub fn stored_trim_of(store: &Store) -> Option<&'static dyn StoredTrim> {
 
 fn checked(store: &Store, request: &TrimRequest) -> Result<(), InspectError> {
     let source = conversations_of(store)?;
-    request
-        .history
-        .options
-        .check(store.profile().source.name(), source, Command::History)?;
+    request.history.options.check(
+        store.profile().source.name(),
+        source.settings(),
+        Command::History,
+    )?;
     Ok(())
 }
 

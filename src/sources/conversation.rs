@@ -3,7 +3,6 @@
 //! (`inspect/`) and print one JSON shape whatever the source. A source that keeps no
 //! conversations returns none from [`super::MemorySource::conversations`].
 
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
@@ -15,9 +14,11 @@ use serde_json::{Map, Value as Json};
 use super::adapter::Part;
 pub use super::opened::LeftOutCount;
 use super::opened::{ConversationKey, OpenConversation, Views};
+pub use super::settings::{Command, Setting, SourceOptions};
+pub use super::source_error::{LIST_HINT, Refusal, SourceError, ambiguous_message};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::store::pool::on_pool;
-use crate::store::{ID_CANDIDATES, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// What a source's read of its conversations gives back, or why it failed.
 pub type SourceFuture<'a, T> = BoxFuture<'a, Result<T, SourceError>>;
@@ -103,6 +104,13 @@ pub trait ConversationSource: Sync {
         Box::pin(async { Ok(None) })
     }
 
+    /// The settings that name `key` as the commands take them: its scope (a Langflow
+    /// session's flow, an ADK session's app and user) and its view (a branch, an agent).
+    fn key_options(&self, key: &ConversationKey) -> SourceOptions {
+        let _ = key;
+        SourceOptions::default()
+    }
+
     /// Why a trim of one conversation is only ever previewed here, in the source's words, where
     /// the source has more to say than that its history is a view computed at read time.
     fn trim_refusal(&self) -> Option<&'static str> {
@@ -152,112 +160,6 @@ impl Census {
             crate::format::count(self.conversations, noun),
             crate::format::count(self.entries, self.unit)
         )
-    }
-}
-
-/// A command whose settings a source may declare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    Conversations,
-    History,
-    Thread,
-    Doctor,
-}
-
-impl Command {
-    pub fn name(self) -> &'static str {
-        match self {
-            Command::Conversations => "conversations",
-            Command::History => "history",
-            Command::Thread => "thread",
-            Command::Doctor => "doctor",
-        }
-    }
-}
-
-/// A setting one source's commands take: its flag, without the dashes, and what it is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Setting {
-    pub flag: &'static str,
-    pub commands: &'static [Command],
-    pub help: &'static str,
-}
-
-/// The source settings a command was given, by flag (without the dashes), as typed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SourceOptions(BTreeMap<&'static str, String>);
-
-impl SourceOptions {
-    /// Adds `flag` when it was given.
-    pub fn with(mut self, flag: &'static str, value: Option<impl ToString>) -> Self {
-        if let Some(value) = value {
-            self.0.insert(flag, value.to_string());
-        }
-        self
-    }
-
-    /// Adds `flag` when a switch was set.
-    pub fn with_switch(self, flag: &'static str, set: bool) -> Self {
-        self.with(flag, set.then_some("true"))
-    }
-
-    pub fn get(&self, flag: &str) -> Option<&str> {
-        self.0.get(flag).map(String::as_str)
-    }
-
-    pub fn is_set(&self, flag: &str) -> bool {
-        self.0.contains_key(flag)
-    }
-
-    /// `flag` as a number, with the error a user reads when it is not one.
-    pub fn number<T: std::str::FromStr>(&self, flag: &str) -> Result<Option<T>, SourceError> {
-        self.get(flag)
-            .map(|text| {
-                text.parse().map_err(|_| {
-                    SourceError::usage(format!("--{flag} takes a number, not `{text}`"))
-                })
-            })
-            .transpose()
-    }
-
-    /// The flags given that `source` does not take for `command`: each refused with one
-    /// message, naming the flags it does take.
-    pub fn check(
-        &self,
-        source_name: &str,
-        source: &dyn ConversationSource,
-        command: Command,
-    ) -> Result<(), SourceError> {
-        let takes: Vec<&str> = source
-            .settings()
-            .iter()
-            .filter(|s| s.commands.contains(&command))
-            .map(|s| s.flag)
-            .collect();
-        let refused: Vec<String> = self
-            .0
-            .keys()
-            .filter(|flag| !takes.contains(flag))
-            .map(|flag| format!("--{flag}"))
-            .collect();
-        if refused.is_empty() {
-            return Ok(());
-        }
-        let offered = match takes.as_slice() {
-            [] => "no setting of its own".to_owned(),
-            flags => flags
-                .iter()
-                .map(|f| format!("--{f}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        Err(SourceError::usage(format!(
-            "{} {} not taken by `{}` on {} {source_name} database (it takes {offered})",
-            refused.join(", "),
-            if refused.len() == 1 { "is" } else { "are" },
-            command.name(),
-            crate::format::article(source_name),
-        )))
     }
 }
 
@@ -470,97 +372,6 @@ pub struct MessageFacts {
     pub shown: Option<String>,
     pub extra: Extra,
 }
-
-/// Why a source could not answer, classified for the front ends.
-#[derive(Debug, thiserror::Error)]
-pub enum SourceError {
-    /// The store failed: the front ends classify it as every store error.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("{message}")]
-    Refused {
-        kind: Refusal,
-        message: String,
-        /// Where to look next: "`memscope conversations` lists them".
-        hint: Option<String>,
-    },
-}
-
-/// What kind of refusal a [`SourceError::Refused`] is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// A setting the command does not take here, or a value it cannot read.
-    Usage,
-    /// No conversation (or part of one) by that name.
-    NotFound,
-    /// A prefix several names start with.
-    Ambiguous(Vec<String>),
-    /// A setting of memscope's own is missing or wrong (a key to decrypt with).
-    Config,
-    /// The database failed a read.
-    Database,
-    /// Anything else: the data cannot be read as the source wrote it.
-    Failure,
-}
-
-impl SourceError {
-    pub fn new(kind: Refusal, message: impl Into<String>) -> Self {
-        SourceError::Refused {
-            kind,
-            message: message.into(),
-            hint: None,
-        }
-    }
-
-    pub fn usage(message: impl Into<String>) -> Self {
-        SourceError::new(Refusal::Usage, message)
-    }
-
-    pub fn failure(message: impl Into<String>) -> Self {
-        SourceError::new(Refusal::Failure, message)
-    }
-
-    /// No such conversation: the hint names the command that lists them.
-    pub fn not_found(message: impl Into<String>) -> Self {
-        SourceError::new(Refusal::NotFound, message).with_hint(LIST_HINT)
-    }
-
-    /// `prefix` starts several ids of `what`s: the message lists them, as the ambiguity of a
-    /// typed id always reads.
-    pub fn ambiguous(what: &str, prefix: &str, candidates: Vec<String>) -> Self {
-        let message = ambiguous_message(what, prefix, &candidates);
-        SourceError::new(Refusal::Ambiguous(candidates), message)
-    }
-
-    pub fn with_hint(self, with: impl Into<String>) -> Self {
-        match self {
-            SourceError::Refused { kind, message, .. } => SourceError::Refused {
-                kind,
-                message,
-                hint: Some(with.into()),
-            },
-            store => store,
-        }
-    }
-}
-
-/// "conversation id 0b7e is ambiguous: 2 ids start with it (…); type more of the id".
-pub fn ambiguous_message(what: &str, prefix: &str, candidates: &[String]) -> String {
-    let count = if candidates.len() >= ID_CANDIDATES {
-        format!("{} or more ids", candidates.len())
-    } else {
-        format!("{} ids", candidates.len())
-    };
-    format!(
-        "{what} id {} is ambiguous: {count} start with it ({}); type more of the id",
-        prefix.trim(),
-        candidates.join(", ")
-    )
-}
-
-/// The command that lists the conversations a name should come from.
-pub const LIST_HINT: &str =
-    "`memscope conversations` lists this database's conversations (`--search TEXT` finds one)";
 
 /// An instant as every JSON document writes it: RFC 3339 in UTC, with `Z`.
 pub fn rfc3339_text(at: &DateTime<Utc>) -> String {

@@ -23,6 +23,8 @@ pub mod memscope;
 pub mod openai_agents;
 pub mod opened;
 pub mod rewrite;
+pub mod settings;
+pub mod source_error;
 pub mod stored_trim;
 
 use std::collections::BTreeSet;
