@@ -99,3 +99,81 @@ fn thread_shows_the_transfer_and_the_state_and_history_names_the_agents() {
     );
     assert!(stderr.contains("--app, --user, --agent"), "{stderr}");
 }
+
+/// `thread --agent` marks what that agent's model is sent (the events `history --agent` reads)
+/// and how (another agent's events quoted), not the continuing agent's view; `export --agent` holds that same view, and a flag ADK does not
+/// take is refused by `export` as by the others.
+#[test]
+fn thread_and_export_take_the_agent_whose_view_is_marked() {
+    let home = tempfile::tempdir().unwrap();
+    let db = adk_demo(home.path());
+    let args = |command: &str, agent: Option<&str>| {
+        let mut args = vec![command.to_owned(), "escalation".to_owned()];
+        if let Some(agent) = agent {
+            args.extend(["--agent".to_owned(), agent.to_owned()]);
+        }
+        args
+    };
+    let continuing = json(memscope_on(home.path(), &db).args(args("thread", None)));
+    let coordinator = json(memscope_on(home.path(), &db).args(args("thread", Some("coordinator"))));
+    assert_eq!(coordinator["extra"]["continuing_agent"], "coordinator");
+    // Each agent is sent its own events as stored and the other's quoted.
+    let sent_as = |tree: &serde_json::Value, author: &str| -> Vec<String> {
+        let nodes = tree["nodes"].as_array().unwrap().iter();
+        nodes
+            .filter(|n| n["extra"]["author"] == author)
+            .map(|n| n["extra"]["sent_as"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(
+        sent_as(&coordinator, "specialist")
+            .iter()
+            .all(|s| s == "quoted")
+    );
+    assert!(
+        sent_as(&coordinator, "coordinator")
+            .iter()
+            .all(|s| s == "as_stored")
+    );
+    assert!(
+        sent_as(&continuing, "coordinator")
+            .iter()
+            .all(|s| s == "quoted")
+    );
+    assert!(!sent_as(&continuing, "specialist").is_empty());
+    assert!(
+        sent_as(&continuing, "specialist")
+            .iter()
+            .all(|s| s == "as_stored")
+    );
+    // Every event the coordinator's history reads is on its marked path.
+    let history = json(memscope_on(home.path(), &db).args(args("history", Some("coordinator"))));
+    let marked: Vec<&str> = coordinator["thread"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    for message in history["messages"].as_array().unwrap() {
+        let id = message["id"].as_str().unwrap();
+        assert!(
+            marked.contains(&id),
+            "{id} is sent but not marked: {marked:?}"
+        );
+    }
+    let (text, _) = run(
+        memscope_on(home.path(), &db).args(args("thread", Some("coordinator"))),
+        0,
+    );
+    assert!(text.contains("agent coordinator's model"), "{text}");
+    assert!(!text.contains("runner continues with it"), "{text}");
+
+    let bundle = json(memscope_on(home.path(), &db).args(args("export", Some("coordinator"))));
+    assert_eq!(bundle["thread"]["thread"], coordinator["thread"]);
+    assert_eq!(bundle["history"]["messages"], history["messages"]);
+    let (_, stderr) = run(
+        memscope_on(home.path(), &db).args(["export", "escalation", "--branch", "main"]),
+        2,
+    );
+    assert!(stderr.contains("--branch"), "{stderr}");
+}

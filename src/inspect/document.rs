@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::InspectError;
 use crate::sources::conversation::{Command, ConversationSource, SourceOptions};
 use crate::sources::conversation_registry;
+use crate::sources::opened::ConversationKey;
 use crate::store::{Part, Store};
 
 /// The version of the JSON documents `conversations`, `history`, `thread` and `doctor` print:
@@ -49,6 +50,16 @@ pub fn check_settings(
         return Ok(());
     }
     let source = conversations_of(store)?;
-    options.check(store.profile().source.name(), source, command)?;
+    options.check(store.profile().source.name(), source.settings(), command)?;
     Ok(())
+}
+
+/// The settings that name `key` (its scope, its view) that `command` takes: what the front ends
+/// hand a command for a conversation they opened from a list.
+pub fn key_options(
+    source: &dyn ConversationSource,
+    key: &ConversationKey,
+    command: Command,
+) -> SourceOptions {
+    source.key_options(key).taken_by(source.settings(), command)
 }

@@ -5,7 +5,7 @@
 use std::ops::ControlFlow;
 
 use super::InspectError;
-use super::document::conversations_of;
+use super::document::{conversations_of, key_options};
 use super::listing::{ConversationList, list_conversations};
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use crate::memory::history::History;
 use crate::memory::model::{ChatMessage, Role};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    HistoryRequest, LeftOutCount, ListQuery, MessageKind, SourceHistory, SourceOptions,
+    Command, HistoryRequest, LeftOutCount, ListQuery, MessageKind, SourceHistory, SourceOptions,
 };
 use crate::sources::opened::{
     ConversationKey, ConversationMemory, FedHistory, OpenConversation, ShownMessage,
@@ -50,13 +50,9 @@ pub async fn open_conversation(
         return Ok(opened.await?);
     }
     let views = source.views(store, &key.id).await?;
-    let options = match &views {
-        Some(views) => SourceOptions::default().with(views.setting, key.view.as_ref()),
-        None => SourceOptions::default(),
-    };
     let request = HistoryRequest {
         id: key.id.clone(),
-        options,
+        options: key_options(source, key, Command::History),
         defaults: SourceOptions::default(),
         budget: budget.clone(),
         details: true,

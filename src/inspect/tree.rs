@@ -5,8 +5,11 @@
 use serde::Serialize;
 
 use super::InspectError;
-use super::document::{DocumentHead, conversations_of};
-use crate::sources::conversation::{Command, Extra, SourceTree, TreeNode, TreeRequest};
+use super::document::{DocumentHead, conversations_of, key_options};
+use crate::sources::conversation::{
+    Command, Extra, SourceOptions, SourceTree, TreeNode, TreeRequest,
+};
+use crate::sources::opened::ConversationKey;
 use crate::store::Store;
 
 /// A conversation's tree as `thread --json` prints it: every key on every source.
@@ -79,9 +82,27 @@ impl ThreadNode {
 /// database's source takes for `thread`.
 pub async fn thread(store: &Store, request: &TreeRequest) -> Result<ThreadDocument, InspectError> {
     let source = conversations_of(store)?;
-    request
-        .options
-        .check(store.profile().source.name(), source, Command::Thread)?;
+    request.options.check(
+        store.profile().source.name(),
+        source.settings(),
+        Command::Thread,
+    )?;
     let tree = source.tree(store, request).await?;
     Ok(ThreadDocument::of(DocumentHead::of(store), tree))
+}
+
+/// The tree of the conversation `key` names, as a view opened from the list shows it: in its
+/// scope and view, every node's details read.
+pub async fn thread_of_key(
+    store: &Store,
+    key: &ConversationKey,
+) -> Result<ThreadDocument, InspectError> {
+    let source = conversations_of(store)?;
+    let request = TreeRequest {
+        id: key.id.clone(),
+        options: key_options(source, key, Command::Thread),
+        defaults: SourceOptions::default(),
+        details: true,
+    };
+    thread(store, &request).await
 }

@@ -67,6 +67,9 @@ pub struct ThreadArgs {
     /// Google ADK: the user the session is under (needed when several share its id)
     #[arg(long, value_name = "USER")]
     pub user: Option<String>,
+    /// Google ADK: whose view is marked, the agent whose model is sent it (default: the agent ADK's runner continues with)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -227,6 +230,18 @@ pub struct ExportArgs {
     /// LangGraph: the checkpoint whose path and messages the bundle holds (default: the latest)
     #[arg(long, value_name = "CHECKPOINT")]
     pub leaf: Option<String>,
+    /// OpenAI Agents SDK: the branch of an advanced session the bundle holds (default: main)
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Google ADK: the app the session is under (needed when several share its id)
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Google ADK: the user the session is under (needed when several share its id)
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Google ADK: whose view the bundle holds, the agent whose model is sent it (default: the agent ADK's runner continues with)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// max_token_limit of the budgets (default from config: Dify's 2000)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,

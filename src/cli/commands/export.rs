@@ -25,11 +25,11 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         context_id: None,
         leaf: args.leaf.clone(),
         limit: None,
-        branch: None,
+        branch: args.branch.clone(),
         ttl: None,
-        app: None,
-        user: None,
-        agent: None,
+        app: args.app.clone(),
+        user: args.user.clone(),
+        agent: args.agent.clone(),
     }
 }
 
@@ -40,9 +40,10 @@ fn thread_args(args: &ExportArgs) -> ThreadArgs {
         leaf: args.leaf.clone(),
         mode: ThreadMode::Dify,
         flow: args.flow.clone(),
-        branch: None,
-        app: None,
-        user: None,
+        branch: args.branch.clone(),
+        app: args.app.clone(),
+        user: args.user.clone(),
+        agent: args.agent.clone(),
     }
 }
 

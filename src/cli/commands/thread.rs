@@ -93,7 +93,8 @@ pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> Tr
         .with("flow", args.flow.as_deref())
         .with("branch", args.branch.as_deref())
         .with("app", args.app.as_deref())
-        .with("user", args.user.as_deref());
+        .with("user", args.user.as_deref())
+        .with("agent", args.agent.as_deref());
     TreeRequest {
         id: args.conversation.clone(),
         options,

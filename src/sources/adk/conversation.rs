@@ -46,7 +46,7 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         flag: "agent",
-        commands: &[Command::History],
+        commands: &[Command::History, Command::Thread],
         help: "whose view of the session: the agent whose model is sent it (default: the agent \
                ADK's runner continues with)",
     },
@@ -252,6 +252,10 @@ impl ConversationSource for AdkSessions {
         key: &'a ConversationKey,
     ) -> Option<SourceFuture<'a, OpenConversation>> {
         Some(Box::pin(opened::open(store, key)))
+    }
+
+    fn key_options(&self, key: &ConversationKey) -> SourceOptions {
+        opened::key_options(key)
     }
 
     fn trim_refusal(&self) -> Option<&'static str> {

@@ -172,16 +172,24 @@ fn views_of(events: &[Event]) -> Option<Views> {
     })
 }
 
-/// The session `key` names, in the view of the agent `key.view` names (else the one ADK's
-/// runner continues with); its scope, as the list gives it, is `app/user`.
-pub async fn open(store: &Store, key: &ConversationKey) -> Result<OpenConversation, SourceError> {
+/// The settings that name `key`: its app and user (its scope, as the list gives it, is
+/// `app/user`), and the agent whose view it is.
+pub fn key_options(key: &ConversationKey) -> SourceOptions {
     let (app, user) = key
         .scope
         .as_deref()
         .and_then(|scope| scope.split_once('/'))
         .unzip();
-    let options = SourceOptions::default().with("app", app).with("user", user);
-    let session = key_of(store, &key.id, &options).await?;
+    SourceOptions::default()
+        .with("app", app)
+        .with("user", user)
+        .with("agent", key.view.as_deref())
+}
+
+/// The session `key` names, in the view of the agent `key.view` names (else the one ADK's
+/// runner continues with); its scope, as the list gives it, is `app/user`.
+pub async fn open(store: &Store, key: &ConversationKey) -> Result<OpenConversation, SourceError> {
+    let session = key_of(store, &key.id, &key_options(key)).await?;
     let loaded = read::events(store, &session).await?;
     let agent = agent_of(&loaded.events, key.view.as_deref())?.unwrap_or_default();
     let built = contents_for(&loaded.events, &agent);

@@ -2,7 +2,8 @@
 //! when, its calls and responses, the transfers between agents, the rewinds and what they undid,
 //! the compactions), each event's state delta and stored usage beside memscope's count of its
 //! content, and the session's state as the app sees it. The events the continuing agent's
-//! model is sent (some quoted, some summarised) are the marked path.
+//! model is sent (or the asked agent's) are the marked path, each said to be quoted or
+//! summarised where the model is not sent it as stored.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,6 +11,7 @@ use serde_json::{Map, Value as Json, json};
 
 use super::contents::Reason;
 use super::event::Event;
+use super::item::Made;
 use super::read::{self, Layout};
 use super::router;
 use super::session::{agent_of, contents_for, key_of};
@@ -78,13 +80,16 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
     let loaded = read::events(store, &key).await?;
     let events = &loaded.events;
     let state = read::state(store, &key).await?;
-    let agent = agent_of(events, None)?;
+    let asked = request.options.get("agent");
+    let agent = agent_of(events, asked)?;
     let built = contents_for(events, agent.as_deref().unwrap_or_default());
-    let reached: BTreeSet<usize> = built
+    // How each event reaches the agent's model: as stored, quoted, or in a summary.
+    let sent_as: BTreeMap<usize, Made> = built
         .sent
         .iter()
-        .flat_map(|s| s.from.iter().copied())
+        .flat_map(|s| s.from.iter().map(|&i| (i, s.made)))
         .collect();
+    let reached: BTreeSet<usize> = sent_as.keys().copied().collect();
 
     let mut nodes: Vec<TreeNode> = Vec::new();
     let mut invocations: Vec<&str> = Vec::new();
@@ -134,7 +139,13 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
                 extra: request.details(|| json!({ "kind": "invocation", "agents": agents })),
             });
         }
-        let mut line = format!("[{}] {}", event.author, said(event));
+        // How the agent's model is sent the event comes first: the rest of the line is cut first.
+        let how = match sent_as.get(&event.index) {
+            Some(Made::Quoted) => " (quoted)",
+            Some(Made::Summary) => " (in a summary)",
+            Some(Made::Own) | None => "",
+        };
+        let mut line = format!("[{}]{how} {}", event.author, said(event));
         if let Some(target) = event.transfer_to() {
             line.push_str(&format!(" → transfer to {target}"));
             transfers.push(json!({ "from": event.author, "to": target, "event": event.id }));
@@ -169,6 +180,7 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
         if let Some(reason) = built.left_out.get(&event.index) {
             line.push_str(&format!("  ({})", reason.key().replace('_', " ")));
         }
+
         nodes.push(TreeNode {
             id: event.id.clone(),
             parent: Some(invocation.to_owned()),
@@ -189,6 +201,11 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
                     "stored_usage": usage,
                     "content_tokens": tokens,
                     "left_out": built.left_out.get(&event.index).map(|r| r.key()),
+                    "sent_as": sent_as.get(&event.index).map(|made| match made {
+                        Made::Own => "as_stored",
+                        Made::Quoted => "quoted",
+                        Made::Summary => "summary",
+                    }),
                 })
             }),
         });
@@ -209,8 +226,12 @@ pub async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, So
         crate::format::count(events.len() as u64, "event"),
     )];
     if let Some(agent) = &agent {
+        let why = match asked {
+            Some(_) => "",
+            None => " (ADK's runner continues with it)",
+        };
         header.push(format!(
-            "marked: the events agent {agent}'s model is sent next turn (ADK's runner continues with it)"
+            "marked: the events agent {agent}'s model is sent next turn{why}"
         ));
     }
     let mut footer = vec![if state.is_empty() {

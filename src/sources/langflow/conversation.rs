@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use super::{history, listing, opened, session_tree};
 use crate::sources::conversation::{
     Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
+    ListedPage, Setting, SourceFuture, SourceHistory, SourceOptions, SourceTree, TreeRequest,
 };
 use crate::sources::opened::{ConversationKey, OpenConversation};
 use crate::store::{Store, StoreError};
@@ -56,6 +56,10 @@ const CENSUS: &str = "SELECT (SELECT COUNT(*) FROM (SELECT DISTINCT flow_id, ses
 impl ConversationSource for LangflowSessions {
     fn noun(&self) -> &'static str {
         "session"
+    }
+
+    fn key_options(&self, key: &ConversationKey) -> SourceOptions {
+        SourceOptions::default().with("flow", key.scope.as_deref())
     }
 
     fn settings(&self) -> &'static [Setting] {

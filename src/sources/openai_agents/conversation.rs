@@ -22,9 +22,9 @@ use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
     Census, Command, ConversationSource, Extra, HistoryRequest, LeftOutCount, ListColumn,
     ListQuery, ListedConversation, ListedPage, MessageFacts, Setting, SourceError, SourceFuture,
-    SourceHistory, SourceTree, TreeRequest,
+    SourceHistory, SourceOptions, SourceTree, TreeRequest,
 };
-use crate::sources::opened::Views;
+use crate::sources::opened::{ConversationKey, Views};
 use crate::store::{Store, StoreError};
 
 /// The sessions of an OpenAI Agents SDK database.
@@ -259,6 +259,10 @@ const CENSUS: &str =
 impl ConversationSource for AgentSessions {
     fn noun(&self) -> &'static str {
         "session"
+    }
+
+    fn key_options(&self, key: &ConversationKey) -> SourceOptions {
+        SourceOptions::default().with("branch", key.view.as_deref())
     }
 
     fn settings(&self) -> &'static [Setting] {

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use super::slot::{Slot, Tasks, report};
 use crate::format::{noun, thousands};
+use crate::inspect::document::{conversations_of, key_options};
 use crate::inspect::export::{ExportRequest, Exported, NodeSettings, bundle, write_whole};
 use crate::memory::budget_view::BudgetSettings;
-use crate::sources::conversation::{HistoryRequest, SourceOptions, TreeRequest};
+use crate::sources::conversation::{Command, HistoryRequest, SourceOptions, TreeRequest};
 use crate::sources::opened::ConversationKey;
 use crate::storage::ObjectStore;
 use crate::store::{Part, Store};
@@ -23,12 +24,13 @@ pub(super) struct ExportJob {
     pub message_limit: i64,
 }
 
-/// `memscope export ID [--flow F] [--leaf L] [--max-tokens N]`'s request, under the TUI's
+/// `memscope export ID [--flow F] [--leaf L] [--max-tokens N]`'s request, with the settings
+/// that name the conversation (its flow, its app and user, its branch or agent), under the TUI's
 /// budget, counter and model.
-fn request(job: ExportJob, store: &Store, storage: ObjectStore) -> ExportRequest {
-    let options = SourceOptions::default()
-        .with("leaf", job.leaf.as_deref())
-        .with("flow", job.key.scope.as_deref());
+fn request(job: ExportJob, store: &Store, storage: ObjectStore) -> Result<ExportRequest, String> {
+    let source = conversations_of(store).map_err(report)?;
+    let options =
+        |command| key_options(source, &job.key, command).with("leaf", job.leaf.as_deref());
     let defaults = SourceOptions::default().with("message-limit", Some(job.message_limit));
     let nodes = store
         .profile()
@@ -38,24 +40,24 @@ fn request(job: ExportJob, store: &Store, storage: ObjectStore) -> ExportRequest
             list: job.budget.clone(),
             context: job.budget.clone(),
         });
-    ExportRequest {
+    Ok(ExportRequest {
         conversation: job.key.id.clone(),
         thread: TreeRequest {
             id: job.key.id.clone(),
-            options: options.clone(),
+            options: options(Command::Thread),
             defaults: defaults.clone(),
             details: true,
         },
         history: HistoryRequest {
-            id: job.key.id,
-            options,
+            id: job.key.id.clone(),
+            options: options(Command::History),
             defaults,
             budget: job.budget,
             details: true,
         },
         nodes,
         url: store.url().to_owned(),
-    }
+    })
 }
 
 /// A new file for `id`'s bundle: its id (what a file name can hold of it) and the time.
@@ -83,7 +85,7 @@ pub(super) fn export(
     tasks.load(Slot::Export, generation, |reply| async move {
         let written = async {
             let path = bundle_path(&data_dir, &job.key.id);
-            let request = request(job, &store, storage);
+            let request = request(job, &store, storage)?;
             let Exported {
                 bundle,
                 secrets_redacted,
