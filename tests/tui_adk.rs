@@ -34,15 +34,18 @@ fn screen(app: &mut App) -> String {
     terminal.backend().to_string()
 }
 
-#[tokio::test]
-async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agent() {
-    let home = tempfile::tempdir().unwrap();
-    let file = home.path().join("session.db");
+fn key(app: &mut App, code: KeyCode) {
+    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+/// The TUI on a new demo session file in `home`, its list loaded; and the file's URL.
+async fn demo_app(home: &std::path::Path) -> (App, String) {
+    let file = home.join("session.db");
     write_adk_demo(&file, 42).await.unwrap();
     let url = format!("sqlite://{}", file.display());
     let dirs = Dirs {
-        data: home.path().join("data"),
-        config: home.path().join("config"),
+        data: home.join("data"),
+        config: home.join("config"),
     };
     let overrides = Overrides {
         database_url: Some(url.clone()),
@@ -52,6 +55,29 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
     let store = Store::open(&url, Access::Auto).await.unwrap();
     let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
     settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    (app, url)
+}
+
+/// Opens session `id` of the list and waits for its budget.
+async fn open_session(app: &mut App, id: &str) {
+    let at = app.state.sessions.rows.iter().position(|r| r.id == id);
+    for _ in 0..at.expect("the session is listed") {
+        key(app, KeyCode::Down);
+    }
+    key(app, KeyCode::Enter);
+    assert_eq!(app.state.screen, Screen::Session);
+    settle(app, |a| {
+        a.state.session.as_ref().is_some_and(|s| {
+            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
+        })
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agent() {
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, _) = demo_app(home.path()).await;
     assert_eq!(
         app.state.sessions.rows.len(),
         3,
@@ -65,28 +91,7 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
     );
 
     // The newest session is the long one; the escalation is the second from the top.
-    let escalation = app
-        .state
-        .sessions
-        .rows
-        .iter()
-        .position(|r| r.id == "escalation")
-        .unwrap();
-    for _ in 0..escalation {
-        app.handle(Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
-    }
-    app.handle(Event::Key(KeyEvent::new(
-        KeyCode::Enter,
-        KeyModifiers::NONE,
-    )));
-    assert_eq!(app.state.screen, Screen::Session);
-    settle(&mut app, |a| {
-        a.state
-            .session
-            .as_ref()
-            .is_some_and(|s| s.budget_status == LoadStatus::Loaded)
-    })
-    .await;
+    open_session(&mut app, "escalation").await;
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.id, "escalation");
     let view = session.view.as_ref().unwrap();
@@ -108,10 +113,7 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
 
     // `v`: the coordinator's view, where its own transfer goes as stored and the specialist's
     // work is quoted; again, back to the specialist's.
-    app.handle(Event::Key(KeyEvent::new(
-        KeyCode::Char('v'),
-        KeyModifiers::NONE,
-    )));
+    key(&mut app, KeyCode::Char('v'));
     settle(&mut app, |a| {
         a.state.session.as_ref().is_some_and(|s| {
             s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
@@ -137,10 +139,7 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
     );
     let text = screen(&mut app);
     assert!(text.contains("agent coordinator (1 of 2)"), "{text}");
-    app.handle(Event::Key(KeyEvent::new(
-        KeyCode::Char('v'),
-        KeyModifiers::NONE,
-    )));
+    key(&mut app, KeyCode::Char('v'));
     settle(&mut app, |a| {
         a.state.session.as_ref().is_some_and(|s| {
             s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
@@ -149,5 +148,116 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
     .await;
     let budget = app.state.session.as_ref().unwrap().budget.as_ref().unwrap();
     assert!(budget.rule.contains("agent specialist"), "{}", budget.rule);
+    app.shutdown().await;
+}
+
+/// `t` in the coordinator's view of the escalation: the tree `thread --agent coordinator` draws
+/// (the specialist's events quoted, not the continuing specialist's view), each invocation with its agents and events; `L`, enter and esc
+/// move in it, and `E` back in the session exports that same view.
+#[tokio::test]
+async fn t_opens_the_tree_of_the_view_that_is_open_and_e_exports_that_view() {
+    use memscope::inspect::tree::thread;
+    use memscope::sources::conversation::{SourceOptions, TreeRequest};
+    use memscope::tui::state::Overlay;
+
+    let home = tempfile::tempdir().unwrap();
+    let (mut app, url) = demo_app(home.path()).await;
+    open_session(&mut app, "escalation").await;
+    key(&mut app, KeyCode::Char('v'));
+    settle(&mut app, |a| {
+        a.state.session.as_ref().is_some_and(|s| {
+            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
+        })
+    })
+    .await;
+    assert_eq!(
+        app.state.session.as_ref().unwrap().key.view.as_deref(),
+        Some("coordinator")
+    );
+
+    key(&mut app, KeyCode::Char('t'));
+    assert_eq!(app.state.screen, Screen::Tree);
+    settle(&mut app, |a| {
+        a.state
+            .tree
+            .as_ref()
+            .is_some_and(|t| t.status == LoadStatus::Loaded)
+    })
+    .await;
+    let shown = app.state.tree.as_ref().unwrap().document.clone().unwrap();
+    let store = Store::open(&url, Access::ReadOnly).await.unwrap();
+    let asked = |agent: Option<&str>| TreeRequest {
+        id: "escalation".to_owned(),
+        options: SourceOptions::default().with("agent", agent),
+        defaults: SourceOptions::default(),
+        details: true,
+    };
+    let coordinator = thread(&store, &asked(Some("coordinator"))).await.unwrap();
+    let continuing = thread(&store, &asked(None)).await.unwrap();
+    assert_eq!(shown.nodes, coordinator.nodes, "the open view is drawn");
+    assert_ne!(
+        coordinator.nodes, continuing.nodes,
+        "the coordinator is sent the specialist's events quoted, the specialist its own as stored"
+    );
+    assert!(
+        shown
+            .header
+            .iter()
+            .any(|l| l.contains("agent coordinator's model")),
+        "{:?}",
+        shown.header
+    );
+    // One invocation, its six events under it.
+    let invocations = shown.nodes.iter().filter(|n| n.parent.is_none()).count();
+    assert_eq!(invocations, 1, "{:?}", shown.nodes);
+    assert_eq!(shown.nodes.len(), 7, "{:?}", shown.nodes);
+    let text = screen(&mut app);
+    assert!(text.contains("invocation"), "{text}");
+    assert!(text.contains("[coordinator]"), "{text}");
+    assert!(text.contains("(quoted)"), "{text}");
+    assert!(
+        text.contains("Of the whole session"),
+        "the session's state is drawn: {text}"
+    );
+    assert!(text.contains("app:region"), "{text}");
+
+    key(&mut app, KeyCode::Char('L'));
+    let tree = app.state.tree.as_ref().unwrap();
+    let newest_sent = shown.nodes.iter().rposition(|n| n.on_thread).unwrap();
+    assert_eq!(tree.selected, newest_sent);
+    key(&mut app, KeyCode::Enter);
+    match &app.state.overlay {
+        Overlay::Detail(detail) => {
+            assert!(
+                detail.text.contains("on the path the model is sent"),
+                "{}",
+                detail.text
+            );
+            assert!(
+                detail.text.contains(&shown.nodes[newest_sent].id),
+                "{}",
+                detail.text
+            );
+        }
+        other => panic!("enter shows the node whole, not {other:?}"),
+    }
+    key(&mut app, KeyCode::Esc);
+    key(&mut app, KeyCode::Esc);
+    assert_eq!(app.state.screen, Screen::Session);
+
+    key(&mut app, KeyCode::Char('E'));
+    settle(&mut app, |a| a.state.exporting.is_none()).await;
+    let message = app.state.message.clone().unwrap_or_default();
+    let path = message
+        .strip_prefix("exported to ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("the session exports: {message}"));
+    let bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(bundle["thread"]["extra"]["continuing_agent"], "coordinator");
+    assert_eq!(
+        bundle["thread"]["thread"],
+        serde_json::json!(coordinator.thread)
+    );
     app.shutdown().await;
 }

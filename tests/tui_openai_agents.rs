@@ -273,3 +273,63 @@ async fn a_read_only_session_is_never_trimmed() {
     assert!(app.state.message.as_deref().unwrap().contains("--write"));
     app.shutdown().await;
 }
+
+/// `t` on an advanced session opened on its second branch: the tree `thread --branch` draws, that
+/// branch's turns marked (its shared first turn too) and main's own turns not; `E` back in the
+/// session exports that branch.
+#[tokio::test]
+async fn t_draws_the_branch_that_is_open_and_e_exports_it() {
+    let home = tempfile::tempdir().unwrap();
+    let mut app = demo_app(home.path()).await;
+    assert_eq!(app.state.sessions.rows[0].id, "branched");
+    press(&mut app, KeyCode::Enter);
+    opened(&mut app).await;
+    press(&mut app, KeyCode::Char('v'));
+    opened(&mut app).await;
+    let branch = app
+        .state
+        .session
+        .as_ref()
+        .unwrap()
+        .key
+        .view
+        .clone()
+        .unwrap();
+    assert_ne!(branch, "main");
+
+    press(&mut app, KeyCode::Char('t'));
+    settle(&mut app, |a| {
+        a.state
+            .tree
+            .as_ref()
+            .is_some_and(|t| t.status == LoadStatus::Loaded)
+    })
+    .await;
+    let tree = app.state.tree.as_ref().unwrap().document.clone().unwrap();
+    let marked = |id: &str| tree.nodes.iter().find(|n| n.id == id).unwrap().on_thread;
+    assert!(marked("main:1"), "the turn both branches share");
+    assert!(!marked("main:2") && !marked("main:3"), "{:?}", tree.thread);
+    assert!(marked(&format!("{branch}:2")), "{:?}", tree.thread);
+    let said = format!("the path of {branch} marked");
+    assert!(
+        tree.header.iter().any(|l| l.contains(&said)),
+        "{:?}",
+        tree.header
+    );
+    let text = screen(&mut app);
+    assert!(text.contains(&format!("[{branch}]")), "{text}");
+
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('E'));
+    settle(&mut app, |a| a.state.exporting.is_none()).await;
+    let message = app.state.message.clone().unwrap_or_default();
+    let path = message
+        .strip_prefix("exported to ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("the session exports: {message}"));
+    let bundle: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(bundle["thread"]["thread"], serde_json::json!(tree.thread));
+    assert_eq!(bundle["history"]["extra"]["branch"], branch.as_str());
+    app.shutdown().await;
+}

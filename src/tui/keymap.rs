@@ -53,6 +53,8 @@ pub enum KeyContext {
     Doctor,
     /// A LangGraph thread's checkpoint tree.
     Checkpoints,
+    /// An open session's tree, where it is not a checkpoint tree.
+    Tree,
     /// The plan of a checkpoint prune waiting for yes or no (a layer over
     /// [`KeyContext::Confirm`]).
     Prune,
@@ -95,6 +97,7 @@ impl KeyContext {
             KeyContext::Detail => "Detail popup",
             KeyContext::Doctor => "Doctor",
             KeyContext::Checkpoints => "Checkpoint tree",
+            KeyContext::Tree => "Tree",
             KeyContext::Prune => "Prune",
         }
     }

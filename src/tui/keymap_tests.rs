@@ -178,7 +178,10 @@ fn a_layer_takes_its_base_s_keys_unless_it_binds_them_itself() {
         .iter()
         .filter(|(keys, _)| keys.contains("enter"))
         .collect();
-    assert_eq!(enter, [&("enter".to_owned(), "checkpoint tree")]);
+    assert_eq!(enter, [&("t/enter".to_owned(), "checkpoint tree")]);
+    // `t` opens a session's tree wherever a session is open: on a thread, its checkpoints.
+    assert_eq!(keymap.lookup(flow, chord("t")), Some(Action::Open));
+    assert_eq!(keymap.lookup(thread, chord("t")), Some(Action::Open));
 }
 
 #[test]

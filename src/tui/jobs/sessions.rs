@@ -9,6 +9,7 @@ use super::slot::{Slot, Tasks, report, with_cache};
 use crate::format::count;
 use crate::inspect::sessions::{conversation_page, open_conversation};
 use crate::inspect::stored_trim::{self, stored_trim_of};
+use crate::inspect::tree::thread_of_key;
 use crate::memory::budget_view::BudgetSettings;
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{HistoryRequest, SourceOptions};
@@ -56,6 +57,13 @@ pub(super) fn load(
             .await
             .and_then(|counted| counted);
             reply.send(SessionLoaded::Budget(result));
+        }),
+        SessionLoad::Tree { key } => tasks.load(Slot::Tree, generation, |reply| async move {
+            let result = thread_of_key(&store, &key)
+                .await
+                .map(Arc::new)
+                .map_err(report);
+            reply.send(SessionLoaded::Tree(result));
         }),
         SessionLoad::TrimPlan { id, keep, settings } => {
             tasks.load(Slot::Conversation, generation, |reply| async move {

@@ -46,6 +46,8 @@ pub(super) enum Slot {
     PrunePlan,
     /// What `u` undoes on a thread.
     Undo,
+    /// An open session's tree (`t`).
+    Tree,
     /// A bundle (`E`).
     Export,
 }

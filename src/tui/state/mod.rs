@@ -23,6 +23,7 @@ mod screen;
 pub mod search;
 pub mod sessions;
 mod settings;
+pub mod tree_screen;
 pub mod tree_view;
 pub mod trim;
 
@@ -42,6 +43,7 @@ use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use prune::{PruneState, UndoAsk};
 use sessions::{SessionListState, SessionState};
+use tree_screen::TreeScreenState;
 use trim::{SummarizerInfo, TrimState};
 
 /// How many messages `!` keeps: the newest, enough for a session's work.
@@ -110,6 +112,8 @@ pub struct AppState {
     pub sessions: SessionListState,
     /// The open session or thread.
     pub session: Option<SessionState>,
+    /// The open session's tree (`t`), where its source's tree is not a checkpoint tree.
+    pub tree: Option<TreeScreenState>,
     /// The open LangGraph thread's checkpoint tree.
     pub checkpoints: Option<CheckpointsState>,
     /// A checkpoint prune being planned or confirmed (the prune popup).
@@ -167,6 +171,7 @@ impl AppState {
             list_columns: Vec::new(),
             sessions: SessionListState::default(),
             session: None,
+            tree: None,
             checkpoints: None,
             prune: None,
             undo: None,
@@ -260,6 +265,7 @@ impl AppState {
             Screen::MemoryBases => KeyContext::MemoryBases,
             Screen::Doctor => KeyContext::Doctor,
             Screen::Checkpoints => KeyContext::Checkpoints,
+            Screen::Tree => KeyContext::Tree,
         }
     }
 
@@ -296,6 +302,7 @@ impl AppState {
             Screen::Session => self.session.is_some(),
             Screen::Doctor => self.doctor.is_some(),
             Screen::Checkpoints => self.checkpoints.is_some(),
+            Screen::Tree => self.tree.is_some(),
         }
     }
 
@@ -341,6 +348,8 @@ impl AppState {
                 .checkpoints
                 .as_ref()
                 .is_some_and(|t| t.status.is_loading() || t.shown_status.is_loading());
+        let tree_busy = self.screen == Screen::Tree
+            && self.tree.as_ref().is_some_and(|t| t.status.is_loading());
         let memory_bases_busy =
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         let planning = self.prune.as_ref().is_some_and(|p| p.status.is_loading());
@@ -353,6 +362,7 @@ impl AppState {
             || conversation_busy
             || session_busy
             || thread_busy
+            || tree_busy
             || memory_bases_busy
             || planning
             || opening

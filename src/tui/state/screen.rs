@@ -18,6 +18,8 @@ pub enum Screen {
     Doctor,
     /// A LangGraph thread: its checkpoint tree and the selected checkpoint.
     Checkpoints,
+    /// An open session's tree: its invocations, branches or log, the path the model sees marked.
+    Tree,
 }
 
 impl Screen {
@@ -27,7 +29,8 @@ impl Screen {
             | Screen::Conversation
             | Screen::Session
             | Screen::Doctor
-            | Screen::Checkpoints => Tab::Conversations,
+            | Screen::Checkpoints
+            | Screen::Tree => Tab::Conversations,
             Screen::ChatMemories => Tab::ChatMemories,
             Screen::MemoryBases => Tab::MemoryBases,
         }

@@ -16,6 +16,7 @@ mod prune;
 mod rows;
 pub mod session;
 mod sessions;
+mod tree_screen;
 mod trim;
 
 use ratatui::Frame;
@@ -46,6 +47,7 @@ fn component(state: &AppState) -> &'static dyn Component {
         Screen::MemoryBases => &memory_bases::MemoryBasesView,
         Screen::Doctor => &doctor::DoctorView,
         Screen::Checkpoints => &checkpoints::CheckpointsView,
+        Screen::Tree => &tree_screen::TreeScreen,
     }
 }
 
@@ -153,9 +155,12 @@ fn breadcrumbs(state: &AppState) -> Vec<String> {
     if let Some(session) = state
         .session
         .as_ref()
-        .filter(|_| state.screen == Screen::Session)
+        .filter(|_| matches!(state.screen, Screen::Session | Screen::Tree))
     {
         crumbs.push(session.key.id.clone());
+        if state.screen == Screen::Tree {
+            crumbs.push("tree".to_owned());
+        }
         return crumbs;
     }
     let Some(conversation) = state

@@ -69,6 +69,11 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
                     .map(|row| ("chat memory id", row.id.clone())),
             }
         }
+        Screen::Tree => state
+            .tree
+            .as_ref()?
+            .selected_node()
+            .map(|node| ("node id", node.id.clone())),
         Screen::Checkpoints => state
             .checkpoints
             .as_ref()?

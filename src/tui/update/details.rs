@@ -97,6 +97,7 @@ fn selected(state: &AppState) -> Option<Detail> {
             }
         }
         Screen::Checkpoints => super::checkpoint_detail::detail(state.checkpoints.as_ref()?),
+        Screen::Tree => super::tree_screen::detail(state.tree.as_ref()?),
         Screen::Doctor => state
             .doctor
             .as_ref()?

@@ -27,7 +27,7 @@ fn report(event: JobEvent, state: &mut AppState) -> Vec<Effect> {
 }
 
 fn over_budget(conversation: &str) -> Finding {
-    Finding::Source(Found::new(DifyFinding::OverBudget {
+    Finding(Found::new(DifyFinding::OverBudget {
         conversation_id: conversation.to_owned(),
         tokens: 2_500,
         budget: 2_000,
@@ -38,12 +38,12 @@ fn over_budget(conversation: &str) -> Finding {
 fn findings() -> Vec<Finding> {
     vec![
         over_budget("c-2"),
-        Finding::Source(Found::new(DifyFinding::TreeAnomaly {
+        Finding(Found::new(DifyFinding::TreeAnomaly {
             conversation_id: "c-1".to_owned(),
             anomaly: "message m-3 points to parent m-9, which is not in the conversation"
                 .to_owned(),
         })),
-        Finding::Source(Found::new(DifyFinding::UnreadableJson {
+        Finding(Found::new(DifyFinding::UnreadableJson {
             node_execution_id: "e-1".to_owned(),
             node_id: "llm".to_owned(),
             column: "outputs".to_owned(),

@@ -10,7 +10,7 @@ use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
     budget, chat_memories, checkpoint_prune, checkpoints, conversation, database, doctor, list,
-    memory_base_results, nodes, search, session, session_trim, sessions,
+    memory_base_results, nodes, search, session, session_trim, sessions, tree_screen,
 };
 use crate::tui::state::AppState;
 
@@ -56,6 +56,7 @@ pub(super) fn on_load(
             }
             SessionLoaded::Budget(result) => session::budget_computed(state, result),
             SessionLoaded::TrimPlan(result) => session_trim::plan_arrived(state, result),
+            SessionLoaded::Tree(result) => tree_screen::loaded(state, result),
         },
         LoadReport::Checkpoints(report) => checkpoints::on_load(state, report, effects),
         LoadReport::PrunePlan(result) => checkpoint_prune::planned(state, result),
@@ -103,6 +104,7 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
             SessionLoaded::Opened(_) => state.session.as_ref().map(|s| s.generation),
             SessionLoaded::Budget(_) => state.session.as_ref().map(|s| s.budget_generation),
             SessionLoaded::TrimPlan(_) => state.session.as_ref().map(|s| s.trim_generation),
+            SessionLoaded::Tree(_) => state.tree.as_ref().map(|t| t.generation),
         },
         LoadReport::Checkpoints(report) => {
             let thread = state.checkpoints.as_ref();

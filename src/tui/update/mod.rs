@@ -47,6 +47,7 @@ mod start;
 mod tabs;
 #[cfg(test)]
 mod test_support;
+mod tree_screen;
 pub mod trim;
 
 pub use checkpoint_jobs::{CheckpointLoad, CheckpointLoaded, CheckpointWritten};
@@ -254,6 +255,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             Screen::MemoryBases => memory_bases::action(state, action, effects),
             Screen::Doctor => doctor_action(state, action, effects),
             Screen::Checkpoints => checkpoints::action(state, action, effects),
+            Screen::Tree => tree_screen::action(state, action, effects),
         },
     }
     true
@@ -299,7 +301,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
             }
             Screen::Conversation => conversation::poll(state, effects),
             Screen::Checkpoints => checkpoints::poll(state, effects),
-            Screen::Conversations | Screen::Session | Screen::Doctor => {}
+            Screen::Conversations | Screen::Session | Screen::Doctor | Screen::Tree => {}
             Screen::ChatMemories => chat_memories::poll(state, effects),
             Screen::MemoryBases => memory_bases::poll(state, effects),
         }

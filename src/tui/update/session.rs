@@ -56,15 +56,15 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         Action::NextCounter => settings::next_counter(state, effects),
         Action::NextEncoding => settings::next_encoding(state, effects),
         Action::TrimPreview => trim::open_for_session(state, effects),
+        // A thread's tree is its checkpoints, with their own screen; any other session's is
+        // what `thread` draws.
         Action::Open => match state.shape {
             ConversationShape::CheckpointThreads => {
                 let id = session.key.id.clone();
                 super::checkpoints::open_thread(state, id, effects);
             }
             ConversationShape::FlowSessions | ConversationShape::RegenerationTrees => {
-                state.message = Some(
-                    "a Langflow session is one log: there is no checkpoint tree to open".to_owned(),
-                );
+                super::tree_screen::open(state, effects);
             }
         },
         _ => {}

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::inspect::listing::ConversationList;
+use crate::inspect::tree::ThreadDocument;
 use crate::memory::budget_view::BudgetSettings;
 use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
 use crate::sources::stored_trim::Keep;
@@ -35,6 +36,8 @@ pub enum SessionLoad {
         keep: Keep,
         settings: BudgetSettings,
     },
+    /// The tree of the conversation `key` names, as `thread` draws it.
+    Tree { key: ConversationKey },
 }
 
 /// What a trim in place would do, for the question that asks for it.
@@ -61,6 +64,7 @@ pub enum SessionLoaded {
     Opened(Result<Arc<OpenConversation>, String>),
     Budget(Result<Box<FedHistory>, String>),
     TrimPlan(Result<TrimFigures, String>),
+    Tree(Result<Arc<ThreadDocument>, String>),
 }
 
 /// A trim in place, or its undo, carried out: what it did, in a sentence, or why it failed.

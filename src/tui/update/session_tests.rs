@@ -277,7 +277,7 @@ fn enter_on_a_thread_opens_its_checkpoint_tree_and_on_a_langflow_session_the_mes
     state.shape = ConversationShape::CheckpointThreads;
     let (hints, _) = state.keymap.hints(state.key_context());
     assert!(
-        hints.contains(&("enter".to_owned(), "checkpoint tree")),
+        hints.contains(&("t/enter".to_owned(), "checkpoint tree")),
         "{hints:?}"
     );
     assert!(

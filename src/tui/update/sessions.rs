@@ -113,6 +113,8 @@ pub(super) fn open_session(
     let generation = state.generation();
     state.budget_panel = Default::default();
     state.session = Some(SessionState::new(key.clone(), generation, back_to));
+    // The tree of the session open before is not this one's.
+    state.tree = None;
     state.screen = Screen::Session;
     let settings = state.settings.budget_settings();
     effects.push(Effect::load(
@@ -154,7 +156,7 @@ pub(super) fn open_from_memory_base(state: &mut AppState, effects: &mut Vec<Effe
 /// the list instead, one row per conversation. Esc comes back to the findings.
 pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
     let target = match state.doctor.as_ref().and_then(|d| d.selected_finding()) {
-        Some(Finding::Source(finding)) => finding.leads_to(),
+        Some(Finding(finding)) => finding.leads_to(),
         _ => FindingTarget::Conversation(ConversationKey::new(id)),
     };
     match target {
