@@ -69,13 +69,13 @@ fn scanning(scanned: u64) -> AppState {
 
 fn findings() -> Vec<Finding> {
     vec![
-        Finding::Source(Found::new(DifyFinding::OverBudget {
+        Finding(Found::new(DifyFinding::OverBudget {
             conversation_id: id(2),
             tokens: 3_412,
             budget: 2_000,
             messages: 24,
         })),
-        Finding::Source(Found::new(DifyFinding::ThreadDivergence {
+        Finding(Found::new(DifyFinding::ThreadDivergence {
             conversation_id: id(1),
             newest_message: id(101),
             comparison: ThreadComparison::Same,
@@ -83,13 +83,13 @@ fn findings() -> Vec<Finding> {
                           tree path has 5"
                 .to_owned(),
         })),
-        Finding::Source(Found::new(DifyFinding::OverBudget {
+        Finding(Found::new(DifyFinding::OverBudget {
             conversation_id: id(3),
             tokens: 2_107,
             budget: 2_000,
             messages: 9,
         })),
-        Finding::Source(Found::new(DifyFinding::UnreadableJson {
+        Finding(Found::new(DifyFinding::UnreadableJson {
             node_execution_id: id(700),
             node_id: "llm".to_owned(),
             column: "outputs".to_owned(),

@@ -35,7 +35,7 @@ impl From<SourceScan> for DoctorReport {
             messages: scan.messages,
             deleted_skipped: scan.deleted_skipped,
             archived_runs: scan.archived_runs,
-            findings: scan.findings.into_iter().map(Finding::Source).collect(),
+            findings: scan.findings.into_iter().map(Finding).collect(),
             files_not_checked: scan.files_not_checked,
         }
     }

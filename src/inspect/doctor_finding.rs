@@ -13,16 +13,14 @@ use crate::sources::doctor::Found;
 /// A finding of the scan of the source that made the database (a Dify conversation's thread,
 /// a Langflow session's Agent memory, a LangGraph thread's cost).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
-    Source(Found),
-}
+pub struct Finding(pub Found);
 
 /// The keys that name a finding's conversation in each source's words, taken out of `extra`.
 const CONVERSATION_KEYS: [&str; 3] = ["conversation_id", "session_id", "thread_id"];
 
 impl Serialize for Finding {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let Finding::Source(finding) = self;
+        let Finding(finding) = self;
         let mut extra = finding.extra();
         for key in CONVERSATION_KEYS {
             extra.remove(key);
@@ -39,19 +37,19 @@ impl Serialize for Finding {
 
 impl Finding {
     pub fn kind(&self) -> &'static str {
-        let Finding::Source(finding) = self;
+        let Finding(finding) = self;
         finding.kind()
     }
 
     /// The conversation the finding is about, when it is about one.
     pub fn conversation_id(&self) -> Option<&str> {
-        let Finding::Source(finding) = self;
+        let Finding(finding) = self;
         finding.conversation()
     }
 
     /// One line for a terminal.
     pub fn describe(&self) -> String {
-        let Finding::Source(finding) = self;
+        let Finding(finding) = self;
         finding.describe()
     }
 }
