@@ -16,7 +16,8 @@ use memscope::store::memory_bases::{JobInfo, MemoryBaseInfo, MemoryBaseSessionIn
 use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
-use memscope::tui::state::memory_bases::{Confirm, CreateForm, Dialog, Focus, RefusedChanges};
+use memscope::tui::state::confirm::PendingWrite;
+use memscope::tui::state::memory_bases::{BaseChange, CreateForm, Dialog, Focus, RefusedChanges};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, MbEffect, MbEvent, MbLoad, MbLoaded, Stamped, SyncResult, update,

@@ -3,6 +3,17 @@
 
 use super::*;
 
+/// The change of a memory base the confirmation popup asks about.
+fn asked(state: &AppState) -> Option<&BaseChange> {
+    match &state.overlay {
+        Overlay::Confirm(confirm) => match &confirm.write {
+            PendingWrite::MemoryBase(change) => Some(change),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
     match &state.memory_bases.dialog {
         Some(Dialog::Threshold { form, error, .. }) => (
@@ -79,8 +90,8 @@ fn delete_asks_first_and_no_cancels() {
     let effects = key(&mut state, 'D');
     assert!(mb_effects(effects).is_empty());
     assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Confirm(Confirm::Delete(b))) if b.id == "base-1"
+        asked(&state),
+        Some(BaseChange::Delete(b)) if b.id == "base-1"
     ));
     assert_eq!(state.key_context(), KeyContext::Confirm);
     assert!(
@@ -88,13 +99,14 @@ fn delete_asks_first_and_no_cancels() {
         "other keys do nothing while confirming"
     );
     key(&mut state, 'n');
+    assert!(asked(&state).is_none());
     assert!(state.memory_bases.dialog.is_none());
     assert_eq!(state.key_context(), KeyContext::MemoryBases);
 
     key(&mut state, 'D');
     let effects = mb_effects(key(&mut state, 'y'));
     assert!(matches!(&effects[..], [MbEffect::Delete(b)] if b.id == "base-1"));
-    assert!(state.memory_bases.dialog.is_none());
+    assert!(asked(&state).is_none());
 }
 
 #[test]
@@ -106,8 +118,8 @@ fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     key(&mut state, 'j');
     key(&mut state, 'R');
     assert!(matches!(
-        &state.memory_bases.dialog,
-        Some(Dialog::Confirm(Confirm::Regenerate(b))) if b.id == "base-2"
+        asked(&state),
+        Some(BaseChange::Regenerate(b)) if b.id == "base-2"
     ));
     let effects = mb_effects(code(&mut state, KeyCode::Enter));
     assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
@@ -177,7 +189,7 @@ fn the_create_form_validates_then_asks() {
             result: Ok(()),
         },
     );
-    let Some(Dialog::Confirm(Confirm::Create(asked))) = &state.memory_bases.dialog else {
+    let Some(BaseChange::Create(asked)) = asked(&state) else {
         panic!("a checked form asks for confirmation");
     };
     assert_eq!(asked.name, "Ideas");

@@ -12,7 +12,7 @@ use crate::store::profile::dashed_id;
 use crate::store::rows::MemoryBaseRow;
 
 /// A memory base with its flow, owner and totals.
-#[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromRow)]
 pub struct MemoryBaseInfo {
     pub id: String,
     pub name: String,

@@ -1,8 +1,10 @@
-//! A write waiting for yes or no: one popup for every kind of write the TUI asks about, with
-//! its question and the write yes starts.
+//! A write waiting for yes or no: one popup for every kind of write the TUI asks about (a chat
+//! memory's, a LangGraph thread's, a session's trim in place, a memory base's), with its
+//! question and the write yes starts.
 
 use super::chat_memories::Write;
 use super::checkpoints::CheckpointWrite;
+use super::memory_bases::BaseChange;
 use crate::memory::budget_view::BudgetSettings;
 use crate::sources::stored_trim::Keep;
 
@@ -22,6 +24,18 @@ pub enum PendingWrite {
     Checkpoint(CheckpointWrite),
     /// A trim of a stored session in place, or its undo.
     StoredTrim(StoredTrimWrite),
+    /// A memory base created, deleted or regenerated.
+    MemoryBase(BaseChange),
+}
+
+impl Confirm {
+    /// Asks whether to make `change` to a memory base.
+    pub fn base_change(change: BaseChange) -> Confirm {
+        Confirm {
+            question: change.question(),
+            write: PendingWrite::MemoryBase(change),
+        }
+    }
 }
 
 /// A write to a session its source trims in place (an OpenAI Agents SDK session).

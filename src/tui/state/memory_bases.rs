@@ -112,40 +112,32 @@ pub enum Dialog {
     },
     /// The create form.
     Create(CreateForm),
-    /// A destructive or heavy action waiting for yes or no.
-    Confirm(Confirm),
 }
 
 impl Dialog {
-    /// Whether the dialog takes typed text (a confirmation takes keymap actions instead).
-    pub fn takes_text(&self) -> bool {
-        !matches!(self, Dialog::Confirm(_))
-    }
-
     /// The context whose keys apply (and the hint bar shows) while the dialog is open: a
-    /// confirmation's, a form's, else `None`.
+    /// form's, else `None`.
     pub fn key_context(&self) -> Option<KeyContext> {
         match self {
-            Dialog::Confirm(_) => Some(KeyContext::Confirm),
             Dialog::Create(_) | Dialog::Threshold { .. } => Some(KeyContext::Form),
             Dialog::Search { .. } => None,
         }
     }
 }
 
-/// What a confirmation would do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Confirm {
+/// A change of a memory base that asks first (in the one confirmation popup).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseChange {
     Create(NewBaseRequest),
     Delete(Box<MemoryBaseInfo>),
     Regenerate(Box<MemoryBaseInfo>),
 }
 
-impl Confirm {
+impl BaseChange {
     /// The question the popup asks.
     pub fn question(&self) -> String {
         match self {
-            Confirm::Create(r) => format!(
+            BaseChange::Create(r) => format!(
                 "Create memory base {:?} on flow {:?}: threshold {} {}, auto-capture {}, \
                  embedding model {}?",
                 r.name,
@@ -157,12 +149,12 @@ impl Confirm {
                     .as_deref()
                     .unwrap_or("[memory_bases] embedding_model")
             ),
-            Confirm::Delete(b) => format!(
+            BaseChange::Delete(b) => format!(
                 "Delete memory base {:?}? Its running jobs are cancelled, and its sessions, \
                  ingestion records and knowledge base {} are removed.",
                 b.name, b.kb_name
             ),
-            Confirm::Regenerate(b) => format!(
+            BaseChange::Regenerate(b) => format!(
                 "Regenerate memory base {:?}? Every cursor and ingestion record is cleared, the \
                  knowledge base {} is removed, and every session is ingested again.",
                 b.name, b.kb_name

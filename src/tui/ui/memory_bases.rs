@@ -7,9 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Row};
 
-use super::common::{
-    Component, confirm_popup, middle_cut, placeholder, popup, selectable_table, short_id,
-};
+use super::common::{Component, middle_cut, placeholder, popup, selectable_table, short_id};
 use super::rows::{RowCells, layout_rows};
 use crate::format::{one_line, thousands};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
@@ -405,7 +403,6 @@ fn input_line<'a>(label: &str, text: &str, focused: bool, theme: &Theme) -> Line
 fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
     let width = 72;
     match dialog {
-        Dialog::Confirm(confirm) => confirm_popup(state, &confirm.question(), theme, frame, area),
         Dialog::Threshold {
             base_name,
             form,

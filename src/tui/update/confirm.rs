@@ -1,9 +1,11 @@
 //! Keys while a confirmation is open, whatever the write: yes starts it and closes the trim
-//! preview it was asked from; anything else backs out to that preview, if any.
+//! preview it was asked from; anything else backs out to that preview, if any (or, for a new
+//! memory base, to its form).
 
 use super::effect::Effect;
 use crate::tui::action::Action;
 use crate::tui::state::confirm::PendingWrite;
+use crate::tui::state::memory_bases::{BaseChange, Dialog};
 use crate::tui::state::{AppState, Overlay};
 
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -27,7 +29,21 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                     state.message = Some("writing…".to_owned());
                     effects.push(Effect::SessionTrim(write));
                 }
+                PendingWrite::MemoryBase(change) => {
+                    super::memory_base_dialogs::start_change(state, change, effects)
+                }
             }
+        }
+        // "No" to a new memory base goes back to its form, as typed.
+        Action::Back
+            if matches!(
+                confirm.write,
+                PendingWrite::MemoryBase(BaseChange::Create(_))
+            ) =>
+        {
+            state.overlay = Overlay::None;
+            let tab = &mut state.memory_bases;
+            tab.dialog = tab.create_draft.take().map(Dialog::Create);
         }
         Action::Back => {
             state.overlay = if state.trim.is_some() {

@@ -1,5 +1,6 @@
-//! The memory bases tab's dialogs: the confirmation, and the forms that take typed text
-//! (search, threshold, new base). Submitting one is a request to the job runner.
+//! The memory bases tab's forms that take typed text (search, threshold, new base), and what
+//! yes to a change of a base starts (its confirmation is the one popup every write asks in).
+//! Submitting one is a request to the job runner.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -7,52 +8,34 @@ use super::effect::Effect;
 use super::memory_base_jobs::{MbEffect, MbLoad};
 use crate::memory::memory_base::Mismatch;
 use crate::store::memory_bases::MemoryBaseUpdate;
-use crate::tui::action::Action;
 use crate::tui::state::form::Form;
-use crate::tui::state::memory_bases::{Confirm, Dialog, SearchState, threshold_of};
+use crate::tui::state::memory_bases::{BaseChange, Dialog, SearchState, threshold_of};
 use crate::tui::state::{AppState, LoadStatus, Overlay, Screen};
 
 /// Whether a dialog of the tab is taking typed text: then keys go to [`text_key`].
 pub(super) fn takes_text(state: &AppState) -> bool {
     state.screen == Screen::MemoryBases
         && state.overlay == Overlay::None
-        && state
-            .memory_bases
-            .dialog
-            .as_ref()
-            .is_some_and(Dialog::takes_text)
+        && state.memory_bases.dialog.is_some()
 }
 
-pub(super) fn confirm_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let tab = &mut state.memory_bases;
-    match action {
-        // "No" to a new base goes back to its form, as typed.
-        Action::Back if matches!(tab.dialog, Some(Dialog::Confirm(Confirm::Create(_)))) => {
-            tab.dialog = tab.create_draft.take().map(Dialog::Create);
+/// Yes to a change of a memory base: its job starts, and the status line says so.
+pub(super) fn start_change(state: &mut AppState, change: BaseChange, effects: &mut Vec<Effect>) {
+    let effect = match change {
+        BaseChange::Create(request) => {
+            state.message = Some(format!("creating memory base {}…", request.name));
+            MbEffect::Create(request)
         }
-        Action::Confirm => {
-            let Some(Dialog::Confirm(confirm)) = state.memory_bases.dialog.take() else {
-                return;
-            };
-            let effect = match confirm {
-                Confirm::Create(request) => {
-                    state.message = Some(format!("creating memory base {}…", request.name));
-                    MbEffect::Create(request)
-                }
-                Confirm::Delete(base) => {
-                    state.message = Some(format!("deleting memory base {}…", base.name));
-                    MbEffect::Delete(base)
-                }
-                Confirm::Regenerate(base) => {
-                    state.message = Some(format!("regenerating memory base {}…", base.name));
-                    MbEffect::Regenerate(base)
-                }
-            };
-            effects.push(Effect::MemoryBases(effect));
+        BaseChange::Delete(base) => {
+            state.message = Some(format!("deleting memory base {}…", base.name));
+            MbEffect::Delete(base)
         }
-        Action::Back => state.memory_bases.dialog = None,
-        _ => {}
-    }
+        BaseChange::Regenerate(base) => {
+            state.message = Some(format!("regenerating memory base {}…", base.name));
+            MbEffect::Regenerate(base)
+        }
+    };
+    effects.push(Effect::MemoryBases(effect));
 }
 
 /// A key while a text dialog is open: typing, moving between fields, enter and esc.
@@ -83,7 +66,6 @@ pub(super) fn text_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Ef
             }
             return true;
         }
-        Dialog::Confirm(_) => return false,
     };
     match key.code {
         KeyCode::Esc => state.memory_bases.dialog = None,
@@ -204,6 +186,5 @@ fn submit(state: &mut AppState, effects: &mut Vec<Effect>) {
             }
             state.memory_bases.dialog = Some(Dialog::Create(form));
         }
-        Dialog::Confirm(confirm) => state.memory_bases.dialog = Some(Dialog::Confirm(confirm)),
     }
 }

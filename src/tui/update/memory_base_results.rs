@@ -8,8 +8,9 @@ use super::memory_base_jobs::{MbEvent, MbLoaded, SyncResult};
 use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
 use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest};
 use crate::sync::{JobProgress, Stage};
-use crate::tui::state::memory_bases::{Confirm, Dialog, Focus, JOB_ROWS, TrackedJob};
-use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::state::confirm::Confirm;
+use crate::tui::state::memory_bases::{BaseChange, Dialog, Focus, JOB_ROWS, TrackedJob};
+use crate::tui::state::{AppState, LoadStatus, Overlay};
 
 /// Applies a load's report (of the latest request: `loads.rs` checked). `false` when it
 /// changed nothing.
@@ -203,7 +204,8 @@ fn create_checked(
     match result {
         Ok(()) => {
             tab.create_draft = Some(form.clone());
-            tab.dialog = Some(Dialog::Confirm(Confirm::Create(request)));
+            tab.dialog = None;
+            state.overlay = Overlay::Confirm(Confirm::base_change(BaseChange::Create(request)));
         }
         Err(error) => form.error = Some(error),
     }

@@ -6,16 +6,16 @@
 //! race to another sync shows "already syncing"; the watcher's automatic ones stay quiet.
 
 use super::effect::Effect;
-use super::memory_base_dialogs::confirm_action;
 use super::memory_base_jobs::{MbEffect, MbLoad};
 use super::selection::moved;
 use crate::inspect::memory_bases::BaseState;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::tui::action::Action;
+use crate::tui::state::confirm::Confirm;
 use crate::tui::state::memory_bases::{
-    Confirm, CreateForm, Dialog, Focus, JOB_ROWS, threshold_form,
+    BaseChange, CreateForm, Dialog, Focus, JOB_ROWS, threshold_form,
 };
-use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::state::{AppState, LoadStatus, Overlay};
 
 /// Loads every base and the job table, so the status bar counts mismatches and running jobs
 /// from the first frame.
@@ -97,10 +97,6 @@ fn selected_info(state: &AppState) -> Option<Box<MemoryBaseInfo>> {
 
 /// The tab's actions.
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    if let Some(Dialog::Confirm(_)) = &state.memory_bases.dialog {
-        confirm_action(state, action, effects);
-        return;
-    }
     let tab = &mut state.memory_bases;
     match action {
         Action::Up
@@ -186,7 +182,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                 return;
             }
             if let Some(base) = selected_info(state) {
-                state.memory_bases.dialog = Some(Dialog::Confirm(Confirm::Delete(base)));
+                state.overlay = Overlay::Confirm(Confirm::base_change(BaseChange::Delete(base)));
             }
         }
         Action::Regenerate => {
@@ -205,7 +201,8 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                 return;
             }
             if let Some(base) = selected_info(state) {
-                state.memory_bases.dialog = Some(Dialog::Confirm(Confirm::Regenerate(base)));
+                state.overlay =
+                    Overlay::Confirm(Confirm::base_change(BaseChange::Regenerate(base)));
             }
         }
         _ => {}
