@@ -23,6 +23,7 @@ pub mod memscope;
 pub mod openai_agents;
 pub mod opened;
 pub mod rewrite;
+pub mod schema_eras;
 pub mod stored_trim;
 
 use std::collections::BTreeSet;

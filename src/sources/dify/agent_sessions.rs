@@ -40,7 +40,7 @@ pub async fn conversation_agent_sessions(
     store: &Store,
     conversation_id: &str,
 ) -> Result<Option<Vec<AgentSessionRow>>, StoreError> {
-    if !store.profile().dify.agent_sessions {
+    if !store.dify_schema().agent_sessions {
         return Ok(None);
     }
     let records: Vec<SessionRecord> = on_pool!(store.pool, SESSIONS_SQL, |pool, sql| {

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
-use super::dify::schema::DifySchema;
+use super::dify::Dify;
 use super::rewrite::Rewrite;
+use super::schema_eras::SchemaEras;
 use crate::store::catalog::{Catalog, CountedTable};
 
 pub struct Memscope;
@@ -36,8 +37,13 @@ impl MemorySource for Memscope {
         MEMSCOPE_FORMATS
     }
 
-    fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite {
-        Rewrite::Dify(conversation_schema)
+    /// Its conversation tables are Dify's, read as Dify's are.
+    fn rewrite(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Rewrite {
+        Dify.rewrite(catalog, parts)
+    }
+
+    fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        Dify.schema_eras(catalog, parts)
     }
 }
 
