@@ -20,6 +20,7 @@ pub mod fixture;
 pub mod langflow;
 pub mod langgraph;
 pub mod memscope;
+pub mod node_context;
 pub mod openai_agents;
 pub mod opened;
 pub mod rewrite;

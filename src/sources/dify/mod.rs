@@ -11,6 +11,7 @@ pub mod executions;
 mod history;
 pub mod listing;
 pub mod messages;
+pub mod node_contexts;
 pub mod queries;
 pub mod schema;
 pub mod thread;
