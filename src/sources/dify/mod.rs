@@ -56,8 +56,6 @@ impl MemorySource for Dify {
     }
 
     fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
-        parts
-            .contains(&Part::Conversations)
-            .then(|| DifySchema::of(catalog).eras())
+        DifySchema::eras_of_database(catalog, parts)
     }
 }

@@ -63,6 +63,14 @@ impl DifySchema {
         }
     }
 
+    /// What `info` shows of the schema of a database with these parts: nothing where it keeps
+    /// no conversations.
+    pub fn eras_of_database(catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        parts
+            .contains(&Part::Conversations)
+            .then(|| DifySchema::of(catalog).eras())
+    }
+
     pub fn of(catalog: &Catalog) -> DifySchema {
         DifySchema {
             regeneration_threads: catalog.has_column("messages", "parent_message_id"),

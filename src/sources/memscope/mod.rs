@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
-use super::dify::Dify;
+use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use super::schema_eras::SchemaEras;
 use crate::store::catalog::{Catalog, CountedTable};
@@ -39,11 +39,11 @@ impl MemorySource for Memscope {
 
     /// Its conversation tables are Dify's, read as Dify's are.
     fn rewrite(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Rewrite {
-        Dify.rewrite(catalog, parts)
+        DifySchema::of_database(catalog, parts).rewrite()
     }
 
     fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
-        Dify.schema_eras(catalog, parts)
+        DifySchema::eras_of_database(catalog, parts)
     }
 }
 
