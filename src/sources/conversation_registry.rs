@@ -5,7 +5,9 @@
 use super::adapter::MemorySource;
 use super::adk::conversation::AdkSessions;
 use super::adk::doctor::AdkDoctor;
+use super::agent_runtime::AgentRuntime;
 use super::conversation::ConversationSource;
+use super::dify::agent_sessions::DifyAgentRuntime;
 use super::dify::conversation::DifyConversations;
 use super::dify::doctor::DifyDoctor;
 use super::dify::node_contexts::DifyNodeContexts;
@@ -21,14 +23,15 @@ use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
 
 /// A source's conversation capability, how `doctor` scans its conversations, how memscope
-/// trims a stored conversation where it may, and how its chatflows' node contexts are read
-/// where it keeps them.
+/// trims a stored conversation where it may, and how its chatflows' node contexts and its
+/// agents' runtime sessions are read where it keeps them.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
     doctor: Option<&'static dyn ConversationDoctor>,
     trim: Option<&'static dyn StoredTrim>,
     node_contexts: Option<&'static dyn NodeContexts>,
+    agent_runtime: Option<&'static dyn AgentRuntime>,
 }
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them (and its
@@ -40,6 +43,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&DifyDoctor),
         trim: None,
         node_contexts: Some(&DifyNodeContexts),
+        agent_runtime: Some(&DifyAgentRuntime),
     },
     Registered {
         key: "dify",
@@ -47,6 +51,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&DifyDoctor),
         trim: None,
         node_contexts: Some(&DifyNodeContexts),
+        agent_runtime: Some(&DifyAgentRuntime),
     },
     Registered {
         key: "langflow",
@@ -54,6 +59,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&LangflowDoctor),
         trim: None,
         node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "langgraph",
@@ -61,6 +67,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&LangGraphDoctor),
         trim: None,
         node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "openai-agents",
@@ -68,6 +75,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
         node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "adk",
@@ -75,6 +83,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&AdkDoctor),
         trim: None,
         node_contexts: None,
+        agent_runtime: None,
     },
     #[cfg(test)]
     Registered {
@@ -83,6 +92,7 @@ const CONVERSATIONS: &[Registered] = &[
         doctor: Some(&super::fixture::doctor::TestLogDoctor),
         trim: None,
         node_contexts: None,
+        agent_runtime: None,
     },
 ];
 
@@ -103,6 +113,11 @@ pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationD
 /// How `source`'s chatflows' node contexts are read; `None` where it keeps none.
 pub fn node_contexts_of(source: &dyn MemorySource) -> Option<&'static dyn NodeContexts> {
     registered(source).and_then(|r| r.node_contexts)
+}
+
+/// How `source`'s agents' runtime sessions are read; `None` where it keeps none.
+pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentRuntime> {
+    registered(source).and_then(|r| r.agent_runtime)
 }
 
 /// How memscope trims `source`'s stored conversations in place, where it may.

@@ -11,6 +11,7 @@
 
 pub mod adapter;
 pub mod adk;
+pub mod agent_runtime;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;
