@@ -14,8 +14,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::inspect::conversation::LoadedConversation;
 use memscope::inspect::nodes::{
-    CHATFLOW_MODE, ExecutionDocs, FullColumn, MemoryFileRead, NodeContextView, NodeSources,
-    NodeSummary, NodeThread, node_context, timeline,
+    CHATFLOW_MODE, ExecutionDocs, FullColumn, MemoryFileRead, NodeContextView, NodeConversation,
+    NodeSources, NodeSummary, NodeThread, node_context, timeline,
 };
 use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;
@@ -196,9 +196,9 @@ const NODE_ID: &str = "1733817600001";
 fn node_thread() -> Arc<NodeThread> {
     let info = conversation().conversation.info.clone();
     Arc::new(NodeThread {
-        info: ConversationInfo {
+        info: NodeConversation {
             app_mode: Some(CHATFLOW_MODE.to_owned()),
-            ..info
+            ..info.into()
         },
         leaf: None,
         turns: (0..NODE_TURNS)

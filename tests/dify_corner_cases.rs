@@ -146,7 +146,7 @@ dify_db_tests! {
             thought(95, 1, "weather", "{\"temp\": 21}"),
             thought(96, 2, "", ""),
         ]).await;
-        assert!(store.profile().dify.agent_thoughts);
+        assert!(store.dify_schema().agent_thoughts);
         let counts = store
             .agent_thought_counts(&[uid(90), uid(91)])
             .await

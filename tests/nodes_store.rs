@@ -299,7 +299,7 @@ db_tests! {
     async fn doctor_reports_node_context_problems(db) {
         let demo = demo_db(&db).await;
         let thread = demo.thread(KYOTO, None).await;
-        let file = demo.root().join(memscope::inspect::nodes::memory_file_key(&thread.info, RESEARCHER));
+        let file = demo.root().join(memscope::sources::dify::node_contexts::memory_file_key(&thread.info, RESEARCHER));
         std::fs::write(&file, b"{\"version\": 1, \"turns\": {\"r\": 7}}").expect("corrupt file");
         std::fs::remove_dir_all(demo.root().join("upload_files")).expect("remove uploads");
         let settings = DoctorSettings {

@@ -1,12 +1,11 @@
-//! A conversation's Agent V2 runtime sessions with their snapshots read, for a view.
+//! A conversation's agent runtime sessions (Dify's Agent V2) with their snapshots read, for a
+//! view: the agent-runtime capability of the database's source reads them.
 
 use serde::Serialize;
 
 use super::InspectError;
-use super::conversation::conversation_info;
 use crate::memory::agent_session::{AgentSessionRow, SessionSnapshot, read_snapshot};
-use crate::sources::dify::agent_sessions::conversation_agent_sessions;
-use crate::sources::dify::queries::ConversationInfo;
+use crate::sources::conversation_registry::agent_runtime_of;
 use crate::store::Store;
 
 /// One session and what its snapshot holds.
@@ -17,10 +16,17 @@ pub struct AgentSession {
     pub snapshot: SessionSnapshot,
 }
 
-/// A conversation's sessions; `None` where the database has no `agent_runtime_sessions` table.
+/// The conversation the sessions belong to.
+#[derive(Debug, Clone)]
+pub struct SessionsOf {
+    pub id: String,
+    pub name: String,
+}
+
+/// A conversation's sessions; `None` where the database's schema keeps none.
 #[derive(Debug, Clone)]
 pub struct AgentSessions {
-    pub info: ConversationInfo,
+    pub info: SessionsOf,
     pub sessions: Option<Vec<AgentSession>>,
 }
 
@@ -28,9 +34,14 @@ pub async fn load_agent_sessions(
     store: &Store,
     conversation: &str,
 ) -> Result<AgentSessions, InspectError> {
-    let info = conversation_info(store, conversation).await?;
-    let rows = conversation_agent_sessions(store, &info.id).await?;
-    let sessions = rows.map(|rows| {
+    let runtime = agent_runtime_of(store.profile().source).ok_or_else(|| {
+        InspectError::NoConversations(format!(
+            "{} keeps no agent runtime sessions",
+            store.profile().describe()
+        ))
+    })?;
+    let found = runtime.sessions(store, conversation).await?;
+    let sessions = found.rows.map(|rows| {
         rows.into_iter()
             .map(|row| AgentSession {
                 snapshot: read_snapshot(&row.session_snapshot),
@@ -38,5 +49,11 @@ pub async fn load_agent_sessions(
             })
             .collect()
     });
-    Ok(AgentSessions { info, sessions })
+    Ok(AgentSessions {
+        info: SessionsOf {
+            id: found.conversation_id,
+            name: found.conversation_name,
+        },
+        sessions,
+    })
 }

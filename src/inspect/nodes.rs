@@ -7,10 +7,12 @@
 //! budget or switches sources without touching the database again.
 
 //!
-//! The parts: the thread node memory reads (`thread`), executions with their offloaded columns
-//! followed (Dify's, `sources/dify/executions.rs`), what a context is read from (`sources`), a context and its budget
-//! (`context`), a node across the thread's turns (`timeline`), the nodes pane (`list`) and what
-//! `nodes` and `node-context` report (`report`).
+//! What is read comes from the node-context capability of the database's source
+//! (`sources/node_context.rs`: the thread, the executions with their columns in full, where a
+//! node's memory file is; Dify's in `sources/dify/node_contexts.rs`), in neutral types. The
+//! parts: the thread node memory reads and that capability (`thread`), what a context is read
+//! from (`sources`), a context and its budget (`context`), a node across the thread's turns
+//! (`timeline`), the nodes pane (`list`) and what `nodes` and `node-context` report (`report`).
 
 mod context;
 #[cfg(test)]
@@ -21,7 +23,9 @@ mod sources;
 mod thread;
 mod timeline;
 
-pub use crate::sources::dify::executions::{ExecutionDocs, FullColumn};
+pub use crate::sources::node_context::{
+    CHATFLOW_MODE, ExecutionDocs, FullColumn, NodeConversation, NodeThread,
+};
 pub use context::{
     ContextSource, EmptyOrProblem, EmptyState, NodeContext, NodeContextView, node_context,
     parse_memory_read,
@@ -31,8 +35,7 @@ pub use list::{
     load_latest_executions, resolve_node, summarize_nodes,
 };
 pub use sources::{
-    MemoryFileRead, NodeSources, load_node_sources, memory_file_key, memory_file_read,
-    read_memory_file,
+    MemoryFileRead, NodeSources, load_node_sources, memory_file_read, read_memory_file,
 };
-pub use thread::{CHATFLOW_MODE, NodeThread, load_thread};
+pub use thread::load_thread;
 pub use timeline::{Timeline, TimelineTurn, load_timeline, sparkline, timeline};

@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
+use super::schema_eras::SchemaEras;
 use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
 /// A kind of memory database: how it is recognised, what it has and allows, and how memscope's
@@ -26,9 +26,17 @@ pub trait MemorySource: Sync {
     /// What the source's databases allow and who runs their jobs.
     fn capabilities(&self) -> Capabilities;
 
-    /// How memscope's query text becomes the text the source's tables need, given what the
-    /// conversation tables have of Dify's schema eras.
-    fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite;
+    /// How memscope's query text becomes the text the source's tables need in a database with
+    /// this catalog and these parts (the source reads its schema eras there).
+    fn rewrite(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Rewrite;
+
+    /// What a database with this catalog and these parts has of the source's schema eras, and
+    /// what memscope does because of them, for `info`: `None` where the source's schema has
+    /// none (or the database keeps none of the tables they concern).
+    fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        let _ = (catalog, parts);
+        None
+    }
 
     /// Why memscope cannot read this database of the source (an old layout), in words that
     /// follow "a … database": `None` when it can.

@@ -5,66 +5,85 @@
 use super::adapter::MemorySource;
 use super::adk::conversation::AdkSessions;
 use super::adk::doctor::AdkDoctor;
+use super::agent_runtime::AgentRuntime;
 use super::conversation::ConversationSource;
+use super::dify::agent_sessions::DifyAgentRuntime;
 use super::dify::conversation::DifyConversations;
 use super::dify::doctor::DifyDoctor;
+use super::dify::node_contexts::DifyNodeContexts;
 use super::doctor::ConversationDoctor;
 use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
 use super::langgraph::conversation::LangGraphThreads;
 use super::langgraph::doctor::LangGraphDoctor;
+use super::node_context::NodeContexts;
 use super::openai_agents::conversation::AgentSessions;
 use super::openai_agents::doctor::AgentSessionsDoctor;
 use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
 
-/// A source's conversation capability, how `doctor` scans its conversations, and how memscope
-/// trims a stored conversation where it may.
+/// A source's conversation capability, how `doctor` scans its conversations, how memscope
+/// trims a stored conversation where it may, and how its chatflows' node contexts and its
+/// agents' runtime sessions are read where it keeps them.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
     doctor: Option<&'static dyn ConversationDoctor>,
     trim: Option<&'static dyn StoredTrim>,
+    node_contexts: Option<&'static dyn NodeContexts>,
+    agent_runtime: Option<&'static dyn AgentRuntime>,
 }
 
-/// Each source that keeps conversations, by its key. memscope's own schema keeps them in
-/// Dify's tables, so Dify's capabilities read and scan them.
+/// Each source that keeps conversations, by its key. memscope's own schema keeps them (and its
+/// chatflows' node executions) in Dify's tables, so Dify's capabilities read and scan them.
 const CONVERSATIONS: &[Registered] = &[
     Registered {
         key: "memscope",
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        node_contexts: Some(&DifyNodeContexts),
+        agent_runtime: Some(&DifyAgentRuntime),
     },
     Registered {
         key: "dify",
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        node_contexts: Some(&DifyNodeContexts),
+        agent_runtime: Some(&DifyAgentRuntime),
     },
     Registered {
         key: "langflow",
         conversations: &LangflowSessions,
         doctor: Some(&LangflowDoctor),
         trim: None,
+        node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "langgraph",
         conversations: &LangGraphThreads,
         doctor: Some(&LangGraphDoctor),
         trim: None,
+        node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "openai-agents",
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
+        node_contexts: None,
+        agent_runtime: None,
     },
     Registered {
         key: "adk",
         conversations: &AdkSessions,
         doctor: Some(&AdkDoctor),
         trim: None,
+        node_contexts: None,
+        agent_runtime: None,
     },
     #[cfg(test)]
     Registered {
@@ -72,6 +91,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &super::fixture::conversation::TestLogConversations,
         doctor: Some(&super::fixture::doctor::TestLogDoctor),
         trim: None,
+        node_contexts: None,
+        agent_runtime: None,
     },
 ];
 
@@ -87,6 +108,16 @@ pub fn conversations_of(source: &dyn MemorySource) -> Option<&'static dyn Conver
 /// How `doctor` scans `source`'s conversations; `None` when it keeps none or has no scan.
 pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationDoctor> {
     registered(source).and_then(|r| r.doctor)
+}
+
+/// How `source`'s chatflows' node contexts are read; `None` where it keeps none.
+pub fn node_contexts_of(source: &dyn MemorySource) -> Option<&'static dyn NodeContexts> {
+    registered(source).and_then(|r| r.node_contexts)
+}
+
+/// How `source`'s agents' runtime sessions are read; `None` where it keeps none.
+pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentRuntime> {
+    registered(source).and_then(|r| r.agent_runtime)
 }
 
 /// How memscope trims `source`'s stored conversations in place, where it may.

@@ -11,6 +11,7 @@
 
 pub mod adapter;
 pub mod adk;
+pub mod agent_runtime;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;
@@ -20,9 +21,11 @@ pub mod fixture;
 pub mod langflow;
 pub mod langgraph;
 pub mod memscope;
+pub mod node_context;
 pub mod openai_agents;
 pub mod opened;
 pub mod rewrite;
+pub mod schema_eras;
 pub mod settings;
 pub mod source_error;
 pub mod stored_trim;

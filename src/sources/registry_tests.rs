@@ -1,3 +1,4 @@
+use crate::sources::dify::schema::DifySchema;
 use crate::sources::{Ingestion, KbHome, Part, Rewrite};
 use crate::store::catalog::{Backend, Catalog};
 use crate::store::profile::{Dialect, Profile};
@@ -54,7 +55,10 @@ fn each_source_is_recognised_with_its_parts() {
     );
     assert_eq!(
         dify.dialect,
-        Dialect::new(Backend::Postgres, Rewrite::Dify(dify.dify))
+        Dialect::new(
+            Backend::Postgres,
+            DifySchema::of(&catalog(DIFY, &[])).rewrite()
+        )
     );
 
     let all: Vec<&str> = DIFY
@@ -63,16 +67,13 @@ fn each_source_is_recognised_with_its_parts() {
         .chain(&["chat_memories", "chat_memory_messages", "memscope_meta"])
         .copied()
         .collect();
-    let own = Profile::detect(
-        &catalog(&all, &[("created_by", "memscope")]),
-        Backend::Sqlite,
-    )
-    .unwrap();
+    let own_catalog = catalog(&all, &[("created_by", "memscope")]);
+    let own = Profile::detect(&own_catalog, Backend::Sqlite).unwrap();
     assert_eq!(own.source.name(), "memscope");
     assert_eq!(own.parts().count(), 4);
     assert_eq!(
         own.dialect,
-        Dialect::new(Backend::Sqlite, Rewrite::Dify(own.dify))
+        Dialect::new(Backend::Sqlite, DifySchema::of(&own_catalog).rewrite())
     );
     assert_eq!(own.capabilities().ingestion, Ingestion::Memscope);
     assert!(own.capabilities().memscope_writes);
@@ -85,7 +86,10 @@ fn a_database_with_both_families_is_read_as_difys() {
     assert_eq!(profile.source.name(), "Dify");
     assert_eq!(
         profile.dialect,
-        Dialect::new(Backend::Sqlite, Rewrite::Dify(profile.dify))
+        Dialect::new(
+            Backend::Sqlite,
+            DifySchema::of(&catalog(&both, &[])).rewrite()
+        )
     );
     assert!(profile.has(Part::MemoryBases));
 }
@@ -138,11 +142,8 @@ fn creating_or_deleting_a_langflow_base_is_refused_with_langflows_own_endpoint()
         "{delete}"
     );
     let all: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
-    let own = Profile::detect(
-        &catalog(&all, &[("created_by", "memscope")]),
-        Backend::Sqlite,
-    )
-    .unwrap();
+    let own_catalog = catalog(&all, &[("created_by", "memscope")]);
+    let own = Profile::detect(&own_catalog, Backend::Sqlite).unwrap();
     assert_eq!(own.refuses_base_change(BaseChange::Create), None);
     assert_eq!(own.refuses_base_change(BaseChange::Delete), None);
 }

@@ -1,7 +1,6 @@
 //! The source's axis of a query's dialect: how memscope's query text reaches a source's tables.
 //! The backend's axis (casts on SQLite) is the store's (`store/profile.rs`).
 
-use super::dify::schema::DifySchema;
 use super::langflow::dialect;
 use crate::store::catalog::Backend;
 
@@ -9,23 +8,77 @@ use crate::store::catalog::Backend;
 /// text a source's tables need, before the backend's dialect finishes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rewrite {
-    /// memscope's or Dify's tables: stand-ins for the columns of Dify's later eras the database
-    /// lacks.
-    Dify(DifySchema),
+    /// Tables with memscope's own names: stand-ins for the columns and tables of later schema
+    /// eras the database lacks (none: the text as written).
+    StandIns(StandIns),
     /// Langflow's tables: stand-ins for memscope's own memory-base columns, and on SQLite its
     /// compact uuids.
     Langflow,
 }
 
+/// A column or table memscope's queries read, and the text read in its place where a database
+/// lacks it (PostgreSQL text, written against the aliases the queries use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StandIn {
+    pub column: &'static str,
+    pub stand_in: &'static str,
+}
+
+/// The stand-ins a database needs: those of a source's `known` list it lacks (bit `i` of
+/// `lacking` for `known[i]`), applied in the list's order. Copy and hashable, as the dialect is
+/// a key of the store's query-text cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StandIns {
+    known: &'static [StandIn],
+    lacking: u64,
+}
+
+impl StandIns {
+    /// None: the text as written.
+    pub const NONE: StandIns = StandIns {
+        known: &[],
+        lacking: 0,
+    };
+
+    /// The stand-ins of `known` for which `lacks` says the database lacks the column, in
+    /// `known`'s order (`lacks` gives one answer per entry). A database that lacks none needs
+    /// [`StandIns::NONE`], so its text is used as written.
+    pub fn of_lacking(known: &'static [StandIn], lacks: impl IntoIterator<Item = bool>) -> Self {
+        assert!(known.len() <= 64, "at most 64 stand-ins fit the mask");
+        let lacking = lacks
+            .into_iter()
+            .take(known.len())
+            .enumerate()
+            .filter(|&(_, lacks)| lacks)
+            .fold(0u64, |mask, (i, _)| mask | 1 << i);
+        if lacking == 0 {
+            StandIns::NONE
+        } else {
+            StandIns { known, lacking }
+        }
+    }
+
+    /// The text with each lacking column replaced by its stand-in.
+    fn apply(self, sql: &str) -> String {
+        self.known
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| self.lacking & (1 << i) != 0)
+            .fold(sql.to_owned(), |sql, (_, entry)| {
+                sql.replace(entry.column, entry.stand_in)
+            })
+    }
+}
+
 impl Rewrite {
     /// The text as written, for a database with every column memscope's queries read.
-    pub const VERBATIM: Rewrite = Rewrite::Dify(DifySchema::FULL);
+    pub const VERBATIM: Rewrite = Rewrite::StandIns(StandIns::NONE);
 
     /// The query's text for the source's tables on `backend` (casts may remain: the backend's
     /// dialect deals with them).
     pub fn apply(self, postgres_sql: &str, backend: Backend) -> String {
         match self {
-            Rewrite::Dify(schema) => schema.with_stand_ins(postgres_sql),
+            Rewrite::StandIns(stand_ins) => stand_ins.apply(postgres_sql),
             Rewrite::Langflow => dialect::rewrite(postgres_sql, backend),
         }
     }
@@ -33,7 +86,7 @@ impl Rewrite {
     /// Whether ids are stored as 32 hex digits on `backend`.
     pub fn compact_ids(self, backend: Backend) -> bool {
         match self {
-            Rewrite::Dify(_) => false,
+            Rewrite::StandIns(_) => false,
             Rewrite::Langflow => dialect::compact_ids(backend),
         }
     }

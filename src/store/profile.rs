@@ -15,8 +15,8 @@ pub use crate::sources::adapter::{
     BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
     MemorySource, Part,
 };
-pub use crate::sources::dify::schema::DifySchema;
 pub use crate::sources::rewrite::Rewrite;
+pub use crate::sources::schema_eras::SchemaEras;
 
 /// What every source reads of its own tables when a database is opened, before it is known
 /// which source made it.
@@ -30,8 +30,6 @@ pub struct Profile {
     /// The source that made the database: what it has and allows.
     pub source: &'static dyn MemorySource,
     parts: BTreeSet<Part>,
-    /// What the conversation tables have of Dify's later columns and tables.
-    pub dify: DifySchema,
     /// The revision of the database's schema, when its source versions it.
     pub revision: Option<String>,
     pub dialect: Dialect,
@@ -52,17 +50,11 @@ impl Profile {
             }
         }
         let source = crate::sources::recognise(catalog, &parts)?;
-        let dify = if parts.contains(&Part::Conversations) {
-            DifySchema::of(catalog)
-        } else {
-            DifySchema::FULL
-        };
         Some(Profile {
             source,
-            parts,
-            dify,
             revision: source.revision(catalog),
-            dialect: Dialect::new(backend, source.rewrite(dify)),
+            dialect: Dialect::new(backend, source.rewrite(catalog, &parts)),
+            parts,
         })
     }
 
@@ -89,9 +81,9 @@ impl Profile {
         ))
     }
 
-    /// Whether memory reads only answered rows (Dify before regeneration threads).
-    pub fn answered_rows_only(&self) -> bool {
-        self.dify.memory_skips_unanswered()
+    /// What the database (with this catalog) has of its source's schema eras, for `info`.
+    pub fn schema_eras(&self, catalog: &Catalog) -> Option<SchemaEras> {
+        self.source.schema_eras(catalog, &self.parts)
     }
 
     pub fn has(&self, part: Part) -> bool {

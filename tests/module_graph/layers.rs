@@ -50,11 +50,11 @@ const KNOWN: &[(&str, &str)] = &[
     ("src/sources/langflow/sync.rs", "src/sync/job.rs"),
     ("src/sources/langflow/sync.rs", "src/sync/syncer.rs"),
     // Opening a database asks the sources' registry what each source probes and which source
-    // made it, and keeps that source.
+    // made it, and keeps that source (and what it says of its schema eras, for `info`).
     ("src/store/profile.rs", "src/sources/adapter.rs"),
-    ("src/store/profile.rs", "src/sources/dify/schema.rs"),
     ("src/store/profile.rs", "src/sources/mod.rs"),
     ("src/store/profile.rs", "src/sources/rewrite.rs"),
+    ("src/store/profile.rs", "src/sources/schema_eras.rs"),
 ];
 
 /// The top-level module of a file: `src/memory/tokens/mod.rs` is `memory`, `src/lib.rs` `lib`.

@@ -8,9 +8,9 @@ use super::*;
 fn node_thread(app_mode: &str) -> Arc<NodeThread> {
     let info = refund_conversation(Vec::new()).conversation.info.clone();
     Arc::new(NodeThread {
-        info: memscope::sources::dify::queries::ConversationInfo {
+        info: memscope::inspect::nodes::NodeConversation {
             app_mode: Some(app_mode.to_owned()),
-            ..info
+            ..info.into()
         },
         leaf: None,
         turns: [0x11, 0x12, 0x14]

@@ -61,7 +61,8 @@ enum DatabaseStatus {
         copy_of: Option<PathBuf>,
         /// Memory bases whose KB is still in the layout every database used to share.
         shared_layout: Vec<String>,
-        /// What its conversation tables have of Dify's schema, and the behaviours that follow.
+        /// What its conversation tables have of their schema's eras, and the behaviours that
+        /// follow.
         conversation_schema: Option<ConversationSchema>,
         /// The conversations it keeps, when it keeps any.
         conversations: Option<crate::inspect::holdings::KeptConversations>,
@@ -76,13 +77,16 @@ enum DatabaseStatus {
 
 #[derive(Serialize)]
 struct ConversationSchema {
+    /// Whose schema it is, for the text.
+    #[serde(skip)]
+    schema: &'static str,
     #[serde(flatten)]
-    parts: crate::store::DifySchema,
+    parts: crate::sources::schema_eras::EraParts,
     /// The parts found, in words.
     found: String,
-    /// Which of Dify's behaviours memscope applies, one line each.
+    /// Which of the app's behaviours memscope applies, one line each.
     behaviours: Vec<&'static str>,
-    /// Conversations deleted in Dify, hidden unless asked for.
+    /// Conversations deleted in the app, hidden unless asked for.
     deleted_count: i64,
 }
 
@@ -141,16 +145,15 @@ async fn describe(
             }
         }
     }
-    let conversation_schema = if store.profile().has(crate::store::Part::Conversations) {
-        let parts = store.profile().dify;
-        Some(ConversationSchema {
-            parts,
-            found: parts.found(),
-            behaviours: parts.behaviours(),
+    let conversation_schema = match store.profile().schema_eras(store.catalog()) {
+        Some(eras) => Some(ConversationSchema {
+            schema: eras.schema,
+            parts: eras.parts,
+            found: eras.found,
+            behaviours: eras.behaviours,
             deleted_count: store.deleted_conversation_count().await?,
-        })
-    } else {
-        None
+        }),
+        None => None,
     };
     let checkpoints = if store.profile().has(crate::store::Part::Checkpoints) {
         let pool = crate::sources::langgraph::LangGraphPool::of(store);
@@ -299,7 +302,7 @@ fn render(info: &Info) -> String {
                 out.push_str(&format!("{}\n\n", kept.describe()));
             }
             if let Some(schema) = conversation_schema {
-                out.push_str(&format!("Dify schema with {}\n", schema.found));
+                out.push_str(&format!("{} schema with {}\n", schema.schema, schema.found));
                 for line in &schema.behaviours {
                     out.push_str(&format!("  {line}\n"));
                 }

@@ -1,13 +1,19 @@
 //! `memscope` with no command: what the database holds and where to look first.
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 
 use crate::cli::context::Context;
 use crate::cli::output::{CliResult, ExitCode, emit, table};
 use crate::format::{one_line, thousands};
+use crate::inspect::document::conversations_of;
 use crate::inspect::holdings::{KeptConversations, LIST_COMMAND, kept_conversations};
-use crate::sources::dify::queries::ConversationFilter;
+use crate::sources::conversation::{ListQuery, SourceOptions};
 use crate::store::Part;
+
+/// How many of the most recently active conversations the summary lists.
+const RECENT: u32 = 8;
 
 #[derive(Serialize)]
 struct Summary {
@@ -79,12 +85,16 @@ pub async fn run(context: &Context) -> CliResult {
     let tables = store.table_counts().await?;
     let profile = store.profile();
     let recent = if profile.has(Part::Conversations) {
-        store
-            .list_conversations(&ConversationFilter {
-                limit: 8,
-                ..ConversationFilter::default()
-            })
+        let newest = ListQuery {
+            search: None,
+            after: None,
+            limit: RECENT,
+            options: SourceOptions::default(),
+        };
+        conversations_of(&store)?
+            .list(&store, &newest, &mut |_| ControlFlow::Continue(()))
             .await?
+            .conversations
     } else {
         Vec::new()
     };
@@ -112,7 +122,10 @@ pub async fn run(context: &Context) -> CliResult {
             .collect(),
         recent_conversations: recent
             .into_iter()
-            .map(|c| (c.id, c.name, c.message_count))
+            .map(|c| {
+                let messages = c.messages.map_or(0, |n| n as i64);
+                (c.id, c.title.unwrap_or_default(), messages)
+            })
             .collect(),
     };
     emit(context.global.json, &summary, render)?;

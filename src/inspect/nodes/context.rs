@@ -5,7 +5,6 @@
 use serde::Serialize;
 
 use super::sources::{MemoryFileRead, NodeSources};
-use super::thread::NodeThread;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{History, HistoryMessage, Side};
 use crate::memory::model::Role;
@@ -13,7 +12,7 @@ use crate::memory::node_context::{
     MemoryFile, NodeMessage, NodeProblem, ParsedMessages, parse_memory_file,
 };
 use crate::memory::tokens::CountCache;
-use crate::sources::dify::executions::{ExecutionDocs, parse_execution};
+use crate::sources::node_context::{ExecutionDocs, NodeThread, parse_execution};
 
 /// Which of a node's three sources a context view shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -284,7 +283,7 @@ mod tests {
     use crate::inspect::nodes::fixtures::{
         docs, info, missing_file, outputs, sources, thread, turn,
     };
-    use crate::inspect::nodes::thread::CHATFLOW_MODE;
+    use crate::sources::node_context::CHATFLOW_MODE;
 
     #[test]
     fn sources_cycle() {

@@ -1,30 +1,20 @@
 //! Threads, executions and memory files the node inspection tests share.
 
-use chrono::NaiveDateTime;
 use serde_json::json;
 
 use super::sources::{MemoryFileRead, NodeSources};
-use super::thread::{CHATFLOW_MODE, NodeThread};
 use crate::memory::node_context::ThreadTurn;
-use crate::sources::dify::executions::{ExecutionDocs, FullColumn};
-use crate::sources::dify::queries::ConversationInfo;
+use crate::sources::node_context::{
+    CHATFLOW_MODE, ExecutionDocs, FullColumn, NodeConversation, NodeThread,
+};
 
-pub(crate) fn info(app_mode: &str) -> ConversationInfo {
-    ConversationInfo {
+pub(crate) fn info(app_mode: &str) -> NodeConversation {
+    NodeConversation {
         id: "c".into(),
         name: "conversation".into(),
-        mode: app_mode.into(),
-        status: "normal".into(),
-        from_source: "api".into(),
-        dialogue_count: 0,
         app_id: "a".into(),
-        app_name: None,
         app_mode: Some(app_mode.into()),
-        memory_window: None,
-        created_at: NaiveDateTime::default(),
-        updated_at: NaiveDateTime::default(),
         is_deleted: false,
-        answered_rows_only: false,
     }
 }
 

@@ -6,13 +6,12 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::context::{ContextSource, succeeded};
-use super::thread::NodeThread;
+use super::thread::node_contexts;
 use crate::inspect::InspectError;
-use crate::inspect::conversation::load_conversation;
 use crate::memory::budget_view::BudgetSettings;
 use crate::memory::names::Unknown;
 use crate::memory::tokens::CountCache;
-use crate::sources::dify::executions::{ExecutionDocs, parse_execution, resolve_offloads};
+use crate::sources::node_context::{ExecutionDocs, NodeThread, parse_execution};
 use crate::storage::ObjectStore;
 use crate::store::{NodeExecutionBrief, Store};
 
@@ -65,13 +64,9 @@ pub async fn load_conversation_executions(
     store: &Store,
     conversation_id: &str,
 ) -> Result<Vec<NodeExecutionBrief>, InspectError> {
-    let conversation = load_conversation(store, conversation_id).await?;
-    let run_ids: Vec<String> = conversation
-        .rows
-        .iter()
-        .filter_map(|row| row.workflow_run_id.clone())
-        .collect();
-    Ok(store.node_execution_briefs(&run_ids).await?)
+    Ok(node_contexts(store)?
+        .conversation_executions(store, conversation_id)
+        .await?)
 }
 
 /// The nodes with executions, in the order they first ran.
@@ -126,20 +121,17 @@ pub async fn load_latest_executions(
     storage: &ObjectStore,
     nodes: &[NodeSummary],
 ) -> Result<BTreeMap<String, Vec<ExecutionDocs>>, InspectError> {
-    let mut records = Vec::new();
-    let mut counts = Vec::new();
-    for node in nodes {
-        let Some(run_id) = &node.latest_run else {
-            continue;
-        };
-        let found = store.node_executions_in_run(run_id, &node.node_id).await?;
-        counts.push((node.node_id.clone(), found.len()));
-        records.extend(found);
-    }
-    let mut docs = resolve_offloads(storage, records).await.into_iter();
-    Ok(counts
+    let wanted: Vec<(String, String)> = nodes
+        .iter()
+        .filter_map(|node| Some((node.latest_run.clone()?, node.node_id.clone())))
+        .collect();
+    let each = node_contexts(store)?
+        .executions_in_each(store, storage, &wanted)
+        .await?;
+    Ok(wanted
         .into_iter()
-        .map(|(node_id, count)| (node_id, docs.by_ref().take(count).collect()))
+        .zip(each)
+        .map(|((_, node_id), docs)| (node_id, docs))
         .collect())
 }
 

@@ -1,13 +1,12 @@
-//! What a node's context at the thread's end is read from: its node memory file in Dify's
+//! What a node's context at the thread's end is read from: its node memory file in the app's
 //! storage and its executions in the thread's last run.
 
 use serde::Serialize;
 
-use super::thread::NodeThread;
+use super::thread::node_contexts;
 use crate::inspect::InspectError;
 use crate::memory::node_context::NodeProblem;
-use crate::sources::dify::executions::{ExecutionDocs, resolve_offloads};
-use crate::sources::dify::queries::ConversationInfo;
+use crate::sources::node_context::{ExecutionDocs, NodeThread};
 use crate::storage::ObjectStore;
 use crate::storage::files::FileReadError;
 use crate::store::Store;
@@ -21,14 +20,8 @@ pub enum MemoryFileRead {
     Read { path: String, bytes: Vec<u8> },
 }
 
-/// `node_memory/{app_id}/{conversation_id}/{node_id}.json`: the key of a node memory file in
-/// Dify's storage. Node ids are plain names; a separator or `..` in one cannot name a file of
-/// that directory.
-pub fn memory_file_key(info: &ConversationInfo, node_id: &str) -> String {
-    format!("node_memory/{}/{}/{node_id}.json", info.app_id, info.id)
-}
-
-/// Whether a node id stays inside its conversation's directory as a file name.
+/// Whether a node id stays inside its conversation's directory as a file name: node ids are
+/// plain names; a separator or `..` in one cannot name a file of that directory.
 fn is_plain_name(node_id: &str) -> bool {
     !node_id.is_empty() && node_id != ".." && !node_id.contains(['/', '\\'])
 }
@@ -71,7 +64,8 @@ pub async fn load_node_sources(
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<NodeSources, InspectError> {
-    let key = memory_file_key(&thread.info, node_id);
+    let nodes = node_contexts(store)?;
+    let key = nodes.memory_file_key(&thread.info, node_id);
     let memory_file = if is_plain_name(node_id) {
         read_memory_file(storage, &key).await
     } else {
@@ -79,18 +73,18 @@ pub async fn load_node_sources(
             path: storage.location(&key),
         }
     };
-    let records = match thread.last_turn() {
+    let last_run = match thread.last_turn() {
         Some(turn) => {
-            store
-                .node_executions_in_run(&turn.workflow_run_id, node_id)
-                .await?
+            let wanted = [(turn.workflow_run_id.clone(), node_id.to_owned())];
+            let mut each = nodes.executions_in_each(store, storage, &wanted).await?;
+            each.pop().unwrap_or_default()
         }
         None => Vec::new(),
     };
     Ok(NodeSources {
         node_id: node_id.to_owned(),
         memory_file,
-        last_run: resolve_offloads(storage, records).await,
+        last_run,
     })
 }
 

@@ -7,10 +7,10 @@ use serde::Serialize;
 
 use super::context::parse_memory_read;
 use super::sources::MemoryFileRead;
-use super::thread::NodeThread;
+use super::thread::node_contexts;
 use crate::inspect::InspectError;
 use crate::memory::node_context::{Disagreement, NodeProblem, compare_turn, outputs_turn_text};
-use crate::sources::dify::executions::{ExecutionDocs, parse_execution, resolve_offloads};
+use crate::sources::node_context::{ExecutionDocs, NodeThread, parse_execution};
 use crate::storage::ObjectStore;
 use crate::store::Store;
 
@@ -64,10 +64,10 @@ pub async fn load_timeline(
     thread: &NodeThread,
     node_id: &str,
 ) -> Result<Vec<ExecutionDocs>, InspectError> {
-    let records = store
-        .node_executions_in_runs(&thread.run_ids(), node_id)
-        .await?;
-    Ok(resolve_offloads(storage, records).await)
+    let run_ids = thread.run_ids();
+    Ok(node_contexts(store)?
+        .executions_in_runs(store, storage, &run_ids, node_id)
+        .await?)
 }
 
 /// The timeline of a node over the thread, comparing each turn with the memory file. Pure.

@@ -4,9 +4,33 @@
 use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
+use super::window::conversation_info;
 use crate::memory::agent_session::AgentSessionRow;
+use crate::sources::agent_runtime::{AgentRuntime, RuntimeSessions};
+use crate::sources::conversation::SourceFuture;
 use crate::store::pool::on_pool;
 use crate::store::{Store, StoreError};
+
+/// Dify's agent runtime sessions, as the agent-runtime capability gives them.
+pub struct DifyAgentRuntime;
+
+impl AgentRuntime for DifyAgentRuntime {
+    fn sessions<'a>(
+        &'a self,
+        store: &'a Store,
+        conversation: &'a str,
+    ) -> SourceFuture<'a, RuntimeSessions> {
+        Box::pin(async move {
+            let info = conversation_info(store, conversation).await?;
+            let rows = conversation_agent_sessions(store, &info.id).await?;
+            Ok(RuntimeSessions {
+                conversation_id: info.id,
+                conversation_name: info.name,
+                rows,
+            })
+        })
+    }
+}
 
 /// By the conversation (`$1`), or by the workflow runs of its messages (`$2`, the same id): a
 /// parameter each, so every backend binds them in order.
@@ -40,7 +64,7 @@ pub async fn conversation_agent_sessions(
     store: &Store,
     conversation_id: &str,
 ) -> Result<Option<Vec<AgentSessionRow>>, StoreError> {
-    if !store.profile().dify.agent_sessions {
+    if !store.dify_schema().agent_sessions {
         return Ok(None);
     }
     let records: Vec<SessionRecord> = on_pool!(store.pool, SESSIONS_SQL, |pool, sql| {

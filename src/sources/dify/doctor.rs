@@ -166,7 +166,7 @@ async fn scan_conversations(
         findings: Vec::new(),
         unreadable: Vec::new(),
     };
-    let answered_rows_only = store.profile().answered_rows_only();
+    let answered_rows_only = store.dify_schema().memory_skips_unanswered();
     // Both callbacks see it (one counts, the other reads); atomic so the future stays `Send`.
     let unreadable_rows = AtomicU64::new(0);
     let mut unreadable = Vec::new();

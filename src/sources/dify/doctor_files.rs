@@ -3,9 +3,10 @@
 //! the files uploaded with messages.
 
 use super::doctor_finding::DifyFinding;
-use super::executions::{ExecutionDocs, FullColumn, parse_execution, resolve_offloads};
+use super::executions::resolve_offloads;
 use crate::memory::node_context::{NodeProblem, parse_memory_file};
 use crate::sources::doctor::DoctorSettings;
+use crate::sources::node_context::{ExecutionDocs, FullColumn, parse_execution};
 use crate::storage::ObjectStore;
 use crate::store::{BadRow, Store, StoreError};
 

@@ -1,36 +1,12 @@
 //! Dify's LLM node executions with their JSON columns in full: offloaded copies are followed
 //! into object storage, all at once, and an unreadable copy leaves the row's truncated value and
-//! a problem; then the columns parsed (the node's context and the prompts it sent).
+//! a problem.
 
-use serde::Serialize;
-
-use crate::memory::node_context::{
-    NodeProblem, OutputsContext, ParsedMessages, parse_outputs, parse_prompts,
-};
+use crate::memory::node_context::NodeProblem;
+use crate::sources::node_context::{ExecutionDocs, FullColumn};
 use crate::storage::ObjectStore;
 use crate::storage::files::FileReadError;
 use crate::store::{NodeExecutionRecord, Offload};
-
-/// A JSON column in full: the object-storage copy when the row was truncated and the copy is
-/// readable, else the row's own value.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct FullColumn {
-    pub text: Option<String>,
-    /// Read from the offloaded upload.
-    pub offloaded: bool,
-    /// The offloaded copy could not be read: the row's truncated value is used.
-    pub problem: Option<NodeProblem>,
-}
-
-/// An execution with its JSON columns in full.
-#[derive(Debug, Clone, Serialize)]
-pub struct ExecutionDocs {
-    pub id: String,
-    pub workflow_run_id: String,
-    pub status: String,
-    pub outputs: FullColumn,
-    pub process_data: FullColumn,
-}
 
 /// An offload link's object key, or why it has none.
 fn offload_key(offload: &Option<Offload>) -> Option<&str> {
@@ -124,51 +100,4 @@ pub async fn resolve_offloads(
         });
     }
     docs
-}
-
-/// The parsed columns of one execution.
-#[derive(Debug, Clone, Serialize)]
-pub struct ParsedExecution {
-    pub id: String,
-    pub workflow_run_id: String,
-    pub status: String,
-    pub outputs: OutputsContext,
-    pub prompts: ParsedMessages,
-    pub outputs_offloaded: bool,
-    /// Offload problems; parse problems are in `outputs` and `prompts`.
-    pub problems: Vec<NodeProblem>,
-}
-
-pub fn parse_execution(docs: &ExecutionDocs) -> ParsedExecution {
-    let short = &docs.id[..docs.id.len().min(8)];
-    let outputs = docs
-        .outputs
-        .text
-        .as_deref()
-        .map_or_else(OutputsContext::default, |text| {
-            parse_outputs(text.as_bytes(), &format!("outputs of execution {short}"))
-        });
-    let prompts = docs
-        .process_data
-        .text
-        .as_deref()
-        .map_or_else(ParsedMessages::default, |text| {
-            parse_prompts(
-                text.as_bytes(),
-                &format!("process_data of execution {short}"),
-            )
-        });
-    ParsedExecution {
-        id: docs.id.clone(),
-        workflow_run_id: docs.workflow_run_id.clone(),
-        status: docs.status.clone(),
-        outputs,
-        prompts,
-        outputs_offloaded: docs.outputs.offloaded,
-        problems: [&docs.outputs.problem, &docs.process_data.problem]
-            .into_iter()
-            .flatten()
-            .cloned()
-            .collect(),
-    }
 }

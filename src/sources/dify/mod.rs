@@ -11,6 +11,7 @@ pub mod executions;
 mod history;
 pub mod listing;
 pub mod messages;
+pub mod node_contexts;
 pub mod queries;
 pub mod schema;
 pub mod thread;
@@ -22,6 +23,7 @@ use std::collections::BTreeSet;
 use super::adapter::{Capabilities, MemorySource, Part};
 use super::memscope::{MEMSCOPE_FORMATS, MEMSCOPE_TABLES};
 use super::rewrite::Rewrite;
+use super::schema_eras::SchemaEras;
 use crate::store::catalog::{Catalog, CountedTable};
 use schema::DifySchema;
 
@@ -49,7 +51,11 @@ impl MemorySource for Dify {
         MEMSCOPE_FORMATS
     }
 
-    fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite {
-        Rewrite::Dify(conversation_schema)
+    fn rewrite(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Rewrite {
+        DifySchema::of_database(catalog, parts).rewrite()
+    }
+
+    fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        DifySchema::eras_of_database(catalog, parts)
     }
 }

@@ -2,14 +2,17 @@
 //! read in place of the missing ones, and which Dify behaviour follows: the one place the
 //! schema eras are decided.
 
-use serde::Serialize;
+use std::collections::BTreeSet;
 
+use crate::sources::adapter::Part;
+use crate::sources::rewrite::{Rewrite, StandIn, StandIns};
+use crate::sources::schema_eras::{EraParts, SchemaEras};
 use crate::store::catalog::Catalog;
 
 /// The parts of Dify's conversation schema that came (or went) with its releases, as the
 /// database has them. memscope's own schema has Dify's regeneration threads, offload table and
 /// dialogue counts, and no deleted conversations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DifySchema {
     /// `messages.parent_message_id` (Dify's migration of September 2024): regenerations form a
     /// tree and memory walks one thread of it. Without it every conversation is one line and
@@ -50,6 +53,24 @@ impl DifySchema {
         agent_sessions: true,
     };
 
+    /// The schema of a database with these parts: every part where it keeps no conversations,
+    /// as no query then reads the conversation tables.
+    pub fn of_database(catalog: &Catalog, parts: &BTreeSet<Part>) -> DifySchema {
+        if parts.contains(&Part::Conversations) {
+            DifySchema::of(catalog)
+        } else {
+            DifySchema::FULL
+        }
+    }
+
+    /// What `info` shows of the schema of a database with these parts: nothing where it keeps
+    /// no conversations.
+    pub fn eras_of_database(catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        parts
+            .contains(&Part::Conversations)
+            .then(|| DifySchema::of(catalog).eras())
+    }
+
     pub fn of(catalog: &Catalog) -> DifySchema {
         DifySchema {
             regeneration_threads: catalog.has_column("messages", "parent_message_id"),
@@ -69,6 +90,38 @@ impl DifySchema {
     /// and no placeholder to pop.
     pub fn memory_skips_unanswered(self) -> bool {
         !self.regeneration_threads
+    }
+
+    /// How memscope's queries reach the database's tables: stand-ins for what it lacks.
+    pub fn rewrite(self) -> Rewrite {
+        let has = [
+            self.regeneration_threads,
+            self.deleted_conversations,
+            self.dialogue_count,
+            self.offloaded_outputs,
+            self.message_app_mode,
+            self.archived_runs,
+        ];
+        Rewrite::StandIns(StandIns::of_lacking(&STAND_INS, has.map(|has| !has)))
+    }
+
+    /// What `info` shows of the schema.
+    pub fn eras(self) -> SchemaEras {
+        SchemaEras {
+            schema: "Dify",
+            parts: EraParts(vec![
+                ("regeneration_threads", self.regeneration_threads),
+                ("deleted_conversations", self.deleted_conversations),
+                ("offloaded_outputs", self.offloaded_outputs),
+                ("dialogue_count", self.dialogue_count),
+                ("agent_thoughts", self.agent_thoughts),
+                ("archived_runs", self.archived_runs),
+                ("message_app_mode", self.message_app_mode),
+                ("agent_sessions", self.agent_sessions),
+            ]),
+            found: self.found(),
+            behaviours: self.behaviours(),
+        }
     }
 
     /// What the schema has, in words: "regeneration threads, offloaded outputs, deleted
@@ -121,45 +174,41 @@ impl DifySchema {
         });
         lines
     }
-
-    /// Columns and tables of memscope's queries this schema lacks, with what stands for them
-    /// (PostgreSQL text; the dialect strips casts for SQLite). The stand-ins are written
-    /// against the aliases the queries use: `m` for messages, `c` for conversations.
-    fn stand_ins(self) -> impl Iterator<Item = (&'static str, &'static str)> {
-        [
-            // Dify's migration set the parent of every older row to UUID_NIL, which its walk
-            // links to the chronologically previous row: the conversation reads as one line.
-            (
-                self.regeneration_threads,
-                "m.parent_message_id::text",
-                "'00000000-0000-0000-0000-000000000000'::text",
-            ),
-            (self.deleted_conversations, "c.is_deleted", "false"),
-            (self.dialogue_count, "c.dialogue_count::bigint", "0::bigint"),
-            (
-                self.offloaded_outputs,
-                "workflow_node_execution_offload",
-                "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
-                 NULL::uuid AS file_id WHERE false)",
-            ),
-            (self.message_app_mode, "m.app_mode", "NULL::text"),
-            (
-                self.archived_runs,
-                "workflow_archive_logs",
-                "(SELECT NULL::uuid AS workflow_run_id WHERE false)",
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(has, column, stand_in)| (!has).then_some((column, stand_in)))
-    }
-
-    pub(crate) fn with_stand_ins(self, sql: &str) -> String {
-        self.stand_ins()
-            .fold(sql.to_owned(), |sql, (column, stand_in)| {
-                sql.replace(column, stand_in)
-            })
-    }
 }
+
+/// Columns and tables of memscope's queries a Dify schema may lack, with what stands for them
+/// (PostgreSQL text; the dialect strips casts for SQLite), in the order of
+/// [`DifySchema::rewrite`]'s answers. The stand-ins are written against the aliases the queries
+/// use: `m` for messages, `c` for conversations.
+static STAND_INS: [StandIn; 6] = [
+    // Dify's migration set the parent of every older row to UUID_NIL, which its walk links to
+    // the chronologically previous row: the conversation reads as one line.
+    StandIn {
+        column: "m.parent_message_id::text",
+        stand_in: "'00000000-0000-0000-0000-000000000000'::text",
+    },
+    StandIn {
+        column: "c.is_deleted",
+        stand_in: "false",
+    },
+    StandIn {
+        column: "c.dialogue_count::bigint",
+        stand_in: "0::bigint",
+    },
+    StandIn {
+        column: "workflow_node_execution_offload",
+        stand_in: "(SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
+                   NULL::uuid AS file_id WHERE false)",
+    },
+    StandIn {
+        column: "m.app_mode",
+        stand_in: "NULL::text",
+    },
+    StandIn {
+        column: "workflow_archive_logs",
+        stand_in: "(SELECT NULL::uuid AS workflow_run_id WHERE false)",
+    },
+];
 
 #[cfg(test)]
 #[path = "schema_tests.rs"]

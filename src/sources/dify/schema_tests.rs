@@ -1,5 +1,4 @@
 use super::*;
-use crate::sources::Rewrite;
 use crate::store::Backend;
 use crate::store::profile::{Dialect, Profile};
 
@@ -31,16 +30,13 @@ fn dify_catalog(messages: &[&str], conversations: &[&str], extra: &[&str]) -> Ca
 
 #[test]
 fn dify_schema_parts_are_read_from_the_columns_and_tables() {
-    let before_threads = Profile::detect(
-        &dify_catalog(
-            &["id", "agent_based"],
-            &["id", "is_deleted"],
-            &["message_agent_thoughts"],
-        ),
-        Backend::Postgres,
-    )
-    .unwrap();
-    let parts = before_threads.dify;
+    let catalog = dify_catalog(
+        &["id", "agent_based"],
+        &["id", "is_deleted"],
+        &["message_agent_thoughts"],
+    );
+    let before_threads = Profile::detect(&catalog, Backend::Postgres).unwrap();
+    let parts = DifySchema::of(&catalog);
     assert!(!parts.regeneration_threads && !parts.offloaded_outputs && !parts.dialogue_count);
     assert!(parts.deleted_conversations && parts.agent_thoughts);
     assert!(parts.memory_skips_unanswered());
@@ -50,7 +46,17 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
     );
     assert_eq!(
         before_threads.dialect,
-        Dialect::new(Backend::Postgres, Rewrite::Dify(parts))
+        Dialect::new(Backend::Postgres, parts.rewrite())
+    );
+    let eras = before_threads.schema_eras(&catalog).unwrap();
+    assert_eq!(eras.found, parts.found());
+    assert_eq!(
+        serde_json::to_value(&eras.parts).unwrap(),
+        serde_json::json!({
+            "regeneration_threads": false, "deleted_conversations": true,
+            "offloaded_outputs": false, "dialogue_count": false, "agent_thoughts": true,
+            "archived_runs": false, "message_app_mode": false, "agent_sessions": false,
+        })
     );
 
     let newest = dify_catalog(
@@ -58,7 +64,7 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
         &["id", "dialogue_count"],
         &["workflow_node_execution_offload"],
     );
-    let parts = Profile::detect(&newest, Backend::Sqlite).unwrap().dify;
+    let parts = DifySchema::of(&newest);
     assert!(parts.regeneration_threads && parts.offloaded_outputs && parts.dialogue_count);
     assert!(!parts.deleted_conversations && !parts.memory_skips_unanswered());
     assert!(!parts.archived_runs && !parts.message_app_mode);
@@ -72,7 +78,7 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
         &["id", "dialogue_count"],
         &["workflow_node_execution_offload", "workflow_archive_logs"],
     );
-    let parts = Profile::detect(&archiving, Backend::Mysql).unwrap().dify;
+    let parts = DifySchema::of(&archiving);
     assert!(parts.archived_runs && parts.message_app_mode && !parts.agent_sessions);
     assert_eq!(
         parts.found(),
@@ -89,7 +95,7 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
             "agent_runtime_sessions",
         ],
     );
-    let parts = Profile::detect(&agent_v2, Backend::Postgres).unwrap().dify;
+    let parts = DifySchema::of(&agent_v2);
     assert!(parts.agent_sessions);
     assert!(
         parts
@@ -114,13 +120,13 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
     let sql = "SELECT m.parent_message_id::text AS p FROM messages m \
                LEFT JOIN workflow_node_execution_offload oo ON oo.node_execution_id = e.id";
     assert_eq!(
-        Dialect::new(Backend::Postgres, Rewrite::Dify(linear)).text(sql),
+        Dialect::new(Backend::Postgres, linear.rewrite()).text(sql),
         "SELECT '00000000-0000-0000-0000-000000000000'::text AS p FROM messages m \
          LEFT JOIN (SELECT NULL::uuid AS node_execution_id, NULL::text AS type, \
          NULL::uuid AS file_id WHERE false) oo ON oo.node_execution_id = e.id"
     );
     assert_eq!(
-        Dialect::new(Backend::Sqlite, Rewrite::Dify(linear))
+        Dialect::new(Backend::Sqlite, linear.rewrite())
             .text("SELECT m.parent_message_id::text AS p"),
         "SELECT '00000000-0000-0000-0000-000000000000' AS p"
     );
@@ -129,7 +135,7 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
         ..DifySchema::FULL
     };
     assert_eq!(
-        Dialect::new(Backend::Postgres, Rewrite::Dify(unarchived))
+        Dialect::new(Backend::Postgres, unarchived.rewrite())
             .text("SELECT a.workflow_run_id::text FROM workflow_archive_logs a"),
         "SELECT a.workflow_run_id::text FROM (SELECT NULL::uuid AS workflow_run_id WHERE false) a"
     );
@@ -138,10 +144,10 @@ fn missing_dify_columns_and_tables_have_stand_ins() {
         ..DifySchema::FULL
     };
     assert_eq!(
-        Dialect::new(Backend::Postgres, Rewrite::Dify(undeletable))
+        Dialect::new(Backend::Postgres, undeletable.rewrite())
             .text("WHERE ($7::boolean OR NOT c.is_deleted)"),
         "WHERE ($7::boolean OR NOT false)"
     );
-    assert!(Dialect::new(Backend::Postgres, Rewrite::Dify(DifySchema::FULL)).is_verbatim());
-    assert!(!Dialect::new(Backend::Postgres, Rewrite::Dify(undeletable)).is_verbatim());
+    assert!(Dialect::new(Backend::Postgres, DifySchema::FULL.rewrite()).is_verbatim());
+    assert!(!Dialect::new(Backend::Postgres, undeletable.rewrite()).is_verbatim());
 }

@@ -79,7 +79,7 @@ pub async fn conversation_info(store: &Store, id: &str) -> Result<ConversationIn
         }
     };
     let mut info = store.conversation_info(&full).await?.ok_or_else(unknown)?;
-    info.answered_rows_only = store.profile().answered_rows_only();
+    info.answered_rows_only = store.dify_schema().memory_skips_unanswered();
     Ok(info)
 }
 
@@ -116,7 +116,7 @@ pub async fn load_windows(
     ids: &[String],
     requested_limit: Option<i64>,
 ) -> Result<Vec<WindowedRows>, SourceError> {
-    let answered_rows_only = store.profile().answered_rows_only();
+    let answered_rows_only = store.dify_schema().memory_skips_unanswered();
     let mut infos: FxHashMap<String, ConversationInfo> = store
         .conversation_infos(ids)
         .await?

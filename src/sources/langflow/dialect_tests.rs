@@ -1,5 +1,4 @@
 use super::*;
-use crate::sources::dify::schema::DifySchema;
 use crate::sources::rewrite::Rewrite;
 use crate::store::profile::Dialect;
 
@@ -26,7 +25,7 @@ fn langflow_has_stand_ins_for_memscopes_own_columns() {
         let text = dialect.text("SELECT mb.embedding_provider FROM memory_base mb");
         assert!(text.contains("model_selection"), "{text}");
     }
-    let full = Rewrite::Dify(DifySchema::FULL);
+    let full = Rewrite::VERBATIM;
     assert_eq!(
         Dialect::new(Backend::Postgres, full).text("SELECT mb.threshold_unit, x::text"),
         "SELECT mb.threshold_unit, x::text"

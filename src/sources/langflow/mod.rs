@@ -24,7 +24,6 @@ use super::adapter::{
     BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
     MemorySource, Part,
 };
-use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
@@ -59,7 +58,7 @@ impl MemorySource for Langflow {
         }
     }
 
-    fn rewrite(&self, _conversation_schema: DifySchema) -> Rewrite {
+    fn rewrite(&self, _catalog: &Catalog, _parts: &BTreeSet<Part>) -> Rewrite {
         Rewrite::Langflow
     }
 

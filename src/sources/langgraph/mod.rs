@@ -32,7 +32,6 @@ pub use stored::CheckpointError;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
-use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
 
@@ -74,7 +73,7 @@ impl MemorySource for LangGraph {
     }
 
     /// memscope's own queries never reach these tables: the reads are this folder's.
-    fn rewrite(&self, _conversation_schema: DifySchema) -> Rewrite {
+    fn rewrite(&self, _catalog: &Catalog, _parts: &BTreeSet<Part>) -> Rewrite {
         Rewrite::VERBATIM
     }
 

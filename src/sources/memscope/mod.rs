@@ -11,6 +11,7 @@ use super::adapter::{
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
+use super::schema_eras::SchemaEras;
 use crate::store::catalog::{Catalog, CountedTable};
 
 pub struct Memscope;
@@ -36,8 +37,13 @@ impl MemorySource for Memscope {
         MEMSCOPE_FORMATS
     }
 
-    fn rewrite(&self, conversation_schema: DifySchema) -> Rewrite {
-        Rewrite::Dify(conversation_schema)
+    /// Its conversation tables are Dify's, read as Dify's are.
+    fn rewrite(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Rewrite {
+        DifySchema::of_database(catalog, parts).rewrite()
+    }
+
+    fn schema_eras(&self, catalog: &Catalog, parts: &BTreeSet<Part>) -> Option<SchemaEras> {
+        DifySchema::eras_of_database(catalog, parts)
     }
 }
 

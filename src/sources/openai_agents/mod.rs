@@ -25,7 +25,6 @@ use std::collections::BTreeSet;
 use super::adapter::{
     Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
-use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
 
@@ -76,7 +75,7 @@ impl MemorySource for OpenAiAgents {
     }
 
     /// memscope's own queries never reach these tables: the reads are this folder's.
-    fn rewrite(&self, _conversation_schema: DifySchema) -> Rewrite {
+    fn rewrite(&self, _catalog: &Catalog, _parts: &BTreeSet<Part>) -> Rewrite {
         Rewrite::VERBATIM
     }
 }

@@ -244,9 +244,9 @@ pub(super) fn deliver_budget(state: &mut AppState, effects: &[Effect]) {
 pub(super) fn node_thread() -> Arc<NodeThread> {
     let info = loaded().conversation.info.clone();
     Arc::new(NodeThread {
-        info: ConversationInfo {
+        info: crate::inspect::nodes::NodeConversation {
             app_mode: Some(crate::inspect::nodes::CHATFLOW_MODE.to_owned()),
-            ..info
+            ..info.into()
         },
         leaf: None,
         turns: vec![crate::memory::node_context::ThreadTurn {

@@ -4,6 +4,8 @@
 use chrono::NaiveDateTime;
 use sqlx::FromRow;
 
+use crate::sources::adapter::Part;
+use crate::sources::dify::schema::DifySchema;
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
 use crate::store::ids::{IdMatch, canonical_uuid, id_prefix_pattern};
@@ -97,6 +99,17 @@ pub struct ConversationInfo {
 }
 
 impl Store {
+    /// What the database has of Dify's schema eras, which its reads follow (`Profile::detect`
+    /// gave its parts; memscope's migrations never change these columns, so the catalog read
+    /// again after one agrees with the dialect's stand-ins).
+    pub fn dify_schema(&self) -> DifySchema {
+        if self.profile.has(Part::Conversations) {
+            DifySchema::of(&self.catalog)
+        } else {
+            DifySchema::FULL
+        }
+    }
+
     /// Conversations newest first (`updated_at DESC, id DESC`), one page at a time (the search
     /// and its paths are in `search.rs`).
     pub async fn list_conversations(

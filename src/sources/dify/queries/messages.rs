@@ -71,7 +71,7 @@ impl From<MessageFileRecord> for MessageFile {
 impl Store {
     /// Dify's history query: the newest `limit` messages of a conversation, newest first;
     /// before regeneration threads only answered ones, as Dify's query then filtered
-    /// ([`DifySchema::memory_skips_unanswered`](crate::store::profile::DifySchema::memory_skips_unanswered)).
+    /// ([`DifySchema::memory_skips_unanswered`](crate::sources::dify::schema::DifySchema::memory_skips_unanswered)).
     /// Deliberate deviation: `id DESC` breaks ties between messages of the same second, where
     /// Dify's order is undefined, so the result is deterministic.
     pub async fn history_messages(
@@ -79,7 +79,7 @@ impl Store {
         conversation_id: &str,
         limit: i64,
     ) -> Result<Vec<StoredMessage>, StoreError> {
-        let query = if self.profile.dify.memory_skips_unanswered() {
+        let query = if self.dify_schema().memory_skips_unanswered() {
             ANSWERED_HISTORY_SQL
         } else {
             HISTORY_SQL
@@ -139,7 +139,7 @@ impl Store {
         &self,
         message_ids: &[String],
     ) -> Result<Vec<(String, i64)>, StoreError> {
-        if !self.profile.dify.agent_thoughts {
+        if !self.dify_schema().agent_thoughts {
             return Ok(Vec::new());
         }
         let ids = canonical_uuids(message_ids.iter().map(String::as_str));

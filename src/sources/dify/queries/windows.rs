@@ -81,7 +81,7 @@ impl Store {
         limit: i64,
     ) -> Result<FxHashMap<String, Vec<StoredMessage>>, StoreError> {
         let ids = canonical_uuids(conversation_ids.iter().map(String::as_str));
-        let query = if self.profile.dify.memory_skips_unanswered() {
+        let query = if self.dify_schema().memory_skips_unanswered() {
             &ANSWERED_HISTORY_WINDOWS_SQL
         } else {
             &HISTORY_WINDOWS_SQL
