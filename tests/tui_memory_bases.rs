@@ -17,7 +17,9 @@ use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
 use memscope::tui::state::confirm::PendingWrite;
-use memscope::tui::state::memory_bases::{BaseChange, CreateForm, Dialog, Focus, RefusedChanges};
+use memscope::tui::state::memory_bases::{
+    CreateForm, Dialog, Focus, MemoryBaseWrite, RefusedChanges,
+};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, MbEffect, MbEvent, MbLoad, MbLoaded, Stamped, SyncResult, update,

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The change of a memory base the confirmation popup asks about.
-fn asked(state: &AppState) -> Option<&BaseChange> {
+fn asked(state: &AppState) -> Option<&MemoryBaseWrite> {
     match &state.overlay {
         Overlay::Confirm(confirm) => match &confirm.write {
             PendingWrite::MemoryBase(change) => Some(change),
@@ -91,7 +91,7 @@ fn delete_asks_first_and_no_cancels() {
     assert!(mb_effects(effects).is_empty());
     assert!(matches!(
         asked(&state),
-        Some(BaseChange::Delete(b)) if b.id == "base-1"
+        Some(MemoryBaseWrite::Delete(b)) if b.id == "base-1"
     ));
     assert_eq!(state.key_context(), KeyContext::Confirm);
     assert!(
@@ -119,7 +119,7 @@ fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     key(&mut state, 'R');
     assert!(matches!(
         asked(&state),
-        Some(BaseChange::Regenerate(b)) if b.id == "base-2"
+        Some(MemoryBaseWrite::Regenerate(b)) if b.id == "base-2"
     ));
     let effects = mb_effects(code(&mut state, KeyCode::Enter));
     assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
@@ -189,7 +189,7 @@ fn the_create_form_validates_then_asks() {
             result: Ok(()),
         },
     );
-    let Some(BaseChange::Create(asked)) = asked(&state) else {
+    let Some(MemoryBaseWrite::Create(asked)) = asked(&state) else {
         panic!("a checked form asks for confirmation");
     };
     assert_eq!(asked.name, "Ideas");

@@ -4,7 +4,7 @@
 
 use super::chat_memories::Write;
 use super::checkpoints::CheckpointWrite;
-use super::memory_bases::BaseChange;
+use super::memory_bases::MemoryBaseWrite;
 use crate::memory::budget_view::BudgetSettings;
 use crate::sources::stored_trim::Keep;
 
@@ -25,12 +25,12 @@ pub enum PendingWrite {
     /// A trim of a stored session in place, or its undo.
     StoredTrim(StoredTrimWrite),
     /// A memory base created, deleted or regenerated.
-    MemoryBase(BaseChange),
+    MemoryBase(MemoryBaseWrite),
 }
 
 impl Confirm {
     /// Asks whether to make `change` to a memory base.
-    pub fn base_change(change: BaseChange) -> Confirm {
+    pub fn memory_base(change: MemoryBaseWrite) -> Confirm {
         Confirm {
             question: change.question(),
             write: PendingWrite::MemoryBase(change),

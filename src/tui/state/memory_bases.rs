@@ -127,17 +127,17 @@ impl Dialog {
 
 /// A change of a memory base that asks first (in the one confirmation popup).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BaseChange {
+pub enum MemoryBaseWrite {
     Create(NewBaseRequest),
     Delete(Box<MemoryBaseInfo>),
     Regenerate(Box<MemoryBaseInfo>),
 }
 
-impl BaseChange {
+impl MemoryBaseWrite {
     /// The question the popup asks.
     pub fn question(&self) -> String {
         match self {
-            BaseChange::Create(r) => format!(
+            MemoryBaseWrite::Create(r) => format!(
                 "Create memory base {:?} on flow {:?}: threshold {} {}, auto-capture {}, \
                  embedding model {}?",
                 r.name,
@@ -149,12 +149,12 @@ impl BaseChange {
                     .as_deref()
                     .unwrap_or("[memory_bases] embedding_model")
             ),
-            BaseChange::Delete(b) => format!(
+            MemoryBaseWrite::Delete(b) => format!(
                 "Delete memory base {:?}? Its running jobs are cancelled, and its sessions, \
                  ingestion records and knowledge base {} are removed.",
                 b.name, b.kb_name
             ),
-            BaseChange::Regenerate(b) => format!(
+            MemoryBaseWrite::Regenerate(b) => format!(
                 "Regenerate memory base {:?}? Every cursor and ingestion record is cleared, the \
                  knowledge base {} is removed, and every session is ingested again.",
                 b.name, b.kb_name

@@ -5,7 +5,7 @@
 use super::effect::Effect;
 use crate::tui::action::Action;
 use crate::tui::state::confirm::PendingWrite;
-use crate::tui::state::memory_bases::{BaseChange, Dialog};
+use crate::tui::state::memory_bases::{Dialog, MemoryBaseWrite};
 use crate::tui::state::{AppState, Overlay};
 
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -38,7 +38,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         Action::Back
             if matches!(
                 confirm.write,
-                PendingWrite::MemoryBase(BaseChange::Create(_))
+                PendingWrite::MemoryBase(MemoryBaseWrite::Create(_))
             ) =>
         {
             state.overlay = Overlay::None;

@@ -9,7 +9,7 @@ use super::memory_base_jobs::{MbEffect, MbLoad};
 use crate::memory::memory_base::Mismatch;
 use crate::store::memory_bases::MemoryBaseUpdate;
 use crate::tui::state::form::Form;
-use crate::tui::state::memory_bases::{BaseChange, Dialog, SearchState, threshold_of};
+use crate::tui::state::memory_bases::{Dialog, MemoryBaseWrite, SearchState, threshold_of};
 use crate::tui::state::{AppState, LoadStatus, Overlay, Screen};
 
 /// Whether a dialog of the tab is taking typed text: then keys go to [`text_key`].
@@ -20,17 +20,21 @@ pub(super) fn takes_text(state: &AppState) -> bool {
 }
 
 /// Yes to a change of a memory base: its job starts, and the status line says so.
-pub(super) fn start_change(state: &mut AppState, change: BaseChange, effects: &mut Vec<Effect>) {
+pub(super) fn start_change(
+    state: &mut AppState,
+    change: MemoryBaseWrite,
+    effects: &mut Vec<Effect>,
+) {
     let effect = match change {
-        BaseChange::Create(request) => {
+        MemoryBaseWrite::Create(request) => {
             state.message = Some(format!("creating memory base {}…", request.name));
             MbEffect::Create(request)
         }
-        BaseChange::Delete(base) => {
+        MemoryBaseWrite::Delete(base) => {
             state.message = Some(format!("deleting memory base {}…", base.name));
             MbEffect::Delete(base)
         }
-        BaseChange::Regenerate(base) => {
+        MemoryBaseWrite::Regenerate(base) => {
             state.message = Some(format!("regenerating memory base {}…", base.name));
             MbEffect::Regenerate(base)
         }

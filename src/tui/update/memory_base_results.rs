@@ -9,7 +9,7 @@ use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
 use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest};
 use crate::sync::{JobProgress, Stage};
 use crate::tui::state::confirm::Confirm;
-use crate::tui::state::memory_bases::{BaseChange, Dialog, Focus, JOB_ROWS, TrackedJob};
+use crate::tui::state::memory_bases::{Dialog, Focus, JOB_ROWS, MemoryBaseWrite, TrackedJob};
 use crate::tui::state::{AppState, LoadStatus, Overlay};
 
 /// Applies a load's report (of the latest request: `loads.rs` checked). `false` when it
@@ -205,7 +205,8 @@ fn create_checked(
         Ok(()) => {
             tab.create_draft = Some(form.clone());
             tab.dialog = None;
-            state.overlay = Overlay::Confirm(Confirm::base_change(BaseChange::Create(request)));
+            state.overlay =
+                Overlay::Confirm(Confirm::memory_base(MemoryBaseWrite::Create(request)));
         }
         Err(error) => form.error = Some(error),
     }

@@ -13,7 +13,7 @@ use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::tui::action::Action;
 use crate::tui::state::confirm::Confirm;
 use crate::tui::state::memory_bases::{
-    BaseChange, CreateForm, Dialog, Focus, JOB_ROWS, threshold_form,
+    CreateForm, Dialog, Focus, JOB_ROWS, MemoryBaseWrite, threshold_form,
 };
 use crate::tui::state::{AppState, LoadStatus, Overlay};
 
@@ -182,7 +182,8 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                 return;
             }
             if let Some(base) = selected_info(state) {
-                state.overlay = Overlay::Confirm(Confirm::base_change(BaseChange::Delete(base)));
+                state.overlay =
+                    Overlay::Confirm(Confirm::memory_base(MemoryBaseWrite::Delete(base)));
             }
         }
         Action::Regenerate => {
@@ -202,7 +203,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             }
             if let Some(base) = selected_info(state) {
                 state.overlay =
-                    Overlay::Confirm(Confirm::base_change(BaseChange::Regenerate(base)));
+                    Overlay::Confirm(Confirm::memory_base(MemoryBaseWrite::Regenerate(base)));
             }
         }
         _ => {}
