@@ -104,6 +104,11 @@ impl MemorySource for Adk {
         }
     }
 
+    /// DatabaseSessionService on MySQL and MariaDB: this folder's reads are written for it.
+    fn read_on_mysql(&self) -> bool {
+        true
+    }
+
     /// memscope's own queries never reach these tables: the reads are this folder's.
     fn rewrite(&self, _conversation_schema: DifySchema) -> Rewrite {
         Rewrite::VERBATIM
