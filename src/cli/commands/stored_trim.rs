@@ -129,7 +129,7 @@ fn request(context: &Context, args: &TrimArgs, id: &str) -> CliResult<TrimReques
     Ok(TrimRequest {
         history: HistoryRequest {
             id: id.to_owned(),
-            options: SourceOptions::default(),
+            options: super::trim::session_options(args),
             defaults: SourceOptions::default(),
             budget: BudgetSettings {
                 counter,
