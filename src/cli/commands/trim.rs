@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::stored_trim::session_options;
 use super::trim_options::{is_langchain, policy_from, trim_options};
 
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
@@ -24,7 +25,7 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
     ChatMemoryPolicy, Step, SystemRemoval, TrimOptions, TrimPlan, system_removals,
 };
-use crate::sources::conversation::{Command, SourceOptions};
+use crate::sources::conversation::Command;
 use crate::store::{Part, Store};
 use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
 
@@ -276,14 +277,6 @@ fn session_history_args(id: &str, args: &TrimArgs) -> crate::cli::args::HistoryA
         user: args.user.clone(),
         agent: None,
     }
-}
-
-/// The settings of a stored session's own that a trim of it takes: which app's and user's
-/// session the id names.
-pub(super) fn session_options(args: &TrimArgs) -> SourceOptions {
-    SourceOptions::default()
-        .with("app", args.app.as_ref())
-        .with("user", args.user.as_ref())
 }
 
 #[derive(Serialize)]
