@@ -1,7 +1,8 @@
 //! The CLI on Google ADK's demo session file, without Python: a trim is previewed over what the
 //! continuing agent's model is sent and never applied (ADK rebuilds contents from every event),
-//! `thread` shows the transfer and the state as the app sees it, and an agent the session does
-//! not know is refused naming those it does.
+//! also of a session id two users share, named with `--app` and `--user`; `thread` shows the
+//! transfer and the state as the app sees it, and an agent the session does not know is refused
+//! naming those it does.
 
 mod cli_support;
 
@@ -176,4 +177,128 @@ fn thread_and_export_take_the_agent_whose_view_is_marked() {
         2,
     );
     assert!(stderr.contains("--branch"), "{stderr}");
+}
+
+/// The demo file with the first `events` events of `session` copied under user `bob`: one id,
+/// two sessions of different lengths.
+fn share_with_bob(db: &str, session: &str, events: i64) {
+    const SESSION: &str = "INSERT INTO sessions (app_name, user_id, id, state, create_time, \
+         update_time) SELECT app_name, 'bob', id, state, create_time, update_time FROM sessions \
+         WHERE id = ?1";
+    const EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, \
+         timestamp, event_data) SELECT id, app_name, 'bob', session_id, invocation_id, timestamp, \
+         event_data FROM events WHERE session_id = ?1 ORDER BY timestamp, rowid LIMIT ?2";
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let pool = sqlx::SqlitePool::connect(db).await.unwrap();
+        sqlx::query(SESSION)
+            .bind(session)
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query(EVENTS)
+            .bind(session)
+            .bind(events)
+            .execute(&pool)
+            .await
+            .unwrap();
+        pool.close().await;
+    });
+}
+
+#[test]
+fn a_shared_session_id_is_previewed_once_its_app_and_user_are_named() {
+    let home = tempfile::tempdir().unwrap();
+    let db = adk_demo(home.path());
+    share_with_bob(&db, "support-long", 20);
+    let trim = |extra: &[&str]| {
+        let mut command = memscope_on(home.path(), &db);
+        command.args([
+            "trim",
+            "preview",
+            "--conversation",
+            "support-long",
+            "--max-tokens",
+            "300",
+        ]);
+        command.args(extra);
+        command
+    };
+
+    let (_, stderr) = run(&mut trim(&[]), 3);
+    assert!(
+        stderr.contains("ambiguous")
+            && stderr.contains("user operator")
+            && stderr.contains("user bob"),
+        "the error names both sessions: {stderr}"
+    );
+
+    for user in ["operator", "bob"] {
+        let scope = ["--app", "memscope-demo", "--user", user];
+        let preview = json(&mut trim(&scope));
+        let history = json(
+            memscope_on(home.path(), &db)
+                .args(["history", "support-long"])
+                .args(scope),
+        );
+        assert_eq!(
+            preview["messages_before"].as_u64().unwrap() as usize,
+            history["messages"].as_array().unwrap().len(),
+            "{user}'s session is previewed"
+        );
+    }
+    let operator = json(&mut trim(&["--app", "memscope-demo", "--user", "operator"]));
+    let bob = json(&mut trim(&["--app", "memscope-demo", "--user", "bob"]));
+    assert!(
+        bob["messages_before"].as_u64() < operator["messages_before"].as_u64(),
+        "bob's copy holds fewer events"
+    );
+
+    let (_, stderr) = run(
+        memscope_on(home.path(), &db).args([
+            "--write",
+            "trim",
+            "apply",
+            "--conversation",
+            "support-long",
+            "--app",
+            "memscope-demo",
+            "--user",
+            "bob",
+            "--yes",
+        ]),
+        2,
+    );
+    assert!(
+        stderr.contains("ADK rebuilds what each model is sent from every event"),
+        "{stderr}"
+    );
+}
+
+/// `--app` and `--user` are refused where the source keeps no sessions by app and user, with the
+/// message every setting a source does not take gets.
+#[test]
+fn app_and_user_are_refused_where_the_source_does_not_take_them() {
+    let home = tempfile::tempdir().unwrap();
+    let db = cli_support::demo(home.path());
+    let listed = json(memscope_on(home.path(), &db).args(["conversations", "--limit", "1"]));
+    let id = listed["conversations"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_, stderr) = run(
+        memscope_on(home.path(), &db).args([
+            "trim",
+            "preview",
+            "--conversation",
+            &id,
+            "--user",
+            "bob",
+        ]),
+        2,
+    );
+    assert!(stderr.contains("--user is not taken by"), "{stderr}");
 }

@@ -1,7 +1,7 @@
 //! memscope's `history` of Google ADK sessions compared with what ADK itself sends the model:
 //! `tests/adk/build_sessions.py` builds sessions with google-adk 2.13.0's own Runner, a scripted
 //! model (a `BaseLlm` that records each request's contents) and ADK's session services
-//! (SqliteSessionService; DatabaseSessionService on SQLite and on PostgreSQL), with a coordinator
+//! (SqliteSessionService; DatabaseSessionService on SQLite, PostgreSQL and MariaDB), with a coordinator
 //! that calls a tool and transfers to a sub-agent, a rewind, a compacting app, a call that never
 //! got its response and a session id shared by several users and apps; then it runs one more
 //! turn of each and records the contents the answering agent's model was sent. `history --json`
@@ -11,8 +11,8 @@
 //! The tests need ADK's Python environment: `.ci/adk` installs it and prints its interpreter,
 //! which `MEMSCOPE_ADK_PYTHON` names. Without the variable the tests pass and say they were
 //! skipped; with `MEMSCOPE_ADK_MARKER_DIR` set, each test that really ran leaves a marker there,
-//! so CI can prove they ran. The PostgreSQL test also needs `MEMSCOPE_TEST_PG_URL`; it creates
-//! its own database and drops it.
+//! so CI can prove they ran. The PostgreSQL test also needs `MEMSCOPE_TEST_PG_URL`, the MariaDB
+//! one `MEMSCOPE_TEST_MYSQL_URL`; each creates its own database and drops it.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -20,6 +20,9 @@ use std::process::{Command, Output};
 #[path = "support/postgres_database.rs"]
 mod postgres_database;
 use postgres_database::PostgresDatabase;
+#[path = "adk/mysql_database.rs"]
+mod mysql_database;
+use mysql_database::MysqlDatabase;
 
 use serde_json::Value;
 
@@ -233,6 +236,83 @@ fn compare_thread_and_doctor(url: &str) {
     );
 }
 
+/// The TUI lists the sessions and opens `handback` from its row, with every stored event and the
+/// budget of exactly the contents ADK sent the continuing agent.
+fn tui_opens_a_session(url: &str, oracle: &Value) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use memscope::config::{self, Dirs, Overrides};
+    use memscope::store::{Access, Store};
+    use memscope::tui::App;
+    use memscope::tui::state::{LoadStatus, Screen};
+    use memscope::tui::theme::Theme;
+    use memscope::tui::update::Event;
+
+    async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
+        tokio::time::timeout(std::time::Duration::from_secs(60), async {
+            while !done(app) {
+                assert!(app.next_job().await, "the job channel closed");
+            }
+        })
+        .await
+        .expect("the jobs finished in time");
+    }
+    let expected = oracle["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["session"] == "handback")
+        .unwrap()["contents"]
+        .as_array()
+        .unwrap()
+        .len();
+    let home = tempfile::tempdir().unwrap();
+    let dirs = Dirs {
+        data: home.path().join("data"),
+        config: home.path().join("config"),
+    };
+    let overrides = Overrides {
+        database_url: Some(url.to_owned()),
+        ..Overrides::default()
+    };
+    let resolved = config::resolve(dirs, &overrides).unwrap();
+    tokio::runtime::Runtime::new().unwrap().block_on(async {
+        let store = Store::open(url, Access::Auto).await.unwrap();
+        let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
+        settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+        let rows = &app.state.sessions.rows;
+        let at = rows.iter().position(|r| r.id == "handback").unwrap();
+        for _ in 0..at {
+            app.handle(Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));
+        }
+        app.handle(Event::Key(KeyEvent::new(
+            KeyCode::Enter,
+            KeyModifiers::NONE,
+        )));
+        assert_eq!(app.state.screen, Screen::Session);
+        settle(&mut app, |a| {
+            a.state
+                .session
+                .as_ref()
+                .is_some_and(|s| s.budget_status == LoadStatus::Loaded)
+        })
+        .await;
+        let session = app.state.session.as_ref().unwrap();
+        assert_eq!(session.key.id, "handback");
+        let senders: Vec<&str> = session
+            .view
+            .as_ref()
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| m.sender.as_str())
+            .collect();
+        assert!(senders.contains(&"specialist"), "{senders:?}");
+        let budget = session.budget.as_ref().unwrap();
+        assert_eq!(budget.view.history.messages.len(), expected);
+        app.shutdown().await;
+    });
+}
+
 /// The file and its side files, byte for byte, and which side files exist.
 fn snapshot(file: &Path) -> Vec<(String, Option<Vec<u8>>)> {
     ["", "-wal", "-shm", "-journal"]
@@ -316,6 +396,42 @@ fn database_session_service_on_postgres_histories_are_what_adk_sends() {
     compare_list(&database.url);
     compare_thread_and_doctor(&database.url);
     mark("database_session_service_on_postgres_histories_are_what_adk_sends");
+}
+
+/// DatabaseSessionService on MariaDB (through SQLAlchemy's aiomysql driver): `event_data` a
+/// `LONGTEXT`, instants `DATETIME(6)`, ids compared under the database's case-insensitive
+/// collation. The TUI opens a session there too. memscope's session on MySQL is read-only; the
+/// dump proves the reads wrote nothing.
+#[test]
+fn database_session_service_on_mysql_histories_are_what_adk_sends() {
+    let Some(python) = python() else {
+        eprintln!("ADK test skipped ({PYTHON_VAR} is not set; .ci/adk sets it up)");
+        return;
+    };
+    let Ok(admin) = std::env::var("MEMSCOPE_TEST_MYSQL_URL") else {
+        eprintln!("ADK test skipped (MEMSCOPE_TEST_MYSQL_URL is not set)");
+        return;
+    };
+    let database = MysqlDatabase::create(&admin, "adk");
+    let dir = tempfile::tempdir().unwrap();
+    let adk_url = database.url.replacen("mysql://", "mysql+aiomysql://", 1);
+    let oracle = build(&python, &["--database", &adk_url], dir.path());
+    assert_eq!(
+        oracle["sessions"].as_array().unwrap().len(),
+        10,
+        "every session recorded"
+    );
+    let before = database.dump();
+    assert!(
+        before.contains("`event_data` longtext"),
+        "ADK's MySQL column types"
+    );
+    compare_histories(&database.url, &oracle);
+    compare_list(&database.url);
+    compare_thread_and_doctor(&database.url);
+    tui_opens_a_session(&database.url, &oracle);
+    assert_eq!(database.dump(), before, "a read changed {}", database.url);
+    mark("database_session_service_on_mysql_histories_are_what_adk_sends");
 }
 
 /// `demo --adk` writes a file ADK reads: every session's next turn sends the answering agent's

@@ -45,6 +45,13 @@ pub trait MemorySource: Sync {
         None
     }
 
+    /// Whether memscope reads the source's own tables on MySQL and MariaDB (read-only, each
+    /// query's text in MySQL's form); Dify's conversation tables are read there whatever the
+    /// source.
+    fn read_on_mysql(&self) -> bool {
+        false
+    }
+
     /// The revision of the database's schema, when the source versions it ("schema …" in
     /// messages).
     fn revision(&self, catalog: &Catalog) -> Option<String> {

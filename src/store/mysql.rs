@@ -1,6 +1,7 @@
 //! MySQL and MariaDB (and the servers that speak their protocol): the session every connection
 //! opens, the one direct connection opening probes with, and the pool. memscope reads Dify's
-//! tables there; it never creates its own schema on MySQL, so every session is read-only.
+//! tables there, and those of the sources that say they read theirs (`read_on_mysql`); it never
+//! creates its own schema on MySQL, so every session is read-only.
 
 use std::str::FromStr;
 use std::time::Duration;

@@ -5,6 +5,8 @@
 //! to rewrite:
 //! - `::type` casts: integer casts become `CAST(… AS SIGNED)` (MySQL's `SUM` is a `DECIMAL`),
 //!   every other cast goes (ids are `CHAR(36)` text, instants `DATETIME`, booleans `TINYINT(1)`);
+//! - `CAST(… AS TEXT)`, which MySQL does not know, becomes `CAST(… AS CHAR)`: the whole value
+//!   as text (an instant as `2026-11-28 21:13:00.948564`, a `LONGTEXT` or `JSON` unchanged);
 //! - `$n` parameters: MySQL's are `?`, bound in the order they appear. A query that uses its
 //!   parameters in order, each once, gets `?` in place. Any other names its parameters once, in
 //!   a `WITH` clause, and reads them there, except in `LIMIT`, which takes only a `?`: those are
@@ -15,7 +17,30 @@ const PARAMS: &str = "memscope_params";
 
 /// The MySQL text of a PostgreSQL-syntax query.
 pub fn mysql_text(postgres_sql: &str) -> String {
-    placeholders(&quote_reserved(&exact_like(&casts(postgres_sql)))).0
+    placeholders(&rewritten(postgres_sql)).0
+}
+
+/// The query with every rewrite but its parameters'.
+fn rewritten(postgres_sql: &str) -> String {
+    quote_reserved(&exact_like(&text_casts(&casts(postgres_sql))))
+}
+
+/// `CAST(x AS TEXT)` as `CAST(x AS CHAR)`, outside quotes.
+fn text_casts(sql: &str) -> String {
+    let mut word = String::new();
+    walk(sql, |out, c, _| {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            return true;
+        }
+        let is_text_cast = c == ')'
+            && word.eq_ignore_ascii_case("TEXT")
+            && out.len() >= 4
+            && out.as_bytes()[out.len() - 4..].eq_ignore_ascii_case(b" AS ");
+        out.push_str(if is_text_cast { "CHAR" } else { &word });
+        word.clear();
+        false
+    }) + &word
 }
 
 /// Dify's column names that MySQL reserves (`upload_files.key`), quoted wherever they stand
@@ -53,7 +78,7 @@ fn exact_like(sql: &str) -> String {
 /// The parameters of a query's MySQL text, by their PostgreSQL number, in the order they are
 /// bound: `1..=n` for a query that uses its parameters in order, each once.
 pub fn bind_order(postgres_sql: &str) -> Vec<usize> {
-    placeholders(&quote_reserved(&exact_like(&casts(postgres_sql)))).1
+    placeholders(&rewritten(postgres_sql)).1
 }
 
 /// Walks `sql` outside string literals and quoted identifiers, handing every other character
@@ -254,6 +279,18 @@ mod tests {
         assert_eq!(
             mysql_text("SELECT uf.key AS key, keys FROM upload_files uf WHERE uf.key = 'key'"),
             "SELECT uf.\"key\" AS \"key\", keys FROM upload_files uf WHERE uf.\"key\" = 'key'"
+        );
+    }
+
+    #[test]
+    fn text_casts_become_char_casts() {
+        assert_eq!(
+            mysql_text("SELECT CAST(t.state AS TEXT), CAST(x AS text) FROM t WHERE a = 'AS TEXT)'"),
+            "SELECT CAST(t.state AS CHAR), CAST(x AS CHAR) FROM t WHERE a = 'AS TEXT)'"
+        );
+        assert_eq!(
+            mysql_text("SELECT text, context FROM t"),
+            "SELECT text, context FROM t"
         );
     }
 

@@ -42,14 +42,17 @@ impl Profile {
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
             .collect();
-        // memscope reads Dify's tables on MySQL, and nothing else there.
+        // memscope reads Dify's tables on MySQL, and the sources that read their own there.
         if backend == Backend::Mysql {
             parts.retain(|part| matches!(part, Part::Conversations | Part::NodeContexts));
-            if !parts.contains(&Part::Conversations) {
-                return None;
-            }
         }
         let source = crate::sources::recognise(catalog, &parts)?;
+        if backend == Backend::Mysql
+            && !parts.contains(&Part::Conversations)
+            && !source.read_on_mysql()
+        {
+            return None;
+        }
         Some(Profile {
             source,
             revision: source.revision(catalog),

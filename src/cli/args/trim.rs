@@ -19,6 +19,8 @@ pub enum TrimCommand {
         mut_arg("node", |a| a.hide(true)),
         mut_arg("leaf", |a| a.hide(true)),
         mut_arg("node_source", |a| a.hide(true)),
+        mut_arg("app", |a| a.hide(true)),
+        mut_arg("user", |a| a.hide(true)),
         mut_arg("strategy", |a| a.help("first|last (a LangGraph thread: default, the cut `history` shows), drop-oldest|drop-middle (default: the memory's policy)"))
     )]
     Apply {
@@ -56,6 +58,24 @@ pub struct TrimArgs {
     /// A chat memory (its stored policy is the starting point)
     #[arg(long, value_name = "ID", group = "source")]
     pub chat_memory: Option<String>,
+    /// With --conversation: the app the session is under, where sessions are kept by app and
+    /// user (Google ADK; needed when several share its id)
+    #[arg(
+        long,
+        value_name = "APP",
+        requires = "conversation",
+        conflicts_with = "node"
+    )]
+    pub app: Option<String>,
+    /// With --conversation: the user the session is under (Google ADK; needed when several
+    /// share its id)
+    #[arg(
+        long,
+        value_name = "USER",
+        requires = "conversation",
+        conflicts_with = "node"
+    )]
+    pub user: Option<String>,
     /// With --conversation: this node's context instead of the thread history
     #[arg(long, value_name = "NODE", requires = "conversation")]
     pub node: Option<String>,

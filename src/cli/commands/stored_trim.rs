@@ -103,6 +103,14 @@ fn refuse_other_flags(args: &TrimArgs) -> CliResult<()> {
     )))
 }
 
+/// The settings of a stored session's own that a trim of it takes: which app's and user's
+/// session the id names.
+pub(super) fn session_options(args: &TrimArgs) -> SourceOptions {
+    SourceOptions::default()
+        .with("app", args.app.as_ref())
+        .with("user", args.user.as_ref())
+}
+
 /// What `args` ask the trim of `id` to keep, counted as they say.
 fn request(context: &Context, args: &TrimArgs, id: &str) -> CliResult<TrimRequest> {
     refuse_other_flags(args)?;
@@ -129,7 +137,7 @@ fn request(context: &Context, args: &TrimArgs, id: &str) -> CliResult<TrimReques
     Ok(TrimRequest {
         history: HistoryRequest {
             id: id.to_owned(),
-            options: SourceOptions::default(),
+            options: session_options(args),
             defaults: SourceOptions::default(),
             budget: BudgetSettings {
                 counter,

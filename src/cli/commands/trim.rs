@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::stored_trim::session_options;
 use super::trim_options::{is_langchain, policy_from, trim_options};
 
 use crate::cli::args::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
@@ -12,6 +13,7 @@ use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::config::SummarizerKindConfig;
 use crate::format::{one_line, thousands};
 use crate::inspect::conversation::load_window;
+use crate::inspect::document::check_settings;
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
     LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
@@ -23,6 +25,7 @@ use crate::memory::tokens::CountCache;
 use crate::memory::trim::{
     ChatMemoryPolicy, Step, SystemRemoval, TrimOptions, TrimPlan, system_removals,
 };
+use crate::sources::conversation::Command;
 use crate::store::{Part, Store};
 use crate::summarize::{ChatCompletionsClient, ChatCompletionsConfig, Summarizer};
 
@@ -172,6 +175,10 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         return Ok((Source::Messages { label, messages }, None));
     }
     let store = context.open().await?;
+    if args.conversation.is_some() {
+        // Refused, as `history` refuses them, where the source keeps no sessions by app and user.
+        check_settings(&store, &session_options(args), Command::History)?;
+    }
     let part = match (&args.conversation, &args.node) {
         (Some(_), Some(_)) => Part::NodeContexts,
         (Some(_), None) => Part::Conversations,
@@ -266,8 +273,8 @@ fn session_history_args(id: &str, args: &TrimArgs) -> crate::cli::args::HistoryA
         limit: None,
         branch: None,
         ttl: None,
-        app: None,
-        user: None,
+        app: args.app.clone(),
+        user: args.user.clone(),
         agent: None,
     }
 }

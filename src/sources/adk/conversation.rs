@@ -263,7 +263,8 @@ impl ConversationSource for AdkSessions {
             "memscope only previews trims of an ADK session: ADK rebuilds what each model is sent \
              from every event of the session, and deleting events would break its invocations \
              (a call from its response, a transfer from the turn it hands over); `trim preview \
-             --conversation SESSION` shows what a trim would keep",
+             --conversation SESSION` (with --app and --user where several share its id) shows \
+             what a trim would keep",
         )
     }
 

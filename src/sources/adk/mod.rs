@@ -103,6 +103,11 @@ impl MemorySource for Adk {
         }
     }
 
+    /// DatabaseSessionService on MySQL and MariaDB: this folder's reads are written for it.
+    fn read_on_mysql(&self) -> bool {
+        true
+    }
+
     /// memscope's own queries never reach these tables: the reads are this folder's.
     fn rewrite(&self, _catalog: &Catalog, _parts: &BTreeSet<Part>) -> Rewrite {
         Rewrite::VERBATIM

@@ -3,9 +3,15 @@
 //! - `SqliteSessionService` (`.adk/session.db`): `event_data` JSON text, `timestamp` a REAL of
 //!   seconds; events `ORDER BY timestamp, rowid` (ties in append order).
 //! - `DatabaseSessionService` (schema 1, `adk_internal_metadata`): `event_data` JSON (JSONB on
-//!   PostgreSQL), `timestamp` a date-time; events `ORDER BY timestamp, id`.
+//!   PostgreSQL, `LONGTEXT` on MySQL and MariaDB), `timestamp` a date-time (`DATETIME(6)` on
+//!   MySQL), naive UTC; events `ORDER BY timestamp, id`, which on MySQL compares ids under the
+//!   column's collation, as ADK's own query there does.
 //! - the database service's old schema: separate columns, `actions` a Python pickle, which
 //!   memscope never loads; the rest is read.
+//!
+//! Each query is written once in PostgreSQL syntax and read on every backend: its text is each
+//! database's (`CAST(… AS TEXT)` is MySQL's `CAST(… AS CHAR)`), and it uses its parameters in
+//! order, each once, so MySQL's positional ones bind as the others do.
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::{Map, Value as Json};
@@ -68,6 +74,11 @@ pub fn instant(text: Option<&str>) -> Option<DateTime<Utc>> {
         .map(|at| at.and_utc())
 }
 
+/// A date-time column's instant as seconds, as ADK's `utc_datetime_to_timestamp` gives it.
+fn seconds_of(text: Option<&str>) -> f64 {
+    instant(text).map_or(0.0, |at| at.timestamp_micros() as f64 / 1e6)
+}
+
 pub fn seconds_instant(seconds: f64) -> Option<DateTime<Utc>> {
     if !seconds.is_finite() {
         return None;
@@ -75,21 +86,8 @@ pub fn seconds_instant(seconds: f64) -> Option<DateTime<Utc>> {
     DateTime::from_timestamp_micros((seconds * 1e6).round() as i64)
 }
 
-/// memscope reads ADK's tables on SQLite and PostgreSQL; DatabaseSessionService on MySQL is not
-/// read yet, and says so rather than failing on a query.
-pub fn supported(store: &Store) -> Result<(), SourceError> {
-    match store.pool {
-        DbPool::Mysql(..) => Err(SourceError::failure(
-            "memscope reads Google ADK's sessions on SQLite and PostgreSQL only; \
-             DatabaseSessionService on MySQL is not read yet",
-        )),
-        DbPool::Sqlite(..) | DbPool::Postgres(..) => Ok(()),
-    }
-}
-
 /// The sessions with this id, by app and user.
 pub async fn keys_of(store: &Store, id: &str) -> Result<Vec<Key>, SourceError> {
-    supported(store)?;
     const KEYS: &str = "SELECT app_name, user_id, id FROM sessions WHERE id = $1 \
          ORDER BY app_name, user_id";
     Ok(on_pool!(store.pool, KEYS, |pool, sql| sqlx::query_as(sql)
@@ -109,7 +107,7 @@ pub struct Loaded {
     pub pickled: usize,
 }
 
-type JsonRow = (String, Option<String>);
+type JsonRow = (String, Option<String>, Option<String>);
 type OldRow = (
     String,
     String,
@@ -124,7 +122,6 @@ type OldRow = (
 
 /// Every event of the session, oldest first, as the session's service loads them.
 pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
-    supported(store)?;
     let layout = Layout::of(store);
     let rows: Vec<(String, String, f64)> = match layout {
         Layout::SqliteService => {
@@ -148,7 +145,8 @@ pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
                 .collect()
         }
         Layout::DatabaseService => {
-            const DATABASE: &str = "SELECT id, CAST(event_data AS TEXT) FROM events \
+            const DATABASE: &str = "SELECT id, CAST(event_data AS TEXT), \
+                 CAST(timestamp AS TEXT) FROM events \
                  WHERE app_name = $1 AND user_id = $2 AND session_id = $3 \
                  ORDER BY timestamp ASC, id ASC";
             let rows: Vec<JsonRow> =
@@ -159,8 +157,9 @@ pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
                     .fetch_all(pool)
                     .await)
                 .map_err(|e| store.query_failed(e))?;
+            // The JSON's own timestamp wins, as in ADK's `to_event`; the column is the fallback.
             rows.into_iter()
-                .map(|(id, data)| (id, data.unwrap_or_default(), 0.0))
+                .map(|(id, data, at)| (id, data.unwrap_or_default(), seconds_of(at.as_deref())))
                 .collect()
         }
         Layout::Pickled => return old_events(store, key).await,
@@ -190,7 +189,7 @@ async fn old_events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
     let mut loaded = Loaded::default();
     for (id, invocation, author, branch, at, content, usage, long_running, pickled) in rows {
         loaded.pickled += usize::from(pickled);
-        let seconds = instant(at.as_deref()).map_or(0.0, |at| at.timestamp_micros() as f64 / 1e6);
+        let seconds = seconds_of(at.as_deref());
         let data = event::from_columns(
             &id,
             &invocation,
@@ -269,15 +268,17 @@ pub async fn page(
     limit: i64,
     offset: i64,
 ) -> Result<Vec<(Key, Option<String>)>, SourceError> {
-    supported(store)?;
+    // Each filter's value twice, as two parameters: MySQL binds by position.
     const PAGE: &str = "SELECT app_name, user_id, id, CAST(update_time AS TEXT) FROM sessions \
-         WHERE lower(id) LIKE $1 ESCAPE '\\' AND ($2 = '' OR app_name = $2) \
-         AND ($3 = '' OR user_id = $3) \
-         ORDER BY update_time DESC, app_name, user_id, id LIMIT $4 OFFSET $5";
+         WHERE lower(id) LIKE $1 ESCAPE '\\' AND ($2 = '' OR app_name = $3) \
+         AND ($4 = '' OR user_id = $5) \
+         ORDER BY update_time DESC, app_name, user_id, id LIMIT $6 OFFSET $7";
     let rows: Vec<(String, String, String, Option<String>)> =
         on_pool!(store.pool, PAGE, |pool, sql| sqlx::query_as(sql)
             .bind(pattern)
             .bind(app.unwrap_or(""))
+            .bind(app.unwrap_or(""))
+            .bind(user.unwrap_or(""))
             .bind(user.unwrap_or(""))
             .bind(limit)
             .bind(offset)
