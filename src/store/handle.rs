@@ -247,11 +247,7 @@ impl Store {
     /// Closes every connection and waits for them: a SQLite file read in WAL mode gets its
     /// `-wal` and `-shm` removed before this returns, not whenever a worker thread gets to it.
     pub async fn close(&self) {
-        match &self.pool {
-            DbPool::Sqlite(pool, _) => pool.close().await,
-            DbPool::Postgres(pool, _) => pool.close().await,
-            DbPool::Mysql(pool, _) => pool.close().await,
-        }
+        self.pool.close().await;
     }
 
     /// Refuses a write on a read-only database, and on a database Langflow made: these writers
