@@ -382,3 +382,34 @@ fn open_fails_on_an_unknown_id_as_thread_does_before_the_screen_is_taken() {
     assert_eq!(piped.code, Some(2), "{}", piped.stderr);
     assert!(piped.stderr.contains("in a terminal"), "{}", piped.stderr);
 }
+
+/// Agent runtime sessions are asked of the source: on a database whose source keeps none (a
+/// LangGraph checkpoint file) `agent-sessions` fails as not in this database, naming what the
+/// database is, and writes nothing.
+#[test]
+fn agent_sessions_of_a_database_that_keeps_none_say_what_it_is() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("checkpoints.sqlite");
+    let made = run(memscope(home.path())
+        .args(["demo", "--langgraph"])
+        .arg(&file));
+    assert_eq!(made.code, Some(0), "{}", made.stderr);
+    let before = std::fs::read(&file).unwrap();
+    let db = format!("sqlite://{}", file.display());
+    let error = json_error(
+        memscope(home.path()).args(["--db", &db, "agent-sessions", "any"]),
+        3,
+    );
+    assert_eq!(error["error"]["kind"], "not-in-this-database", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("keeps no agent runtime sessions"),
+        "{message}"
+    );
+    assert!(message.contains("LangGraph"), "{message}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "a read changes no byte"
+    );
+}

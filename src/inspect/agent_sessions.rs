@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::InspectError;
 use crate::memory::agent_session::{AgentSessionRow, SessionSnapshot, read_snapshot};
 use crate::sources::conversation_registry::agent_runtime_of;
-use crate::store::Store;
+use crate::store::{Part, Store};
 
 /// One session and what its snapshot holds.
 #[derive(Debug, Clone, Serialize)]
@@ -40,6 +40,7 @@ pub async fn load_agent_sessions(
             store.profile().describe()
         ))
     })?;
+    store.require(Part::Conversations)?;
     let found = runtime.sessions(store, conversation).await?;
     let sessions = found.rows.map(|rows| {
         rows.into_iter()

@@ -4,10 +4,9 @@ use serde::Serialize;
 
 use crate::cli::args::AgentSessionsArgs;
 use crate::cli::context::Context;
-use crate::cli::output::{CliError, CliResult, ExitCode, emit};
+use crate::cli::output::{CliResult, ExitCode, emit};
 use crate::inspect::agent_sessions::{AgentSession, load_agent_sessions};
 use crate::memory::agent_session::SessionSnapshot;
-use crate::store::{ConversationShape, Part};
 
 #[derive(Serialize)]
 struct Report {
@@ -95,12 +94,6 @@ fn render(report: &Report) -> String {
 
 pub async fn run(context: &Context, args: &AgentSessionsArgs) -> CliResult {
     let store = context.open().await?;
-    if store.profile().capabilities().conversations != ConversationShape::RegenerationTrees {
-        return Err(CliError::not_in_this_database(
-            "agent runtime sessions are Dify's: this database keeps its conversations another way",
-        ));
-    }
-    store.require(Part::Conversations)?;
     let loaded = load_agent_sessions(&store, &args.conversation).await?;
     let report = Report {
         conversation_id: loaded.info.id,
