@@ -20,6 +20,10 @@ use memscope::inspect::nodes::{
 use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
+use memscope::sources::conversation::ListedPage;
+use memscope::sources::conversation_registry::conversations_of;
+use memscope::sources::dify::Dify;
+use memscope::sources::dify::listing::listed;
 use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
@@ -99,6 +103,7 @@ fn opened_state(cache: &mut CountCache) -> AppState {
         false,
     );
     start(&mut state);
+    state.keeps(conversations_of(&Dify).expect("Dify keeps conversations"));
     let generation = state.list.generation;
     let summary = ConversationSummary {
         id: id(u32::MAX),
@@ -112,7 +117,10 @@ fn opened_state(cache: &mut CountCache) -> AppState {
         updated_at: time(0),
         is_deleted: false,
     };
-    let result = Ok(vec![summary]);
+    let result = Ok(ListedPage {
+        conversations: vec![listed(&summary)],
+        next: None,
+    });
     update(
         &mut state,
         Event::Job(JobEvent::load(generation, LoadReport::List(result))),

@@ -18,6 +18,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::inspect::conversation::load_conversation;
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
+use memscope::sources::conversation::ListedPage;
+use memscope::sources::conversation_registry::conversations_of;
+use memscope::sources::dify::Dify;
+use memscope::sources::dify::listing::listed;
 use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
 use memscope::store::Store;
 use memscope::store::rows::{AppRow, Batch, ConversationRow, MessageRow};
@@ -130,6 +134,7 @@ fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
         false,
     );
     start(&mut state);
+    state.keeps(conversations_of(&Dify).expect("Dify keeps conversations"));
     let generation = state.list.generation;
     let summary = ConversationSummary {
         id: info.id.clone(),
@@ -143,7 +148,10 @@ fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
         updated_at: info.updated_at,
         is_deleted: false,
     };
-    let result = Ok(vec![summary]);
+    let result = Ok(ListedPage {
+        conversations: vec![listed(&summary)],
+        next: None,
+    });
     update(
         &mut state,
         Event::Job(JobEvent::load(generation, LoadReport::List(result))),

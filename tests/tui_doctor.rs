@@ -46,7 +46,13 @@ fn scanning(scanned: u64) -> AppState {
     let list = state.list.generation;
     update(
         &mut state,
-        Event::Job(JobEvent::load(list, LoadReport::List(Ok(Vec::new())))),
+        Event::Job(JobEvent::load(
+            list,
+            LoadReport::List(Ok(memscope::sources::conversation::ListedPage {
+                conversations: Vec::new(),
+                next: None,
+            })),
+        )),
     );
     key(&mut state, 'D');
     let generation = generation(&state);

@@ -20,6 +20,10 @@ use memscope::memory::model::StoredMessage;
 use memscope::memory::models::ContextWindow;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::CountCache;
+use memscope::sources::conversation::{ListedConversation, ListedPage};
+use memscope::sources::conversation_registry::conversations_of;
+use memscope::sources::dify::Dify;
+use memscope::sources::dify::listing::listed;
 use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
@@ -60,10 +64,24 @@ fn state() -> AppState {
         true,
     );
     start(&mut state);
+    state.keeps(conversations_of(&Dify).unwrap());
     state
 }
 
-fn summary(n: u32, name: &str, messages: i64) -> ConversationSummary {
+/// A Dify conversation as Dify's source lists it.
+fn summary(n: u32, name: &str, messages: i64) -> ListedConversation {
+    listed(&stored(n, name, messages))
+}
+
+/// The list's page of `rows`, the last.
+fn page(rows: Vec<ListedConversation>) -> ListedPage {
+    ListedPage {
+        conversations: rows,
+        next: None,
+    }
+}
+
+fn stored(n: u32, name: &str, messages: i64) -> ConversationSummary {
     ConversationSummary {
         id: id(n),
         name: name.to_owned(),
@@ -152,7 +170,7 @@ fn list_loaded(state: &mut AppState) {
     ];
     let effects = deliver(
         state,
-        JobEvent::load(generation, LoadReport::List(Ok(rows))),
+        JobEvent::load(generation, LoadReport::List(Ok(page(rows)))),
     );
     if let Some(Effect::Load(Stamped {
         generation,
@@ -208,7 +226,7 @@ fn conversations_empty() {
     let generation = state.list.generation;
     deliver(
         &mut state,
-        JobEvent::load(generation, LoadReport::List(Ok(Vec::new()))),
+        JobEvent::load(generation, LoadReport::List(Ok(page(Vec::new())))),
     );
     snapshot!("conversations_empty", &state);
 }
@@ -242,15 +260,15 @@ fn conversations_with_deleted_shown() {
     let generation = state.list.generation;
     let rows = vec![
         summary(1, "Refund question", 5),
-        ConversationSummary {
+        listed(&ConversationSummary {
             is_deleted: true,
-            ..summary(4, "Old complaint", 3)
-        },
+            ..stored(4, "Old complaint", 3)
+        }),
         summary(2, "Shipping delay", 12),
     ];
     deliver(
         &mut state,
-        JobEvent::load(generation, LoadReport::List(Ok(rows))),
+        JobEvent::load(generation, LoadReport::List(Ok(page(rows)))),
     );
     let text = screen_text(&state, 120, 32);
     assert!(text.contains("✗ deleted in Dify, shown"), "{text}");

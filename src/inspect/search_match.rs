@@ -1,8 +1,7 @@
-//! Why a conversation matched the list's search, and where a text occurs in another. The search
-//! (`sources/dify/queries/search.rs`) matches a text, ignoring case, in a conversation's name,
-//! its app's name or one of its messages' query or answer, or as a prefix of its id; this says
-//! which, and for message text shows the words around the first hit; as for a Langflow session
-//! or a LangGraph thread, whose search holds their id or message text.
+//! Why a conversation matched the list's search, and where a text occurs in another. A source's
+//! search matches a text, ignoring case, in a conversation's title, a column the source says
+//! its search reads (Dify's app name), one of its messages, or as a prefix of its id; this says
+//! which, and for message text shows the words around the first hit.
 
 use std::ops::Range;
 
@@ -10,7 +9,7 @@ use super::InspectError;
 use super::sessions::open_conversation;
 use crate::format::one_line;
 use crate::memory::budget_view::BudgetSettings;
-use crate::sources::dify::queries::ConversationSummary;
+use crate::sources::conversation::{ListColumn, ListedConversation};
 use crate::sources::opened::ConversationKey;
 use crate::store::Store;
 
@@ -49,16 +48,27 @@ fn prefix_length(text: &str, query: &str) -> Option<usize> {
     Some(chars.next().map_or(text.len(), |(at, _)| at))
 }
 
-/// The part of a conversation the search matched without reading its messages: its name, its
-/// app's name or the start of its id. `None`: the search found it in a message's text.
-pub fn matched_field(row: &ConversationSummary, search: &str) -> Option<&'static str> {
+/// The part of a conversation the search matched without reading its messages: its title, a
+/// searched column of `columns` (named by its heading) or the start of its id. `None`: the
+/// search found it in a message's text.
+pub fn matched_field(
+    row: &ListedConversation,
+    columns: &[ListColumn],
+    search: &str,
+) -> Option<&'static str> {
     let search = search.trim();
     let holds = |text: &str| find(text, search).next().is_some();
     let id_prefix = search.replace('-', "").to_lowercase();
-    if holds(&row.name) {
-        Some("title")
-    } else if row.app_name.as_deref().is_some_and(holds) {
-        Some("app")
+    if row.title.as_deref().is_some_and(holds) {
+        return Some("title");
+    }
+    let mut searched = columns.iter().filter(|column| column.searched);
+    let column = searched.find(|column| {
+        let cell = row.extra.get(column.key).and_then(|value| value.as_str());
+        cell.is_some_and(holds)
+    });
+    if let Some(column) = column {
+        Some(column.header)
     } else if !id_prefix.is_empty() && row.id.replace('-', "").starts_with(&id_prefix) {
         Some("id")
     } else {
@@ -121,19 +131,24 @@ pub fn id_holds(id: &str, search: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn row(name: &str, app: &str) -> ConversationSummary {
-        let time = chrono::DateTime::from_timestamp(0, 0).unwrap().naive_utc();
-        ConversationSummary {
+    const APP: ListColumn = ListColumn {
+        header: "app",
+        key: "app",
+        width: 24,
+        brief: true,
+        searched: true,
+    };
+
+    fn row(name: &str, app: &str) -> ListedConversation {
+        ListedConversation {
             id: "9b691c25-0000-4000-8000-000000000000".to_owned(),
-            name: name.to_owned(),
-            app_id: "a".to_owned(),
-            app_name: Some(app.to_owned()),
-            app_mode: None,
-            mode: "chat".to_owned(),
-            message_count: 1,
-            last_activity: time,
-            updated_at: time,
-            is_deleted: false,
+            title: Some(name.to_owned()),
+            messages: Some(1),
+            last_activity: None,
+            deleted: false,
+            problem: None,
+            extra: crate::sources::conversation::extra(serde_json::json!({ "app": app })),
+            scope: None,
         }
     }
 
@@ -151,18 +166,27 @@ mod tests {
     #[test]
     fn names_the_field_the_search_matched() {
         assert_eq!(
-            matched_field(&row("Refund for order", "Bot"), "REFUND"),
+            matched_field(&row("Refund for order", "Bot"), &[APP], "REFUND"),
             Some("title")
         );
         assert_eq!(
-            matched_field(&row("Hello", "Refund desk"), "refund"),
+            matched_field(&row("Hello", "Refund desk"), &[APP], "refund"),
             Some("app")
         );
         assert_eq!(
-            matched_field(&row("Hello", "Bot"), "9B691C25-0"),
+            matched_field(&row("Hello", "Bot"), &[APP], "9B691C25-0"),
             Some("id")
         );
-        assert_eq!(matched_field(&row("Hello", "Bot"), "kyoto"), None);
+        assert_eq!(matched_field(&row("Hello", "Bot"), &[APP], "kyoto"), None);
+        let unsearched = ListColumn {
+            searched: false,
+            ..APP
+        };
+        assert_eq!(
+            matched_field(&row("Hello", "Refund desk"), &[unsearched], "refund"),
+            None,
+            "a column the search does not read is never why a row matched"
+        );
     }
 
     #[test]

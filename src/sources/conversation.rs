@@ -205,6 +205,8 @@ pub struct ListColumn {
     pub width: usize,
     /// Worth its room in a short list (the TUI's): an id the title already names is not.
     pub brief: bool,
+    /// Read by the list's search, so a row may have matched there (Dify's app name).
+    pub searched: bool,
 }
 
 /// A page of the list, and where the next one starts.

@@ -11,6 +11,7 @@ mod memory_bases;
 mod sessions;
 mod slot;
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -22,6 +23,7 @@ use super::update::opened_database::{OpenedDatabase, syncs_here};
 use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
 use crate::inspect::conversation::{load_conversation, load_windows};
+use crate::inspect::listing::{list_conversations, list_scans};
 use crate::inspect::nodes::{
     ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
@@ -32,7 +34,7 @@ use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
-use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
+use crate::sources::conversation::{ListQuery, ListedPage};
 use crate::storage::ObjectStore;
 use crate::store::{Access, ConversationShape, Store};
 use crate::summarize::Summarizer;
@@ -274,8 +276,8 @@ impl JobRunner {
                     };
                     reply.send(LoadReport::Snippet { key, result });
                 }),
-            Load::List(filter) => self.tasks.load(Slot::List, generation, |reply| async move {
-                let result = list(&store, &reply, &filter).await;
+            Load::List(query) => self.tasks.load(Slot::List, generation, |reply| async move {
+                let result = list(&store, &reply, &query).await;
                 reply.send(LoadReport::List(result));
             }),
             Load::CountThreads {
@@ -398,23 +400,21 @@ async fn nodes(
 
 /// One page of conversations. A scan reports each row as it finds it; an indexed search is
 /// quick enough to show whole.
-async fn list(
-    store: &Store,
-    reply: &LoadReply,
-    filter: &ConversationFilter,
-) -> Result<Vec<ConversationSummary>, String> {
-    let streams = store.search_path(filter.search.as_deref()).is_scan();
-    let mut rows = Vec::new();
-    store
-        .stream_conversations(filter, |row| {
-            if streams {
-                reply.send(LoadReport::ListFound(row.clone()));
-            }
-            rows.push(row);
-        })
-        .await
-        .map(|_| rows)
-        .map_err(report)
+async fn list(store: &Store, reply: &LoadReply, query: &ListQuery) -> Result<ListedPage, String> {
+    let streams = list_scans(store, query).map_err(report)?;
+    let page = list_conversations(store, query, &mut |row| {
+        // Once the app stopped listening, nothing more is sent.
+        if streams && !reply.send(LoadReport::ListFound(row.clone())) {
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })
+    .await
+    .map_err(report)?;
+    Ok(ListedPage {
+        conversations: page.conversations,
+        next: page.next,
+    })
 }
 
 /// The thread node memory reads at `leaf`, and each node with its executions in its latest

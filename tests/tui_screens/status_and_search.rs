@@ -166,7 +166,7 @@ fn conversations_filter_says_why_a_row_matched() {
     ];
     deliver(
         &mut state,
-        JobEvent::load(generation, LoadReport::List(Ok(rows))),
+        JobEvent::load(generation, LoadReport::List(Ok(page(rows)))),
     );
     let text = screen_text(&state, 80, 24);
     assert!(text.contains("matched in: title"), "{text}");

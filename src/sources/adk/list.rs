@@ -18,18 +18,21 @@ pub const COLUMNS: &[ListColumn] = &[
         key: "app",
         width: 16,
         brief: true,
+        searched: false,
     },
     ListColumn {
         header: "user",
         key: "user",
         width: 14,
         brief: true,
+        searched: false,
     },
     ListColumn {
         header: "agents",
         key: "agents",
         width: 24,
         brief: true,
+        searched: false,
     },
 ];
 

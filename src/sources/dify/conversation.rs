@@ -51,12 +51,14 @@ const COLUMNS: &[ListColumn] = &[
         key: "app",
         width: 24,
         brief: true,
+        searched: true,
     },
     ListColumn {
         header: "mode",
         key: "mode",
         width: 13,
         brief: true,
+        searched: false,
     },
 ];
 

@@ -40,12 +40,14 @@ const COLUMNS: &[ListColumn] = &[
         key: "flow_id",
         width: 36,
         brief: false,
+        searched: false,
     },
     ListColumn {
         header: "owner",
         key: "owner_name",
         width: 24,
         brief: true,
+        searched: false,
     },
 ];
 

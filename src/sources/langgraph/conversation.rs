@@ -38,6 +38,7 @@ const COLUMNS: &[ListColumn] = &[ListColumn {
     key: "checkpoints",
     width: 11,
     brief: true,
+    searched: false,
 }];
 
 impl From<LangGraphError> for SourceError {

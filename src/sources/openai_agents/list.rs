@@ -20,12 +20,14 @@ pub const COLUMNS: &[ListColumn] = &[
         key: "unreadable",
         width: 10,
         brief: true,
+        searched: false,
     },
     ListColumn {
         header: "branches",
         key: "branches",
         width: 8,
         brief: true,
+        searched: false,
     },
 ];
 

@@ -1,17 +1,17 @@
-//! The conversations list: the shown page, its keyset cursor and the pages around it.
+//! The conversations list: the shown page, the cursors its source gave and the pages around it.
 
 use super::load::LoadStatus;
-use crate::sources::dify::queries::{ConversationCursor, ConversationSummary};
+use crate::sources::conversation::ListedConversation;
 use crate::sources::opened::ConversationKey;
 
 /// Conversations per list page: a keyset page, so every page costs the same.
-pub const PAGE_SIZE: i64 = 50;
+pub const PAGE_SIZE: u32 = 50;
 
 /// The conversation list: one keyset page at a time.
 #[derive(Debug, Clone, Default)]
 pub struct ListState {
     pub status: LoadStatus,
-    pub rows: Vec<ConversationSummary>,
+    pub rows: Vec<ListedConversation>,
     pub selected: usize,
     /// The applied `/` filter.
     pub filter: String,
@@ -19,8 +19,10 @@ pub struct ListState {
     pub include_deleted: bool,
     /// Cursors of the pages before the shown one, and the shown page's own: they describe
     /// `rows`, so the page number always matches what is on screen.
-    pub previous_pages: Vec<Option<ConversationCursor>>,
-    pub page_after: Option<ConversationCursor>,
+    pub previous_pages: Vec<Option<String>>,
+    pub page_after: Option<String>,
+    /// Where the page after the shown one starts, as the source gave it; `None` on the last.
+    pub page_next: Option<String>,
     /// The page being loaded, which becomes the shown one when its rows arrive.
     pub loading_page: Option<PagePosition>,
     /// Page steps (`]` +1, `[` -1) pressed while a page loads: each is taken from the page that
@@ -32,7 +34,7 @@ pub struct ListState {
     pub tokens_generation: u64,
     /// Rows a search that scans has found so far, shown while it runs (a scan reports each
     /// row as it finds it); emptied when the page arrives.
-    pub found_so_far: Vec<ConversationSummary>,
+    pub found_so_far: Vec<ListedConversation>,
     /// Where the filter was found in the selected row's messages, when it matched their text
     /// (the row of this list, or of the session list).
     pub snippet: Option<MatchSnippet>,
@@ -54,8 +56,8 @@ pub struct MatchSnippet {
 /// Where a list page starts: the cursors of the pages before it and its own.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PagePosition {
-    pub previous_pages: Vec<Option<ConversationCursor>>,
-    pub after: Option<ConversationCursor>,
+    pub previous_pages: Vec<Option<String>>,
+    pub after: Option<String>,
 }
 
 impl PagePosition {
@@ -66,7 +68,7 @@ impl PagePosition {
 
 impl ListState {
     pub fn has_next_page(&self) -> bool {
-        self.rows.len() as i64 >= PAGE_SIZE
+        self.page_next.is_some()
     }
 
     /// The number of the page whose rows are shown.
@@ -83,7 +85,7 @@ impl ListState {
     }
 
     /// The cursor the next list load starts after: the loading page's, else the shown one's.
-    pub fn requested_after(&self) -> Option<ConversationCursor> {
+    pub fn requested_after(&self) -> Option<String> {
         match &self.loading_page {
             Some(page) => page.after.clone(),
             None => self.page_after.clone(),
@@ -93,12 +95,9 @@ impl ListState {
     /// The position `step` pages (+1 or -1) from the shown page, if there is such a page.
     pub fn step_from_shown(&self, step: i64) -> Option<PagePosition> {
         if step > 0 {
-            if !self.has_next_page() {
-                return None;
-            }
+            let after = Some(self.page_next.clone()?);
             let mut previous_pages = self.previous_pages.clone();
             previous_pages.push(self.page_after.clone());
-            let after = self.rows.last().map(ConversationSummary::cursor);
             Some(PagePosition {
                 previous_pages,
                 after,
@@ -117,6 +116,7 @@ impl ListState {
     pub fn reset_pages(&mut self) {
         self.previous_pages.clear();
         self.page_after = None;
+        self.page_next = None;
         self.loading_page = None;
         self.queued_steps = 0;
         self.selected = 0;

@@ -169,6 +169,15 @@ pub(crate) fn short_id(id: &str) -> Cow<'_, str> {
 /// The widest [`short_id`].
 pub(crate) const SHORT_ID_WIDTH: usize = 12;
 
+/// `word` with its first letter in capitals: a column's heading.
+pub(crate) fn heading(word: &str) -> String {
+    let mut letters = word.chars();
+    letters
+        .next()
+        .map(|first| first.to_uppercase().chain(letters).collect())
+        .unwrap_or_default()
+}
+
 /// A one-line placeholder for loading, empty and error states.
 pub(crate) fn placeholder<'a>(
     text: impl Into<String>,

@@ -5,14 +5,20 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Row;
 
-use super::common::{Component, framed, placeholder, selectable_table, short_id};
+use super::common::{Component, framed, heading, placeholder, selectable_table, short_id};
 use crate::format::{one_line, thousands};
+use crate::inspect::listing::cells;
 use crate::inspect::search_match::matched_field;
+use crate::sources::conversation::ListColumn;
 use crate::sources::opened::ConversationKey;
 use crate::tui::state::{AppState, ListState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub struct ConversationList;
+
+/// A source's columns no wider than this keep their width where there is room; wider ones
+/// share what is left.
+pub(super) const NARROW_COLUMN: usize = 13;
 
 impl Component for ConversationList {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -65,59 +71,54 @@ impl Component for ConversationList {
             }
             _ => {}
         }
-        let header = Row::new([
-            "Name",
-            "App",
-            "Mode",
-            "Msgs",
-            "Last activity",
-            "Tokens",
-            "Id",
-        ])
-        .style(theme.title);
+        let columns = &state.list_columns;
+        let mut names = vec!["Name".to_owned()];
+        names.extend(columns.iter().map(|column| heading(column.header)));
+        names.extend(["Msgs", "Last activity", "Tokens", "Id"].map(str::to_owned));
+        let header = Row::new(names).style(theme.title);
         let rows = list.rows.iter().map(|row| {
             let tokens = list
                 .thread_tokens
                 .get(&row.id)
                 .map_or_else(|| "…".to_owned(), |t| thousands(*t));
-            let name = match (row.name.is_empty(), row.is_deleted) {
-                (true, false) => "(unnamed)".to_owned(),
-                (false, false) => row.name.clone(),
-                (true, true) => "✗ (unnamed)".to_owned(),
-                (false, true) => format!("✗ {}", row.name),
+            let title = row.title.as_deref().filter(|title| !title.is_empty());
+            let name = match (title, row.deleted) {
+                (None, false) => "(unnamed)".to_owned(),
+                (Some(title), false) => title.to_owned(),
+                (None, true) => "✗ (unnamed)".to_owned(),
+                (Some(title), true) => format!("✗ {title}"),
             };
-            let style = if row.is_deleted {
-                theme.dim
-            } else {
-                theme.text
-            };
-            let cells = vec![
-                Span::raw(name),
-                Span::raw(
-                    row.app_name
-                        .clone()
-                        .unwrap_or_else(|| "(no app)".to_owned()),
-                ),
-                Span::raw(row.mode.clone()),
-                Span::raw(thousands(row.message_count)),
-                Span::raw(row.last_activity.format("%Y-%m-%d %H:%M").to_string()),
-                Span::raw(tokens),
-                Span::raw(short_id(&row.id).into_owned()),
-            ];
-            (cells, style)
+            let style = if row.deleted { theme.dim } else { theme.text };
+            let whole = cells(row, columns);
+            let mut spans = vec![Span::raw(name)];
+            let own = whole[2..2 + columns.len()].iter().zip(columns.iter());
+            spans.extend(own.map(|(cell, column)| match cell.is_empty() {
+                true => Span::raw(format!("(no {})", column.header)),
+                false => Span::raw(cell.clone()),
+            }));
+            spans.extend(whole[2 + columns.len()..].iter().cloned().map(Span::raw));
+            spans.extend([Span::raw(tokens), Span::raw(short_id(&row.id).into_owned())]);
+            (spans, style)
         });
-        let inner = with_reason(why_matched(list), theme, frame, inner);
-        let widths = [
-            Constraint::Fill(3),
-            Constraint::Fill(2),
-            // "advanced-chat", Dify's longest mode, whole where there is room; on a narrow
-            // terminal the name, which tells conversations apart, keeps that room.
-            Constraint::Length(if inner.width >= 100 { 13 } else { 8 }),
+        let inner = with_reason(why_matched(list, columns), theme, frame, inner);
+        let mut widths = vec![Constraint::Fill(3)];
+        // A narrow column (Dify's mode: "advanced-chat" its longest) is whole where there is
+        // room; on a narrow terminal the name, which tells conversations apart, keeps that room.
+        widths.extend(
+            columns
+                .iter()
+                .map(|column| match column.width <= NARROW_COLUMN {
+                    true if inner.width >= 100 => Constraint::Length(column.width as u16),
+                    true => Constraint::Length(column.width.min(8) as u16),
+                    false => Constraint::Fill(2),
+                }),
+        );
+        widths.extend([
             Constraint::Length(6),
             Constraint::Length(16),
             Constraint::Length(7),
             Constraint::Length(8),
-        ];
+        ]);
         selectable_table(header, rows, &widths, list.selected, theme, frame, inner);
     }
 }
@@ -141,12 +142,12 @@ pub(super) fn with_reason(
 
 /// Why the selected row matched the filter: the field that holds it, or the words around its
 /// first hit in the messages.
-fn why_matched(list: &ListState) -> Option<String> {
+fn why_matched(list: &ListState, columns: &[ListColumn]) -> Option<String> {
     if list.filter.trim().is_empty() {
         return None;
     }
     let row = list.rows.get(list.selected)?;
-    if let Some(field) = matched_field(row, &list.filter) {
+    if let Some(field) = matched_field(row, columns, &list.filter) {
         return Some(format!("matched in: {field}"));
     }
     let key = ConversationKey::new(row.id.clone());
@@ -174,7 +175,7 @@ fn searching_text(list: &crate::tui::state::ListState) -> String {
     if !list.found_so_far.is_empty() {
         text.push_str(&format!("\n\n{} found so far:", list.found_so_far.len()));
         for row in &list.found_so_far {
-            text.push_str(&format!("\n{}", row.name));
+            text.push_str(&format!("\n{}", row.title.as_deref().unwrap_or("")));
         }
     }
     text

@@ -7,8 +7,8 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Span;
 use ratatui::widgets::Row;
 
-use super::common::{Component, framed, placeholder, selectable_table};
-use super::conversations::{text_reason, with_reason};
+use super::common::{Component, framed, heading, placeholder, selectable_table};
+use super::conversations::{NARROW_COLUMN, text_reason, with_reason};
 use crate::inspect::listing::{cells, headers};
 use crate::inspect::search_match::id_holds;
 use crate::tui::state::sessions::key_of;
@@ -16,18 +16,6 @@ use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
 pub struct SessionList;
-
-/// Columns no wider than this keep their width; wider ones share the room left.
-const NARROW: usize = 12;
-
-/// `word` with its first letter in capitals: a heading.
-fn heading(word: &str) -> String {
-    let mut letters = word.chars();
-    letters
-        .next()
-        .map(|first| first.to_uppercase().chain(letters).collect())
-        .unwrap_or_default()
-}
 
 impl Component for SessionList {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -80,10 +68,14 @@ impl Component for SessionList {
         let titled = list.rows.iter().any(|row| row.title.is_some());
         let shown = |index: usize| index != 1 || titled;
         let mut widths = vec![Constraint::Fill(3), Constraint::Fill(2)];
-        widths.extend(columns.iter().map(|column| match column.width <= NARROW {
-            true => Constraint::Length(column.width as u16),
-            false => Constraint::Fill(1),
-        }));
+        widths.extend(
+            columns
+                .iter()
+                .map(|column| match column.width <= NARROW_COLUMN {
+                    true => Constraint::Length(column.width as u16),
+                    false => Constraint::Fill(1),
+                }),
+        );
         widths.extend([Constraint::Length(10), Constraint::Length(16)]);
         let mut names: Vec<String> = headers(columns).into_iter().map(heading).collect();
         names[0] = heading(state.noun);

@@ -12,7 +12,6 @@ use crate::kb::rows::SearchHit;
 use crate::memory::node_context::Disagreement;
 use crate::memory::thread::{StepDecision, ThreadComparison};
 use crate::sources::conversation::{ListColumn, ListedConversation};
-use crate::sources::dify::queries::ConversationSummary;
 use crate::store::ChatMemorySummary;
 use crate::sync::Stage;
 use crate::tui::state::memory_bases::{Focus, JobLine};
@@ -40,11 +39,10 @@ fn selected(state: &AppState) -> Option<Detail> {
             .sessions
             .selected_row()
             .map(|row| session_row(row, &state.list_columns)),
-        Screen::Conversations => state
-            .list
-            .rows
-            .get(state.list.selected)
-            .map(|row| conversation(row, state.list.thread_tokens.get(&row.id).copied())),
+        Screen::Conversations => state.list.rows.get(state.list.selected).map(|row| {
+            let tokens = state.list.thread_tokens.get(&row.id).copied();
+            conversation(row, &state.list_columns, tokens)
+        }),
         Screen::Session => {
             let session = state.session.as_ref()?;
             let message = session.view.as_ref()?.messages.get(session.selected)?;
@@ -133,39 +131,33 @@ fn when(at: impl std::fmt::Display) -> String {
     at.to_string()
 }
 
-fn conversation(row: &ConversationSummary, tokens: Option<u64>) -> Detail {
-    let name = if row.name.is_empty() {
-        "(unnamed)".to_owned()
-    } else {
-        row.name.clone()
-    };
-    let app = match &row.app_name {
-        Some(app) => format!("{app} ({})", row.app_id),
-        None => format!("{} (its app row is missing)", row.app_id),
-    };
-    let text = fields(&[
-        ("name", name.clone()),
-        ("id", row.id.clone()),
-        ("app", app),
-        ("mode", row.mode.clone()),
-        ("messages", thousands(row.message_count)),
-        (
-            "last activity",
-            when(row.last_activity.format("%Y-%m-%d %H:%M:%S")),
-        ),
-        (
-            "latest thread",
-            tokens.map_or("counting…".to_owned(), |t| {
-                crate::format::count(t, "token")
-            }),
-        ),
-    ]);
-    Detail::new(format!(" Conversation {name} "), text)
+/// A row of the conversation list, every cell and the source's other facts whole, with the
+/// tokens of its latest thread.
+fn conversation(row: &ListedConversation, columns: &[ListColumn], tokens: Option<u64>) -> Detail {
+    let mut pairs = row_pairs(row, columns);
+    let shown: Vec<&str> = columns.iter().map(|column| column.key).collect();
+    pairs.extend(
+        row.extra
+            .iter()
+            .filter(|(key, _)| !shown.contains(&key.as_str()))
+            .filter_map(|(key, value)| Some((key.as_str(), value.as_str()?.to_owned()))),
+    );
+    let counted = tokens.map_or("counting…".to_owned(), |t| {
+        crate::format::count(t, "token")
+    });
+    pairs.push(("latest thread", counted));
+    Detail::new(format!(" {} ", row.id), fields(&pairs))
 }
 
 /// A row of the session list, every cell whole: a Langflow session of one flow, a LangGraph
 /// thread, any source's log.
 fn session_row(row: &ListedConversation, columns: &[ListColumn]) -> Detail {
+    Detail::new(format!(" {} ", row.id), fields(&row_pairs(row, columns)))
+}
+
+/// A listed row's cells under their headings, the empty ones left out, and why it could not be
+/// read whole.
+fn row_pairs<'a>(row: &'a ListedConversation, columns: &[ListColumn]) -> Vec<(&'a str, String)> {
     let mut pairs: Vec<(&str, String)> = headers(columns)
         .into_iter()
         .zip(cells(row, columns))
@@ -174,7 +166,7 @@ fn session_row(row: &ListedConversation, columns: &[ListColumn]) -> Detail {
     if let Some(problem) = &row.problem {
         pairs.push(("unread", problem.clone()));
     }
-    Detail::new(format!(" {} ", row.id), fields(&pairs))
+    pairs
 }
 
 /// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.

@@ -17,7 +17,7 @@ use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::tree::NodeIndex;
-use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
+use crate::sources::conversation::{ListQuery, ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::confirm::StoredTrimWrite;
@@ -86,7 +86,7 @@ pub enum Load {
     Database {
         url: String,
     },
-    List(ConversationFilter),
+    List(ListQuery),
     /// Where `search` occurs in the messages of conversation `key`: why the list's filter
     /// matched it.
     Snippet {
@@ -198,9 +198,9 @@ impl JobEvent {
 #[derive(Debug)]
 pub enum LoadReport {
     Database(Result<Box<OpenedDatabase>, String>),
-    List(Result<Vec<ConversationSummary>, String>),
+    List(Result<ListedPage, String>),
     /// One row a scanning search found, before its page is complete.
-    ListFound(ConversationSummary),
+    ListFound(ListedConversation),
     Snippet {
         key: ConversationKey,
         result: Result<Option<String>, String>,

@@ -1,5 +1,5 @@
-//! The conversations list: its pages along the keyset cursor, its filter and search, and the
-//! token counts of the shown page's threads.
+//! The conversations list: its pages along the cursors its source gives, its filter and search,
+//! and the token counts of the shown page's threads.
 
 use rustc_hash::FxHashSet;
 
@@ -7,7 +7,7 @@ use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
 use super::selection::moved;
 use crate::inspect::search_match::{id_holds, matched_field};
-use crate::sources::dify::queries::{ConversationFilter, ConversationSummary};
+use crate::sources::conversation::{ListQuery, ListedConversation, ListedPage, SourceOptions};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::sessions::key_of;
@@ -32,6 +32,9 @@ pub(super) fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<
     effects.push(reload_list(state, true));
 }
 
+/// The list's setting that shows the conversations deleted in the app.
+pub(super) const DELETED: &str = "include-deleted";
+
 pub(super) fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
     let generation = state.generation();
     state.list.generation = generation;
@@ -39,14 +42,13 @@ pub(super) fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
     if show_loading {
         state.list.status = LoadStatus::Loading;
     }
-    let filter = ConversationFilter {
-        app_id: None,
+    let query = ListQuery {
         search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
-        limit: PAGE_SIZE,
         after: state.list.requested_after(),
-        include_deleted: state.list.include_deleted,
+        limit: PAGE_SIZE,
+        options: SourceOptions::default().with_switch(DELETED, state.list.include_deleted),
     };
-    Effect::load(generation, Load::List(filter))
+    Effect::load(generation, Load::List(query))
 }
 
 /// `]` (+1) or `[` (-1). While a page loads the step waits for it: the next cursor comes from
@@ -168,7 +170,7 @@ fn forget_unlisted_counts(list: &mut ListState) {
 }
 
 /// One row a scanning search found, before its page is complete.
-pub(super) fn found(state: &mut AppState, row: ConversationSummary) -> bool {
+pub(super) fn found(state: &mut AppState, row: ListedConversation) -> bool {
     let list = &mut state.list;
     if !list.status.is_loading() {
         return false;
@@ -180,12 +182,15 @@ pub(super) fn found(state: &mut AppState, row: ConversationSummary) -> bool {
 /// A page arrived, or failed.
 pub(super) fn listed(
     state: &mut AppState,
-    result: Result<Vec<ConversationSummary>, String>,
+    result: Result<ListedPage, String>,
     effects: &mut Vec<Effect>,
 ) -> bool {
     state.list.found_so_far.clear();
     match result {
-        Ok(rows) => {
+        Ok(ListedPage {
+            conversations: rows,
+            next,
+        }) => {
             let paged = state.list.loading_page.is_some();
             if paged {
                 state.list.selected = 0;
@@ -201,21 +206,22 @@ pub(super) fn listed(
                 .min(rows.len().saturating_sub(1));
             // Count only what is new or changed: polls reload the page every few
             // seconds and must not recount it.
-            let unchanged: FxHashSet<(&str, i64)> = state
+            let unchanged: FxHashSet<(&str, Option<u64>)> = state
                 .list
                 .rows
                 .iter()
-                .map(|r| (r.id.as_str(), r.message_count))
+                .map(|r| (r.id.as_str(), r.messages))
                 .collect();
             let to_count: Vec<String> = rows
                 .iter()
                 .filter(|r| {
                     !state.list.thread_tokens.contains_key(&r.id)
-                        || !unchanged.contains(&(r.id.as_str(), r.message_count))
+                        || !unchanged.contains(&(r.id.as_str(), r.messages))
                 })
                 .map(|r| r.id.clone())
                 .collect();
             state.list.rows = rows;
+            state.list.page_next = next;
             state.list.status = LoadStatus::Loaded;
             forget_unlisted_counts(&mut state.list);
             if paged && page_arrived(state, effects) {
@@ -270,11 +276,13 @@ pub(super) fn ask_snippet(state: &mut AppState, effects: &mut Vec<Effect>) {
         }
     } else {
         let list = &state.list;
+        let columns = &state.list_columns;
         match list.rows.get(list.selected) {
             Some(row)
-                if list.status == LoadStatus::Loaded && matched_field(row, &search).is_none() =>
+                if list.status == LoadStatus::Loaded
+                    && matched_field(row, columns, &search).is_none() =>
             {
-                ConversationKey::new(row.id.clone())
+                key_of(row)
             }
             _ => return,
         }

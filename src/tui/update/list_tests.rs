@@ -31,7 +31,7 @@ fn stale_list_results_are_dropped() {
         &mut state,
         Event::Job(JobEvent::load(
             stale,
-            LoadReport::List(Ok(vec![summary("old")])),
+            LoadReport::List(Ok(page_of(vec![summary("old")]))),
         )),
     );
     assert!(effects.is_empty());
@@ -96,11 +96,14 @@ fn a_poll_recounts_only_new_or_changed_conversations() {
     assert!(list_loaded(&mut state, &["x", "y"]).is_empty());
     let generation = state.list.generation;
     let mut changed = summary("y");
-    changed.message_count += 1;
+    changed.messages = changed.messages.map(|n| n + 1);
     let rows = vec![summary("new"), summary("x"), changed];
     let effects = update(
         &mut state,
-        Event::Job(JobEvent::load(generation, LoadReport::List(Ok(rows)))),
+        Event::Job(JobEvent::load(
+            generation,
+            LoadReport::List(Ok(page_of(rows))),
+        )),
     );
     assert!(
         matches!(&effects[..], [Effect::Load(Stamped { value: Load::CountThreads { ids, .. }, .. })] if ids == &["new", "y"])
@@ -162,7 +165,7 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
     found(&mut state, "a", generation);
     found(&mut state, "stale", generation - 1);
     found(&mut state, "b", generation);
-    let ids = |rows: &[ConversationSummary]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    let ids = |rows: &[ListedConversation]| rows.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&state.list.found_so_far), ["a", "b"]);
     assert_eq!(state.list.status, LoadStatus::Loading);
 
@@ -189,7 +192,7 @@ fn a_scanning_search_shows_rows_as_found_and_esc_stops_it() {
         &mut state,
         Event::Job(JobEvent::load(
             generation,
-            LoadReport::List(Ok(vec![summary("late")])),
+            LoadReport::List(Ok(page_of(vec![summary("late")]))),
         )),
     );
     assert_eq!(ids(&state.list.rows), ["a", "b"]);
@@ -263,7 +266,7 @@ fn x_shows_and_hides_deleted_conversations_from_the_first_page() {
     let effects = update(&mut state, key('x'));
     assert!(matches!(
         &effects[..],
-        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.include_deleted && filter.after.is_none()
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.options.is_set(DELETED) && filter.after.is_none()
     ));
     assert!(
         state
@@ -275,7 +278,7 @@ fn x_shows_and_hides_deleted_conversations_from_the_first_page() {
     let effects = update(&mut state, key('x'));
     assert!(matches!(
         &effects[..],
-        [Effect::Load(Stamped { value: Load::List(filter), .. })] if !filter.include_deleted
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if !filter.options.is_set(DELETED)
     ));
     assert!(
         state
@@ -297,7 +300,7 @@ fn pages_follow_the_keyset_cursor_and_come_back() {
     let last = ids.last().unwrap();
     assert!(matches!(
         &effects[..],
-        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.after.as_ref().map(|c| &c.id) == Some(last)
+        [Effect::Load(Stamped { value: Load::List(filter), .. })] if filter.after.as_ref() == Some(last)
     ));
     // The label names the rows on screen until the next page's rows arrive.
     assert_eq!(state.list.page_number(), 1);
@@ -384,7 +387,7 @@ fn a_burst_of_next_page_keys_chains_from_each_loaded_page() {
         };
         let previous_last = format!("p{}-{:02}", page - 1, PAGE_SIZE - 1);
         assert_eq!(
-            filter.after.as_ref().map(|c| c.id.as_str()),
+            filter.after.as_deref(),
             Some(previous_last.as_str()),
             "page {page} starts after the last row of page {}",
             page - 1

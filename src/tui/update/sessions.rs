@@ -30,7 +30,7 @@ pub(super) fn reload(state: &mut AppState, show_loading: bool) -> Effect {
     let page = SessionLoad::Page {
         search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
         after,
-        limit: PAGE_SIZE as u32,
+        limit: PAGE_SIZE,
     };
     Effect::load(generation, page)
 }

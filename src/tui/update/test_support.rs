@@ -14,7 +14,8 @@ use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::assemble_history;
 use crate::memory::model::StoredMessage;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding};
-use crate::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use crate::sources::conversation::{ListedConversation, ListedPage, extra};
+use crate::sources::dify::queries::ConversationInfo;
 use crate::store::ChatMemorySummary;
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
@@ -55,18 +56,29 @@ pub(super) fn message(id: &str, parent: Option<&str>, at: i64) -> StoredMessage 
     StoredMessage::turn(id, "c1", parent, query, answer, time(at))
 }
 
-pub(super) fn summary(id: &str) -> ConversationSummary {
-    ConversationSummary {
+/// A Dify conversation as its source lists it.
+pub(super) fn summary(id: &str) -> ListedConversation {
+    ListedConversation {
         id: id.to_owned(),
-        name: format!("conversation {id}"),
-        app_id: "app".to_owned(),
-        app_name: Some("app".to_owned()),
-        app_mode: Some("chat".to_owned()),
-        mode: "chat".to_owned(),
-        message_count: 3,
-        last_activity: time(0),
-        updated_at: time(0),
-        is_deleted: false,
+        title: Some(format!("conversation {id}")),
+        messages: Some(3),
+        last_activity: Some(time(0).and_utc()),
+        deleted: false,
+        problem: None,
+        extra: extra(serde_json::json!({
+            "app_id": "app", "app": "app", "app_mode": "chat", "mode": "chat"
+        })),
+        scope: None,
+    }
+}
+
+/// `rows` as a page of the list: a full page goes on after its last row, as a source's cursor.
+pub(super) fn page_of(rows: Vec<ListedConversation>) -> ListedPage {
+    let full = rows.len() >= crate::tui::state::PAGE_SIZE as usize;
+    let next = rows.last().filter(|_| full).map(|row| row.id.clone());
+    ListedPage {
+        conversations: rows,
+        next,
     }
 }
 
@@ -123,7 +135,10 @@ pub(super) fn list_loaded(state: &mut AppState, ids: &[&str]) -> Vec<Effect> {
     let rows = ids.iter().map(|id| summary(id)).collect();
     update(
         state,
-        Event::Job(JobEvent::load(generation, LoadReport::List(Ok(rows)))),
+        Event::Job(JobEvent::load(
+            generation,
+            LoadReport::List(Ok(page_of(rows))),
+        )),
     )
 }
 
