@@ -177,8 +177,8 @@ pub struct Capabilities {
     pub conversations: ConversationShape,
 }
 
-/// How a database keeps its conversations, which decides how they are listed and what a
-/// history is.
+/// How a database keeps its conversations: which of the TUI's conversation screens draw them
+/// (the commands read every source through its conversation capability instead).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConversationShape {
     /// Conversations of question-and-answer rows whose parent links form regeneration trees;
