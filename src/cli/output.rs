@@ -115,17 +115,7 @@ impl CliError {
 
 impl<E: std::error::Error + 'static> From<E> for CliError {
     fn from(error: E) -> Self {
-        // The chain of causes, so "cannot open …: permission denied" keeps its reason.
-        let mut message = crate::store::error_text(&error);
-        let mut source = error.source();
-        while let Some(cause) = source {
-            let text = crate::store::error_text(cause);
-            if !message.contains(&text) {
-                message.push_str(": ");
-                message.push_str(&text);
-            }
-            source = cause.source();
-        }
+        let message = crate::store::error_chain_text(&error);
         let class = classify(&error);
         CliError {
             message,
