@@ -181,7 +181,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     use crate::inspect::{AmbiguousId, InspectError};
     use crate::sources::conversation::{Refusal, SourceError};
     use crate::sources::langflow::messages::FlowChoiceError;
-    use crate::sources::langgraph::saver::LangGraphError;
     use crate::store::StoreError;
     use crate::sync::SyncError;
     if let Some(store) = error.downcast_ref::<StoreError>() {
@@ -197,21 +196,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     }
     if let Some(ambiguous) = error.downcast_ref::<AmbiguousId>() {
         return Class::ambiguous(ambiguous.candidates.clone());
-    }
-    if let Some(langgraph) = error.downcast_ref::<LangGraphError>() {
-        return match langgraph {
-            LangGraphError::UnknownThread(_) => Class::not_found(CONVERSATIONS_HINT),
-            LangGraphError::UnknownCheckpoint { error, .. } if !error.candidates.is_empty() => {
-                Class::ambiguous(error.candidates.clone())
-            }
-            LangGraphError::UnknownCheckpoint { thread, .. } => Class::not_found(format!(
-                "`memscope thread {thread}` lists the thread's checkpoints; name one by its whole \
-                 id, a unique start or end of it, or the 1f1ea8…43e9d8 form a tree shows"
-            )),
-            LangGraphError::BadKey(_) => Class::new(ExitCode::Failure, "config"),
-            LangGraphError::Query { .. } => Class::new(ExitCode::Failure, "database"),
-            LangGraphError::Checkpoint(_) => Class::failure(),
-        };
     }
     if let Some(choice) = error.downcast_ref::<FlowChoiceError>() {
         return match choice {
@@ -250,7 +234,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
         return match inspect {
             InspectError::Store(store) => classify(store),
             InspectError::Ambiguous(ambiguous) => classify(ambiguous),
-            InspectError::LangGraph(langgraph) => classify(langgraph),
             InspectError::Source(source) => classify(source),
             InspectError::NoConversations(_) => {
                 Class::new(ExitCode::Failure, "not-in-this-database")
