@@ -70,6 +70,17 @@ pub struct RestoredArchive {
     pub parents: usize,
 }
 
+/// An archive a prune wrote, as an undo names it before putting it back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivedPrune {
+    pub path: PathBuf,
+    /// The threads it holds rows of.
+    pub threads: Vec<String>,
+    /// Its checkpoints, and every row with their writes and blobs.
+    pub checkpoints: usize,
+    pub rows: usize,
+}
+
 /// Why a prune or a restore wrote nothing, told apart where a front end says more than the
 /// message.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +137,16 @@ pub trait CheckpointPrune: Sync {
 
     /// A new archive's path in memscope's data directory `data_dir`, made absolute.
     fn new_archive(&self, data_dir: &Path) -> std::io::Result<PathBuf>;
+
+    /// Where the archives are in memscope's data directory `data_dir`, made absolute.
+    fn archive_dir(&self, data_dir: &Path) -> std::io::Result<PathBuf>;
+
+    /// The newest archive in `archives` holding rows of `thread`; `None` when none does.
+    fn newest_archive_of(
+        &self,
+        archives: &Path,
+        thread: &str,
+    ) -> Result<Option<ArchivedPrune>, SourceError>;
 
     /// The command line that puts `archive`'s rows back into `database` (its URL).
     fn restore_command(&self, database: &str, archive: &Path) -> String;

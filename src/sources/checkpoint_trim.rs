@@ -81,6 +81,9 @@ pub trait CheckpointTrim: Sync {
         remove: &'a [String],
     ) -> SourceFuture<'a, TrimCheckpoint>;
 
+    /// Whether the thread's latest checkpoint is memscope's trim, which `undo` deletes.
+    fn is_trimmed<'a>(&'a self, store: &'a Store, thread: &'a str) -> SourceFuture<'a, bool>;
+
     /// Deletes memscope's trim checkpoint, while it is still the thread's latest.
     fn undo<'a>(
         &'a self,

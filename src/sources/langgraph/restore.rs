@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::archive::{ArchiveError, Cell, KeptCheckpoints, Line, read, read_header, unhex};
 use super::read::LangGraphPool;
-use crate::sources::checkpoint_prune::RestoredArchive;
+use crate::sources::checkpoint_prune::{ArchivedPrune, RestoredArchive};
 use crate::store::absolute_url;
 
 /// The command line that puts an archive's rows back into `database` (its URL, password
@@ -97,17 +97,6 @@ pub async fn restore(
         rows,
         parents,
     })
-}
-
-/// An archive a prune wrote, as the TUI's undo names it before putting it back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArchivedPrune {
-    pub path: PathBuf,
-    /// The threads it holds rows of.
-    pub threads: Vec<String>,
-    /// Its checkpoints, and every row with their writes and blobs.
-    pub checkpoints: usize,
-    pub rows: usize,
 }
 
 /// The newest archive in `dir` (where [`super::archive::new_archive_path`] puts them, named by

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::archive::{ArchiveError, new_archive_path};
+use super::archive::{ArchiveError, archive_dir, new_archive_path};
 use super::prune::PruneError;
-use super::restore::restore_command;
+use super::restore::{newest_archive_of, restore_command};
 use super::saver::LangGraphDb;
 use crate::sources::checkpoint_prune::{
-    CheckpointPrune, PruneFailure, PruneFuture, PrunePlan, PruneRequest, RestoredArchive,
+    ArchivedPrune, CheckpointPrune, PruneFailure, PruneFuture, PrunePlan, PruneRequest,
+    RestoredArchive,
 };
 use crate::sources::conversation::{SourceError, SourceFuture};
 use crate::store::{CancelFlag, Store};
@@ -80,6 +81,19 @@ impl CheckpointPrune for ThreadPrunes {
 
     fn new_archive(&self, data_dir: &Path) -> std::io::Result<PathBuf> {
         new_archive_path(data_dir)
+    }
+
+    fn archive_dir(&self, data_dir: &Path) -> std::io::Result<PathBuf> {
+        archive_dir(data_dir)
+    }
+
+    fn newest_archive_of(
+        &self,
+        archives: &Path,
+        thread: &str,
+    ) -> Result<Option<ArchivedPrune>, SourceError> {
+        newest_archive_of(archives, thread)
+            .map_err(|e| SourceError::failure(crate::store::error_chain_text(&e)))
     }
 
     fn restore_command(&self, database: &str, archive: &Path) -> String {

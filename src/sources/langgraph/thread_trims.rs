@@ -73,6 +73,10 @@ impl CheckpointTrim for ThreadTrims {
         })
     }
 
+    fn is_trimmed<'a>(&'a self, store: &'a Store, thread: &'a str) -> SourceFuture<'a, bool> {
+        Box::pin(async move { Ok(LangGraphDb::open(store)?.latest_is_trim(thread).await?) })
+    }
+
     fn undo<'a>(
         &'a self,
         store: &'a Store,
