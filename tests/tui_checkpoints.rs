@@ -10,12 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
+use memscope::sources::checkpoint_prune::{PrunePlan, ThreadPrune};
 use memscope::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
 use memscope::sources::langgraph::decode::budget::MessagesBudget;
 use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
-use memscope::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
-use memscope::sources::langgraph::saver::Saver;
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
@@ -340,7 +339,6 @@ fn prune_plan(keep_last: usize) -> PlannedPrune {
             writes,
             blobs: 0,
             bytes,
-            keys: PruneKeys::default(),
         };
     let threads = vec![
         thread("support-42", 11, 11 - keep_last, 23, 1_482_113),
@@ -349,7 +347,7 @@ fn prune_plan(keep_last: usize) -> PlannedPrune {
     ];
     PlannedPrune {
         plan: PrunePlan {
-            saver: Saver::SqliteSaver,
+            saver: "SqliteSaver",
             keep_last,
             before: None,
             checkpoints: threads.iter().map(|t| t.checkpoints).sum(),

@@ -95,7 +95,7 @@ async fn run(context: &Context, command: Option<Command>) -> CliResult {
         Some(Command::ChatMemory(command)) => commands::chat_memory::run(context, command).await,
         Some(Command::Trim(command)) => commands::trim::run(context, command).await,
         Some(Command::Checkpoints(command)) => {
-            commands::langgraph_prune::run(context, command).await
+            commands::checkpoint_prune::run(context, command).await
         }
         Some(Command::Nodes(args)) => commands::nodes::list(context, &args).await,
         Some(Command::NodeContext(args)) => commands::nodes::context(context, &args).await,

@@ -115,17 +115,7 @@ impl CliError {
 
 impl<E: std::error::Error + 'static> From<E> for CliError {
     fn from(error: E) -> Self {
-        // The chain of causes, so "cannot open …: permission denied" keeps its reason.
-        let mut message = crate::store::error_text(&error);
-        let mut source = error.source();
-        while let Some(cause) = source {
-            let text = crate::store::error_text(cause);
-            if !message.contains(&text) {
-                message.push_str(": ");
-                message.push_str(&text);
-            }
-            source = cause.source();
-        }
+        let message = crate::store::error_chain_text(&error);
         let class = classify(&error);
         CliError {
             message,
@@ -191,7 +181,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     use crate::inspect::{AmbiguousId, InspectError};
     use crate::sources::conversation::{Refusal, SourceError};
     use crate::sources::langflow::messages::FlowChoiceError;
-    use crate::sources::langgraph::saver::LangGraphError;
     use crate::store::StoreError;
     use crate::sync::SyncError;
     if let Some(store) = error.downcast_ref::<StoreError>() {
@@ -207,21 +196,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     }
     if let Some(ambiguous) = error.downcast_ref::<AmbiguousId>() {
         return Class::ambiguous(ambiguous.candidates.clone());
-    }
-    if let Some(langgraph) = error.downcast_ref::<LangGraphError>() {
-        return match langgraph {
-            LangGraphError::UnknownThread(_) => Class::not_found(CONVERSATIONS_HINT),
-            LangGraphError::UnknownCheckpoint { error, .. } if !error.candidates.is_empty() => {
-                Class::ambiguous(error.candidates.clone())
-            }
-            LangGraphError::UnknownCheckpoint { thread, .. } => Class::not_found(format!(
-                "`memscope thread {thread}` lists the thread's checkpoints; name one by its whole \
-                 id, a unique start or end of it, or the 1f1ea8…43e9d8 form a tree shows"
-            )),
-            LangGraphError::BadKey(_) => Class::new(ExitCode::Failure, "config"),
-            LangGraphError::Query { .. } => Class::new(ExitCode::Failure, "database"),
-            LangGraphError::Checkpoint(_) => Class::failure(),
-        };
     }
     if let Some(choice) = error.downcast_ref::<FlowChoiceError>() {
         return match choice {
@@ -260,7 +234,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
         return match inspect {
             InspectError::Store(store) => classify(store),
             InspectError::Ambiguous(ambiguous) => classify(ambiguous),
-            InspectError::LangGraph(langgraph) => classify(langgraph),
             InspectError::Source(source) => classify(source),
             InspectError::NoConversations(_) => {
                 Class::new(ExitCode::Failure, "not-in-this-database")

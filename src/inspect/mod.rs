@@ -66,8 +66,6 @@ pub enum InspectError {
     NoConversations(String),
     #[error(transparent)]
     Source(#[from] crate::sources::conversation::SourceError),
-    #[error(transparent)]
-    LangGraph(#[from] crate::sources::langgraph::saver::LangGraphError),
     /// A node or other name that matched nothing, with the valid ones.
     #[error(transparent)]
     Unknown(#[from] crate::memory::names::Unknown),

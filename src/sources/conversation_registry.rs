@@ -6,6 +6,8 @@ use super::adapter::MemorySource;
 use super::adk::conversation::AdkSessions;
 use super::adk::doctor::AdkDoctor;
 use super::agent_runtime::AgentRuntime;
+use super::checkpoint_prune::CheckpointPrune;
+use super::checkpoint_trim::CheckpointTrim;
 use super::conversation::ConversationSource;
 use super::dify::agent_sessions::DifyAgentRuntime;
 use super::dify::conversation::DifyConversations;
@@ -16,6 +18,8 @@ use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
 use super::langgraph::conversation::LangGraphThreads;
 use super::langgraph::doctor::LangGraphDoctor;
+use super::langgraph::thread_prunes::ThreadPrunes;
+use super::langgraph::thread_trims::ThreadTrims;
 use super::node_context::NodeContexts;
 use super::openai_agents::conversation::AgentSessions;
 use super::openai_agents::doctor::AgentSessionsDoctor;
@@ -23,13 +27,16 @@ use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
 
 /// A source's conversation capability, how `doctor` scans its conversations, how memscope
-/// trims a stored conversation where it may, and how its chatflows' node contexts and its
-/// agents' runtime sessions are read where it keeps them.
+/// trims a stored conversation or a thread of checkpoints and prunes checkpoints where it may,
+/// and how its chatflows' node contexts and its agents' runtime sessions are read where it
+/// keeps them.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
     doctor: Option<&'static dyn ConversationDoctor>,
     trim: Option<&'static dyn StoredTrim>,
+    checkpoint_trim: Option<&'static dyn CheckpointTrim>,
+    checkpoint_prune: Option<&'static dyn CheckpointPrune>,
     node_contexts: Option<&'static dyn NodeContexts>,
     agent_runtime: Option<&'static dyn AgentRuntime>,
 }
@@ -42,6 +49,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
         agent_runtime: Some(&DifyAgentRuntime),
     },
@@ -50,6 +59,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
         agent_runtime: Some(&DifyAgentRuntime),
     },
@@ -58,6 +69,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &LangflowSessions,
         doctor: Some(&LangflowDoctor),
         trim: None,
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
     },
@@ -66,6 +79,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &LangGraphThreads,
         doctor: Some(&LangGraphDoctor),
         trim: None,
+        checkpoint_trim: Some(&ThreadTrims),
+        checkpoint_prune: Some(&ThreadPrunes),
         node_contexts: None,
         agent_runtime: None,
     },
@@ -74,6 +89,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
     },
@@ -82,6 +99,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &AdkSessions,
         doctor: Some(&AdkDoctor),
         trim: None,
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
     },
@@ -91,6 +110,8 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &super::fixture::conversation::TestLogConversations,
         doctor: Some(&super::fixture::doctor::TestLogDoctor),
         trim: None,
+        checkpoint_trim: None,
+        checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
     },
@@ -123,6 +144,16 @@ pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentR
 /// How memscope trims `source`'s stored conversations in place, where it may.
 pub fn trim_of(source: &dyn MemorySource) -> Option<&'static dyn StoredTrim> {
     registered(source).and_then(|r| r.trim)
+}
+
+/// How memscope trims `source`'s threads of checkpoints, where it may.
+pub fn checkpoint_trim_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointTrim> {
+    registered(source).and_then(|r| r.checkpoint_trim)
+}
+
+/// How memscope prunes `source`'s threads of checkpoints, where it may.
+pub fn checkpoint_prune_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointPrune> {
+    registered(source).and_then(|r| r.checkpoint_prune)
 }
 
 #[cfg(test)]

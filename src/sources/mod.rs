@@ -12,6 +12,8 @@
 pub mod adapter;
 pub mod adk;
 pub mod agent_runtime;
+pub mod checkpoint_prune;
+pub mod checkpoint_trim;
 pub mod conversation;
 pub mod conversation_registry;
 pub mod dify;

@@ -196,6 +196,22 @@ pub fn error_text(error: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
+/// An error with the chain of its causes, each as [`error_text`] reads it, so "cannot open …:
+/// permission denied" keeps its reason; a cause the text already holds is not repeated.
+pub fn error_chain_text(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error_text(error);
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = error_text(cause);
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
 /// `postgresql//u@h/db` as it was meant, `postgresql://u@h/db`: a database scheme whose colon
 /// was left out (taken as it is, it would be a relative file path).
 pub fn with_missing_colon(url: &str) -> Option<String> {

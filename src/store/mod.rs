@@ -38,7 +38,9 @@ pub use cancel::CancelFlag;
 pub use catalog::Backend;
 pub use chat_memory::{ChangeRecord, ChatMemorySummary, DeleteScope, MemoryChange};
 pub use counts::TableCount;
-pub use error::{StoreError, absolute_url, error_text, redact_url, with_missing_colon};
+pub use error::{
+    StoreError, absolute_url, error_chain_text, error_text, redact_url, with_missing_colon,
+};
 pub use handle::{Access, SCHEMA_VERSION, Store};
 pub(crate) use ids::like_escape;
 pub use ids::{ID_CANDIDATES, IdMatch};

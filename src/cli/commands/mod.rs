@@ -3,14 +3,14 @@
 pub mod agent_sessions;
 mod budget;
 pub mod chat_memory;
+pub mod checkpoint_prune;
+mod checkpoint_trim;
 pub mod conversations;
 pub mod demo;
 pub mod doctor;
 pub mod export;
 pub mod history;
 pub mod info;
-pub mod langgraph_prune;
-mod langgraph_trim;
 pub mod mb;
 pub mod nodes;
 pub mod open;

@@ -44,7 +44,7 @@ pub async fn run(context: &Context, command: TrimCommand) -> CliResult {
             ..
         } => match super::stored_trim::try_undo(context, &id, yes).await? {
             Some(done) => Ok(done),
-            None => super::langgraph_trim::undo(context, &id, yes).await,
+            None => super::checkpoint_trim::undo(context, &id, yes).await,
         },
         TrimCommand::Undo { .. } => Err(CliError::usage(
             "name what to undo: --chat-memory ID, or --conversation THREAD of a LangGraph database",
@@ -130,8 +130,8 @@ enum Source {
         messages: Vec<PromptMessage>,
     },
     ChatMemory(Box<LoadedMemory>),
-    /// A LangGraph thread's latest state.
-    Thread(Box<super::langgraph_trim::LoadedThread>),
+    /// A thread's latest checkpoint (a LangGraph thread's).
+    Thread(Box<super::checkpoint_trim::LoadedThread>),
 }
 
 impl Source {
@@ -150,7 +150,7 @@ impl Source {
     fn label(&self) -> String {
         match self {
             Source::Messages { label, .. } => label.clone(),
-            Source::Thread(thread) => thread.label(),
+            Source::Thread(thread) => thread.state.label.clone(),
             Source::ChatMemory(loaded) => format!(
                 "chat memory {} ({} / {})",
                 loaded.memory.id, loaded.memory.label, loaded.memory.chat_id
@@ -161,7 +161,7 @@ impl Source {
     fn messages(&self) -> Vec<PromptMessage> {
         match self {
             Source::Messages { messages, .. } => messages.clone(),
-            Source::Thread(thread) => thread.budget.prompt.clone(),
+            Source::Thread(thread) => thread.state.start.messages.clone(),
             Source::ChatMemory(loaded) => loaded.messages(),
         }
     }
@@ -185,14 +185,14 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
         _ => Part::ChatMemories,
     };
     if let (Some(thread), None) = (&args.conversation, &args.node)
-        && store.profile().has(Part::Checkpoints)
+        && let Some(trim) = super::checkpoint_trim::trim_of(&store)
     {
         let (counter, _) = flags_counter(context, args)?;
         let max_tokens = args
             .max_tokens
             .unwrap_or(context.resolved.config.tokens.budget);
         let loaded =
-            super::langgraph_trim::load_thread(&store, thread, &counter, max_tokens).await?;
+            super::checkpoint_trim::load_thread(&store, trim, thread, &counter, max_tokens).await?;
         return Ok((Source::Thread(Box::new(loaded)), Some(store)));
     }
     if let (Some(id), None) = (&args.conversation, &args.node)
@@ -300,9 +300,9 @@ struct Report {
     /// Set by `apply`: the change to undo.
     #[serde(skip_serializing_if = "Option::is_none")]
     change_id: Option<String>,
-    /// Set by `apply` on a LangGraph thread: the checkpoint written.
+    /// Set by `apply` on a thread of checkpoints: the checkpoint written.
     #[serde(skip_serializing_if = "Option::is_none")]
-    checkpoint: Option<crate::sources::langgraph::trim::AppliedTrim>,
+    checkpoint: Option<crate::sources::checkpoint_trim::TrimCheckpoint>,
     #[serde(skip)]
     context: Vec<PromptMessage>,
 }
@@ -397,7 +397,7 @@ async fn plan_for(
     let (counter, description) = flags_counter(context, args)?;
     let (session, start) = match source {
         Source::Thread(thread) => {
-            let (session, options) = trim_from_cut(&thread.budget.trim_start(), counter);
+            let (session, options) = trim_from_cut(&thread.state.start, counter);
             (session, Some(options))
         }
         _ => {
@@ -504,7 +504,7 @@ async fn apply(context: &Context, args: &TrimArgs, yes: bool) -> CliResult {
                 "a policy's predefined messages are not in the thread: apply a policy without them",
             ));
         }
-        report.checkpoint = super::langgraph_trim::write(store, thread, &report.plan, yes).await?;
+        report.checkpoint = super::checkpoint_trim::write(store, thread, &report.plan, yes).await?;
         emit(context.global.json, &report, render)?;
         return Ok(ExitCode::Ok);
     }

@@ -147,18 +147,6 @@ pub(super) enum Line {
     },
 }
 
-/// What an archive held, once restored.
-#[derive(Debug, Clone, Serialize)]
-pub struct Archive {
-    pub path: PathBuf,
-    pub saver: Saver,
-    /// The database the archive names (`None`: an archive of the first version).
-    pub from: Option<String>,
-    pub rows: usize,
-    /// The parent links set again (a link whose checkpoint is no longer there is not).
-    pub parents: usize,
-}
-
 pub struct ArchiveWriter {
     /// `None` once finished.
     out: Option<BufWriter<File>>,

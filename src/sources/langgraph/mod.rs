@@ -19,6 +19,8 @@ pub mod restore;
 pub mod saver;
 pub mod sizes;
 mod stored;
+pub mod thread_prunes;
+pub mod thread_trims;
 pub mod threads;
 pub mod trim;
 

@@ -7,13 +7,13 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use serde::Serialize;
 use sqlx::Row;
 
-use super::archive::{Archive, ArchiveError, ArchiveWriter, KeptCheckpoints, Origin, pause_point};
+use super::archive::{ArchiveError, ArchiveWriter, KeptCheckpoints, Origin, pause_point};
 use super::read::LangGraphPool;
-use super::saver::{LangGraphDb, LangGraphError, Saver};
-use crate::sources::langgraph::decode::prune::{CheckpointKey, KeepRule, Selection, select};
+use super::saver::{LangGraphDb, LangGraphError};
+use crate::sources::checkpoint_prune::{PrunePlan, PruneRequest, RestoredArchive, ThreadPrune};
+use crate::sources::langgraph::decode::prune::{CheckpointKey, Selection, select};
 use crate::store::CancelFlag;
 
 /// Why a prune or a restore failed; the database is as it was.
@@ -38,24 +38,10 @@ pub enum PruneError {
     Query(#[from] sqlx::Error),
 }
 
-/// One thread's part of a prune.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct ThreadPrune {
-    pub thread_id: String,
-    pub checkpoints_before: usize,
-    pub checkpoints: usize,
-    pub writes: i64,
-    pub blobs: usize,
-    pub bytes: i64,
-    /// The rows behind the figures, which [`LangGraphDb::prune`] deletes.
-    #[serde(skip)]
-    pub keys: PruneKeys,
-}
-
 /// The keys of the rows behind a thread's figures, which only this module reads: a front end
 /// shows the figures, and [`LangGraphDb::prune`] deletes by the keys of its own plan.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PruneKeys {
+#[derive(Debug)]
+struct PruneKeys {
     selection: Selection,
     blob_keys: Vec<(String, String, String)>,
     /// The checkpoints the thread keeps, newest first: the archive records them as the proof
@@ -63,27 +49,16 @@ pub struct PruneKeys {
     kept: Vec<CheckpointKey>,
 }
 
-/// What a prune deletes (or deleted), thread by thread.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct PrunePlan {
-    pub saver: Saver,
-    pub keep_last: usize,
-    /// The cut-off, as given.
-    pub before: Option<String>,
-    pub threads: Vec<ThreadPrune>,
-    pub checkpoints: usize,
-    pub writes: i64,
-    pub blobs: usize,
-    pub bytes: i64,
+/// A plan with the keys of each of its threads' rows, in the plan's order.
+struct Planned {
+    plan: PrunePlan,
+    keys: Vec<PruneKeys>,
 }
 
-/// The threads and the rule a prune applies.
-#[derive(Debug, Clone)]
-pub struct PruneRequest {
-    /// Empty: every thread.
-    pub threads: Vec<String>,
-    pub rule: KeepRule,
-    pub before: Option<String>,
+impl Planned {
+    fn threads(&self) -> impl Iterator<Item = (&ThreadPrune, &PruneKeys)> {
+        self.plan.threads.iter().zip(&self.keys)
+    }
 }
 
 /// `(ns, id, bytes)` of a checkpoint.
@@ -99,6 +74,10 @@ type Sizes = (
 impl LangGraphDb {
     /// What a prune would delete.
     pub async fn prune_plan(&self, request: &PruneRequest) -> Result<PrunePlan, PruneError> {
+        Ok(self.planned(request).await?.plan)
+    }
+
+    async fn planned(&self, request: &PruneRequest) -> Result<Planned, PruneError> {
         let all: Vec<String> = self
             .pool
             .threads()
@@ -117,6 +96,7 @@ impl LangGraphDb {
             request.threads.clone()
         };
         let mut threads = Vec::new();
+        let mut keys = Vec::new();
         for thread in chosen {
             let (rows, _) = self
                 .pool
@@ -159,18 +139,18 @@ impl LangGraphDb {
                     .sum::<i64>()
                     + write_bytes
                     + blob_bytes,
-                keys: PruneKeys {
-                    blob_keys: blob_keys
-                        .into_iter()
-                        .map(|(ns, c, v, _)| (ns, c, v))
-                        .collect(),
-                    selection,
-                    kept,
-                },
+            });
+            keys.push(PruneKeys {
+                blob_keys: blob_keys
+                    .into_iter()
+                    .map(|(ns, c, v, _)| (ns, c, v))
+                    .collect(),
+                selection,
+                kept,
             });
         }
-        Ok(PrunePlan {
-            saver: self.pool.saver(),
+        let plan = PrunePlan {
+            saver: self.pool.saver().name(),
             keep_last: request.rule.keep_last,
             before: request.before.clone(),
             checkpoints: threads.iter().map(|t| t.checkpoints).sum(),
@@ -178,19 +158,19 @@ impl LangGraphDb {
             blobs: threads.iter().map(|t| t.blobs).sum(),
             bytes: threads.iter().map(|t| t.bytes).sum(),
             threads,
-        })
+        };
+        Ok(Planned { plan, keys })
     }
 
     /// Where a plan's rows come from, as its archive records it.
-    fn origin(&self, plan: &PrunePlan) -> Origin {
+    fn origin(&self, planned: &Planned) -> Origin {
         Origin {
             database: crate::store::absolute_url(self.url()),
-            threads: plan
-                .threads
-                .iter()
-                .map(|t| KeptCheckpoints {
+            threads: planned
+                .threads()
+                .map(|(t, keys)| KeptCheckpoints {
                     thread_id: t.thread_id.clone(),
-                    kept: t.keys.kept.clone(),
+                    kept: keys.kept.clone(),
                 })
                 .collect(),
         }
@@ -215,13 +195,14 @@ impl LangGraphDb {
         };
         match &self.pool {
             LangGraphPool::Sqlite(pool) => {
-                let plan = self.prune_plan(request).await?;
+                let planned = self.planned(request).await?;
                 stopped()?;
                 let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-                let mut writer = ArchiveWriter::create(archive, plan.saver, self.origin(&plan))?;
-                for thread in &plan.threads {
+                let mut writer =
+                    ArchiveWriter::create(archive, self.pool.saver(), self.origin(&planned))?;
+                for (thread, keys) in planned.threads() {
                     let id = thread.thread_id.as_str();
-                    for (ns, checkpoint) in &thread.keys.selection.orphaned {
+                    for (ns, checkpoint) in &keys.selection.orphaned {
                         let row = sqlx::query(
                             "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints \
                              WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = ?3",
@@ -242,7 +223,7 @@ impl LangGraphDb {
                         .execute(&mut *tx)
                         .await?;
                     }
-                    for (ns, checkpoint) in &thread.keys.selection.deleted {
+                    for (ns, checkpoint) in &keys.selection.deleted {
                         for table in ["writes", "checkpoints"] {
                             let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                                 "DELETE FROM {table} WHERE thread_id = ?1 AND checkpoint_ns = ?2 \
@@ -264,16 +245,17 @@ impl LangGraphDb {
                 writer.finish()?;
                 crate::sources::langgraph::archive::fault_point("before-commit");
                 tx.commit().await?;
-                Ok(plan)
+                Ok(planned.plan)
             }
             LangGraphPool::Postgres(pool) => {
-                let plan = self.prune_plan(request).await?;
+                let planned = self.planned(request).await?;
                 stopped()?;
                 let mut tx = pool.begin().await?;
-                let mut writer = ArchiveWriter::create(archive, plan.saver, self.origin(&plan))?;
-                for thread in &plan.threads {
+                let mut writer =
+                    ArchiveWriter::create(archive, self.pool.saver(), self.origin(&planned))?;
+                for (thread, keys) in planned.threads() {
                     let id = thread.thread_id.as_str();
-                    for (ns, checkpoint) in &thread.keys.selection.orphaned {
+                    for (ns, checkpoint) in &keys.selection.orphaned {
                         let old: Option<String> = sqlx::query_scalar(
                             "UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM checkpoints o \
                              WHERE c.thread_id = $1 AND c.checkpoint_ns = $2 AND c.checkpoint_id = $3 \
@@ -293,7 +275,7 @@ impl LangGraphDb {
                         }
                     }
                     let mut by_ns: HashMap<&str, Vec<&str>> = HashMap::new();
-                    for (ns, checkpoint) in &thread.keys.selection.deleted {
+                    for (ns, checkpoint) in &keys.selection.deleted {
                         by_ns.entry(ns).or_default().push(checkpoint);
                     }
                     for (ns, ids) in &by_ns {
@@ -314,7 +296,7 @@ impl LangGraphDb {
                         pause_point("while-archiving", stop).await;
                         stopped()?;
                     }
-                    for (ns, channel, version) in &thread.keys.blob_keys {
+                    for (ns, channel, version) in &keys.blob_keys {
                         let rows: Vec<String> = sqlx::query_scalar(
                             "DELETE FROM checkpoint_blobs t WHERE thread_id = $1 AND checkpoint_ns = $2 \
                              AND channel = $3 AND version = $4 RETURNING row_to_json(t)::text",
@@ -334,14 +316,14 @@ impl LangGraphDb {
                 writer.finish()?;
                 crate::sources::langgraph::archive::fault_point("before-commit");
                 tx.commit().await?;
-                Ok(plan)
+                Ok(planned.plan)
             }
         }
     }
 
     /// Puts every row of an archive back, byte for byte, in one transaction, when this is the
     /// database it came from and its rows are not here already.
-    pub async fn restore(&self, archive: &Path) -> Result<Archive, PruneError> {
+    pub async fn restore(&self, archive: &Path) -> Result<RestoredArchive, PruneError> {
         let here = crate::store::absolute_url(self.url());
         Ok(super::restore::restore(&self.pool, &here, archive).await?)
     }

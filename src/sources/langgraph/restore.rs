@@ -7,10 +7,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use super::archive::{
-    Archive, ArchiveError, Cell, KeptCheckpoints, Line, read, read_header, unhex,
-};
+use super::archive::{ArchiveError, Cell, KeptCheckpoints, Line, read, read_header, unhex};
 use super::read::LangGraphPool;
+use crate::sources::checkpoint_prune::{ArchivedPrune, RestoredArchive};
 use crate::store::absolute_url;
 
 /// The command line that puts an archive's rows back into `database` (its URL, password
@@ -42,7 +41,7 @@ pub async fn restore(
     pool: &LangGraphPool,
     here: &str,
     path: &Path,
-) -> Result<Archive, ArchiveError> {
+) -> Result<RestoredArchive, ArchiveError> {
     let (header, lines) = read(path)?;
     if header.saver != pool.saver() {
         return Err(ArchiveError::OtherSaver {
@@ -91,24 +90,13 @@ pub async fn restore(
             },
             _ => failed(error),
         })?;
-    Ok(Archive {
+    Ok(RestoredArchive {
         path: path.to_owned(),
-        saver: header.saver,
+        saver: header.saver.name(),
         from,
         rows,
         parents,
     })
-}
-
-/// An archive a prune wrote, as the TUI's undo names it before putting it back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArchivedPrune {
-    pub path: PathBuf,
-    /// The threads it holds rows of.
-    pub threads: Vec<String>,
-    /// Its checkpoints, and every row with their writes and blobs.
-    pub checkpoints: usize,
-    pub rows: usize,
 }
 
 /// The newest archive in `dir` (where [`super::archive::new_archive_path`] puts them, named by

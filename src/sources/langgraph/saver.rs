@@ -18,6 +18,16 @@ pub enum Saver {
     PostgresSaver,
 }
 
+impl Saver {
+    /// The saver's class name, as a plan and a restore name it: "SqliteSaver".
+    pub fn name(self) -> &'static str {
+        match self {
+            Saver::SqliteSaver => "SqliteSaver",
+            Saver::PostgresSaver => "PostgresSaver",
+        }
+    }
+}
+
 /// Why a LangGraph database cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum LangGraphError {

@@ -3,12 +3,12 @@
 //! saver's own tables and formats, in one transaction; and its undo, which deletes that
 //! checkpoint and its write again. memscope's checkpoint is recognised by its metadata alone.
 
-use serde::Serialize;
 use serde_json::Value as Json;
 use sqlx::Row;
 
 use super::read::{LangGraphPool, StoredBody};
 use super::saver::{LangGraphDb, LangGraphError};
+use crate::sources::checkpoint_trim::{TrimCheckpoint, UndoneTrimCheckpoint};
 use crate::sources::langgraph::decode::checkpoint::MESSAGES_CHANNEL;
 use crate::sources::langgraph::decode::encode::{EncodeError, encode};
 use crate::sources::langgraph::decode::message::LangChainMessage;
@@ -72,26 +72,6 @@ pub struct TrimTarget {
     pub messages: Vec<LangChainMessage>,
 }
 
-/// What an applied trim wrote.
-#[derive(Debug, Clone, Serialize)]
-pub struct AppliedTrim {
-    pub thread_id: String,
-    pub parent_checkpoint_id: String,
-    pub checkpoint_id: String,
-    pub step: i64,
-    pub removed: Vec<String>,
-    pub messages_after: usize,
-}
-
-/// What an undo deleted.
-#[derive(Debug, Clone, Serialize)]
-pub struct UndoneTrim {
-    pub thread_id: String,
-    pub checkpoint_id: String,
-    /// The checkpoint `get_state` reads again.
-    pub latest_checkpoint_id: String,
-}
-
 /// The latest root checkpoint as stored, decoded into what a removal is planned from.
 struct Latest {
     id: String,
@@ -132,7 +112,7 @@ impl LangGraphDb {
         &self,
         target: &TrimTarget,
         remove: &[String],
-    ) -> Result<AppliedTrim, TrimWriteError> {
+    ) -> Result<TrimCheckpoint, TrimWriteError> {
         let thread = target.thread_id.as_str();
         if let Some(index) = target.messages.iter().position(|m| m.id.is_none()) {
             return Err(TrimWriteError::NoId {
@@ -295,7 +275,7 @@ impl LangGraphDb {
             }
         }
         let messages_after = removal.kept.as_list().map_or(0, <[Value]>::len);
-        Ok(AppliedTrim {
+        Ok(TrimCheckpoint {
             thread_id: thread.to_owned(),
             parent_checkpoint_id: latest.id,
             checkpoint_id: removal.checkpoint_id,
@@ -404,7 +384,7 @@ impl LangGraphDb {
     /// Deletes memscope's trim checkpoint when it is still the thread's latest and no run
     /// started from it, with the write it left on its parent (and, on PostgreSQL, the blob only
     /// it names): the thread is as it was before the trim.
-    pub async fn undo_trim(&self, thread: &str) -> Result<UndoneTrim, TrimWriteError> {
+    pub async fn undo_trim(&self, thread: &str) -> Result<UndoneTrimCheckpoint, TrimWriteError> {
         let latest = self.latest_id(thread).await?;
         let metadata = self.pool.metadata(thread, &latest).await?;
         if !is_memscope_trim(&metadata) {
@@ -504,20 +484,12 @@ impl LangGraphDb {
                 parent
             }
         };
-        Ok(UndoneTrim {
+        Ok(UndoneTrimCheckpoint {
             thread_id: thread.to_owned(),
             checkpoint_id: latest,
             latest_checkpoint_id: parent,
         })
     }
-}
-
-/// Removal ids in the thread's order: those of `target`'s messages at `indices`.
-pub fn ids_at(target: &TrimTarget, indices: impl IntoIterator<Item = usize>) -> Vec<String> {
-    indices
-        .into_iter()
-        .filter_map(|i| target.messages.get(i).and_then(|m| m.id.clone()))
-        .collect()
 }
 
 /// Now, with a random UUID node and version suffix (from a v4 UUID's random bits).

@@ -1,5 +1,6 @@
 //! A LangGraph database's jobs: a thread's tree (no checkpoint decoded) and the one checkpoint
-//! shown, read and counted off the UI thread; a prune's plan; the confirmed writes.
+//! shown, read and counted off the UI thread; a prune's plan; the confirmed writes, through the
+//! source's checkpoint trim and checkpoint prune.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,12 +8,11 @@ use std::sync::Arc;
 use super::slot::{Slot, Tasks, report};
 use crate::format::{byte_size, noun, thousands};
 use crate::memory::tokens::TokenCounter;
-use crate::sources::langgraph::archive::{archive_dir, new_archive_path};
+use crate::sources::checkpoint_prune::{CheckpointPrune, KeepRule, PrunePlan, PruneRequest};
+use crate::sources::checkpoint_trim::CheckpointTrim;
+use crate::sources::conversation_registry::{checkpoint_prune_of, checkpoint_trim_of};
 use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree, load_checkpoint};
 use crate::sources::langgraph::decode::budget::MessagesBudget;
-use crate::sources::langgraph::decode::prune::KeepRule;
-use crate::sources::langgraph::prune::{PrunePlan, PruneRequest};
-use crate::sources::langgraph::restore::{newest_archive_of, restore_command};
 use crate::sources::langgraph::saver::LangGraphDb;
 use crate::store::CancelFlag;
 use crate::store::Store;
@@ -76,10 +76,11 @@ pub(super) fn plan_prune(
 ) {
     tasks.load(Slot::PrunePlan, generation, |reply| async move {
         let planned = async {
-            let db = LangGraphDb::open(&store).map_err(report)?;
-            let plan = db.prune_plan(&request).await.map_err(report)?;
-            let archive =
-                new_archive_path(&data_dir).map_err(|e| format!("{}: {e}", data_dir.display()))?;
+            let prunes = prunes_of(&store)?;
+            let plan = prunes.plan(&store, &request).await.map_err(report)?;
+            let archive = prunes
+                .new_archive(&data_dir)
+                .map_err(|e| format!("{}: {e}", data_dir.display()))?;
             Ok::<_, String>(PlannedPrune { plan, archive })
         };
         reply.send(LoadReport::PrunePlan(planned.await));
@@ -97,12 +98,16 @@ pub(super) fn plan_undo(
 ) {
     tasks.load(Slot::Undo, generation, |reply| async move {
         let planned = async {
-            let db = LangGraphDb::open(&store).map_err(report)?;
-            if db.latest_is_trim(&thread_id).await.map_err(report)? {
+            let trims = trims_of(&store)?;
+            if trims.is_trimmed(&store, &thread_id).await.map_err(report)? {
                 return Ok(UndoPlan::Trim);
             }
-            let archives = archive_dir(&data_dir).map_err(report)?;
-            match newest_archive_of(&archives, &thread_id).map_err(report)? {
+            let prunes = prunes_of(&store)?;
+            let archives = prunes.archive_dir(&data_dir).map_err(report)?;
+            match prunes
+                .newest_archive_of(&archives, &thread_id)
+                .map_err(report)?
+            {
                 Some(archive) => Ok(UndoPlan::Restore(archive)),
                 None => Err(format!(
                     "its latest checkpoint is not memscope's trim, and no archive in {} holds \
@@ -142,24 +147,30 @@ async fn read(
         .map_err(report)
 }
 
+/// The database's checkpoint trim; every database the checkpoint view opens has one.
+fn trims_of(store: &Store) -> Result<&'static dyn CheckpointTrim, String> {
+    checkpoint_trim_of(store.profile().source)
+        .ok_or_else(|| "memscope does not trim this database's threads".to_owned())
+}
+
+/// The database's checkpoint prune; every database the checkpoint view opens has one.
+fn prunes_of(store: &Store) -> Result<&'static dyn CheckpointPrune, String> {
+    checkpoint_prune_of(store.profile().source)
+        .ok_or_else(|| "memscope does not prune this database's checkpoints".to_owned())
+}
+
 /// Carries a confirmed write out, in the saver's own format, and says what it did.
 async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String> {
-    let db = LangGraphDb::open(store).map_err(report)?;
     match write {
         CheckpointWrite::Trim {
             thread_id,
             checkpoint_id,
             remove,
         } => {
-            let target = db.trim_target(&thread_id).await.map_err(report)?;
-            if target.checkpoint_id != checkpoint_id {
-                return Err(format!(
-                    "thread {thread_id} moved on to checkpoint {} since the preview: nothing \
-                     written; preview it again",
-                    target.checkpoint_id
-                ));
-            }
-            let applied = db.apply_trim(&target, &remove).await.map_err(report)?;
+            let applied = trims_of(store)?
+                .apply(store, &thread_id, &checkpoint_id, &remove)
+                .await
+                .map_err(report)?;
             Ok(format!(
                 "wrote checkpoint {} after {}: {} removed, {} left (u undoes it)",
                 applied.checkpoint_id,
@@ -169,7 +180,10 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
             ))
         }
         CheckpointWrite::Undo { thread_id } => {
-            let undone = db.undo_trim(&thread_id).await.map_err(report)?;
+            let undone = trims_of(store)?
+                .undo(store, &thread_id)
+                .await
+                .map_err(report)?;
             Ok(format!(
                 "deleted trim checkpoint {}; the latest is {} again",
                 undone.checkpoint_id, undone.latest_checkpoint_id
@@ -181,16 +195,21 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
             archive,
         } => {
             store.ensure_writable_in_place().map_err(report)?;
+            let prunes = prunes_of(store)?;
             let request = prune_request(threads, keep_last);
-            let pruned = db
-                .prune(&request, &archive, &CancelFlag::default())
+            let pruned = prunes
+                .prune(store, &request, &archive, &CancelFlag::default())
                 .await
                 .map_err(report)?;
-            Ok(pruned_message(&pruned, &archive, store.url()))
+            let restore = prunes.restore_command(store.url(), &archive);
+            Ok(pruned_message(&pruned, &archive, &restore))
         }
         CheckpointWrite::Restore { thread_id, archive } => {
             store.ensure_writable_in_place().map_err(report)?;
-            let restored = db.restore(&archive).await.map_err(report)?;
+            let restored = prunes_of(store)?
+                .restore(store, &archive)
+                .await
+                .map_err(report)?;
             Ok(format!(
                 "undid thread {thread_id}'s last prune: restored {} {} and {} {} from {}",
                 thousands(restored.rows as u64),
@@ -203,8 +222,9 @@ async fn written(store: &Store, write: CheckpointWrite) -> Result<String, String
     }
 }
 
-/// What a prune deleted, and where the rows went with the command that puts them back.
-fn pruned_message(pruned: &PrunePlan, archive: &Path, database: &str) -> String {
+/// What a prune deleted, and where the rows went with the command `restore` that puts them
+/// back.
+fn pruned_message(pruned: &PrunePlan, archive: &Path, restore: &str) -> String {
     let threads = pruned.threads.len() as u64;
     format!(
         "pruned {} {}, {} {} and {} {} ({}) of {} {}, each keeping {}; archived in {} ({} puts \
@@ -220,7 +240,7 @@ fn pruned_message(pruned: &PrunePlan, archive: &Path, database: &str) -> String 
         noun(threads, "thread"),
         kept(pruned.keep_last),
         archive.display(),
-        restore_command(database, archive)
+        restore
     )
 }
 

@@ -7,8 +7,7 @@ use std::path::PathBuf;
 
 use super::load::LoadStatus;
 use crate::format::thousands;
-use crate::sources::langgraph::prune::PrunePlan;
-use crate::sources::langgraph::restore::ArchivedPrune;
+use crate::sources::checkpoint_prune::{ArchivedPrune, PrunePlan};
 
 /// What `checkpoints prune` keeps by default, the one checkpoint `get_state` reads: the TUI
 /// starts where the CLI does.

@@ -12,7 +12,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::budget::wrapped_height;
 use super::common::{context_hints, middle_cut, popup};
 use crate::format::{byte_size, pad, thousands};
-use crate::sources::langgraph::prune::PrunePlan;
+use crate::sources::checkpoint_prune::PrunePlan;
 use crate::sources::langgraph::restore::restore_command;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;

@@ -3,9 +3,8 @@ use std::path::PathBuf;
 use super::super::checkpoints::open_thread;
 use super::super::test_support::{code, key, screen, state};
 use super::*;
+use crate::sources::checkpoint_prune::{PrunePlan, ThreadPrune};
 use crate::sources::conversation::{Extra, ListedConversation};
-use crate::sources::langgraph::prune::{PruneKeys, PrunePlan, ThreadPrune};
-use crate::sources::langgraph::saver::Saver;
 use crate::tui::state::Screen;
 use crate::tui::state::prune::PlannedPrune;
 use crate::tui::update::checkpoint_jobs::CheckpointWritten;
@@ -69,12 +68,11 @@ fn plan(keep_last: usize, deleted: usize) -> PlannedPrune {
             writes: 14,
             blobs: 0,
             bytes: 48_213,
-            keys: PruneKeys::default(),
         }],
     };
     PlannedPrune {
         plan: PrunePlan {
-            saver: Saver::SqliteSaver,
+            saver: "SqliteSaver",
             keep_last,
             before: None,
             checkpoints: deleted,

@@ -13,9 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::prune::{CheckpointKey, KeepRule, select};
+use super::prune::{CheckpointKey, select};
 use super::tree::{CheckpointRow, CheckpointTree, ROOT_NAMESPACE};
 use crate::memory::tree::TreeAnomaly;
+use crate::sources::checkpoint_prune::KeepRule;
 
 /// One checkpoint's row: its links, stored type and size.
 #[derive(Debug, Clone, PartialEq)]

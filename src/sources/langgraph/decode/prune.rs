@@ -11,16 +11,7 @@ use serde_json::Value as Json;
 
 use super::removal::checkpoint_unix_nanos;
 use super::tree::{CheckpointRow, ROOT_NAMESPACE};
-
-/// What to keep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeepRule {
-    /// The newest checkpoints of each namespace kept whatever their age (at least 1: the one
-    /// `get_state` reads).
-    pub keep_last: usize,
-    /// Only checkpoints saved before this instant (nanoseconds since 1970) are deleted.
-    pub before_unix_nanos: Option<u64>,
-}
+use crate::sources::checkpoint_prune::KeepRule;
 
 /// A checkpoint by namespace and id.
 pub type CheckpointKey = (String, String);

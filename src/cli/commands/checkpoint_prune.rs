@@ -1,6 +1,7 @@
-//! `checkpoints prune` and `checkpoints restore` on a LangGraph database: the plan, the prune
-//! with its archive (Ctrl-C before its commit deletes nothing and leaves no file), and the
-//! archive put back, only into the database it came from.
+//! `checkpoints prune` and `checkpoints restore` on a database whose threads save checkpoints (a
+//! LangGraph database), through its checkpoint-prune capability: the plan, the prune with its
+//! archive (Ctrl-C before its commit deletes nothing and leaves no file), and the archive put
+//! back, only into the database it came from.
 
 use std::path::{Path, PathBuf};
 
@@ -10,11 +11,10 @@ use crate::cli::args::{CheckpointsCommand, PruneArgs};
 use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::format::{noun, thousands};
-use crate::sources::langgraph::archive::{Archive, ArchiveError, new_archive_path};
-use crate::sources::langgraph::decode::prune::KeepRule;
-use crate::sources::langgraph::prune::{PruneError, PrunePlan, PruneRequest};
-use crate::sources::langgraph::restore::restore_command;
-use crate::sources::langgraph::saver::LangGraphDb;
+use crate::sources::checkpoint_prune::{
+    CheckpointPrune, KeepRule, PruneFailure, PrunePlan, PruneRequest, RestoredArchive,
+};
+use crate::sources::conversation_registry::checkpoint_prune_of;
 use crate::store::{CancelFlag, Part, Store};
 
 pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
@@ -24,11 +24,13 @@ pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {
     }
 }
 
-async fn open(context: &Context) -> CliResult<(Store, LangGraphDb)> {
+async fn open(context: &Context) -> CliResult<(Store, &'static dyn CheckpointPrune)> {
     // Another kind of database is refused as every command refuses one (exit 3).
     let store = context.open_for(Part::Checkpoints).await?;
-    let db = LangGraphDb::open(&store)?;
-    Ok((store, db))
+    let prunes = checkpoint_prune_of(store.profile().source).ok_or_else(|| {
+        CliError::not_in_this_database("memscope does not prune this database's checkpoints")
+    })?;
+    Ok((store, prunes))
 }
 
 /// `YYYY-MM-DD` (midnight UTC) or an RFC 3339 instant, as nanoseconds since 1970.
@@ -117,7 +119,7 @@ fn render(p: &Pruned) -> String {
 
 async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
     let before = args.before.as_deref().map(parse_before).transpose()?;
-    let (store, db) = open(context).await?;
+    let (store, prunes) = open(context).await?;
     let request = PruneRequest {
         threads: args.threads.clone(),
         rule: KeepRule {
@@ -126,7 +128,7 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
         },
         before: args.before.clone(),
     };
-    let plan = db.prune_plan(&request).await?;
+    let plan = prunes.plan(&store, &request).await?;
     if plan.threads.is_empty() || !args.yes {
         let report = Pruned {
             plan,
@@ -154,7 +156,7 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
     let data = &context.resolved.dirs.data;
     let (archive, named) = match &args.archive {
         Some(archive) => (std::path::absolute(archive), archive),
-        None => (new_archive_path(data), data),
+        None => (prunes.new_archive(data), data),
     };
     let archive = archive.map_err(|e| CliError::failure(format!("{}: {e}", named.display())))?;
     // Ctrl-C stops the prune before its commit: nothing deleted, no archive left. The
@@ -170,15 +172,12 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
             }
         }
     });
-    let pruned = db.prune(&request, &archive, &stop).await;
+    let pruned = prunes.prune(&store, &request, &archive, &stop).await;
     watcher.abort();
-    let plan = match pruned {
-        Err(PruneError::Interrupted) => return Err(interrupted("nothing was deleted")),
-        pruned => pruned?,
-    };
+    let plan = pruned.map_err(|failure| failed(failure, prunes, &archive))?;
     if args.vacuum {
         tokio::select! {
-            vacuumed = db.vacuum() => vacuumed?,
+            vacuumed = prunes.vacuum(&store) => vacuumed?,
             _ = tokio::signal::ctrl_c() => {
                 return Err(interrupted(&format!(
                     "the vacuum stopped; the prune is done, its rows archived in {}",
@@ -190,7 +189,7 @@ async fn prune(context: &Context, args: &PruneArgs) -> CliResult {
     let report = Pruned {
         plan,
         pruned: true,
-        restore: Some(restore_command(store.url(), &archive)),
+        restore: Some(prunes.restore_command(store.url(), &archive)),
         archive: Some(archive),
         vacuumed: args.vacuum,
     };
@@ -207,32 +206,41 @@ fn interrupted(what: &str) -> CliError {
     )
 }
 
-async fn restore(context: &Context, archive: &Path, yes: bool) -> CliResult {
-    let (store, db) = open(context).await?;
-    store.ensure_writable_in_place()?;
-    confirm(yes, "restore puts the archived rows back into the database")?;
-    let restored = db.restore(archive).await.map_err(|error| match error {
-        PruneError::Archive(ArchiveError::OtherDatabase { ref from, .. }) => {
+/// Why a prune or a restore of `archive` wrote nothing, with the way out.
+fn failed(failure: PruneFailure, prunes: &dyn CheckpointPrune, archive: &Path) -> CliError {
+    match failure {
+        PruneFailure::Interrupted => interrupted("nothing was deleted"),
+        PruneFailure::OtherDatabase { from, message } => {
             let hint = match from {
                 Some(from) => format!(
                     "restore it into {from}: {}. A moved or copied file restores as long as \
                      the thread still holds a checkpoint that prune kept; when a later prune \
                      deleted them, restore that prune's archive first",
-                    restore_command(from, archive)
+                    prunes.restore_command(&from, archive)
                 ),
                 None => "restore it into the database it was pruned from; when a later prune \
                          deleted the checkpoints this one kept, restore that prune's archive \
                          first"
                     .to_owned(),
             };
-            CliError::new(ExitCode::Failure, "other-database", error.to_string()).with_hint(hint)
+            CliError::new(ExitCode::Failure, "other-database", message).with_hint(hint)
         }
-        PruneError::Archive(ArchiveError::AlreadyRestored { .. }) => {
-            CliError::new(ExitCode::Failure, "already-restored", error.to_string())
+        PruneFailure::AlreadyRestored(message) => {
+            CliError::new(ExitCode::Failure, "already-restored", message)
         }
-        error => error.into(),
-    })?;
-    emit(context.global.json, &restored, |r: &Archive| {
+        PruneFailure::Source(error) => error.into(),
+    }
+}
+
+async fn restore(context: &Context, archive: &Path, yes: bool) -> CliResult {
+    let (store, prunes) = open(context).await?;
+    store.ensure_writable_in_place()?;
+    confirm(yes, "restore puts the archived rows back into the database")?;
+    let restored = prunes
+        .restore(&store, archive)
+        .await
+        .map_err(|failure| failed(failure, prunes, archive))?;
+    emit(context.global.json, &restored, |r: &RestoredArchive| {
         format!(
             "restored {} {} and {} {} from {}{}",
             thousands(r.rows as u64),
