@@ -180,7 +180,6 @@ impl Class {
 fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     use crate::inspect::{AmbiguousId, InspectError};
     use crate::sources::conversation::{Refusal, SourceError};
-    use crate::sources::langflow::messages::FlowChoiceError;
     use crate::store::StoreError;
     use crate::sync::SyncError;
     if let Some(store) = error.downcast_ref::<StoreError>() {
@@ -196,20 +195,6 @@ fn classify(error: &(dyn std::error::Error + 'static)) -> Class {
     }
     if let Some(ambiguous) = error.downcast_ref::<AmbiguousId>() {
         return Class::ambiguous(ambiguous.candidates.clone());
-    }
-    if let Some(choice) = error.downcast_ref::<FlowChoiceError>() {
-        return match choice {
-            FlowChoiceError::UnknownSession { .. } => Class::not_found(CONVERSATIONS_HINT),
-            FlowChoiceError::Ambiguous { flows, .. } => Class {
-                hint: Some("choose one with --flow NAME|ID".to_owned()),
-                ..Class::ambiguous(flows.iter().map(|flow| flow.label()).collect())
-            },
-            FlowChoiceError::UnknownFlow { flows, .. } => Class {
-                hint: Some("choose one of the session's flows with --flow NAME|ID".to_owned()),
-                candidates: flows.iter().map(|flow| flow.label()).collect(),
-                ..Class::new(ExitCode::Failure, "not-found")
-            },
-        };
     }
     if let Some(source) = error.downcast_ref::<SourceError>() {
         return match source {
@@ -368,28 +353,18 @@ mod tests {
     }
 
     #[test]
-    fn a_session_in_several_flows_is_ambiguous_with_its_candidates() {
-        use crate::sources::langflow::messages::{FlowChoiceError, FlowRef};
-        let flow = |name: &str, id: &str| FlowRef {
-            id: Some(id.to_owned()),
-            name: Some(name.to_owned()),
-            owner: None,
-            messages: 2,
-        };
-        let err = CliError::from(FlowChoiceError::Ambiguous {
-            session: "s".to_owned(),
-            flows: vec![flow("Support", "a1"), flow("Sales", "b2")],
-        });
+    fn a_refusal_keeps_its_candidates_and_its_way_out() {
+        use crate::sources::conversation::{Refusal, SourceError};
+        let candidates = vec!["Support (a1)".to_owned(), "Sales (b2)".to_owned()];
+        let err = CliError::from(
+            SourceError::new(Refusal::Ambiguous(candidates.clone()), "in several")
+                .with_hint("choose one with --flow NAME|ID"),
+        );
         assert_eq!((err.kind, err.code), ("ambiguous", ExitCode::Failure));
         let json = err.to_json();
-        assert_eq!(
-            json["error"]["candidates"],
-            serde_json::json!(["Support (a1)", "Sales (b2)"])
-        );
-        assert!(json["error"]["hint"].as_str().unwrap().contains("--flow"));
-        let unknown = CliError::from(FlowChoiceError::UnknownSession {
-            session: "s".to_owned(),
-        });
+        assert_eq!(json["error"]["candidates"], serde_json::json!(candidates));
+        assert_eq!(json["error"]["hint"], "choose one with --flow NAME|ID");
+        let unknown = CliError::from(SourceError::not_found("no such session"));
         assert_eq!(unknown.kind, "not-found");
         assert_eq!(unknown.hint.as_deref(), Some(CONVERSATIONS_HINT));
     }

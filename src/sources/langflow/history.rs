@@ -5,29 +5,13 @@
 use serde_json::json;
 
 use super::budget::{agent_budget, counted};
-use super::messages::{FlowChoiceError, session_flows, session_messages};
+use super::messages::{session_flows, session_messages};
 use crate::memory::agent_history::{AGENT_DEFAULT_N_MESSAGES, AgentHistoryArgs, agent_history};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    Extra, HistoryRequest, MessageFacts, MessageKind, Refusal, SourceError, SourceHistory,
+    Extra, HistoryRequest, MessageFacts, MessageKind, SourceError, SourceHistory,
 };
 use crate::store::Store;
-
-impl From<FlowChoiceError> for SourceError {
-    fn from(error: FlowChoiceError) -> Self {
-        let message = error.to_string();
-        match error {
-            FlowChoiceError::UnknownSession { .. } => SourceError::not_found(message),
-            FlowChoiceError::Ambiguous { flows, .. } => SourceError::new(
-                Refusal::Ambiguous(flows.iter().map(|flow| flow.label()).collect()),
-                message,
-            )
-            .with_hint("choose one with --flow NAME|ID"),
-            FlowChoiceError::UnknownFlow { .. } => SourceError::new(Refusal::NotFound, message)
-                .with_hint("choose one of the session's flows with --flow NAME|ID"),
-        }
-    }
-}
 
 pub async fn history(
     store: &Store,

@@ -9,6 +9,7 @@ use sqlx::FromRow;
 
 use crate::memory::agent_history::LangflowMessage;
 use crate::memory::instant::parse_instant;
+use crate::sources::source_error::{Refusal, SourceError};
 use crate::store::pool::DbPool;
 use crate::store::sql::dialect_text;
 use crate::store::{Part, Store, StoreError, dashed_id};
@@ -180,6 +181,24 @@ pub enum FlowChoiceError {
     },
 }
 
+/// The refusal both front ends give: a session in several flows lists them as the candidates of
+/// `--flow`.
+impl From<FlowChoiceError> for SourceError {
+    fn from(error: FlowChoiceError) -> Self {
+        let message = error.to_string();
+        match error {
+            FlowChoiceError::UnknownSession { .. } => SourceError::not_found(message),
+            FlowChoiceError::Ambiguous { flows, .. } => SourceError::new(
+                Refusal::Ambiguous(flows.iter().map(|flow| flow.label()).collect()),
+                message,
+            )
+            .with_hint("choose one with --flow NAME|ID"),
+            FlowChoiceError::UnknownFlow { .. } => SourceError::new(Refusal::NotFound, message)
+                .with_hint("choose one of the session's flows with --flow NAME|ID"),
+        }
+    }
+}
+
 fn labels(flows: &[FlowRef]) -> String {
     flows
         .iter()
@@ -272,6 +291,7 @@ pub async fn session_flows(store: &Store, session_id: &str) -> Result<SessionFlo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::source_error::LIST_HINT;
 
     fn flow(id: &str, name: &str) -> FlowRef {
         FlowRef {
@@ -290,6 +310,31 @@ mod tests {
             session_id: "New Session 0".into(),
             flows: vec![flow(A, "Sales Chat"), flow(B, "Support Chat")],
         }
+    }
+
+    #[test]
+    fn a_session_in_several_flows_is_refused_with_the_flows_as_candidates() {
+        let refused = SourceError::from(shared().choose(None).unwrap_err());
+        let SourceError::Refused { kind, hint, .. } = refused else {
+            panic!("a refusal, not a store error");
+        };
+        assert_eq!(
+            kind,
+            Refusal::Ambiguous(vec![
+                format!("Sales Chat ({A})"),
+                format!("Support Chat ({B})")
+            ])
+        );
+        assert!(hint.unwrap().contains("--flow"));
+        let no_flows = SessionFlows {
+            session_id: "s".into(),
+            flows: Vec::new(),
+        };
+        let unknown = SourceError::from(no_flows.choose(None).unwrap_err());
+        assert!(matches!(
+            unknown,
+            SourceError::Refused { kind: Refusal::NotFound, hint: Some(hint), .. } if hint == LIST_HINT
+        ));
     }
 
     #[test]
