@@ -1,5 +1,5 @@
 use crate::sources::dify::schema::DifySchema;
-use crate::sources::{Ingestion, KbHome, Part, Rewrite};
+use crate::sources::{Ingestion, KbHome, Part};
 use crate::store::catalog::{Backend, Catalog};
 use crate::store::profile::{Dialect, Profile};
 
@@ -41,7 +41,7 @@ fn each_source_is_recognised_with_its_parts() {
     assert_eq!(langflow.parts().collect::<Vec<_>>(), [Part::MemoryBases]);
     assert_eq!(
         langflow.dialect,
-        Dialect::new(Backend::Sqlite, Rewrite::Langflow)
+        Dialect::new(Backend::Sqlite, crate::sources::langflow::dialect::REWRITE)
     );
     assert_eq!(langflow.capabilities().ingestion, Ingestion::AppTask);
     assert_eq!(langflow.capabilities().knowledge_bases, KbHome::AppRows);

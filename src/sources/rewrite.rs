@@ -1,7 +1,6 @@
 //! The source's axis of a query's dialect: how memscope's query text reaches a source's tables.
 //! The backend's axis (casts on SQLite) is the store's (`store/profile.rs`).
 
-use super::langflow::dialect;
 use crate::store::catalog::Backend;
 
 /// How memscope's query text (written against its own schema, in PostgreSQL syntax) becomes the
@@ -11,9 +10,36 @@ pub enum Rewrite {
     /// Tables with memscope's own names: stand-ins for the columns and tables of later schema
     /// eras the database lacks (none: the text as written).
     StandIns(StandIns),
-    /// Langflow's tables: stand-ins for memscope's own memory-base columns, and on SQLite its
-    /// compact uuids.
-    Langflow,
+    /// A source's own text for its tables (Langflow's: stand-ins for memscope's own memory-base
+    /// columns, and on SQLite its compact uuids).
+    Own(OwnText),
+}
+
+/// How a source whose tables need more than stand-ins turns memscope's query text into theirs,
+/// on each backend. Compared and hashed by the source's key alone, as the dialect is a key of
+/// the store's query-text cache and a source has one such text.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnText {
+    /// The source's key: "langflow".
+    pub source: &'static str,
+    /// The query's text for the source's tables on a backend (casts may remain).
+    pub rewrite: fn(&str, Backend) -> String,
+    /// Whether ids are stored as 32 hex digits on a backend.
+    pub compact_ids: fn(Backend) -> bool,
+}
+
+impl PartialEq for OwnText {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
+    }
+}
+
+impl Eq for OwnText {}
+
+impl std::hash::Hash for OwnText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.source.hash(state);
+    }
 }
 
 /// A column or table memscope's queries read, and the text read in its place where a database
@@ -79,7 +105,7 @@ impl Rewrite {
     pub fn apply(self, postgres_sql: &str, backend: Backend) -> String {
         match self {
             Rewrite::StandIns(stand_ins) => stand_ins.apply(postgres_sql),
-            Rewrite::Langflow => dialect::rewrite(postgres_sql, backend),
+            Rewrite::Own(text) => (text.rewrite)(postgres_sql, backend),
         }
     }
 
@@ -87,7 +113,7 @@ impl Rewrite {
     pub fn compact_ids(self, backend: Backend) -> bool {
         match self {
             Rewrite::StandIns(_) => false,
-            Rewrite::Langflow => dialect::compact_ids(backend),
+            Rewrite::Own(text) => (text.compact_ids)(backend),
         }
     }
 }

@@ -2,8 +2,16 @@
 //! columns, and on SQLite Langflow's compact uuids (32 hex digits, no dashes), read back in the
 //! dashed form Langflow prints.
 
+use crate::sources::rewrite::{OwnText, Rewrite};
 use crate::store::casts::rewrite_casts;
 use crate::store::catalog::Backend;
+
+/// Langflow's text for its tables, as its databases' dialect carries it.
+pub const REWRITE: Rewrite = Rewrite::Own(OwnText {
+    source: "langflow",
+    rewrite,
+    compact_ids,
+});
 
 /// memscope's own memory-base columns and what stands for them in Langflow's tables, as
 /// (column, SQLite text, PostgreSQL text): Langflow's threshold always counts flow runs, and the

@@ -59,7 +59,7 @@ impl MemorySource for Langflow {
     }
 
     fn rewrite(&self, _catalog: &Catalog, _parts: &BTreeSet<Part>) -> Rewrite {
-        Rewrite::Langflow
+        dialect::REWRITE
     }
 
     fn probes(&self) -> &'static [CatalogProbe] {
