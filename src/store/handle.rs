@@ -250,10 +250,11 @@ impl Store {
         self.pool.close().await;
     }
 
-    /// Refuses a write on a read-only database, and on a database Langflow made: these writers
-    /// keep memscope's own schema's formats (its lease table, its own knowledge-base layout),
-    /// which Langflow would not accept. Langflow's databases get the writers of
-    /// [`langflow`](crate::sources::langflow::writes) and the in-place ones of [`Store::ensure_writable_in_place`].
+    /// Refuses a write on a read-only database, and on a database an app made (Langflow's):
+    /// these writers keep memscope's own schema's formats (its lease table, its own
+    /// knowledge-base layout), which the app would not accept. Its databases get its source's
+    /// writers (`sources/langflow/writes.rs`), in the app's formats, guarded by
+    /// [`Store::ensure_writable_in_place`].
     pub(super) fn ensure_writable(&self) -> Result<(), StoreError> {
         self.ensure_writable_in_place()?;
         if !self.profile.capabilities().memscope_writes {
@@ -283,8 +284,8 @@ impl Store {
     }
 
     /// Refuses a write on a read-only database: for the writes made in the database's own
-    /// formats (ids through the dialect, instants as [`StoredTime`](crate::sources::langflow::writes::StoredTime)), which
-    /// Langflow's databases take too.
+    /// formats (ids through the dialect, instants as the app keeps them), which Langflow's
+    /// databases take too.
     pub(crate) fn ensure_writable_in_place(&self) -> Result<(), StoreError> {
         if self.read_only {
             return Err(StoreError::ReadOnly {

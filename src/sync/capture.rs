@@ -11,9 +11,9 @@ use super::job::{SyncOutcome, Trigger};
 use super::syncer::Syncer;
 use crate::kb::embedder::Embedder;
 use crate::memory::memory_base::threshold_reached;
-use crate::sources::langflow::writes::LangflowCapture;
 use crate::store::CancelFlag;
 use crate::store::Ingestion;
+use crate::store::memory_bases::CapturedRun;
 use crate::store::rows::{
     Batch, JobRow, LfMessageRow, MemoryBaseSessionRow, MemoryBaseWorkflowRunRow,
 };
@@ -152,7 +152,7 @@ impl<E: Embedder> Syncer<E> {
                 .ok_or_else(|| SyncError::NotFound(format!("the owner of flow {flow_id}")))?;
             let base_ids: Vec<String> = bases.iter().map(|b| b.id.clone()).collect();
             store
-                .lf_record_capture(&LangflowCapture {
+                .lf_record_capture(&CapturedRun {
                     flow_id,
                     owner,
                     session_id,

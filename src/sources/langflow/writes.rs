@@ -14,12 +14,11 @@ use sqlx::{Encode, MySql, Postgres, Sqlite, Type};
 use crate::store::Store;
 use crate::store::StoreError;
 use crate::store::memory_bases::{
-    IngestionCommit, JobCreation, MemoryBaseInfo, RECORD_RUN_SQL, TRACK_SESSION_SQL,
+    CapturedRun, IngestionCommit, JobCreation, MemoryBaseInfo, RECORD_RUN_SQL, TRACK_SESSION_SQL,
 };
 use crate::store::owners::{OWNER_PREFIX, host_name, process_alive};
 pub use crate::store::owners::{job_owner, session_lock_key};
 use crate::store::pool::{DbPool, on_pool};
-use crate::store::rows::LfMessageRow;
 
 /// An instant as the database keeps it: Langflow's SQLite `DATETIME` is naive UTC text with
 /// microseconds (`2026-01-05 09:00:01.000000`); elsewhere a `timestamptz` or RFC 3339 text.
@@ -504,7 +503,7 @@ impl Store {
     /// Records one captured flow run as Langflow's run endpoint and its memory-base hook do, in
     /// one transaction: the completed workflow job, its messages owned by the flow's owner, and
     /// for each auto-capture base of the flow the session and the run.
-    pub async fn lf_record_capture(&self, capture: &LangflowCapture<'_>) -> Result<(), StoreError> {
+    pub async fn lf_record_capture(&self, capture: &CapturedRun<'_>) -> Result<(), StoreError> {
         self.ensure_writable_in_place()?;
         let job = self.sql(
             "INSERT INTO job (job_id, flow_id, status, type, user_id, created_timestamp, \
@@ -573,19 +572,6 @@ impl Store {
         .await)
         .map_err(|e| self.query_failed(e))
     }
-}
-
-/// One captured flow run for a Langflow database.
-pub struct LangflowCapture<'a> {
-    pub flow_id: &'a str,
-    pub owner: &'a str,
-    pub session_id: &'a str,
-    pub run_id: &'a str,
-    pub messages: &'a [LfMessageRow],
-    /// The auto-capture bases of the flow, which record the run.
-    pub memory_base_ids: &'a [String],
-    pub started: DateTime<Utc>,
-    pub finished: DateTime<Utc>,
 }
 
 #[cfg(test)]

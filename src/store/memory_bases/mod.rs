@@ -17,5 +17,5 @@ pub use commit::IngestionCommit;
 pub use jobs::{JobCreation, JobInfo, job_status};
 pub use lock::SessionLock;
 pub use messages::PendingMessage;
-pub use sessions::MemoryBaseSessionInfo;
+pub use sessions::{CapturedRun, MemoryBaseSessionInfo};
 pub(crate) use sessions::{RECORD_RUN_SQL, TRACK_SESSION_SQL};

@@ -7,6 +7,7 @@ use sqlx::FromRow;
 
 use crate::store::error::StoreError;
 use crate::store::handle::Store;
+use crate::store::rows::LfMessageRow;
 
 /// One tracked session of a memory base.
 #[derive(Debug, Clone, PartialEq, Serialize, FromRow)]
@@ -42,6 +43,20 @@ pub(crate) const RECORD_RUN_SQL: &str = "INSERT INTO memory_base_workflow_run \
      (id, memory_base_id, session_id, workflow_job_id, recorded_at) \
      VALUES ($1::uuid, $2::uuid, $3, $4::uuid, $5) \
      ON CONFLICT (memory_base_id, session_id, workflow_job_id) DO NOTHING";
+
+/// One captured flow run, for a database whose app records runs itself: the run's completed
+/// workflow job, its messages (owned by the flow's owner) and the bases that record it.
+pub struct CapturedRun<'a> {
+    pub flow_id: &'a str,
+    pub owner: &'a str,
+    pub session_id: &'a str,
+    pub run_id: &'a str,
+    pub messages: &'a [LfMessageRow],
+    /// The auto-capture bases of the flow, which record the run.
+    pub memory_base_ids: &'a [String],
+    pub started: DateTime<Utc>,
+    pub finished: DateTime<Utc>,
+}
 
 impl Store {
     /// The tracked sessions of a memory base, most recently synced first.
