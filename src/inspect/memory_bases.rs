@@ -374,18 +374,7 @@ pub async fn search<E: Embedder>(
         syncer.require_session(base, session_id).await?;
     }
     if syncer.store.profile().capabilities().knowledge_bases == crate::store::KbHome::AppRows {
-        syncer.require_embedder(base)?;
-        let Some(row) = syncer.store.langflow_knowledge_base(base).await? else {
-            return Ok(Vec::new());
-        };
-        let Some(vector) = syncer.embedder.embed(&[query.to_owned()]).await?.pop() else {
-            return Ok(Vec::new());
-        };
-        let root = &syncer.settings.langflow_kb_root;
-        return Ok(crate::sources::langflow::kb::read::search(
-            root, &row, &vector, top_k, session_id,
-        )
-        .await?);
+        return syncer.search_langflow(base, query, session_id, top_k).await;
     }
     let Some(store) = VectorStore::open_existing(&syncer.kb_location(base)?).await? else {
         return Ok(Vec::new());

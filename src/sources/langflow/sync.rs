@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::writes::{KbStats, LangflowJob, job_owner};
 use crate::kb::embedder::{Embedder, check_vectors};
+use crate::kb::rows::SearchHit;
 use crate::kb::splitter::RecursiveSplitter;
 use crate::memory::documents::document_text;
 use crate::memory::memory_base::{MessagePosition, dedupe_key};
@@ -405,6 +406,26 @@ impl<E: Embedder> Syncer<E> {
             note: observed.chunks.as_ref().err().cloned(),
             observed: observed.into(),
         })
+    }
+
+    /// The `top_k` chunks of the knowledge base Langflow keeps for a base nearest to `query`,
+    /// embedded with the base's own model; none when the base has no knowledge base.
+    pub(crate) async fn search_langflow(
+        &self,
+        base: &MemoryBaseInfo,
+        query: &str,
+        session_id: Option<&str>,
+        top_k: usize,
+    ) -> Result<Vec<SearchHit>, SyncError> {
+        self.require_embedder(base)?;
+        let Some(row) = self.store.langflow_knowledge_base(base).await? else {
+            return Ok(Vec::new());
+        };
+        let Some(vector) = self.embedder.embed(&[query.to_owned()]).await?.pop() else {
+            return Ok(Vec::new());
+        };
+        let root = &self.settings.langflow_kb_root;
+        Ok(super::kb::read::search(root, &row, &vector, top_k, session_id).await?)
     }
 
     /// Regenerate as Langflow's does it, under the knowledge base's exclusive lock: cursors
