@@ -409,3 +409,41 @@ async fn a_database_memscope_did_not_create_is_only_read() {
     let err = failure(memscope(home.path()).args(["demo", "--db", &url]), 3);
     assert!(err.contains("memscope did not create"), "{err}");
 }
+
+/// `info` on a LangGraph checkpoint file gives its saver's figures, in words and for scripts,
+/// counted as its conversations are.
+#[test]
+fn info_gives_a_checkpoint_savers_figures() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("checkpoints.sqlite");
+    let demo = memscope(home.path())
+        .args(["demo", "--langgraph"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(demo.status.success(), "{demo:?}");
+    let url = format!("sqlite://{}", file.display());
+    let info = json(memscope(home.path()).args(["info", "--db", &url]), 0);
+    let figures = &info["database"]["checkpoints"];
+    let kept = &info["database"]["conversations"];
+    assert_eq!(figures["saver"], "SqliteSaver", "{figures}");
+    assert_eq!(figures["migration"], Value::Null);
+    assert_eq!(figures["threads"], kept["conversations"]);
+    assert_eq!(figures["checkpoints"], kept["entries"]);
+    assert!(figures["writes"].as_i64().unwrap() > 0, "{figures}");
+    assert!(figures["bytes"].as_i64().unwrap() > 0, "{figures}");
+
+    let text = memscope(home.path())
+        .args(["info", "--db", &url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    let count = |n: &Value| memscope::format::thousands(n.as_i64().unwrap());
+    let said = format!(
+        "SqliteSaver: {} threads, {} checkpoints, ",
+        count(&kept["conversations"]),
+        count(&kept["entries"])
+    );
+    assert!(text.contains(&said), "{said}\n{text}");
+    assert!(text.contains(" bytes of stored values\n\n"), "{text}");
+}

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::document::conversations_of;
 use crate::sources::conversation::Census;
+use crate::sources::stored_figures::StoredFigures;
 use crate::store::{Store, StoreError};
 
 /// The command that lists a database's conversations.
@@ -39,4 +40,16 @@ pub async fn kept_conversations(store: &Store) -> Result<Option<KeptConversation
         noun: source.noun(),
         census,
     }))
+}
+
+/// What the open database's source says of how it stores its conversations; `None` where it
+/// keeps none or says nothing more than how many.
+pub async fn stored_figures(store: &Store) -> Result<Option<StoredFigures>, StoreError> {
+    let Ok(source) = conversations_of(store) else {
+        return Ok(None);
+    };
+    match source.stored_figures(store) {
+        Some(read) => Ok(Some(read.await?)),
+        None => Ok(None),
+    }
 }

@@ -16,6 +16,7 @@ pub use super::opened::LeftOutCount;
 use super::opened::{ConversationKey, OpenConversation, Views};
 pub use super::settings::{Command, Setting, SourceOptions};
 pub use super::source_error::{LIST_HINT, Refusal, SourceError, ambiguous_message};
+use super::stored_figures::StoredFigures;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::store::pool::on_pool;
 use crate::store::{Store, StoreError};
@@ -119,6 +120,16 @@ pub trait ConversationSource: Sync {
 
     /// How many conversations the database keeps, and the entries they hold.
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>>;
+
+    /// What the source says of how it stores its conversations, for `info` (a checkpoint
+    /// saver's figures); `None` where the census says all.
+    fn stored_figures<'a>(
+        &'a self,
+        store: &'a Store,
+    ) -> Option<BoxFuture<'a, Result<StoredFigures, StoreError>>> {
+        let _ = store;
+        None
+    }
 
     /// The whole id `given` names (a unique prefix of one, where the source takes prefixes),
     /// or why none is; what `history` and `thread` fail with for it.

@@ -30,6 +30,7 @@ pub mod rewrite;
 pub mod schema_eras;
 pub mod settings;
 pub mod source_error;
+pub mod stored_figures;
 pub mod stored_trim;
 
 use std::collections::BTreeSet;

@@ -66,8 +66,10 @@ enum DatabaseStatus {
         conversation_schema: Option<ConversationSchema>,
         /// The conversations it keeps, when it keeps any.
         conversations: Option<crate::inspect::holdings::KeptConversations>,
-        /// A LangGraph database's saver and what it stores.
-        checkpoints: Option<crate::sources::langgraph::saver::CheckpointStats>,
+        /// What its source says of how it stores its conversations (a checkpoint saver's
+        /// figures), under the name scripts read it by.
+        #[serde(rename = "checkpoints")]
+        stored_figures: Option<crate::sources::stored_figures::StoredFigures>,
         tables: Vec<(String, i64)>,
     },
     Unavailable {
@@ -155,16 +157,7 @@ async fn describe(
         }),
         None => None,
     };
-    let checkpoints = if store.profile().has(crate::store::Part::Checkpoints) {
-        let pool = crate::sources::langgraph::LangGraphPool::of(store);
-        Some(
-            pool.stats(crate::sources::langgraph::newest_migration(store.catalog()))
-                .await
-                .map_err(|e| store.query_failed(e))?,
-        )
-    } else {
-        None
-    };
+    let stored_figures = crate::inspect::holdings::stored_figures(store).await?;
     Ok(DatabaseStatus::Open {
         backend: match store.backend() {
             Backend::Sqlite => "sqlite",
@@ -181,7 +174,7 @@ async fn describe(
         shared_layout: shared,
         conversation_schema,
         conversations,
-        checkpoints,
+        stored_figures,
         tables: tables
             .into_iter()
             .map(|t| (t.table.to_owned(), t.rows))
@@ -265,7 +258,7 @@ fn render(info: &Info) -> String {
             shared_layout,
             conversation_schema,
             conversations,
-            checkpoints,
+            stored_figures,
             tables,
         } => {
             let holds: Vec<&str> = holds.iter().map(|part| part.label()).collect();
@@ -315,21 +308,8 @@ fn render(info: &Info) -> String {
                 }
                 out.push('\n');
             }
-            if let Some(stats) = checkpoints {
-                out.push_str(&format!(
-                    "{:?}{}: {} {}, {} {}, {} {}, {} bytes of stored values\n\n",
-                    stats.saver,
-                    stats
-                        .migration
-                        .map_or(String::new(), |v| format!(" (migration v{v})")),
-                    thousands(i128::from(stats.threads)),
-                    crate::format::noun(stats.threads as u64, "thread"),
-                    thousands(i128::from(stats.checkpoints)),
-                    crate::format::noun(stats.checkpoints as u64, "checkpoint"),
-                    thousands(i128::from(stats.writes)),
-                    crate::format::noun(stats.writes as u64, "write"),
-                    thousands(i128::from(stats.bytes)),
-                ));
+            if let Some(figures) = stored_figures {
+                out.push_str(&format!("{}\n\n", figures.line));
             }
             let rows: Vec<Vec<String>> = tables
                 .iter()

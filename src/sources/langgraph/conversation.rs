@@ -13,7 +13,7 @@ use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
 use super::decode::message::LangChainMessage;
 use super::saver::{LangGraphDb, LangGraphError};
 use super::threads::ThreadRow;
-use super::{checkpoint_tree, opened};
+use super::{checkpoint_tree, figures, opened};
 use crate::memory::tokens::CountCache;
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
@@ -22,6 +22,7 @@ use crate::sources::conversation::{
     SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
 use crate::sources::opened::{ConversationKey, OpenConversation};
+use crate::sources::stored_figures::StoredFigures;
 use crate::store::{CancelFlag, Store, StoreError};
 
 /// The threads of a LangGraph checkpoint database.
@@ -284,6 +285,13 @@ impl ConversationSource for LangGraphThreads {
 
     fn census<'a>(&'a self, store: &'a Store) -> BoxFuture<'a, Result<Census, StoreError>> {
         Box::pin(Census::read(store, CENSUS, "checkpoint"))
+    }
+
+    fn stored_figures<'a>(
+        &'a self,
+        store: &'a Store,
+    ) -> Option<BoxFuture<'a, Result<StoredFigures, StoreError>>> {
+        Some(Box::pin(figures::stored_figures(store)))
     }
 
     /// A thread is named by its whole id, and has checkpoints.

@@ -12,6 +12,7 @@ pub mod conversation;
 pub mod decode;
 pub mod demo;
 pub mod doctor;
+mod figures;
 pub mod opened;
 pub mod prune;
 mod read;

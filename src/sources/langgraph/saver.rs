@@ -55,8 +55,8 @@ pub struct LangGraphDb {
     url: String,
 }
 
-/// What `info` says of a LangGraph database.
-#[derive(Debug, Clone, Serialize)]
+/// What `info` says of a LangGraph database (`figures.rs` words it).
+#[derive(Debug, Clone)]
 pub struct CheckpointStats {
     pub saver: Saver,
     pub migration: Option<i64>,
