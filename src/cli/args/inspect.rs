@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::sources::conversation::SourceOptions;
 use crate::sources::doctor::DEFAULT_KEEP_LAST;
 
 #[derive(Debug, Args)]
@@ -45,7 +46,41 @@ pub struct OpenArgs {
     pub conversation: String,
 }
 
+/// The flags that name one session where an id alone may not (`thread`, `history`, `export`):
+/// an OpenAI Agents SDK session's branch, and a Google ADK session's app, user and agent. Each
+/// command words `--branch` and `--agent` for what it shows of them.
+#[derive(Debug, Args, Clone)]
+pub struct SessionArgs {
+    /// OpenAI Agents SDK: the branch of an advanced session (default: main)
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Google ADK: the app the session is under (needed when several share its id)
+    #[arg(long, value_name = "APP")]
+    pub app: Option<String>,
+    /// Google ADK: the user the session is under (needed when several share its id)
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Google ADK: whose view of the session, the agent whose model is sent it (default: the agent ADK's runner continues with)
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+}
+
+impl SessionArgs {
+    /// `options` with the flags given, as the sources read them.
+    pub fn add_to(&self, options: SourceOptions) -> SourceOptions {
+        options
+            .with("branch", self.branch.as_deref())
+            .with("app", self.app.as_deref())
+            .with("user", self.user.as_deref())
+            .with("agent", self.agent.as_deref())
+    }
+}
+
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("branch", |arg| arg.help("OpenAI Agents SDK: the branch of an advanced session whose path is marked (default: main)")),
+    mut_arg("agent", |arg| arg.help("Google ADK: whose view is marked, the agent whose model is sent it (default: the agent ADK's runner continues with)")),
+)]
 pub struct ThreadArgs {
     /// Conversation id (a unique prefix will do), Langflow session id or LangGraph thread id
     pub conversation: String,
@@ -58,18 +93,8 @@ pub struct ThreadArgs {
     /// Langflow: the flow (name or id) whose session is shown, when the session is in several
     #[arg(long, value_name = "NAME|ID")]
     pub flow: Option<String>,
-    /// OpenAI Agents SDK: the branch of an advanced session whose path is marked (default: main)
-    #[arg(long, value_name = "BRANCH")]
-    pub branch: Option<String>,
-    /// Google ADK: the app the session is under (needed when several share its id)
-    #[arg(long, value_name = "APP")]
-    pub app: Option<String>,
-    /// Google ADK: the user the session is under (needed when several share its id)
-    #[arg(long, value_name = "USER")]
-    pub user: Option<String>,
-    /// Google ADK: whose view is marked, the agent whose model is sent it (default: the agent ADK's runner continues with)
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -122,21 +147,11 @@ pub struct HistoryArgs {
     /// OpenAI Agents SDK: SessionSettings(limit=N), the newest N items the Runner reads (default: all)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub limit: Option<i64>,
-    /// OpenAI Agents SDK: the branch of an advanced session (default: main)
-    #[arg(long, value_name = "BRANCH")]
-    pub branch: Option<String>,
     /// OpenAI Agents SDK: EncryptedSession's ttl, items sealed longer ago are skipped (default: none)
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub ttl: Option<i64>,
-    /// Google ADK: the app the session is under (needed when several share its id)
-    #[arg(long, value_name = "APP")]
-    pub app: Option<String>,
-    /// Google ADK: the user the session is under (needed when several share its id)
-    #[arg(long, value_name = "USER")]
-    pub user: Option<String>,
-    /// Google ADK: whose view of the session, the agent whose model is sent it (default: the agent ADK's runner continues with)
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -215,6 +230,10 @@ pub struct NodeContextArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("branch", |arg| arg.help("OpenAI Agents SDK: the branch of an advanced session the bundle holds (default: main)")),
+    mut_arg("agent", |arg| arg.help("Google ADK: whose view the bundle holds, the agent whose model is sent it (default: the agent ADK's runner continues with)")),
+)]
 pub struct ExportArgs {
     /// Conversation id (Dify), session id (Langflow) or thread id (LangGraph)
     pub conversation: String,
@@ -230,18 +249,8 @@ pub struct ExportArgs {
     /// LangGraph: the checkpoint whose path and messages the bundle holds (default: the latest)
     #[arg(long, value_name = "CHECKPOINT")]
     pub leaf: Option<String>,
-    /// OpenAI Agents SDK: the branch of an advanced session the bundle holds (default: main)
-    #[arg(long, value_name = "BRANCH")]
-    pub branch: Option<String>,
-    /// Google ADK: the app the session is under (needed when several share its id)
-    #[arg(long, value_name = "APP")]
-    pub app: Option<String>,
-    /// Google ADK: the user the session is under (needed when several share its id)
-    #[arg(long, value_name = "USER")]
-    pub user: Option<String>,
-    /// Google ADK: whose view the bundle holds, the agent whose model is sent it (default: the agent ADK's runner continues with)
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// max_token_limit of the budgets (default from config: Dify's 2000)
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(0..))]
     pub max_tokens: Option<i64>,

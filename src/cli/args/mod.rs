@@ -18,7 +18,7 @@ pub use chat_memory::{
 pub use checkpoints::{CheckpointsCommand, PruneArgs};
 pub use inspect::{
     AgentSessionsArgs, ConversationsArgs, DoctorArgs, ExportArgs, HistoryArgs, NodeContextArgs,
-    NodeSource, NodesArgs, OpenArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
+    NodeSource, NodesArgs, OpenArgs, SessionArgs, ThreadArgs, ThreadMode, TokenArgs, TokensArgs,
 };
 pub use mb::{CaptureArgs, MbArgs, MbCommand, SyncArgs, UnitArg, WatchArgs};
 pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};

@@ -25,11 +25,8 @@ fn history_args(args: &ExportArgs) -> HistoryArgs {
         context_id: None,
         leaf: args.leaf.clone(),
         limit: None,
-        branch: args.branch.clone(),
         ttl: None,
-        app: args.app.clone(),
-        user: args.user.clone(),
-        agent: args.agent.clone(),
+        session: args.session.clone(),
     }
 }
 
@@ -40,10 +37,7 @@ fn thread_args(args: &ExportArgs) -> ThreadArgs {
         leaf: args.leaf.clone(),
         mode: ThreadMode::Dify,
         flow: args.flow.clone(),
-        branch: args.branch.clone(),
-        app: args.app.clone(),
-        user: args.user.clone(),
-        agent: args.agent.clone(),
+        session: args.session.clone(),
     }
 }
 

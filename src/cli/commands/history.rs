@@ -107,18 +107,16 @@ pub async fn run(context: &Context, args: &HistoryArgs) -> CliResult {
 
 /// The settings only some sources take, as typed.
 fn source_options(args: &HistoryArgs) -> SourceOptions {
-    SourceOptions::default()
-        .with("message-limit", args.message_limit)
-        .with("flow", args.flow.as_ref())
-        .with("n-messages", args.n_messages)
-        .with("context-id", args.context_id.as_ref())
-        .with("leaf", args.leaf.as_ref())
-        .with("limit", args.limit)
-        .with("branch", args.branch.as_ref())
-        .with("ttl", args.ttl)
-        .with("app", args.app.as_ref())
-        .with("user", args.user.as_ref())
-        .with("agent", args.agent.as_ref())
+    args.session.add_to(
+        SourceOptions::default()
+            .with("message-limit", args.message_limit)
+            .with("flow", args.flow.as_ref())
+            .with("n-messages", args.n_messages)
+            .with("context-id", args.context_id.as_ref())
+            .with("leaf", args.leaf.as_ref())
+            .with("limit", args.limit)
+            .with("ttl", args.ttl),
+    )
 }
 
 /// The history `args` ask for (`export` bundles it too), each message's raw form with

@@ -87,14 +87,12 @@ pub(super) fn request(context: &Context, args: &ThreadArgs, details: bool) -> Tr
         .then(|| args.mode.to_possible_value())
         .flatten()
         .map(|value| value.get_name().to_owned());
-    let options = SourceOptions::default()
-        .with("mode", mode)
-        .with("leaf", args.leaf.as_deref())
-        .with("flow", args.flow.as_deref())
-        .with("branch", args.branch.as_deref())
-        .with("app", args.app.as_deref())
-        .with("user", args.user.as_deref())
-        .with("agent", args.agent.as_deref());
+    let options = args.session.add_to(
+        SourceOptions::default()
+            .with("mode", mode)
+            .with("leaf", args.leaf.as_deref())
+            .with("flow", args.flow.as_deref()),
+    );
     TreeRequest {
         id: args.conversation.clone(),
         options,

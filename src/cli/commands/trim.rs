@@ -271,11 +271,13 @@ fn session_history_args(id: &str, args: &TrimArgs) -> crate::cli::args::HistoryA
         context_id: None,
         leaf: None,
         limit: None,
-        branch: None,
         ttl: None,
-        app: args.app.clone(),
-        user: args.user.clone(),
-        agent: None,
+        session: crate::cli::args::SessionArgs {
+            branch: None,
+            app: args.app.clone(),
+            user: args.user.clone(),
+            agent: None,
+        },
     }
 }
 
