@@ -4,38 +4,18 @@
 //! the budget of the contents ADK sends the continuing agent's model; `a` switches whose view
 //! (which agent's model) the budget shows.
 
-use std::time::Duration;
+mod app_driver;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::config::{self, Dirs, Overrides};
+use app_driver::{exported, press, session_opened, sessions_listed, settle};
+use crossterm::event::KeyCode;
 use memscope::demo::write_adk_demo;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
 use memscope::tui::state::{LoadStatus, Screen};
-use memscope::tui::theme::Theme;
-use memscope::tui::update::Event;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
-async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while !done(app) {
-            assert!(app.next_job().await, "the job channel closed");
-        }
-    })
-    .await
-    .expect("the jobs finished in time");
-}
-
+/// The screen as text, wide enough for the sessions' app, user and agents columns.
 fn screen(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(140, 40)).unwrap();
-    app.state.dirty = true;
-    app.draw_if_dirty(&mut terminal).unwrap();
-    terminal.backend().to_string()
-}
-
-fn key(app: &mut App, code: KeyCode) {
-    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    app_driver::screen_sized(app, 140, 40)
 }
 
 /// The TUI on a new demo session file in `home`, its list loaded; and the file's URL.
@@ -43,18 +23,8 @@ async fn demo_app(home: &std::path::Path) -> (App, String) {
     let file = home.join("session.db");
     write_adk_demo(&file, 42).await.unwrap();
     let url = format!("sqlite://{}", file.display());
-    let dirs = Dirs {
-        data: home.join("data"),
-        config: home.join("config"),
-    };
-    let overrides = Overrides {
-        database_url: Some(url.clone()),
-        ..Overrides::default()
-    };
-    let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&url, Access::Auto).await.unwrap();
-    let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    let mut app = app_driver::app(&url, home, Access::Auto).await;
+    sessions_listed(&mut app).await;
     (app, url)
 }
 
@@ -62,16 +32,11 @@ async fn demo_app(home: &std::path::Path) -> (App, String) {
 async fn open_session(app: &mut App, id: &str) {
     let at = app.state.sessions.rows.iter().position(|r| r.id == id);
     for _ in 0..at.expect("the session is listed") {
-        key(app, KeyCode::Down);
+        press(app, KeyCode::Down);
     }
-    key(app, KeyCode::Enter);
+    press(app, KeyCode::Enter);
     assert_eq!(app.state.screen, Screen::Session);
-    settle(app, |a| {
-        a.state.session.as_ref().is_some_and(|s| {
-            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
-        })
-    })
-    .await;
+    session_opened(app).await;
 }
 
 #[tokio::test]
@@ -113,13 +78,8 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
 
     // `v`: the coordinator's view, where its own transfer goes as stored and the specialist's
     // work is quoted; again, back to the specialist's.
-    key(&mut app, KeyCode::Char('v'));
-    settle(&mut app, |a| {
-        a.state.session.as_ref().is_some_and(|s| {
-            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
-        })
-    })
-    .await;
+    press(&mut app, KeyCode::Char('v'));
+    session_opened(&mut app).await;
     let budget = app.state.session.as_ref().unwrap().budget.clone().unwrap();
     assert!(budget.rule.contains("agent coordinator"), "{}", budget.rule);
     let roles: Vec<_> = budget
@@ -139,13 +99,8 @@ async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agen
     );
     let text = screen(&mut app);
     assert!(text.contains("agent coordinator (1 of 2)"), "{text}");
-    key(&mut app, KeyCode::Char('v'));
-    settle(&mut app, |a| {
-        a.state.session.as_ref().is_some_and(|s| {
-            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
-        })
-    })
-    .await;
+    press(&mut app, KeyCode::Char('v'));
+    session_opened(&mut app).await;
     let budget = app.state.session.as_ref().unwrap().budget.as_ref().unwrap();
     assert!(budget.rule.contains("agent specialist"), "{}", budget.rule);
     app.shutdown().await;
@@ -163,19 +118,14 @@ async fn t_opens_the_tree_of_the_view_that_is_open_and_e_exports_that_view() {
     let home = tempfile::tempdir().unwrap();
     let (mut app, url) = demo_app(home.path()).await;
     open_session(&mut app, "escalation").await;
-    key(&mut app, KeyCode::Char('v'));
-    settle(&mut app, |a| {
-        a.state.session.as_ref().is_some_and(|s| {
-            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
-        })
-    })
-    .await;
+    press(&mut app, KeyCode::Char('v'));
+    session_opened(&mut app).await;
     assert_eq!(
         app.state.session.as_ref().unwrap().key.view.as_deref(),
         Some("coordinator")
     );
 
-    key(&mut app, KeyCode::Char('t'));
+    press(&mut app, KeyCode::Char('t'));
     assert_eq!(app.state.screen, Screen::Tree);
     settle(&mut app, |a| {
         a.state
@@ -221,11 +171,11 @@ async fn t_opens_the_tree_of_the_view_that_is_open_and_e_exports_that_view() {
     );
     assert!(text.contains("app:region"), "{text}");
 
-    key(&mut app, KeyCode::Char('L'));
+    press(&mut app, KeyCode::Char('L'));
     let tree = app.state.tree.as_ref().unwrap();
     let newest_sent = shown.nodes.iter().rposition(|n| n.on_thread).unwrap();
     assert_eq!(tree.selected, newest_sent);
-    key(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Enter);
     match &app.state.overlay {
         Overlay::Detail(detail) => {
             assert!(
@@ -241,19 +191,11 @@ async fn t_opens_the_tree_of_the_view_that_is_open_and_e_exports_that_view() {
         }
         other => panic!("enter shows the node whole, not {other:?}"),
     }
-    key(&mut app, KeyCode::Esc);
-    key(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Esc);
     assert_eq!(app.state.screen, Screen::Session);
 
-    key(&mut app, KeyCode::Char('E'));
-    settle(&mut app, |a| a.state.exporting.is_none()).await;
-    let message = app.state.message.clone().unwrap_or_default();
-    let path = message
-        .strip_prefix("exported to ")
-        .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("the session exports: {message}"));
-    let bundle: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (_, bundle) = exported(&mut app).await;
     assert_eq!(bundle["thread"]["extra"]["continuing_agent"], "coordinator");
     assert_eq!(
         bundle["thread"]["thread"],

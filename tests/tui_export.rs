@@ -40,20 +40,15 @@ fn command(app: &mut App, text: &str) {
     press(app, KeyCode::Enter);
 }
 
-/// `E`, until the status line says where the bundle went; the bundle read back from there.
+/// `E`, the bundle read back from where the status line says it went: the exports directory.
 async fn exported(app: &mut App, home: &Path) -> Value {
-    press(app, KeyCode::Char('E'));
-    settle(app, |a| a.state.exporting.is_none()).await;
-    let message = app.state.message.clone().unwrap();
-    let path = message
-        .strip_prefix("exported to ")
-        .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("{message}"));
+    let (path, bundle) = app_driver::exported(app).await;
     assert!(
-        Path::new(path).starts_with(home.join("data/memscope/exports")),
-        "{message}"
+        path.starts_with(home.join("data/memscope/exports")),
+        "{}",
+        path.display()
     );
-    json(&std::fs::read_to_string(path).unwrap())
+    bundle
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

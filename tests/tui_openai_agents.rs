@@ -3,37 +3,16 @@
 //! columns, and a session opens with what the Runner sends the model, under the budget, with
 //! no message-window keys (the SDK keeps none).
 
-use std::time::Duration;
+mod app_driver;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::config::{self, Dirs, Overrides};
+use app_driver::{exported, press, screen, session_opened, sessions_listed, settle};
+use crossterm::event::KeyCode;
 use memscope::demo::write_openai_agents_demo;
 use memscope::sources::opened::OpenConversation;
 use memscope::store::{Access, Store};
 use memscope::tui::App;
 use memscope::tui::action::Action;
 use memscope::tui::state::{LoadStatus, Overlay, Screen};
-use memscope::tui::theme::Theme;
-use memscope::tui::update::Event;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-async fn settle(app: &mut App, done: impl Fn(&App) -> bool) {
-    tokio::time::timeout(Duration::from_secs(60), async {
-        while !done(app) {
-            assert!(app.next_job().await, "the job channel closed");
-        }
-    })
-    .await
-    .expect("the jobs finished in time");
-}
-
-fn screen(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
-    app.state.dirty = true;
-    app.draw_if_dirty(&mut terminal).unwrap();
-    terminal.backend().to_string()
-}
 
 /// The TUI on the demo's session file, its list loaded.
 async fn demo_app(home: &std::path::Path) -> App {
@@ -45,33 +24,9 @@ async fn demo_app_with(home: &std::path::Path, access: Access) -> App {
     let file = home.join("sessions.db");
     write_openai_agents_demo(&file, 42).await.unwrap();
     let url = format!("sqlite://{}", file.display());
-    let dirs = Dirs {
-        data: home.join("data"),
-        config: home.join("config"),
-    };
-    let overrides = Overrides {
-        database_url: Some(url.clone()),
-        ..Overrides::default()
-    };
-    let resolved = config::resolve(dirs, &overrides).unwrap();
-    let store = Store::open(&url, access).await.unwrap();
-    let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    let mut app = app_driver::app(&url, home, access).await;
+    sessions_listed(&mut app).await;
     app
-}
-
-fn press(app: &mut App, code: KeyCode) {
-    app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
-}
-
-/// Waits until the open session's budget is counted.
-async fn opened(app: &mut App) {
-    settle(app, |a| {
-        a.state.session.as_ref().is_some_and(|s| {
-            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
-        })
-    })
-    .await;
 }
 
 #[tokio::test]
@@ -90,7 +45,7 @@ async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
     let first = app.state.sessions.rows[0].id.clone();
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.state.screen, Screen::Session);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.id, first);
     let view = session.view.as_ref().unwrap();
@@ -134,7 +89,7 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
         press(&mut app, KeyCode::Down);
     }
     press(&mut app, KeyCode::Enter);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     assert!(open_view(&app).views.is_none());
     assert!(
         !screen(&mut app).contains("next view"),
@@ -147,7 +102,7 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
     assert_eq!(row(&app, "branched"), Some(0));
 
     press(&mut app, KeyCode::Enter);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     let ids = |app: &App| -> Vec<String> {
         open_view(app)
             .messages
@@ -167,7 +122,7 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
     let other = views.names[1].clone();
 
     press(&mut app, KeyCode::Char('v'));
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.view.as_deref(), Some(other.as_str()));
     assert_ne!(ids(&app), main_items, "the branch feeds its own items");
@@ -177,7 +132,7 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
     assert!(text.contains(&format!("branch {other} (2 of 2)")), "{text}");
 
     press(&mut app, KeyCode::Char('v'));
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     let session = app.state.session.as_ref().unwrap();
     assert_eq!(session.key.view.as_deref(), Some("main"));
     assert_eq!(ids(&app), main_items);
@@ -214,7 +169,7 @@ async fn a_session_trim_is_applied_and_undone_from_the_tui() {
         press(&mut app, KeyCode::Down);
     }
     press(&mut app, KeyCode::Enter);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     app.state.settings.budget = 60;
     press(&mut app, KeyCode::Char('T'));
     assert_eq!(app.state.overlay, Overlay::Trim);
@@ -243,7 +198,7 @@ async fn a_session_trim_is_applied_and_undone_from_the_tui() {
     let archives = home.path().join("data").join("trim-archives");
     assert_eq!(std::fs::read_dir(&archives).unwrap().count(), 1);
 
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     assert!(
         app.state.offers(Action::Undo),
         "an open session offers its undo"
@@ -262,7 +217,7 @@ async fn a_read_only_session_is_never_trimmed() {
     let home = tempfile::tempdir().unwrap();
     let mut app = demo_app(home.path()).await;
     press(&mut app, KeyCode::Enter);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     press(&mut app, KeyCode::Char('T'));
     press(&mut app, KeyCode::Char('A'));
     assert_eq!(app.state.overlay, Overlay::Trim);
@@ -283,9 +238,9 @@ async fn t_draws_the_branch_that_is_open_and_e_exports_it() {
     let mut app = demo_app(home.path()).await;
     assert_eq!(app.state.sessions.rows[0].id, "branched");
     press(&mut app, KeyCode::Enter);
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     press(&mut app, KeyCode::Char('v'));
-    opened(&mut app).await;
+    session_opened(&mut app).await;
     let branch = app
         .state
         .session
@@ -320,15 +275,7 @@ async fn t_draws_the_branch_that_is_open_and_e_exports_it() {
     assert!(text.contains(&format!("[{branch}]")), "{text}");
 
     press(&mut app, KeyCode::Esc);
-    press(&mut app, KeyCode::Char('E'));
-    settle(&mut app, |a| a.state.exporting.is_none()).await;
-    let message = app.state.message.clone().unwrap_or_default();
-    let path = message
-        .strip_prefix("exported to ")
-        .and_then(|rest| rest.split(" (").next())
-        .unwrap_or_else(|| panic!("the session exports: {message}"));
-    let bundle: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let (_, bundle) = exported(&mut app).await;
     assert_eq!(bundle["thread"]["thread"], serde_json::json!(tree.thread));
     assert_eq!(bundle["history"]["extra"]["branch"], branch.as_str());
     app.shutdown().await;

@@ -4,13 +4,14 @@
 // Each test binary uses a different part of it.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use memscope::config::{self, Dirs, Overrides};
 use memscope::store::{Access, Store};
 use memscope::tui::App;
+use memscope::tui::state::LoadStatus;
 use memscope::tui::theme::Theme;
 use memscope::tui::update::Event;
 use ratatui::Terminal;
@@ -51,9 +52,43 @@ pub fn press(app: &mut App, code: KeyCode) {
     app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
 }
 
+/// Waits until the sessions tab has its list.
+pub async fn sessions_listed(app: &mut App) {
+    settle(app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+}
+
+/// Waits until the open session is read and its budget counted.
+pub async fn session_opened(app: &mut App) {
+    settle(app, |a| {
+        a.state.session.as_ref().is_some_and(|s| {
+            s.status == LoadStatus::Loaded && s.budget_status == LoadStatus::Loaded
+        })
+    })
+    .await;
+}
+
+/// `E`, until the status line says where the bundle went: that file, and the bundle read back
+/// from it.
+pub async fn exported(app: &mut App) -> (PathBuf, serde_json::Value) {
+    press(app, KeyCode::Char('E'));
+    settle(app, |a| a.state.exporting.is_none()).await;
+    let message = app.state.message.clone().unwrap_or_default();
+    let path = message
+        .strip_prefix("exported to ")
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("the conversation exports: {message}"));
+    let bundle = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    (PathBuf::from(path), bundle)
+}
+
 /// The screen as text, drawn at 120×32.
 pub fn screen(app: &mut App) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(120, 32)).unwrap();
+    screen_sized(app, 120, 32)
+}
+
+/// The screen as text, drawn at `width`×`height`.
+pub fn screen_sized(app: &mut App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     app.state.dirty = true;
     app.draw_if_dirty(&mut terminal).unwrap();
     terminal.backend().to_string()
