@@ -14,6 +14,8 @@ mod app_driver;
 mod langgraph_cli;
 mod langgraph_sessions;
 mod langgraph_tui;
+#[path = "support/postgres_database.rs"]
+mod postgres_database;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,6 +26,7 @@ use memscope::sources::langgraph::decode::message::LangChainMessage;
 use memscope::sources::langgraph::decode::tree::{CheckpointTree, ROOT_NAMESPACE};
 use memscope::sources::langgraph::decode::{AesKey, DecodeError, KEY_VARIABLE};
 use memscope::sources::langgraph::{CheckpointError, LangGraphPool};
+use postgres_database::PostgresDatabase;
 use serde_json::{Value, json};
 
 const PYTHON_VAR: &str = "MEMSCOPE_LANGGRAPH_PYTHON";
@@ -385,39 +388,6 @@ fn sqlite_saver_reads_as_langgraph_reads_it() {
     mark("sqlite_saver_reads_as_langgraph_reads_it");
 }
 
-/// A database of its own beside `MEMSCOPE_TEST_PG_URL`'s, dropped when the test ends.
-struct PostgresDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PostgresDatabase {
-    fn create(admin: String) -> PostgresDatabase {
-        let name = format!("memscope_lg_{}", uuid::Uuid::new_v4().simple());
-        let created = Command::new("psql")
-            .args([&admin, "-qc", &format!("CREATE DATABASE {name}")])
-            .status()
-            .expect("psql runs");
-        assert!(created.success(), "creating {name}");
-        let base = admin.rsplit_once('/').map_or(admin.as_str(), |(b, _)| b);
-        let url = format!("{base}/{name}");
-        PostgresDatabase { admin, name, url }
-    }
-}
-
-impl Drop for PostgresDatabase {
-    fn drop(&mut self) {
-        let _ = Command::new("psql")
-            .args([
-                &self.admin,
-                "-qc",
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-            ])
-            .status();
-    }
-}
-
 #[test]
 fn postgres_saver_reads_as_langgraph_reads_it() {
     let Some(python) = python() else {
@@ -428,7 +398,7 @@ fn postgres_saver_reads_as_langgraph_reads_it() {
         eprintln!("LangGraph test skipped (MEMSCOPE_TEST_PG_URL is not set)");
         return;
     };
-    let database = PostgresDatabase::create(admin);
+    let database = PostgresDatabase::create(admin, "lg");
     let dir = tempfile::tempdir().unwrap();
     let oracle = build(&python, ["--postgres", &database.url], dir.path());
     runtime().block_on(async {

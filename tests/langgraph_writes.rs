@@ -18,12 +18,15 @@
 //! `MEMSCOPE_LANGGRAPH_WRITES_MARKER_DIR` set, each test that ran leaves a marker there.
 
 mod langgraph_writes_prune;
+#[path = "support/postgres_database.rs"]
+mod postgres_database;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use memscope::sources::langgraph::decode::decode_typed;
 use memscope::sources::langgraph::decode::encode::encode;
+use postgres_database::PostgresDatabase;
 use serde_json::{Value, json};
 
 const PYTHON_VAR: &str = "MEMSCOPE_LANGGRAPH_PYTHON";
@@ -292,51 +295,11 @@ fn trim_round(python: &str, main: &Target, twin: &Target, home: &Path) {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("nothing to undo"));
 }
 
-/// A database of its own beside `MEMSCOPE_TEST_PG_URL`'s, dropped when the test ends;
-/// optionally a copy of another (`CREATE DATABASE … TEMPLATE`).
-struct PostgresDatabase {
-    admin: String,
-    name: String,
-    url: String,
-}
-
-impl PostgresDatabase {
-    fn create(admin: &str, template: Option<&PostgresDatabase>) -> PostgresDatabase {
-        let name = format!("memscope_lgw_{}", uuid::Uuid::new_v4().simple());
-        let sql = match template {
-            Some(t) => format!("CREATE DATABASE {name} TEMPLATE {}", t.name),
-            None => format!("CREATE DATABASE {name}"),
-        };
-        let created = Command::new("psql")
-            .args([admin, "-qc", &sql])
-            .status()
-            .expect("psql runs");
-        assert!(created.success(), "{sql}");
-        let base = admin.rsplit_once('/').map_or(admin, |(b, _)| b);
-        PostgresDatabase {
-            admin: admin.to_owned(),
-            url: format!("{base}/{name}"),
-            name,
-        }
-    }
-
-    fn target(&self) -> Target {
-        Target {
-            url: self.url.clone(),
-            python_args: ["--postgres".to_owned(), self.url.clone()],
-        }
-    }
-}
-
-impl Drop for PostgresDatabase {
-    fn drop(&mut self) {
-        let _ = Command::new("psql")
-            .args([
-                &self.admin,
-                "-qc",
-                &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name),
-            ])
-            .status();
+/// The Python side's arguments and memscope's URL for a database of a test's own.
+fn postgres_target(database: &PostgresDatabase) -> Target {
+    Target {
+        url: database.url.clone(),
+        python_args: ["--postgres".to_owned(), database.url.clone()],
     }
 }
 
@@ -417,9 +380,14 @@ fn trim_is_langgraphs_update_state_on_postgres() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let main = PostgresDatabase::create(&admin, None);
-    build(&python, &main.target(), dir.path());
-    let twin = PostgresDatabase::create(&admin, Some(&main));
-    trim_round(&python, &main.target(), &twin.target(), dir.path());
+    let main = PostgresDatabase::create(admin, "lgw");
+    build(&python, &postgres_target(&main), dir.path());
+    let twin = main.copy("lgw");
+    trim_round(
+        &python,
+        &postgres_target(&main),
+        &postgres_target(&twin),
+        dir.path(),
+    );
     mark("trim_is_langgraphs_update_state_on_postgres");
 }

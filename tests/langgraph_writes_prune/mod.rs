@@ -262,20 +262,25 @@ fn prune_keeps_what_langgraph_reads_on_postgres() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let main = PostgresDatabase::create(&admin, None);
-    build(&python, &main.target(), dir.path());
+    let main = PostgresDatabase::create(admin, "lgw");
+    build(&python, &postgres_target(&main), dir.path());
     // PostgresSaver's own prune (keep_latest) on a twin leaves the rows memscope's
     // --keep-last 1 leaves.
-    let twin = PostgresDatabase::create(&admin, Some(&main));
-    let own = PostgresDatabase::create(&admin, Some(&main));
-    judge(&python, &twin.target(), "nested", &["--langgraph-prune"]);
+    let twin = main.copy("lgw");
+    let own = main.copy("lgw");
+    judge(
+        &python,
+        &postgres_target(&twin),
+        "nested",
+        &["--langgraph-prune"],
+    );
     ok_json(&run(
         dir.path(),
         &own.url,
         &prune_args(&["--thread", "nested", "--keep-last", "1", "--yes"]),
     ));
-    assert_eq!(keys(&own.target()), keys(&twin.target()));
+    assert_eq!(keys(&postgres_target(&own)), keys(&postgres_target(&twin)));
 
-    prune_round(&python, &main.target(), dir.path());
+    prune_round(&python, &postgres_target(&main), dir.path());
     mark("prune_keeps_what_langgraph_reads_on_postgres");
 }
