@@ -15,6 +15,7 @@ use memscope::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, 
 use memscope::sources::langgraph::decode::budget::MessagesBudget;
 use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
+use memscope::sources::langgraph::restore::restore_command;
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
@@ -345,6 +346,9 @@ fn prune_plan(keep_last: usize) -> PlannedPrune {
         thread("research-ada-0001", 260, 260 - keep_last, 912, 48_205_991),
         thread("research-ada-0002", 3, 3 - keep_last, 4, 9_310),
     ];
+    let archive = PathBuf::from(
+        "/home/ada/.local/share/memscope/langgraph-archives/prune-20260302T101500.123456Z.jsonl",
+    );
     PlannedPrune {
         plan: PrunePlan {
             saver: "SqliteSaver",
@@ -356,9 +360,8 @@ fn prune_plan(keep_last: usize) -> PlannedPrune {
             bytes: threads.iter().map(|t| t.bytes).sum(),
             threads,
         },
-        archive: PathBuf::from(
-            "/home/ada/.local/share/memscope/langgraph-archives/prune-20260302T101500.123456Z.jsonl",
-        ),
+        restore: restore_command("sqlite:///data/checkpoints.sqlite", &archive),
+        archive,
     }
 }
 

@@ -81,7 +81,12 @@ pub(super) fn plan_prune(
             let archive = prunes
                 .new_archive(&data_dir)
                 .map_err(|e| format!("{}: {e}", data_dir.display()))?;
-            Ok::<_, String>(PlannedPrune { plan, archive })
+            let restore = prunes.restore_command(store.url(), &archive);
+            Ok::<_, String>(PlannedPrune {
+                plan,
+                archive,
+                restore,
+            })
         };
         reply.send(LoadReport::PrunePlan(planned.await));
     })

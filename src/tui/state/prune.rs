@@ -22,6 +22,8 @@ pub struct PlannedPrune {
     pub plan: PrunePlan,
     /// Absolute: the confirmation names it, and the prune writes it.
     pub archive: PathBuf,
+    /// The command that puts the pruned rows back from `archive`, as the source words it.
+    pub restore: String,
 }
 
 /// The prune being planned or waiting for its confirmation.

@@ -13,7 +13,6 @@ use super::budget::wrapped_height;
 use super::common::{context_hints, middle_cut, popup};
 use crate::format::{byte_size, pad, thousands};
 use crate::sources::checkpoint_prune::PrunePlan;
-use crate::sources::langgraph::restore::restore_command;
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
 use crate::tui::state::prune::{PruneState, kept};
@@ -76,10 +75,7 @@ pub(super) fn draw(
             theme.title,
         ));
         tail.push(Line::styled("and this puts them back:", theme.text));
-        tail.push(Line::styled(
-            restore_command(&state.database, &planned.archive),
-            theme.dim,
-        ));
+        tail.push(Line::styled(planned.restore.clone(), theme.dim));
     } else if prune.planned.is_some() {
         head.push(Line::styled(prune.nothing_to_prune(), theme.dim));
     }

@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::super::checkpoints::open_thread;
 use super::super::test_support::{code, key, screen, state};
@@ -82,6 +82,10 @@ fn plan(keep_last: usize, deleted: usize) -> PlannedPrune {
             threads,
         },
         archive: PathBuf::from(ARCHIVE),
+        restore: crate::sources::langgraph::restore::restore_command(
+            "sqlite://test.db",
+            Path::new(ARCHIVE),
+        ),
     }
 }
 
