@@ -42,6 +42,24 @@ pub struct ThreadPrune {
     pub bytes: i64,
 }
 
+impl ThreadPrune {
+    /// The thread's figures as both front ends print them: its checkpoints deleted of those it
+    /// had ("12 of 15"), its writes, its blobs, and its bytes as `bytes` words them.
+    pub fn figures(&self, bytes: impl Fn(i64) -> String) -> [String; 4] {
+        use crate::format::thousands;
+        [
+            format!(
+                "{} of {}",
+                thousands(self.checkpoints as u64),
+                thousands(self.checkpoints_before as u64)
+            ),
+            thousands(self.writes),
+            thousands(self.blobs as u64),
+            bytes(self.bytes),
+        ]
+    }
+}
+
 /// What a prune deletes (or deleted), thread by thread.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct PrunePlan {

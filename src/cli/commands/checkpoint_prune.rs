@@ -74,17 +74,9 @@ fn render(p: &Pruned) -> String {
         .threads
         .iter()
         .map(|t| {
-            vec![
-                t.thread_id.clone(),
-                format!(
-                    "{} of {}",
-                    thousands(t.checkpoints as u64),
-                    thousands(t.checkpoints_before as u64)
-                ),
-                thousands(t.writes),
-                thousands(t.blobs as u64),
-                thousands(t.bytes),
-            ]
+            let mut row = vec![t.thread_id.clone()];
+            row.extend(t.figures(thousands));
+            row
         })
         .collect();
     let verb = if p.pruned { "deleted" } else { "would delete" };

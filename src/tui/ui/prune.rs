@@ -132,16 +132,7 @@ fn plan_table(plan: &PrunePlan, width: usize, rows: usize, theme: &Theme) -> Vec
         rows.saturating_sub(3).max(1)
     };
     for thread in plan.threads.iter().take(shown) {
-        let cells = [
-            format!(
-                "{} of {}",
-                thousands(thread.checkpoints as u64),
-                thousands(thread.checkpoints_before as u64)
-            ),
-            thousands(thread.writes),
-            thousands(thread.blobs as u64),
-            byte_size(thread.bytes.max(0) as u64),
-        ];
+        let cells = thread.figures(|bytes| byte_size(bytes.max(0) as u64));
         lines.push(row(&thread.thread_id, cells, theme.text));
     }
     let left_out = plan.threads.len() - shown;
