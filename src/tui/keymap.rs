@@ -24,9 +24,15 @@ pub enum KeyContext {
     /// The budget keys every view with a budget panel shares: the base those views' contexts
     /// layer over, never the context of a screen itself.
     Budget,
+    /// The keys every conversation list shares, whatever the source: the base the three lists'
+    /// contexts layer over, never the context of a screen itself.
+    List,
+    /// The list of a database whose conversations are regeneration trees (a layer over
+    /// [`KeyContext::List`]).
     Conversations,
     Conversation,
-    /// The list of a database whose conversations are sessions or threads.
+    /// The list of a database whose conversations are sessions or threads (a layer over
+    /// [`KeyContext::List`]).
     Sessions,
     /// The list of a LangGraph database's threads (a layer over [`KeyContext::Sessions`]).
     Threads,
@@ -64,7 +70,9 @@ pub enum KeyContext {
 /// does not bind itself, so what differs by database shape is written once, in the layer, and
 /// a user's change to the base reaches every layer.
 /// A base comes before the layers over a layer of it.
-const LAYERS: [(KeyContext, KeyContext); 8] = [
+const LAYERS: [(KeyContext, KeyContext); 10] = [
+    (KeyContext::Conversations, KeyContext::List),
+    (KeyContext::Sessions, KeyContext::List),
     (KeyContext::Conversation, KeyContext::Budget),
     (KeyContext::Session, KeyContext::Budget),
     (KeyContext::Nodes, KeyContext::Budget),
@@ -80,6 +88,7 @@ impl KeyContext {
         match self {
             KeyContext::Global => "Everywhere",
             KeyContext::Budget => "Budget",
+            KeyContext::List => "Every list",
             KeyContext::Conversations => "Conversation list",
             KeyContext::Conversation => "Conversation",
             KeyContext::Sessions => "Session list",

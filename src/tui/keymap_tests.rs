@@ -224,3 +224,37 @@ fn the_budget_keys_are_written_once_and_reach_every_view_with_a_budget() {
     // The list has no budget.
     assert_eq!(keymap.lookup(KeyContext::Conversations, chord("B")), None);
 }
+
+#[test]
+fn the_list_keys_are_written_once_and_reach_every_list() {
+    let user = r#"
+        [keys.list]
+        "o" = { action = "open", desc = "open it" }
+        "D" = { action = "none" }
+    "#;
+    let keymap = Keymap::from_toml(DEFAULT_KEYS, Some(&user_keys(user))).unwrap();
+    let lists = [
+        KeyContext::Conversations,
+        KeyContext::Sessions,
+        KeyContext::Threads,
+    ];
+    for list in lists {
+        assert_eq!(
+            keymap.lookup(list, chord("o")),
+            Some(Action::Open),
+            "{list:?}"
+        );
+        assert_eq!(keymap.lookup(list, chord("]")), Some(Action::NextPage));
+        assert_eq!(keymap.lookup(list, chord("D")), None, "{list:?}");
+        assert_eq!(keymap.lookup(list, chord("/")), Some(Action::Filter));
+    }
+    // What only one list has stays its own.
+    let (conversations, sessions, threads) = (lists[0], lists[1], lists[2]);
+    assert_eq!(
+        keymap.lookup(conversations, chord("x")),
+        Some(Action::ToggleDeleted)
+    );
+    assert_eq!(keymap.lookup(sessions, chord("x")), None);
+    assert_eq!(keymap.lookup(threads, chord("P")), Some(Action::Prune));
+    assert_eq!(keymap.lookup(sessions, chord("P")), None);
+}
