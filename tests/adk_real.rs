@@ -278,8 +278,8 @@ fn tui_opens_a_session(url: &str, oracle: &Value) {
     tokio::runtime::Runtime::new().unwrap().block_on(async {
         let store = Store::open(url, Access::Auto).await.unwrap();
         let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
-        settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
-        let rows = &app.state.sessions.rows;
+        settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+        let rows = &app.state.list.rows;
         let at = rows.iter().position(|r| r.id == "handback").unwrap();
         for _ in 0..at {
             app.handle(Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE)));

@@ -30,7 +30,7 @@ async fn demo_app(home: &std::path::Path) -> (App, String) {
 
 /// Opens session `id` of the list and waits for its budget.
 async fn open_session(app: &mut App, id: &str) {
-    let at = app.state.sessions.rows.iter().position(|r| r.id == id);
+    let at = app.state.list.rows.iter().position(|r| r.id == id);
     for _ in 0..at.expect("the session is listed") {
         press(app, KeyCode::Down);
     }
@@ -43,12 +43,7 @@ async fn open_session(app: &mut App, id: &str) {
 async fn the_sessions_list_with_app_and_user_and_one_opens_with_each_events_agent() {
     let home = tempfile::tempdir().unwrap();
     let (mut app, _) = demo_app(home.path()).await;
-    assert_eq!(
-        app.state.sessions.rows.len(),
-        3,
-        "{:?}",
-        app.state.sessions.rows
-    );
+    assert_eq!(app.state.list.rows.len(), 3, "{:?}", app.state.list.rows);
     let text = screen(&mut app);
     assert!(
         text.contains("memscope-demo") && text.contains("operator"),

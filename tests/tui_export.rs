@@ -77,7 +77,7 @@ async fn e_exports_the_open_conversation_as_memscope_export_prints_it() {
     run(memscope(home).args(["demo", "--langgraph"]).arg(&file), 0);
     let url = format!("sqlite://{}", file.display());
     let mut app = app_in(&url, dirs(home), Access::Auto).await;
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
     command(&mut app, "conv long-chat");
     let tree = |a: &App| {
         a.state

@@ -19,7 +19,7 @@ async fn the_doctor_view_lists_a_langgraph_databases_findings_and_opens_their_th
     let demo = write_langgraph_demo(&file, 7).await.unwrap();
     let url = format!("sqlite://{}", file.display());
     let mut app = app(&url, root.path(), Access::Auto).await;
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
 
     press(&mut app, KeyCode::Char('D'));
     assert_eq!(app.state.screen, Screen::Doctor);

@@ -49,7 +49,7 @@ async fn open_switches_database_without_quitting_and_keeps_the_open_one_on_failu
     let memscope = memscope_demo(root.path());
 
     let mut app = app(&langgraph, root.path(), Access::Auto).await;
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
     assert!(
         app.state.read_only,
         "a database LangGraph wrote opens read-only"
@@ -116,8 +116,8 @@ async fn open_switches_database_without_quitting_and_keeps_the_open_one_on_failu
     opened(&mut app).await;
     assert_eq!(app.state.shape, ConversationShape::CheckpointThreads);
     assert!(app.state.read_only);
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
-    assert!(!app.state.sessions.rows.is_empty());
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    assert!(!app.state.list.rows.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

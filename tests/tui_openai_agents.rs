@@ -33,16 +33,12 @@ async fn demo_app_with(home: &std::path::Path, access: Access) -> App {
 async fn the_sessions_list_and_one_opens_with_what_the_runner_sends() {
     let home = tempfile::tempdir().unwrap();
     let mut app = demo_app(home.path()).await;
-    assert!(
-        app.state.sessions.rows.len() >= 3,
-        "{:?}",
-        app.state.sessions.rows
-    );
+    assert!(app.state.list.rows.len() >= 3, "{:?}", app.state.list.rows);
     let text = screen(&mut app);
     assert!(text.contains("1 Sessions"), "{text}");
     assert!(text.contains("Branches"), "the source's own column: {text}");
 
-    let first = app.state.sessions.rows[0].id.clone();
+    let first = app.state.list.rows[0].id.clone();
     press(&mut app, KeyCode::Enter);
     assert_eq!(app.state.screen, Screen::Session);
     session_opened(&mut app).await;
@@ -83,7 +79,7 @@ fn open_view(app: &App) -> &OpenConversation {
 async fn v_switches_a_branched_session_to_its_next_branch() {
     let home = tempfile::tempdir().unwrap();
     let mut app = demo_app(home.path()).await;
-    let row = |app: &App, id: &str| app.state.sessions.rows.iter().position(|r| r.id == id);
+    let row = |app: &App, id: &str| app.state.list.rows.iter().position(|r| r.id == id);
     let plain = row(&app, "trip-planner").unwrap();
     for _ in 0..plain {
         press(&mut app, KeyCode::Down);
@@ -143,9 +139,17 @@ async fn v_switches_a_branched_session_to_its_next_branch() {
 async fn rows_of(home: &std::path::Path, session: &str) -> usize {
     let url = format!("sqlite://{}", home.join("sessions.db").display());
     let store = Store::open(&url, Access::ReadOnly).await.unwrap();
-    let listed = memscope::inspect::sessions::conversation_page(&store, None, None, 50)
-        .await
-        .unwrap();
+    let query = memscope::sources::conversation::ListQuery {
+        search: None,
+        after: None,
+        limit: 50,
+        options: Default::default(),
+    };
+    let listed = memscope::inspect::listing::list_conversations(&store, &query, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .await
+    .unwrap();
     let row = listed.conversations.into_iter().find(|c| c.id == session);
     store.close().await;
     row.and_then(|r| r.messages).unwrap() as usize
@@ -160,7 +164,7 @@ async fn a_session_trim_is_applied_and_undone_from_the_tui() {
     let before = rows_of(home.path(), "trip-planner").await;
     let at = app
         .state
-        .sessions
+        .list
         .rows
         .iter()
         .position(|r| r.id == "trip-planner")
@@ -236,7 +240,7 @@ async fn a_read_only_session_is_never_trimmed() {
 async fn t_draws_the_branch_that_is_open_and_e_exports_it() {
     let home = tempfile::tempdir().unwrap();
     let mut app = demo_app(home.path()).await;
-    assert_eq!(app.state.sessions.rows[0].id, "branched");
+    assert_eq!(app.state.list.rows[0].id, "branched");
     press(&mut app, KeyCode::Enter);
     session_opened(&mut app).await;
     press(&mut app, KeyCode::Char('v'));

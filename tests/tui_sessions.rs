@@ -13,11 +13,9 @@ use std::sync::Arc;
 
 use chrono::{TimeZone, Utc};
 use crossterm::event::KeyCode;
-use memscope::inspect::document::DocumentHead;
-use memscope::inspect::listing::ConversationList;
 use memscope::memory::agent_history::LangflowMessage;
 use memscope::memory::tokens::CountCache;
-use memscope::sources::conversation::{Extra, ListedConversation};
+use memscope::sources::conversation::{Extra, ListedConversation, ListedPage};
 use memscope::sources::langflow::conversation::LangflowSessions;
 use memscope::sources::langflow::opened::{agent_memory, shown};
 use memscope::sources::langgraph::conversation::LangGraphThreads;
@@ -94,23 +92,14 @@ fn list_loaded(
     rows: Vec<ListedConversation>,
     next: Option<&str>,
 ) -> Vec<Effect> {
-    let generation = state.sessions.generation;
-    let page = Ok(ConversationList {
-        head: DocumentHead {
-            version: 1,
-            source: "langflow",
-        },
-        noun: state.noun,
+    let generation = state.list.generation;
+    let page = Ok(ListedPage {
         conversations: rows,
         next: next.map(str::to_owned),
     });
-    deliver(
+    update(
         state,
-        generation,
-        SessionLoaded::Page {
-            after: None,
-            result: page,
-        },
+        Event::Job(JobEvent::load(generation, LoadReport::List(page))),
     )
 }
 

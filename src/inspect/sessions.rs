@@ -1,12 +1,9 @@
-//! The conversation list and an open conversation as the TUI's session screens show them, for
-//! any source whose conversations are not regeneration trees: the list is `conversations`' page,
-//! an open one its source's stored messages with its memory (`sources/opened.rs`).
-
-use std::ops::ControlFlow;
+//! An open conversation as the TUI's session screens show it, for any source whose
+//! conversations are not regeneration trees: its source's stored messages with its memory
+//! (`sources/opened.rs`).
 
 use super::InspectError;
 use super::document::{conversations_of, key_options};
-use super::listing::{ConversationList, list_conversations};
 use std::sync::Arc;
 
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
@@ -14,29 +11,12 @@ use crate::memory::history::History;
 use crate::memory::model::{ChatMessage, Role};
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{
-    Command, HistoryRequest, LeftOutCount, ListQuery, MessageKind, SourceHistory, SourceOptions,
+    Command, HistoryRequest, LeftOutCount, MessageKind, SourceHistory, SourceOptions,
 };
 use crate::sources::opened::{
     ConversationKey, ConversationMemory, FedHistory, OpenConversation, ShownMessage,
 };
 use crate::store::Store;
-
-/// The page of conversations starting at `after` (a cursor the page before gave), at most
-/// `limit`, newest activity first; `search` keeps those whose id or message text contains it.
-pub async fn conversation_page(
-    store: &Store,
-    search: Option<String>,
-    after: Option<String>,
-    limit: u32,
-) -> Result<ConversationList, InspectError> {
-    let query = ListQuery {
-        search,
-        after,
-        limit,
-        options: SourceOptions::default(),
-    };
-    list_conversations(store, &query, &mut |_| ControlFlow::Continue(())).await
-}
 
 /// Opens the conversation `key` names: as its source shows one, else the messages its
 /// `history` feeds the model (with the source's default settings, under `budget`).

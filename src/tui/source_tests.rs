@@ -46,14 +46,8 @@ async fn the_test_source_lists_its_logs_and_opens_one_with_its_budget() {
     };
     let resolved = config::resolve(dirs, &overrides).unwrap();
     let mut app = App::new(&resolved, store, None, Theme::monochrome()).unwrap();
-    settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
-    let ids: Vec<&str> = app
-        .state
-        .sessions
-        .rows
-        .iter()
-        .map(|r| r.id.as_str())
-        .collect();
+    settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
+    let ids: Vec<&str> = app.state.list.rows.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["support", "billing"]);
     let text = screen(&mut app);
     assert!(text.contains("Logs · page 1"), "{text}");

@@ -54,7 +54,7 @@ pub fn press(app: &mut App, code: KeyCode) {
 
 /// Waits until the sessions tab has its list.
 pub async fn sessions_listed(app: &mut App) {
-    settle(app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+    settle(app, |a| a.state.list.status == LoadStatus::Loaded).await;
 }
 
 /// Waits until the open session is read and its budget counted.

@@ -89,7 +89,7 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
                 app.handle(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
             };
             tokio::time::timeout(std::time::Duration::from_secs(60), async {
-                while app.state.sessions.status != LoadStatus::Loaded
+                while app.state.list.status != LoadStatus::Loaded
                     || app.state.memory_bases.status != LoadStatus::Loaded
                 {
                     assert!(app.next_job().await, "the job channel closed");

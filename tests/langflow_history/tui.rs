@@ -102,7 +102,7 @@ async fn open_app(built: &Sessions, home: &Path) -> App {
 fn select_row(app: &mut App, session: &str, flow: &str) {
     let at = app
         .state
-        .sessions
+        .list
         .rows
         .iter()
         .position(|r| r.id == session && r.title.as_deref() == Some(flow))
@@ -118,10 +118,10 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
     block_on(async {
         let mut app = open_app(built, home.path()).await;
         assert_eq!(app.state.screen, Screen::Conversations);
-        settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+        settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
         let shared: Vec<&str> = app
             .state
-            .sessions
+            .list
             .rows
             .iter()
             .filter(|r| r.id == "New Session 0")
@@ -139,10 +139,10 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
         press(&mut app, KeyCode::Char('/'));
         typed(&mut app, "TIED 1");
         press(&mut app, KeyCode::Enter);
-        settle(&mut app, |a| a.state.sessions.status == LoadStatus::Loaded).await;
+        settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
         let found: Vec<_> = app
             .state
-            .sessions
+            .list
             .rows
             .iter()
             .map(|r| r.title.clone())
@@ -150,7 +150,7 @@ fn tui_feeds_what_langflow_reads(built: &Sessions, _store: &Store) {
         assert_eq!(found, vec![Some("Support Chat".to_owned())]);
         press(&mut app, KeyCode::Esc);
         settle(&mut app, |a| {
-            a.state.sessions.status == LoadStatus::Loaded && a.state.sessions.rows.len() > 1
+            a.state.list.status == LoadStatus::Loaded && a.state.list.rows.len() > 1
         })
         .await;
 

@@ -1,4 +1,4 @@
-//! Loads of the session list and an open session or thread: a page, a conversation and its
+//! Loads of an open session or thread: the conversation and its
 //! budget, counted on a worker with the shared token cache.
 
 use std::sync::{Arc, Mutex};
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::slot::{Slot, Tasks, report, with_cache};
 use crate::format::count;
-use crate::inspect::sessions::{conversation_page, open_conversation};
+use crate::inspect::sessions::open_conversation;
 use crate::inspect::stored_trim::{self, stored_trim_of};
 use crate::inspect::tree::thread_of_key;
 use crate::memory::budget_view::BudgetSettings;
@@ -27,16 +27,6 @@ pub(super) fn load(
     load: SessionLoad,
 ) {
     match load {
-        SessionLoad::Page {
-            search,
-            after,
-            limit,
-        } => tasks.load(Slot::List, generation, |reply| async move {
-            let result = conversation_page(&store, search, after.clone(), limit)
-                .await
-                .map_err(report);
-            reply.send(SessionLoaded::Page { after, result });
-        }),
         SessionLoad::Open { key, settings } => {
             tasks.load(Slot::Conversation, generation, |reply| async move {
                 let result = open_conversation(&store, &key, &settings)

@@ -1,4 +1,5 @@
-//! The conversations list: the shown page, the cursors its source gave and the pages around it.
+//! The conversation list, one for every source: the shown page, the cursors its source gave and
+//! the pages around it.
 
 use super::load::LoadStatus;
 use crate::sources::conversation::ListedConversation;
@@ -7,7 +8,8 @@ use crate::sources::opened::ConversationKey;
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: u32 = 50;
 
-/// The conversation list: one keyset page at a time.
+/// The conversation list: one keyset page at a time, of whatever the source keeps (Dify's
+/// conversations, Langflow's sessions of each flow, LangGraph's threads, any source's log).
 #[derive(Debug, Clone, Default)]
 pub struct ListState {
     pub status: LoadStatus,
@@ -67,6 +69,16 @@ impl PagePosition {
 }
 
 impl ListState {
+    /// The selected row.
+    pub fn selected_row(&self) -> Option<&ListedConversation> {
+        self.rows.get(self.selected)
+    }
+
+    /// What opens the selected row.
+    pub fn selected_key(&self) -> Option<ConversationKey> {
+        self.selected_row().map(key_of)
+    }
+
     pub fn has_next_page(&self) -> bool {
         self.page_next.is_some()
     }
@@ -121,4 +133,9 @@ impl ListState {
         self.queued_steps = 0;
         self.selected = 0;
     }
+}
+
+/// What opens a row of the list: its id, scoped where the source scopes ids (Langflow's flow).
+pub fn key_of(row: &ListedConversation) -> ConversationKey {
+    ConversationKey::scoped(row.id.clone(), row.scope.clone())
 }

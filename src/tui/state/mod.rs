@@ -29,7 +29,7 @@ pub mod trim;
 
 pub use budget::{BudgetPanelState, BudgetRows};
 pub use conversation::{ConversationState, DemoState, Loaded};
-pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition};
+pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition, key_of};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
 pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
@@ -42,7 +42,7 @@ use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use prune::{PruneState, UndoAsk};
-use sessions::{SessionListState, SessionState};
+use sessions::SessionState;
 use tree_screen::TreeScreenState;
 use trim::{SummarizerInfo, TrimState};
 
@@ -59,6 +59,7 @@ pub struct AppState {
     pub screen: Screen,
     /// The screen the conversations tab shows when it is brought back to the front.
     pub conversations_screen: Screen,
+    /// The conversation list, whatever the source.
     pub list: ListState,
     pub conversation: Option<ConversationState>,
     pub settings: Settings,
@@ -108,8 +109,6 @@ pub struct AppState {
     pub scan_unit: &'static str,
     /// The columns its source adds to a short list, each a key of a row's extras.
     pub list_columns: Vec<ListColumn>,
-    /// The list of a database whose conversations are sessions or threads.
-    pub sessions: SessionListState,
     /// The open session or thread.
     pub session: Option<SessionState>,
     /// The open session's tree (`t`), where its source's tree is not a checkpoint tree.
@@ -169,7 +168,6 @@ impl AppState {
             noun: "conversation",
             scan_unit: "message",
             list_columns: Vec::new(),
-            sessions: SessionListState::default(),
             session: None,
             tree: None,
             checkpoints: None,
@@ -199,8 +197,6 @@ impl AppState {
         }
     }
 
-    /// Whether the conversations tab lists sessions or threads rather than Dify's
-    /// conversations.
     /// Whether the open conversation's memory reads a message window the keys can move.
     fn session_has_window(&self) -> bool {
         let view = self.session.as_ref().and_then(|s| s.view.as_ref());
@@ -214,6 +210,8 @@ impl AppState {
         self.list_columns = columns.filter(|column| column.brief).copied().collect();
     }
 
+    /// Whether the list's rows open on the session screens rather than on a regeneration
+    /// tree of turns.
     pub fn lists_sessions(&self) -> bool {
         self.shape != ConversationShape::RegenerationTrees
     }
@@ -354,10 +352,7 @@ impl AppState {
             self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
         let planning = self.prune.as_ref().is_some_and(|p| p.status.is_loading());
         let opening = self.opening.is_some();
-        let list_busy = match self.lists_sessions() {
-            true => self.sessions.status.is_loading(),
-            false => self.list.status.is_loading(),
-        };
+        let list_busy = self.list.status.is_loading();
         list_busy
             || conversation_busy
             || session_busy

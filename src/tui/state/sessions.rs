@@ -1,75 +1,12 @@
-//! Conversations of databases that keep no regeneration trees (Langflow's sessions of each flow,
-//! LangGraph's threads, and every source that keeps a log): the list, paged by the cursors its
-//! source gives, and the open one with what its model is fed.
+//! An open conversation of a database that keeps no regeneration trees (a Langflow session of a
+//! flow, a LangGraph thread, any source that keeps a log), with what its model is fed.
 
 use std::sync::Arc;
 
 use super::load::LoadStatus;
 use super::screen::Screen;
 use super::search::MessageSearch;
-use crate::sources::conversation::ListedConversation;
 use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
-
-/// One page of the list, where it starts, and the page being loaded.
-#[derive(Debug, Clone, Default)]
-pub struct SessionListState {
-    pub status: LoadStatus,
-    pub rows: Vec<ListedConversation>,
-    pub selected: usize,
-    /// Where the shown page starts (`None`: the first page).
-    pub start: Option<String>,
-    /// Where each page before the shown one starts, oldest first: `[` goes back through them.
-    pub earlier: Vec<Option<String>>,
-    /// Where the next page starts; `None` on the last page.
-    pub next: Option<String>,
-    /// The page being loaded, which becomes the shown one when its rows arrive.
-    pub loading: Option<PageTurn>,
-    pub generation: u64,
-}
-
-/// A page asked for: where it starts, and how it stands to the shown one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PageTurn {
-    pub start: Option<String>,
-    pub step: PageStep,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageStep {
-    Forward,
-    Back,
-}
-
-impl SessionListState {
-    /// The number of the page whose rows are shown.
-    pub fn page_number(&self) -> usize {
-        self.earlier.len() + 1
-    }
-
-    /// The number of the page being loaded.
-    pub fn loading_page(&self) -> Option<usize> {
-        let turn = self.loading.as_ref()?;
-        Some(match turn.step {
-            PageStep::Forward => self.page_number() + 1,
-            PageStep::Back => self.page_number().saturating_sub(1).max(1),
-        })
-    }
-
-    /// The selected row.
-    pub fn selected_row(&self) -> Option<&ListedConversation> {
-        self.rows.get(self.selected)
-    }
-
-    /// What opens the selected row.
-    pub fn selected_key(&self) -> Option<ConversationKey> {
-        self.selected_row().map(key_of)
-    }
-}
-
-/// What opens a row of the list.
-pub fn key_of(row: &ListedConversation) -> ConversationKey {
-    ConversationKey::scoped(row.id.clone(), row.scope.clone())
-}
 
 /// An open conversation: its messages, the selected one, and its budget.
 #[derive(Debug, Clone)]

@@ -2,6 +2,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Row;
 
@@ -42,34 +43,9 @@ impl Component for ConversationList {
             list.page_number()
         );
         let inner = framed(&title, theme, frame, area);
-        match &list.status {
-            LoadStatus::Loading if list.rows.is_empty() => {
-                let text = if list.filter.is_empty() {
-                    "Loading conversations…".to_owned()
-                } else {
-                    searching_text(list)
-                };
-                frame.render_widget(placeholder(text, theme.dim), inner);
-                return;
-            }
-            LoadStatus::Failed(error) => {
-                let text = format!("Could not load conversations: {error}\n\nr: try again");
-                frame.render_widget(placeholder(text, theme.error), inner);
-                return;
-            }
-            _ if list.rows.is_empty() => {
-                let text = if list.filter.is_empty() {
-                    "No conversations in this database.".to_owned()
-                } else {
-                    format!(
-                        "No conversation matches {:?}. esc clears the filter.",
-                        list.filter
-                    )
-                };
-                frame.render_widget(placeholder(text, theme.dim), inner);
-                return;
-            }
-            _ => {}
+        if let Some((text, style)) = in_place_of_rows(list, "", theme) {
+            frame.render_widget(placeholder(text, style), inner);
+            return;
         }
         let columns = &state.list_columns;
         let mut names = vec!["Name".to_owned()];
@@ -169,9 +145,37 @@ pub(super) fn text_reason(list: &ListState, key: &ConversationKey) -> String {
     }
 }
 
+/// What the list shows in place of its rows, if anything: loading, a search running (what it
+/// reads, `reads`, ends in a space), a failure, or nothing there.
+pub(super) fn in_place_of_rows(
+    list: &ListState,
+    reads: &str,
+    theme: &Theme,
+) -> Option<(String, Style)> {
+    let filter = &list.filter;
+    Some(match &list.status {
+        LoadStatus::Loading if list.rows.is_empty() && filter.is_empty() => {
+            ("Loading conversations…".to_owned(), theme.dim)
+        }
+        LoadStatus::Loading if list.rows.is_empty() => (searching_text(list, reads), theme.dim),
+        LoadStatus::Failed(error) => (
+            format!("Could not load conversations: {error}\n\nr: try again"),
+            theme.error,
+        ),
+        _ if list.rows.is_empty() && filter.is_empty() => {
+            ("No conversations in this database.".to_owned(), theme.dim)
+        }
+        _ if list.rows.is_empty() => (
+            format!("No conversation matches {filter:?}. esc clears the filter."),
+            theme.dim,
+        ),
+        _ => return None,
+    })
+}
+
 /// What a running search shows: what it has found so far, newest first, and how to stop it.
-fn searching_text(list: &crate::tui::state::ListState) -> String {
-    let mut text = format!("Searching for {:?}… esc stops", list.filter);
+fn searching_text(list: &ListState, reads: &str) -> String {
+    let mut text = format!("Searching {reads}for {:?}… esc stops", list.filter);
     if !list.found_so_far.is_empty() {
         text.push_str(&format!("\n\n{} found so far:", list.found_so_far.len()));
         for row in &list.found_so_far {

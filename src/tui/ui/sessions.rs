@@ -8,26 +8,25 @@ use ratatui::text::Span;
 use ratatui::widgets::Row;
 
 use super::common::{Component, framed, heading, placeholder, selectable_table};
-use super::conversations::{NARROW_COLUMN, text_reason, with_reason};
+use super::conversations::{NARROW_COLUMN, in_place_of_rows, text_reason, with_reason};
 use crate::inspect::listing::{cells, headers};
 use crate::inspect::search_match::id_holds;
-use crate::tui::state::sessions::key_of;
-use crate::tui::state::{AppState, LoadStatus};
+use crate::tui::state::{AppState, key_of};
 use crate::tui::theme::Theme;
 
 pub struct SessionList;
 
 impl Component for SessionList {
     fn render(&self, state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
-        let list = &state.sessions;
+        let list = &state.list;
         let columns = &state.list_columns;
-        let filter = &state.list.filter;
+        let filter = &list.filter;
         let matching = if filter.is_empty() {
             String::new()
         } else {
             format!(" matching {filter:?}")
         };
-        let loading = match list.loading_page() {
+        let loading = match list.target_page() {
             Some(page) => format!(" · loading page {page}…"),
             None => String::new(),
         };
@@ -37,29 +36,7 @@ impl Component for SessionList {
             list.page_number()
         );
         let inner = framed(&title, theme, frame, area);
-        let empty = match &list.status {
-            LoadStatus::Loading if list.rows.is_empty() => Some((
-                if filter.is_empty() {
-                    "Loading conversations…".to_owned()
-                } else {
-                    format!("Searching ids and message text for {filter:?}…")
-                },
-                theme.dim,
-            )),
-            LoadStatus::Failed(error) => Some((
-                format!("Could not load conversations: {error}\n\nr: try again"),
-                theme.error,
-            )),
-            _ if list.rows.is_empty() && filter.is_empty() => {
-                Some(("No conversations in this database.".to_owned(), theme.dim))
-            }
-            _ if list.rows.is_empty() => Some((
-                format!("No conversation matches {filter:?}. esc clears the filter."),
-                theme.dim,
-            )),
-            _ => None,
-        };
-        if let Some((text, style)) = empty {
+        if let Some((text, style)) = in_place_of_rows(list, "ids and message text ", theme) {
             frame.render_widget(placeholder(text, style), inner);
             return;
         }
@@ -112,7 +89,7 @@ fn why_matched(state: &AppState) -> Option<String> {
     if filter.trim().is_empty() {
         return None;
     }
-    let row = state.sessions.selected_row()?;
+    let row = state.list.selected_row()?;
     Some(match id_holds(&row.id, filter) {
         true => "matched in: id".to_owned(),
         false => text_reason(&state.list, &key_of(row)),

@@ -28,7 +28,7 @@ fn on_tree(read_only: bool) -> AppState {
 fn on_list(threads: &[&str]) -> AppState {
     let mut state = state();
     state.shape = ConversationShape::CheckpointThreads;
-    state.sessions.rows = threads
+    state.list.rows = threads
         .iter()
         .map(|id| ListedConversation {
             id: (*id).to_owned(),
@@ -301,7 +301,7 @@ fn the_prune_s_result_reloads_the_open_thread_and_the_list() {
     assert!(effects.iter().any(|e| matches!(
         e,
         Effect::Load(Stamped {
-            value: Load::Sessions(_),
+            value: Load::List(_),
             ..
         })
     )));

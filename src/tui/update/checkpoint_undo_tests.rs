@@ -157,7 +157,7 @@ fn u_on_the_thread_list_asks_for_the_selected_thread_and_a_langflow_list_has_non
     let mut state = state();
     state.shape = ConversationShape::CheckpointThreads;
     let listed = |state: &mut AppState| {
-        state.sessions.rows = vec![ListedConversation {
+        state.list.rows = vec![ListedConversation {
             id: "agent".to_owned(),
             title: None,
             messages: Some(4),
@@ -201,7 +201,7 @@ fn a_restore_reloads_the_thread_and_the_list_and_a_refusal_says_why() {
             .any(|e| matches!(e, Effect::Load(Stamped { value, .. }) if kind(value)))
     };
     assert!(loads(|l| matches!(l, Load::Checkpoints(_))));
-    assert!(loads(|l| matches!(l, Load::Sessions(_))));
+    assert!(loads(|l| matches!(l, Load::List(_))));
     let why = format!(
         "the rows of {ARCHIVE} are in this database already (it was restored before): nothing \
          was written"

@@ -188,7 +188,7 @@ pub(super) fn written(
         write,
         CheckpointWrite::Prune { .. } | CheckpointWrite::Restore { .. }
     ) {
-        effects.push(sessions::reload(state, false));
+        effects.push(super::list::reload_list(state, false));
     }
     true
 }

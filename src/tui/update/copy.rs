@@ -27,10 +27,6 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
             .map(|line| ("job id", line.job_id.clone()));
     }
     match state.screen {
-        Screen::Conversations if state.lists_sessions() => state
-            .sessions
-            .selected_row()
-            .map(|row| ("conversation id", row.id.clone())),
         Screen::Session => {
             let session = state.session.as_ref()?;
             let message = session.view.as_ref()?.messages.get(session.selected)?;
@@ -38,8 +34,7 @@ fn selected_id(state: &AppState) -> Option<(&'static str, String)> {
         }
         Screen::Conversations => state
             .list
-            .rows
-            .get(state.list.selected)
+            .selected_row()
             .map(|row| ("conversation id", row.id.clone())),
         Screen::Conversation => {
             let conversation = state.conversation.as_ref()?;

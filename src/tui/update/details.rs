@@ -36,7 +36,7 @@ fn selected(state: &AppState) -> Option<Detail> {
     }
     match state.screen {
         Screen::Conversations if state.lists_sessions() => state
-            .sessions
+            .list
             .selected_row()
             .map(|row| session_row(row, &state.list_columns)),
         Screen::Conversations => state.list.rows.get(state.list.selected).map(|row| {

@@ -1,18 +1,19 @@
-//! The conversations list: its pages along the cursors its source gives, its filter and search,
-//! and the token counts of the shown page's threads.
+//! The conversation list, one for every source: its pages along the cursors its source gives,
+//! its filter and search, what opens a row, and the token counts of the shown page's threads
+//! where rows are regeneration trees.
 
 use rustc_hash::FxHashSet;
 
 use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
 use super::selection::moved;
+use super::sessions::open_session;
 use crate::inspect::search_match::{id_holds, matched_field};
 use crate::sources::conversation::{ListQuery, ListedConversation, ListedPage, SourceOptions};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
-use crate::tui::state::sessions::key_of;
 use crate::tui::state::{
-    AppState, ListState, LoadStatus, MatchSnippet, Overlay, PAGE_SIZE, Prompt,
+    AppState, ListState, LoadStatus, MatchSnippet, Overlay, PAGE_SIZE, Prompt, Screen, key_of,
 };
 
 /// Filters the list by `text` from its first page, unless that filter is the one shown. The
@@ -23,10 +24,6 @@ pub(super) fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<
         return;
     }
     state.list.filter = filter;
-    if state.lists_sessions() {
-        effects.push(super::sessions::first_page(state));
-        return;
-    }
     state.list.reset_pages();
     state.list.rows.clear();
     effects.push(reload_list(state, true));
@@ -100,12 +97,13 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
         return;
     }
     match action {
-        Action::Open => {
-            if let Some(row) = list.rows.get(list.selected) {
-                let id = row.id.clone();
-                open_conversation(state, id, effects);
+        Action::Open => match list.selected_key() {
+            Some(key) if state.lists_sessions() => {
+                open_session(state, key, Screen::Conversations, effects)
             }
-        }
+            Some(key) => open_conversation(state, key.id, effects),
+            None => {}
+        },
         Action::Filter => {
             state.overlay = Overlay::Prompt(Prompt::Filter(list.filter.clone()));
         }
@@ -127,6 +125,20 @@ pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Ve
         }
         Action::Refresh => effects.push(reload_list(state, true)),
         Action::Doctor => effects.extend(super::doctor::open(state)),
+        Action::Prune => match list.selected_row() {
+            Some(row) => {
+                let id = row.id.clone();
+                super::checkpoint_prune::ask(state, id, effects);
+            }
+            None => state.message = Some("no thread selected to prune".to_owned()),
+        },
+        Action::Undo => match list.selected_row() {
+            Some(row) => {
+                let id = row.id.clone();
+                super::checkpoint_writes::ask_to_undo(state, id, effects);
+            }
+            None => state.message = Some("no thread selected to undo".to_owned()),
+        },
         Action::Back if searching_first_page(list) => stop_search(state, effects),
         Action::Back if !list.filter.is_empty() => filter_list(state, String::new(), effects),
         _ => {}
@@ -195,13 +207,9 @@ pub(super) fn listed(
             if paged {
                 state.list.selected = 0;
             }
-            let selected_id = state
-                .list
-                .rows
-                .get(state.list.selected)
-                .map(|r| r.id.clone());
-            state.list.selected = selected_id
-                .and_then(|id| rows.iter().position(|r| r.id == id))
+            let selected_key = state.list.selected_key();
+            state.list.selected = selected_key
+                .and_then(|key| rows.iter().position(|r| key_of(r) == key))
                 .unwrap_or(state.list.selected)
                 .min(rows.len().saturating_sub(1));
             // Count only what is new or changed: polls reload the page every few
@@ -228,7 +236,9 @@ pub(super) fn listed(
                 // Passed through on the way to a later page: nothing to count.
                 return true;
             }
-            if !to_count.is_empty() {
+            // Only a tree of turns has a latest thread to count; a session's budget is counted
+            // when it is opened.
+            if !to_count.is_empty() && !state.lists_sessions() {
                 let tokens_generation = state.generation();
                 state.list.tokens_generation = tokens_generation;
                 let count = Load::CountThreads {
@@ -266,27 +276,22 @@ pub(super) fn ask_snippet(state: &mut AppState, effects: &mut Vec<Effect>) {
     if search.trim().is_empty() {
         return;
     }
-    let key = if state.lists_sessions() {
-        let sessions = &state.sessions;
-        match sessions.selected_row() {
-            Some(row) if sessions.status == LoadStatus::Loaded && !id_holds(&row.id, &search) => {
-                key_of(row)
-            }
-            _ => return,
-        }
-    } else {
-        let list = &state.list;
-        let columns = &state.list_columns;
-        match list.rows.get(list.selected) {
-            Some(row)
-                if list.status == LoadStatus::Loaded
-                    && matched_field(row, columns, &search).is_none() =>
-            {
-                key_of(row)
-            }
-            _ => return,
-        }
+    let list = &state.list;
+    let Some(row) = list
+        .selected_row()
+        .filter(|_| list.status == LoadStatus::Loaded)
+    else {
+        return;
     };
+    // A session list's search reads ids and message text; a tree list's, its named fields too.
+    let matched_elsewhere = match state.lists_sessions() {
+        true => id_holds(&row.id, &search),
+        false => matched_field(row, &state.list_columns, &search).is_some(),
+    };
+    if matched_elsewhere {
+        return;
+    }
+    let key = key_of(row);
     let asked = state
         .list
         .snippet

@@ -10,7 +10,7 @@ use super::memory_base_jobs::MbLoaded;
 use super::session_effects::SessionLoaded;
 use super::{
     budget, chat_memories, checkpoint_prune, checkpoints, conversation, database, doctor, list,
-    memory_base_results, nodes, search, session, session_trim, sessions, tree_screen,
+    memory_base_results, nodes, search, session, session_trim, tree_screen,
 };
 use crate::tui::state::AppState;
 
@@ -48,7 +48,6 @@ pub(super) fn on_load(
         LoadReport::ChatMemory(report) => chat_memories::on_load(state, report, effects),
         LoadReport::Doctor(report) => doctor::on_report(state, report),
         LoadReport::Sessions(report) => match report {
-            SessionLoaded::Page { after, result } => sessions::page_loaded(state, after, result),
             SessionLoaded::Opened(result) => {
                 let changed = session::session_loaded(state, result, effects);
                 search::reapply(state, search::View::Session);
@@ -100,7 +99,6 @@ fn latest(state: &AppState, report: &LoadReport) -> Option<u64> {
         },
         LoadReport::Doctor(_) => state.doctor.as_ref().map(|d| d.generation),
         LoadReport::Sessions(report) => match report {
-            SessionLoaded::Page { .. } => Some(state.sessions.generation),
             SessionLoaded::Opened(_) => state.session.as_ref().map(|s| s.generation),
             SessionLoaded::Budget(_) => state.session.as_ref().map(|s| s.budget_generation),
             SessionLoaded::TrimPlan(_) => state.session.as_ref().map(|s| s.trim_generation),

@@ -245,9 +245,6 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
         // A tab whose part the database lacks shows why, and does nothing else.
         _ if state.tab_missing(state.screen.tab()).is_some() => return false,
         _ => match state.screen {
-            Screen::Conversations if state.lists_sessions() => {
-                sessions::list_action(state, action, effects)
-            }
             Screen::Conversations => list::list_action(state, action, effects),
             Screen::Conversation => conversation::conversation_action(state, action, effects),
             Screen::Session => session::session_action(state, action, effects),
@@ -291,11 +288,6 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
     let shown = state.tab_missing(state.screen.tab()).is_none();
     if shown && state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
         match state.screen {
-            Screen::Conversations if state.lists_sessions() => {
-                if state.sessions.status == LoadStatus::Loaded {
-                    effects.push(sessions::reload(state, false));
-                }
-            }
             Screen::Conversations if state.list.status == LoadStatus::Loaded => {
                 effects.push(list::reload_list(state, false));
             }

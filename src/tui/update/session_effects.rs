@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 
-use crate::inspect::listing::ConversationList;
 use crate::inspect::tree::ThreadDocument;
 use crate::memory::budget_view::BudgetSettings;
 use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
@@ -12,13 +11,6 @@ use crate::sources::stored_trim::Keep;
 /// Reads for the job runner.
 #[derive(Debug, Clone)]
 pub enum SessionLoad {
-    /// A page of the list from `after` (the start of the first page when `None`), searched
-    /// when `search` is given.
-    Page {
-        search: Option<String>,
-        after: Option<String>,
-        limit: u32,
-    },
     /// One conversation's messages and its memory.
     Open {
         key: ConversationKey,
@@ -57,10 +49,6 @@ pub struct TrimFigures {
 /// Results of [`SessionLoad`]s.
 #[derive(Debug)]
 pub enum SessionLoaded {
-    Page {
-        after: Option<String>,
-        result: Result<ConversationList, String>,
-    },
     Opened(Result<Arc<OpenConversation>, String>),
     Budget(Result<Box<FedHistory>, String>),
     TrimPlan(Result<TrimFigures, String>),

@@ -1,107 +1,15 @@
-//! The conversation list of a database whose conversations are sessions or threads (Langflow,
-//! LangGraph, every source that keeps a log): its pages by the cursors its source gives, its `/`
-//! search over ids and message text, and opening a session from a row, from a memory base's
-//! session or from a doctor finding.
+//! Opening a session or thread (Langflow, LangGraph, every source that keeps a log) on the
+//! session screens: from a row of the list, from a memory base's session or from a doctor
+//! finding.
 
 use super::effect::Effect;
-use super::selection::moved;
 use super::session_effects::SessionLoad;
 use crate::inspect::doctor::Finding;
-use crate::inspect::listing::ConversationList;
 use crate::sources::doctor::FindingTarget;
 use crate::sources::opened::ConversationKey;
-use crate::tui::action::Action;
 use crate::tui::state::memory_bases::Focus;
-use crate::tui::state::sessions::{PageStep, PageTurn, SessionState, key_of};
-use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, Prompt, Screen, Tab};
-
-/// Asks for the page the list is on or going to; `show_loading` empties nothing but says so.
-pub(super) fn reload(state: &mut AppState, show_loading: bool) -> Effect {
-    let generation = state.generation();
-    let list = &mut state.sessions;
-    list.generation = generation;
-    if show_loading {
-        list.status = LoadStatus::Loading;
-    }
-    let after = match &list.loading {
-        Some(turn) => turn.start.clone(),
-        None => list.start.clone(),
-    };
-    let page = SessionLoad::Page {
-        search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
-        after,
-        limit: PAGE_SIZE,
-    };
-    Effect::load(generation, page)
-}
-
-/// The filter changed: back to the first page, the old rows gone at once.
-pub(super) fn first_page(state: &mut AppState) -> Effect {
-    let list = &mut state.sessions;
-    list.rows.clear();
-    list.start = None;
-    list.earlier.clear();
-    list.next = None;
-    list.loading = None;
-    list.selected = 0;
-    reload(state, true)
-}
-
-pub(super) fn list_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let list = &mut state.sessions;
-    if let Some(selected) = moved(list.selected, list.rows.len(), action) {
-        list.selected = selected;
-        return;
-    }
-    match action {
-        Action::Open => {
-            if let Some(key) = list.selected_key() {
-                open_session(state, key, Screen::Conversations, effects);
-            }
-        }
-        Action::Filter => {
-            state.overlay = Overlay::Prompt(Prompt::Filter(state.list.filter.clone()));
-        }
-        Action::NextPage | Action::PrevPage if list.loading.is_some() => {
-            state.message = Some("a page is loading: wait for it".to_owned());
-        }
-        Action::NextPage if list.next.is_some() => {
-            list.loading = Some(PageTurn {
-                start: list.next.clone(),
-                step: PageStep::Forward,
-            });
-            effects.push(reload(state, true));
-        }
-        Action::PrevPage if !list.earlier.is_empty() => {
-            list.loading = Some(PageTurn {
-                start: list.earlier.last().cloned().flatten(),
-                step: PageStep::Back,
-            });
-            effects.push(reload(state, true));
-        }
-        Action::Refresh => effects.push(reload(state, true)),
-        Action::Doctor => effects.extend(super::doctor::open(state)),
-        Action::Prune => match list.selected_row() {
-            Some(row) => {
-                let id = row.id.clone();
-                super::checkpoint_prune::ask(state, id, effects);
-            }
-            None => state.message = Some("no thread selected to prune".to_owned()),
-        },
-        Action::Undo => match list.selected_row() {
-            Some(row) => {
-                let id = row.id.clone();
-                super::checkpoint_writes::ask_to_undo(state, id, effects);
-            }
-            None => state.message = Some("no thread selected to undo".to_owned()),
-        },
-        Action::Back if !state.list.filter.is_empty() => {
-            state.list.filter.clear();
-            effects.push(first_page(state));
-        }
-        _ => {}
-    }
-}
+use crate::tui::state::sessions::SessionState;
+use crate::tui::state::{AppState, Screen, Tab};
 
 /// Opens the conversation `key` names; esc goes back to `back_to`.
 pub(super) fn open_session(
@@ -163,44 +71,10 @@ pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut V
         FindingTarget::Search { text, why } => {
             state.message = Some(why);
             state.screen = Screen::Conversations;
-            state.list.filter = text;
-            effects.push(first_page(state));
+            super::list::filter_list(state, text, effects);
         }
         FindingTarget::Conversation(key) => open_session(state, key, Screen::Doctor, effects),
     }
-}
-
-/// A page arrived, or failed: the shown page stays what it was on failure.
-pub(super) fn page_loaded(
-    state: &mut AppState,
-    after: Option<String>,
-    result: Result<ConversationList, String>,
-) -> bool {
-    let list = &mut state.sessions;
-    let turn = list.loading.take();
-    match result {
-        Ok(page) => {
-            let same_page = turn.is_none() && after == list.start;
-            let selected_key = same_page.then(|| list.selected_key()).flatten();
-            list.selected = selected_key
-                .and_then(|key| page.conversations.iter().position(|r| key_of(r) == key))
-                .unwrap_or(0)
-                .min(page.conversations.len().saturating_sub(1));
-            match turn.map(|t| t.step) {
-                Some(PageStep::Forward) => list.earlier.push(list.start.take()),
-                Some(PageStep::Back) => {
-                    list.earlier.pop();
-                }
-                None => {}
-            }
-            list.start = after;
-            list.rows = page.conversations;
-            list.next = page.next;
-            list.status = LoadStatus::Loaded;
-        }
-        Err(error) => list.status = LoadStatus::Failed(error),
-    }
-    true
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 use super::*;
-use crate::inspect::document::DocumentHead;
-use crate::sources::conversation::{Extra, ListedConversation};
+use crate::sources::conversation::{Extra, ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
 use crate::store::ConversationShape;
-use crate::tui::update::effect::{Load, Stamped};
-use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
+use crate::tui::update::effect::{Load, LoadReport, Stamped};
+use crate::tui::update::session_effects::SessionLoad;
 use crate::tui::update::test_support::{code, key, state};
 use crate::tui::update::{Event, JobEvent, start, update};
 use crossterm::event::KeyCode;
@@ -28,46 +27,25 @@ fn langflow_state() -> AppState {
     state
 }
 
-/// A page of `rows` as the list reads it, continued at `next`.
-fn listed(rows: Vec<ListedConversation>, next: Option<&str>) -> ConversationList {
-    ConversationList {
-        head: DocumentHead {
-            version: 1,
-            source: "langflow",
-        },
-        noun: "session",
+/// The page asked for arrives with `rows`, continued at `next`.
+fn page(state: &mut AppState, rows: Vec<ListedConversation>, next: Option<&str>) -> Vec<Effect> {
+    let generation = state.list.generation;
+    let page = ListedPage {
         conversations: rows,
         next: next.map(str::to_owned),
-    }
-}
-
-/// The page starting at `after` arrives with `rows`, continued at `next`.
-fn page(
-    state: &mut AppState,
-    after: Option<&str>,
-    rows: Vec<ListedConversation>,
-    next: Option<&str>,
-) -> bool {
-    let generation = state.sessions.generation;
+    };
     update(
         state,
-        Event::Job(JobEvent::load(
-            generation,
-            SessionLoaded::Page {
-                after: after.map(str::to_owned),
-                result: Ok(listed(rows, next)),
-            },
-        )),
-    );
-    state.dirty
+        Event::Job(JobEvent::load(generation, LoadReport::List(Ok(page)))),
+    )
 }
 
 fn asked_page(effects: &[Effect]) -> Option<(Option<String>, Option<String>)> {
     effects.iter().find_map(|effect| match effect {
         Effect::Load(Stamped {
-            value: Load::Sessions(SessionLoad::Page { after, search, .. }),
+            value: Load::List(query),
             ..
-        }) => Some((after.clone(), search.clone())),
+        }) => Some((query.after.clone(), query.search.clone())),
         _ => None,
     })
 }
@@ -77,14 +55,9 @@ fn a_langflow_database_lists_its_sessions_and_pages_by_the_cursor_each_page_give
     let mut state = langflow_state();
     let effects = start(&mut state);
     assert_eq!(asked_page(&effects), Some((None, None)));
-    assert!(state.sessions.status.is_loading());
-    page(
-        &mut state,
-        None,
-        vec![row("s1", "A"), row("s1", "B")],
-        Some("2"),
-    );
-    assert_eq!(state.sessions.rows.len(), 2);
+    assert!(state.list.status.is_loading());
+    page(&mut state, vec![row("s1", "A"), row("s1", "B")], Some("2"));
+    assert_eq!(state.list.rows.len(), 2);
     assert_eq!(
         state.key_context(),
         crate::tui::keymap::KeyContext::Sessions
@@ -92,67 +65,97 @@ fn a_langflow_database_lists_its_sessions_and_pages_by_the_cursor_each_page_give
 
     let effects = update(&mut state, key(']'));
     assert_eq!(asked_page(&effects), Some((Some("2".to_owned()), None)));
-    assert_eq!(state.sessions.loading_page(), Some(2));
-    // A second step while the page loads waits for it.
+    assert_eq!(state.list.target_page(), Some(2));
+    // A second step while the page loads waits for the cursor that page brings.
     assert!(asked_page(&update(&mut state, key(']'))).is_none());
-    page(&mut state, Some("2"), vec![row("s2", "A")], None);
-    assert_eq!(state.sessions.start.as_deref(), Some("2"));
-    assert_eq!(state.sessions.page_number(), 2);
-    assert!(
-        asked_page(&update(&mut state, key(']'))).is_none(),
-        "the last page"
-    );
+    assert_eq!(state.list.target_page(), Some(3));
+    let effects = page(&mut state, vec![row("s2", "A")], None);
+    assert!(asked_page(&effects).is_none(), "page 2 is the last");
+    assert_eq!(state.list.page_number(), 2);
+    assert_eq!(state.list.target_page(), None);
     let effects = update(&mut state, key('['));
     assert_eq!(asked_page(&effects), Some((None, None)));
-    page(&mut state, None, vec![row("s1", "A")], Some("1"));
-    assert_eq!(state.sessions.page_number(), 1);
+    page(&mut state, vec![row("s1", "A")], Some("1"));
+    assert_eq!(state.list.page_number(), 1);
 }
 
 #[test]
 fn a_stale_page_is_dropped() {
     let mut state = langflow_state();
     start(&mut state);
-    let stale = state.sessions.generation;
+    let stale = state.list.generation;
     update(&mut state, code(KeyCode::Char('r')));
+    let old = ListedPage {
+        conversations: vec![row("old", "A")],
+        next: None,
+    };
     update(
         &mut state,
-        Event::Job(JobEvent::load(
-            stale,
-            SessionLoaded::Page {
-                after: None,
-                result: Ok(listed(vec![row("old", "A")], None)),
-            },
-        )),
+        Event::Job(JobEvent::load(stale, LoadReport::List(Ok(old)))),
     );
-    assert!(state.sessions.rows.is_empty());
-    assert!(state.sessions.status.is_loading());
+    assert!(state.list.rows.is_empty());
+    assert!(state.list.status.is_loading());
+}
+
+#[test]
+fn a_session_list_counts_no_threads() {
+    let mut state = langflow_state();
+    start(&mut state);
+    let effects = page(&mut state, vec![row("s1", "A")], None);
+    assert!(
+        !effects.iter().any(|e| matches!(
+            e,
+            Effect::Load(Stamped {
+                value: Load::CountThreads { .. },
+                ..
+            })
+        )),
+        "{effects:?}"
+    );
 }
 
 #[test]
 fn the_filter_searches_ids_and_text_from_the_first_page() {
     let mut state = langflow_state();
     start(&mut state);
-    page(&mut state, None, vec![row("s1", "A")], Some("1"));
+    page(&mut state, vec![row("s1", "A")], Some("1"));
     update(&mut state, key(']'));
-    page(&mut state, Some("1"), vec![row("s2", "A")], None);
+    page(&mut state, vec![row("s2", "A")], None);
     update(&mut state, key('/'));
     let effects = update(&mut state, key('s'));
     assert_eq!(asked_page(&effects), Some((None, Some("s".to_owned()))));
-    assert!(
-        state.sessions.rows.is_empty(),
-        "no stale rows under the filter"
-    );
-    assert_eq!(state.sessions.page_number(), 1);
+    assert!(state.list.rows.is_empty(), "no stale rows under the filter");
+    assert_eq!(state.list.page_number(), 1);
     update(&mut state, code(KeyCode::Enter));
+    // Esc while the search's first page loads stops it, keeping the filter.
+    let effects = update(&mut state, code(KeyCode::Esc));
+    assert!(asked_page(&effects).is_none());
+    assert_eq!(state.list.filter, "s");
     let effects = update(&mut state, code(KeyCode::Esc));
     assert_eq!(asked_page(&effects), Some((None, None)), "esc clears it");
+}
+
+#[test]
+fn a_row_keeps_its_selection_by_session_and_flow_when_the_page_is_read_again() {
+    let mut state = langflow_state();
+    start(&mut state);
+    page(&mut state, vec![row("s1", "A"), row("s1", "B")], None);
+    update(&mut state, key('j'));
+    update(&mut state, code(KeyCode::Char('r')));
+    // The same session id of the other flow now comes first.
+    page(&mut state, vec![row("s1", "B"), row("s1", "A")], None);
+    assert_eq!(state.list.selected, 0);
+    assert_eq!(
+        state.list.selected_key(),
+        Some(ConversationKey::scoped("s1", Some("B-id".to_owned())))
+    );
 }
 
 #[test]
 fn enter_opens_the_selected_flows_session() {
     let mut state = langflow_state();
     start(&mut state);
-    page(&mut state, None, vec![row("s1", "A"), row("s1", "B")], None);
+    page(&mut state, vec![row("s1", "A"), row("s1", "B")], None);
     update(&mut state, key('j'));
     let effects = update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Session);
