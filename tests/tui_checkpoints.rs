@@ -10,12 +10,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crossterm::event::KeyCode;
+use memscope::sources::checkpoint_history::{
+    CheckpointHistory, CheckpointState, NodeWrite, ThreadTree,
+};
 use memscope::sources::checkpoint_prune::{PrunePlan, ThreadPrune};
-use memscope::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
-use memscope::sources::langgraph::decode::budget::MessagesBudget;
+use memscope::sources::langgraph::checkpoint_tree;
 use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
 use memscope::sources::langgraph::restore::restore_command;
+use memscope::sources::langgraph::thread_history::{ThreadHistories, checkpoint_message};
 use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
@@ -72,7 +75,7 @@ fn thread_tree() -> ThreadTree {
         task(5, "agent"),
         task(7, "agent"),
     ];
-    ThreadTree::of("support-42", &CheckpointTree::build(&rows, &tasks), None).unwrap()
+    checkpoint_tree::thread_tree("support-42", &CheckpointTree::build(&rows, &tasks), None).unwrap()
 }
 
 fn message(kind: &str, text: &str) -> LangChainMessage {
@@ -119,8 +122,7 @@ fn checkpoint_state(n: u32) -> CheckpointState {
         namespace: String::new(),
         checkpoint_id: id(n),
         ts: "2026-03-02T10:15:00.123456+00:00".to_owned(),
-        messages: messages(),
-        unread: Vec::new(),
+        messages: messages().iter().map(checkpoint_message).collect(),
         warnings: Vec::new(),
         writes: vec![
             NodeWrite {
@@ -208,17 +210,18 @@ fn opened(state: &mut AppState) -> (u64, String) {
 fn deliver(state: &mut AppState, generation: u64, n: u32) {
     let checkpoint = Arc::new(checkpoint_state(n));
     let counter = state.settings.counter();
-    let budget = MessagesBudget::compute(&checkpoint.messages, &counter, state.settings.budget)
+    let budget = ThreadHistories
+        .budget(&checkpoint, &counter, state.settings.budget)
         .map_err(|e| e.to_string());
     update(
         state,
         Event::Job(JobEvent::load(
             generation,
-            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+            CheckpointLoaded::Shown(Ok(Box::new(ShownCheckpoint {
                 state: checkpoint,
                 budget,
                 max_tokens: state.settings.budget,
-            })),
+            }))),
         )),
     );
 }

@@ -6,6 +6,7 @@ use super::adapter::MemorySource;
 use super::adk::conversation::AdkSessions;
 use super::adk::doctor::AdkDoctor;
 use super::agent_runtime::AgentRuntime;
+use super::checkpoint_history::CheckpointHistory;
 use super::checkpoint_prune::CheckpointPrune;
 use super::checkpoint_trim::CheckpointTrim;
 use super::conversation::ConversationSource;
@@ -18,6 +19,7 @@ use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
 use super::langgraph::conversation::LangGraphThreads;
 use super::langgraph::doctor::LangGraphDoctor;
+use super::langgraph::thread_history::ThreadHistories;
 use super::langgraph::thread_prunes::ThreadPrunes;
 use super::langgraph::thread_trims::ThreadTrims;
 use super::node_context::NodeContexts;
@@ -26,8 +28,9 @@ use super::openai_agents::doctor::AgentSessionsDoctor;
 use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
 
-/// A source's conversation capability, how `doctor` scans its conversations, how memscope
-/// trims a stored conversation or a thread of checkpoints and prunes checkpoints where it may,
+/// A source's conversation capability, how `doctor` scans its conversations, how a viewer reads
+/// its threads of checkpoints, how memscope trims a stored conversation or a thread of
+/// checkpoints and prunes checkpoints where it may,
 /// and how its chatflows' node contexts and its agents' runtime sessions are read where it
 /// keeps them.
 struct Registered {
@@ -35,6 +38,7 @@ struct Registered {
     conversations: &'static dyn ConversationSource,
     doctor: Option<&'static dyn ConversationDoctor>,
     trim: Option<&'static dyn StoredTrim>,
+    checkpoint_history: Option<&'static dyn CheckpointHistory>,
     checkpoint_trim: Option<&'static dyn CheckpointTrim>,
     checkpoint_prune: Option<&'static dyn CheckpointPrune>,
     node_contexts: Option<&'static dyn NodeContexts>,
@@ -49,6 +53,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
@@ -59,6 +64,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &DifyConversations,
         doctor: Some(&DifyDoctor),
         trim: None,
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
@@ -69,6 +75,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &LangflowSessions,
         doctor: Some(&LangflowDoctor),
         trim: None,
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: None,
@@ -79,6 +86,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &LangGraphThreads,
         doctor: Some(&LangGraphDoctor),
         trim: None,
+        checkpoint_history: Some(&ThreadHistories),
         checkpoint_trim: Some(&ThreadTrims),
         checkpoint_prune: Some(&ThreadPrunes),
         node_contexts: None,
@@ -89,6 +97,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &AgentSessions,
         doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: None,
@@ -99,6 +108,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &AdkSessions,
         doctor: Some(&AdkDoctor),
         trim: None,
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: None,
@@ -110,6 +120,7 @@ const CONVERSATIONS: &[Registered] = &[
         conversations: &super::fixture::conversation::TestLogConversations,
         doctor: Some(&super::fixture::doctor::TestLogDoctor),
         trim: None,
+        checkpoint_history: None,
         checkpoint_trim: None,
         checkpoint_prune: None,
         node_contexts: None,
@@ -144,6 +155,11 @@ pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentR
 /// How memscope trims `source`'s stored conversations in place, where it may.
 pub fn trim_of(source: &dyn MemorySource) -> Option<&'static dyn StoredTrim> {
     registered(source).and_then(|r| r.trim)
+}
+
+/// How a viewer reads `source`'s threads of checkpoints, where it keeps them.
+pub fn checkpoint_history_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointHistory> {
+    registered(source).and_then(|r| r.checkpoint_history)
 }
 
 /// How memscope trims `source`'s threads of checkpoints, where it may.

@@ -12,6 +12,7 @@
 pub mod adapter;
 pub mod adk;
 pub mod agent_runtime;
+pub mod checkpoint_history;
 pub mod checkpoint_prune;
 pub mod checkpoint_trim;
 pub mod conversation;

@@ -6,6 +6,7 @@
 pub mod prune;
 
 use crossterm::event::KeyCode;
+use memscope::sources::checkpoint_history::CheckpointMessage;
 use memscope::store::Access;
 use memscope::tui::App;
 use memscope::tui::state::checkpoints::CheckpointPane;
@@ -36,6 +37,15 @@ fn message_ids(messages: &Value) -> Vec<Value> {
         .iter()
         .map(|m| serde_json::json!([m["type"], m["id"], m["content"]]))
         .collect()
+}
+
+/// A shown message as [`message_ids`] gives LangGraph's: its label starts with its `type`.
+fn shown_message(m: &CheckpointMessage) -> Value {
+    let kind = m
+        .label
+        .split_once(' ')
+        .map_or(m.label.as_str(), |(kind, _)| kind);
+    serde_json::json!([kind, m.id, m.content])
 }
 
 fn open(app: &mut App, thread_id: &str) {
@@ -236,12 +246,7 @@ pub fn compare_tui(url: &str, oracle: &Value, thread_id: &str) {
         assert_eq!(selected.id, state["checkpoint_id"].as_str().unwrap());
         assert!(selected.latest);
         let shown = thread.shown.as_ref().unwrap();
-        let shown_ids: Vec<Value> = shown
-            .state
-            .messages
-            .iter()
-            .map(|m| serde_json::json!([m.kind, m.id, m.content]))
-            .collect();
+        let shown_ids: Vec<Value> = shown.state.messages.iter().map(shown_message).collect();
         assert_eq!(shown_ids, message_ids(&state["messages"]));
         let text = screen(&mut app);
         assert!(text.contains("★ latest"), "{text}");
@@ -276,11 +281,7 @@ pub fn compare_tui(url: &str, oracle: &Value, thread_id: &str) {
                     .iter()
                     .find(|s| s["checkpoint_id"] == selected.id.as_str())
                     .unwrap();
-                let shown_ids: Vec<Value> = shown
-                    .messages
-                    .iter()
-                    .map(|m| serde_json::json!([m.kind, m.id, m.content]))
-                    .collect();
+                let shown_ids: Vec<Value> = shown.messages.iter().map(shown_message).collect();
                 assert_eq!(
                     shown_ids,
                     message_ids(&snapshot["messages"]),

@@ -1,11 +1,12 @@
 //! A thread's `messages` channel under the trim LangGraph's documentation recommends, as a
 //! budget view: what the model is fed of a thread.
 
-use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
+use super::decode::budget::RECOMMENDED_TRIM;
 use crate::memory::budget::Pruned;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::model::Role;
 use crate::memory::tokens::CountCache;
+use crate::sources::checkpoint_history::MessagesBudget;
 use crate::sources::opened::fed_history;
 
 /// A thread's channel under a budget.

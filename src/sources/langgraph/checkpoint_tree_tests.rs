@@ -1,4 +1,5 @@
 use super::*;
+use crate::sources::checkpoint_history::ThreadTree;
 use crate::sources::langgraph::decode::tree::CheckpointTree;
 use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, row, task};
 
@@ -7,7 +8,7 @@ fn tree() -> ThreadTree {
         task("", "1-b", "~__pregel_pull, agent"),
         task("", "1-b", "~__pregel_pull, tools"),
     ];
-    ThreadTree::of(
+    thread_tree(
         "t",
         &CheckpointTree::build(&agent_rows_with_subgraph(), &tasks),
         None,
@@ -70,7 +71,7 @@ fn a_subgraph_whose_root_checkpoint_is_gone_is_listed_last() {
         sub.metadata["parents"] = serde_json::json!({"": "pruned"});
     }
     rows.push(row("", "1-i", Some("1-h"), "loop", 5));
-    let tree = ThreadTree::of("t", &CheckpointTree::build(&rows, &[]), Some("1-e")).unwrap();
+    let tree = thread_tree("t", &CheckpointTree::build(&rows, &[]), Some("1-e")).unwrap();
     let last: Vec<&str> = tree.rows()[9..]
         .iter()
         .map(|&r| tree.line(r).1.id.as_str())
@@ -82,5 +83,5 @@ fn a_subgraph_whose_root_checkpoint_is_gone_is_listed_last() {
             .iter()
             .any(|n| n.id == "1-i" && n.latest && !n.on_thread)
     );
-    assert!(ThreadTree::of("t", &CheckpointTree::build(&rows, &[]), Some("nope")).is_err());
+    assert!(thread_tree("t", &CheckpointTree::build(&rows, &[]), Some("nope")).is_err());
 }

@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::budget::checkpoint_budget;
-use super::decode::budget::{MessagesBudget, RECOMMENDED_TRIM};
+use super::decode::budget::{RECOMMENDED_TRIM, channel_budget};
 use super::decode::message::LangChainMessage;
 use super::saver::{LangGraphDb, LangGraphError};
 use super::threads::ThreadRow;
@@ -167,7 +167,7 @@ async fn history(store: &Store, request: &HistoryRequest) -> Result<SourceHistor
     };
     let state = db.state_at(thread, &checkpoint).await?;
     let settings = &request.budget;
-    let trimmed = MessagesBudget::compute(&state.messages, &settings.counter, settings.max_tokens)
+    let trimmed = channel_budget(&state.messages, &settings.counter, settings.max_tokens)
         .map_err(|e| SourceError::failure(e.to_string()))?;
     let seen: Vec<&LangChainMessage> = state
         .messages

@@ -20,6 +20,7 @@ pub mod restore;
 pub mod saver;
 pub mod sizes;
 mod stored;
+pub mod thread_history;
 pub mod thread_prunes;
 pub mod thread_trims;
 pub mod threads;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::budget::checkpoint_budget;
-use super::decode::budget::MessagesBudget;
+use super::decode::budget::channel_budget;
 use super::decode::message::LangChainMessage;
 use super::saver::LangGraphDb;
 use crate::memory::budget_view::BudgetSettings;
@@ -30,9 +30,8 @@ impl ConversationMemory for ChannelMemory {
         settings: &BudgetSettings,
         cache: &mut CountCache,
     ) -> Result<FedHistory, String> {
-        let trimmed =
-            MessagesBudget::compute(&self.messages, &settings.counter, settings.max_tokens)
-                .map_err(|e| e.to_string())?;
+        let trimmed = channel_budget(&self.messages, &settings.counter, settings.max_tokens)
+            .map_err(|e| e.to_string())?;
         let budget = checkpoint_budget(trimmed, self.ids.clone(), settings, cache);
         Ok(FedHistory {
             view: budget.view,

@@ -2,7 +2,7 @@
 //! counted and cut as `history` cuts them, the trim written as LangGraph's own `update_state`
 //! with `RemoveMessage`s (`trim.rs`), and its undo.
 
-use super::decode::budget::MessagesBudget;
+use super::decode::budget::channel_budget;
 use super::decode::removal::removal_indices;
 use super::saver::LangGraphDb;
 use super::trim::TrimWriteError;
@@ -33,7 +33,7 @@ impl CheckpointTrim for ThreadTrims {
     ) -> SourceFuture<'a, ThreadState> {
         Box::pin(async move {
             let target = LangGraphDb::open(store)?.trim_target(thread).await?;
-            let budget = MessagesBudget::compute(&target.messages, counter, max_tokens)
+            let budget = channel_budget(&target.messages, counter, max_tokens)
                 .map_err(|e| SourceError::failure(e.to_string()))?;
             Ok(ThreadState {
                 label: format!(

@@ -1,6 +1,6 @@
 //! A LangGraph database's jobs: a thread's tree (no checkpoint decoded) and the one checkpoint
-//! shown, read and counted off the UI thread; a prune's plan; the confirmed writes, through the
-//! source's checkpoint trim and checkpoint prune.
+//! shown, read and counted off the UI thread; a prune's plan; the confirmed writes. All through
+//! the source's checkpoint history, checkpoint trim and checkpoint prune.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,12 +8,12 @@ use std::sync::Arc;
 use super::slot::{Slot, Tasks, report};
 use crate::format::{byte_size, noun, thousands};
 use crate::memory::tokens::TokenCounter;
+use crate::sources::checkpoint_history::{CheckpointHistory, CheckpointState};
 use crate::sources::checkpoint_prune::{CheckpointPrune, KeepRule, PrunePlan, PruneRequest};
 use crate::sources::checkpoint_trim::CheckpointTrim;
-use crate::sources::conversation_registry::{checkpoint_prune_of, checkpoint_trim_of};
-use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree, load_checkpoint};
-use crate::sources::langgraph::decode::budget::MessagesBudget;
-use crate::sources::langgraph::saver::LangGraphDb;
+use crate::sources::conversation_registry::{
+    checkpoint_history_of, checkpoint_prune_of, checkpoint_trim_of,
+};
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
@@ -25,8 +25,11 @@ pub(super) fn load(tasks: &mut Tasks, generation: u64, store: Arc<Store>, load: 
     match load {
         CheckpointLoad::Tree { thread_id } => {
             tasks.load(Slot::CheckpointTree, generation, |reply| async move {
-                let result = tree(&store, &thread_id).await.map_err(report);
-                reply.send(CheckpointLoaded::Tree(result));
+                let result = async {
+                    let history = histories_of(&store)?;
+                    history.tree(&store, &thread_id).await.map_err(report)
+                };
+                reply.send(CheckpointLoaded::Tree(result.await));
             })
         }
         CheckpointLoad::Checkpoint {
@@ -36,19 +39,23 @@ pub(super) fn load(tasks: &mut Tasks, generation: u64, store: Arc<Store>, load: 
             counter,
             max_tokens,
         } => tasks.load(Slot::Checkpoint, generation, |reply| async move {
-            let result = match read(&store, &thread_id, &namespace, &checkpoint_id).await {
-                Ok(state) => count(Arc::new(state), counter, max_tokens).await,
-                Err(error) => Err(report(error)),
+            let result = async {
+                let history = histories_of(&store)?;
+                let state = history
+                    .checkpoint(&store, &thread_id, &namespace, &checkpoint_id)
+                    .await
+                    .map_err(report)?;
+                count(history, Arc::new(state), counter, max_tokens).await
             };
-            reply.send(CheckpointLoaded::Shown(result));
+            reply.send(CheckpointLoaded::Shown(result.await));
         }),
         CheckpointLoad::Count {
             state,
             counter,
             max_tokens,
         } => tasks.load(Slot::Checkpoint, generation, |reply| async move {
-            let result = count(state, counter, max_tokens).await;
-            reply.send(CheckpointLoaded::Shown(result));
+            let result = async { count(histories_of(&store)?, state, counter, max_tokens).await };
+            reply.send(CheckpointLoaded::Shown(result.await));
         }),
     }
 }
@@ -134,22 +141,10 @@ pub(super) fn write(tasks: &mut Tasks, store: Arc<Store>, write: CheckpointWrite
     });
 }
 
-async fn tree(store: &Store, thread_id: &str) -> Result<ThreadTree, String> {
-    let db = LangGraphDb::open(store).map_err(report)?;
-    let tree = db.tree(thread_id).await.map_err(report)?;
-    ThreadTree::of(thread_id, &tree, None).map_err(report)
-}
-
-async fn read(
-    store: &Store,
-    thread_id: &str,
-    namespace: &str,
-    checkpoint_id: &str,
-) -> Result<CheckpointState, String> {
-    let db = LangGraphDb::open(store).map_err(report)?;
-    load_checkpoint(&db, thread_id, namespace, checkpoint_id)
-        .await
-        .map_err(report)
+/// The database's checkpoint history; every database the checkpoint view opens has one.
+fn histories_of(store: &Store) -> Result<&'static dyn CheckpointHistory, String> {
+    checkpoint_history_of(store.profile().source)
+        .ok_or_else(|| "memscope does not read this database's threads of checkpoints".to_owned())
 }
 
 /// The database's checkpoint trim; every database the checkpoint view opens has one.
@@ -251,18 +246,20 @@ fn pruned_message(pruned: &PrunePlan, archive: &Path, restore: &str) -> String {
 
 /// Counts the messages on a blocking thread: a long thread's tokenizing takes a while.
 async fn count(
+    history: &'static dyn CheckpointHistory,
     state: Arc<CheckpointState>,
     counter: TokenCounter,
     max_tokens: i64,
-) -> Result<ShownCheckpoint, String> {
+) -> Result<Box<ShownCheckpoint>, String> {
     tokio::task::spawn_blocking(move || {
-        let budget = MessagesBudget::compute(&state.messages, &counter, max_tokens)
+        let budget = history
+            .budget(&state, &counter, max_tokens)
             .map_err(|e| e.to_string());
-        ShownCheckpoint {
+        Box::new(ShownCheckpoint {
             state,
             budget,
             max_tokens,
-        }
+        })
     })
     .await
     .map_err(report)

@@ -8,10 +8,9 @@ use std::sync::Arc;
 
 use super::load::LoadStatus;
 use super::search::MessageSearch;
-use crate::sources::langgraph::checkpoint_tree::{
-    CheckpointLine, CheckpointState, ThreadTree, TreeRow,
+use crate::sources::checkpoint_history::{
+    CheckpointLine, CheckpointState, MessagesBudget, ThreadTree, TreeRow,
 };
-use crate::sources::langgraph::decode::budget::MessagesBudget;
 
 /// A write to a LangGraph thread, waiting for its confirmation.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::common::{Component, framed, highlighted, middle_cut, placeholder};
 use crate::format::{count, display_width, one_line, thousands};
-use crate::sources::langgraph::checkpoint_tree::{CheckpointLine, ThreadTree, TreeRow};
-use crate::sources::langgraph::decode::budget::RECOMMENDED_TRIM;
+use crate::sources::checkpoint_history::{CheckpointLine, ThreadTree, TreeRow};
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ShownCheckpoint};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
@@ -233,15 +232,10 @@ fn draw_messages(thread: &CheckpointsState, theme: &Theme, frame: &mut Frame, ar
         .map(|text| Line::styled(one_line(text, width), theme.text))
         .collect();
     lines.push(Line::styled(
-        one_line(&format!("cut by {RECOMMENDED_TRIM}"), width),
+        one_line(&format!("cut by {}", budget.rule), width),
         theme.dim,
     ));
-    for warning in checkpoint
-        .unread
-        .iter()
-        .map(|u| format!("message {}: {}", u.index, u.reason))
-        .chain(checkpoint.warnings.iter().cloned())
-    {
+    for warning in &checkpoint.warnings {
         lines.push(Line::styled(
             one_line(&format!("⚠ {warning}"), width),
             theme.warning,

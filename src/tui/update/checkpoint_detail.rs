@@ -1,8 +1,9 @@
 //! `i` on a LangGraph thread: the shown checkpoint's messages whole (tool calls with their
 //! arguments, tool results with the call they answer), or its node writes whole.
 
-use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite};
-use crate::sources::langgraph::decode::message::LangChainMessage;
+use crate::sources::checkpoint_history::{
+    CheckpointMessage, CheckpointState, NodeWrite, ROOT_NAMESPACE,
+};
 use crate::tui::state::Detail;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState};
 
@@ -32,16 +33,13 @@ pub(super) fn detail(thread: &CheckpointsState) -> Option<Detail> {
 
 fn messages_whole(checkpoint: &CheckpointState) -> String {
     let graph = match checkpoint.namespace.as_str() {
-        "" => "the root graph".to_owned(),
+        ROOT_NAMESPACE => "the root graph".to_owned(),
         namespace => format!("subgraph {namespace}"),
     };
     let mut text = format!(
         "checkpoint {} of {graph}, at {}\n",
         checkpoint.checkpoint_id, checkpoint.ts
     );
-    for unread in &checkpoint.unread {
-        text += &format!("⚠ message {}: {}\n", unread.index, unread.reason);
-    }
     for warning in &checkpoint.warnings {
         text += &format!("⚠ {warning}\n");
     }
@@ -57,8 +55,8 @@ fn messages_whole(checkpoint: &CheckpointState) -> String {
 /// One message with every field an operator reads: who, its id, its content as stored (a list
 /// of blocks pretty-printed), its tool calls with their arguments, the call a tool result
 /// answers, and its usage.
-fn message_whole(message: &LangChainMessage) -> String {
-    let mut text = format!("{} ({})", message.kind, message.class);
+fn message_whole(message: &CheckpointMessage) -> String {
+    let mut text = message.label.clone();
     if let Some(name) = &message.name {
         text += &format!(" · {name}");
     }
@@ -85,10 +83,10 @@ fn message_whole(message: &LangChainMessage) -> String {
             "tool call {} {}:\n{}\n",
             call.name,
             call.id.as_deref().unwrap_or("(no id)"),
-            serde_json::to_string_pretty(&call.args).unwrap_or_default()
+            serde_json::to_string_pretty(&call.arguments).unwrap_or_default()
         );
     }
-    if let Some(usage) = &message.usage_metadata {
+    if let Some(usage) = &message.usage {
         text += &format!("usage {usage}\n");
     }
     text

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::memory::tokens::TokenCounter;
-use crate::sources::langgraph::checkpoint_tree::{CheckpointState, ThreadTree};
+use crate::sources::checkpoint_history::{CheckpointState, ThreadTree};
 pub use crate::tui::state::checkpoints::CheckpointWrite;
 use crate::tui::state::checkpoints::ShownCheckpoint;
 
@@ -32,7 +32,7 @@ pub enum CheckpointLoad {
 #[derive(Debug)]
 pub enum CheckpointLoaded {
     Tree(Result<ThreadTree, String>),
-    Shown(Result<ShownCheckpoint, String>),
+    Shown(Result<Box<ShownCheckpoint>, String>),
 }
 
 /// A write finished: what it did, or why it failed.

@@ -60,7 +60,7 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<Confirm, Strin
         .state
         .messages
         .iter()
-        .filter(|m| m.role().is_some())
+        .filter(|m| m.prompt.is_some())
         .collect();
     let remove = plan
         .removed()

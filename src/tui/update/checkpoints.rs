@@ -152,6 +152,7 @@ pub(super) fn on_load(
         CheckpointLoaded::Tree(Err(_)) if polled => return false,
         CheckpointLoaded::Tree(Err(error)) => thread.status = LoadStatus::Failed(error),
         CheckpointLoaded::Shown(result) => {
+            let result = result.map(|shown| *shown);
             thread.shown_status.settle(&mut thread.shown, result);
             // Another checkpoint's messages: the search finds its matches among them, and the
             // pane shows the newest until it goes to one.

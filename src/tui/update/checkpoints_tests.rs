@@ -3,10 +3,14 @@ use std::sync::Arc;
 use super::super::test_support::{code, key, screen, state};
 use super::*;
 use crate::memory::trim::MessageCount;
-use crate::sources::langgraph::checkpoint_tree::{CheckpointState, NodeWrite, ThreadTree};
-use crate::sources::langgraph::decode::budget::MessagesBudget;
+use crate::sources::checkpoint_history::{
+    CheckpointHistory, CheckpointMessage, CheckpointState, NodeWrite, ThreadTree,
+};
+use crate::sources::langgraph::checkpoint_tree;
+use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::sources::langgraph::decode::tree::CheckpointTree;
 use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, task};
+use crate::sources::langgraph::thread_history::{ThreadHistories, checkpoint_message};
 use crate::store::ConversationShape;
 use crate::tui::state::Overlay;
 use crate::tui::state::checkpoints::ShownCheckpoint;
@@ -17,7 +21,7 @@ use crossterm::event::KeyCode;
 fn thread_tree() -> ThreadTree {
     let tasks = [task("", "1-b", "~__pregel_pull, agent")];
     let tree = CheckpointTree::build(&agent_rows_with_subgraph(), &tasks);
-    ThreadTree::of("agent", &tree, None).unwrap()
+    checkpoint_tree::thread_tree("agent", &tree, None).unwrap()
 }
 
 /// `(generation, namespace, checkpoint)` of the one checkpoint load among `effects`.
@@ -47,7 +51,6 @@ fn checkpoint_state(id: &str) -> Arc<CheckpointState> {
         checkpoint_id: id.to_owned(),
         ts: "2026-01-01T00:00:00+00:00".to_owned(),
         messages: Vec::new(),
-        unread: Vec::new(),
         warnings: Vec::new(),
         writes: vec![NodeWrite {
             node: Some("agent".to_owned()),
@@ -61,14 +64,16 @@ fn checkpoint_state(id: &str) -> Arc<CheckpointState> {
 }
 
 fn shown(generation: u64, id: &str) -> Event {
-    let budget = MessagesBudget::compute(&[], &MessageCount, 10).unwrap();
+    let budget = ThreadHistories
+        .budget(&checkpoint_state(id), &MessageCount, 10)
+        .unwrap();
     Event::Job(JobEvent::load(
         generation,
-        CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+        CheckpointLoaded::Shown(Ok(Box::new(ShownCheckpoint {
             state: checkpoint_state(id),
             budget: Ok(budget),
             max_tokens: 10,
-        })),
+        }))),
     ))
 }
 
@@ -235,8 +240,8 @@ fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
     assert_eq!(state.screen, Screen::Conversations);
 }
 
-fn said(kind: &str, text: &str) -> crate::sources::langgraph::decode::message::LangChainMessage {
-    crate::sources::langgraph::decode::message::LangChainMessage {
+fn said(kind: &str, text: &str) -> CheckpointMessage {
+    checkpoint_message(&LangChainMessage {
         class: String::new(),
         kind: kind.to_owned(),
         id: Some(format!("{kind}-{}", text.len())),
@@ -247,7 +252,7 @@ fn said(kind: &str, text: &str) -> crate::sources::langgraph::decode::message::L
         status: None,
         role: None,
         usage_metadata: None,
-    }
+    })
 }
 
 #[test]
@@ -263,24 +268,24 @@ fn t_opens_the_trim_preview_on_the_cut_the_messages_pane_shows() {
         said("human", "Thanks!"),
         said("ai", "You are welcome."),
     ];
-    let counter = state.settings.counter();
-    let budget = MessagesBudget::compute(&messages, &counter, 40).unwrap();
-    assert!(budget.kept[0] && budget.dropped() > 0, "{:?}", budget.kept);
-    let kept = budget.kept.clone();
-    let options = budget.trim_options();
     let shown = Arc::new(CheckpointState {
         messages,
         ..(*checkpoint_state("1-h")).clone()
     });
+    let counter = state.settings.counter();
+    let budget = ThreadHistories.budget(&shown, &counter, 40).unwrap();
+    assert!(budget.kept[0] && budget.dropped() > 0, "{:?}", budget.kept);
+    let kept = budget.kept.clone();
+    let options = budget.options.clone();
     update(
         &mut state,
         Event::Job(JobEvent::load(
             generation,
-            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+            CheckpointLoaded::Shown(Ok(Box::new(ShownCheckpoint {
                 state: shown,
                 budget: Ok(budget),
                 max_tokens: 40,
-            })),
+            }))),
         )),
     );
     update(&mut state, key('T'));
@@ -306,7 +311,7 @@ fn tree_before_1h() -> ThreadTree {
         .filter(|r| r.checkpoint_id != "1-h")
         .collect();
     let tasks = [task("", "1-b", "~__pregel_pull, agent")];
-    ThreadTree::of("agent", &CheckpointTree::build(&rows, &tasks), None).unwrap()
+    checkpoint_tree::thread_tree("agent", &CheckpointTree::build(&rows, &tasks), None).unwrap()
 }
 
 /// Ticks until the polling clock asks for the tree again: that load's generation.
@@ -397,21 +402,21 @@ fn slash_in_the_tree_searches_the_shown_checkpoint_s_messages() {
     }
     messages[7] = said("human", "Where is my parcel?");
     messages[41] = said("ai", "The parcel left the depot.");
-    let counter = state.settings.counter();
-    let budget = MessagesBudget::compute(&messages, &counter, 40).unwrap();
     let shown = Arc::new(CheckpointState {
         messages,
         ..(*checkpoint_state("1-h")).clone()
     });
+    let counter = state.settings.counter();
+    let budget = ThreadHistories.budget(&shown, &counter, 40).unwrap();
     update(
         &mut state,
         Event::Job(JobEvent::load(
             generation,
-            CheckpointLoaded::Shown(Ok(ShownCheckpoint {
+            CheckpointLoaded::Shown(Ok(Box::new(ShownCheckpoint {
                 state: shown,
                 budget: Ok(budget),
                 max_tokens: 40,
-            })),
+            }))),
         )),
     );
     // The newest messages are in view, the early question is not.
