@@ -189,7 +189,7 @@ pub(super) fn written(
         write,
         CheckpointWrite::Prune { .. } | CheckpointWrite::Restore { .. }
     ) {
-        effects.push(super::list::reload_list(state, false));
+        effects.push(super::list_query::reload_list(state, false));
     }
     true
 }

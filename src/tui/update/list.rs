@@ -6,47 +6,16 @@ use rustc_hash::FxHashSet;
 
 use super::conversation::open_conversation;
 use super::effect::{Effect, Load};
+use super::list_query::{filter_list, reload_list};
 use super::selection::moved;
 use super::sessions::open_session;
 use crate::inspect::search_match::{id_holds, matched_field};
-use crate::sources::conversation::{ListQuery, ListedConversation, ListedPage, SourceOptions};
+use crate::sources::conversation::{ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::{
     AppState, ListState, LoadStatus, MatchSnippet, Overlay, PAGE_SIZE, Prompt, Screen, key_of,
 };
-
-/// Filters the list by `text` from its first page, unless that filter is the one shown. The
-/// rows of the old filter go at once, so nothing stale stands under the new one while it loads.
-pub(super) fn filter_list(state: &mut AppState, text: String, effects: &mut Vec<Effect>) {
-    let filter = text.trim().to_owned();
-    if filter == state.list.filter {
-        return;
-    }
-    state.list.filter = filter;
-    state.list.reset_pages();
-    state.list.rows.clear();
-    effects.push(reload_list(state, true));
-}
-
-/// The list's setting that shows the conversations deleted in the app.
-pub(super) const DELETED: &str = "include-deleted";
-
-pub(super) fn reload_list(state: &mut AppState, show_loading: bool) -> Effect {
-    let generation = state.generation();
-    state.list.generation = generation;
-    state.list.found_so_far.clear();
-    if show_loading {
-        state.list.status = LoadStatus::Loading;
-    }
-    let query = ListQuery {
-        search: Some(state.list.filter.clone()).filter(|f| !f.is_empty()),
-        after: state.list.requested_after(),
-        limit: PAGE_SIZE,
-        options: SourceOptions::default().with_switch(DELETED, state.list.include_deleted),
-    };
-    Effect::load(generation, Load::List(query))
-}
 
 /// `]` (+1) or `[` (-1). While a page loads the step waits for it: the next cursor comes from
 /// the rows that page brings, not from the rows still on screen.

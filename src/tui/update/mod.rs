@@ -26,6 +26,7 @@ mod effect;
 mod export;
 mod jobs_popup;
 mod list;
+mod list_query;
 mod loads;
 mod memory_base_dialogs;
 mod memory_base_jobs;
@@ -289,7 +290,7 @@ fn on_tick(state: &mut AppState, effects: &mut Vec<Effect>) -> bool {
     if shown && state.ticks % POLL_EVERY_TICKS == 0 && state.overlay == Overlay::None {
         match state.screen {
             Screen::Conversations if state.list.status == LoadStatus::Loaded => {
-                effects.push(list::reload_list(state, false));
+                effects.push(list_query::reload_list(state, false));
             }
             Screen::Conversation => conversation::poll(state, effects),
             Screen::Checkpoints => checkpoints::poll(state, effects),

@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::budget::set_budget;
 use super::effect::Effect;
-use super::list::filter_list;
+use super::list_query::filter_list;
 use super::{search, settings};
 use crate::tui::state::{AppState, COMMANDS, Overlay, Prompt, Tab, parse_budget};
 

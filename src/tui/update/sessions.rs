@@ -71,7 +71,7 @@ pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut V
         FindingTarget::Search { text, why } => {
             state.message = Some(why);
             state.screen = Screen::Conversations;
-            super::list::filter_list(state, text, effects);
+            super::list_query::filter_list(state, text, effects);
         }
         FindingTarget::Conversation(key) => open_session(state, key, Screen::Doctor, effects),
     }

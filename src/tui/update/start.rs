@@ -2,7 +2,7 @@
 
 use super::effect::Effect;
 use super::tabs::show_tab;
-use super::{list, memory_bases};
+use super::{list_query, memory_bases};
 use crate::tui::state::{AppState, Tab};
 
 /// The first requests of a session: the first page of conversations and the memory bases,
@@ -10,7 +10,7 @@ use crate::tui::state::{AppState, Tab};
 pub fn start(state: &mut AppState) -> Vec<Effect> {
     let mut effects = Vec::new();
     if state.tab_missing(Tab::Conversations).is_none() {
-        effects.push(list::reload_list(state, true));
+        effects.push(list_query::reload_list(state, true));
     }
     if state.tab_missing(Tab::MemoryBases).is_none() {
         memory_bases::start(state, &mut effects);
