@@ -10,10 +10,11 @@ mod cli_support;
 use cli_support::{memscope_on, run};
 use common::TestDb;
 use common::dify::{ACCOUNT, Era, Message, app, build, conversation, uid};
-use memscope::inspect::conversation::{ThreadMode, load_conversation, load_window, thread_view};
+use memscope::inspect::conversation::{load_conversation, load_window};
 use memscope::memory::history::{HistoryOptions, assemble_history};
 use memscope::memory::model::{Content, ContentPart};
 use memscope::memory::thread::ThreadComparison;
+use memscope::memory::thread_view::{ThreadMode, thread_view};
 use memscope::store::{Access, Store};
 
 const APP: u64 = 10;
@@ -81,7 +82,7 @@ dify_db_tests! {
         ], &[]).await;
         let conversation = load_conversation(&store, &uid(CHAT)).await.expect("conversation");
         let tree = conversation.tree();
-        let dify = thread_view(&conversation, &tree, None, ThreadMode::Dify, 500);
+        let dify = thread_view(&conversation.rows, conversation.info.answered_rows_only, &tree, None, ThreadMode::Dify, 500);
         assert_eq!(dify.thread, [uid(72), uid(73)], "Dify keeps the unrelated root");
         assert!(
             matches!(dify.comparison, ThreadComparison::StoppedAtUnrelatedRoot { .. }),
@@ -89,7 +90,7 @@ dify_db_tests! {
             dify.comparison
         );
         assert_eq!(dify.tree_path, [uid(70), uid(71), uid(73)]);
-        let fixed = thread_view(&conversation, &tree, None, ThreadMode::Fixed, 500);
+        let fixed = thread_view(&conversation.rows, conversation.info.answered_rows_only, &tree, None, ThreadMode::Fixed, 500);
         assert_eq!(fixed.thread, [uid(70), uid(71), uid(73)]);
         store.close().await;
     }

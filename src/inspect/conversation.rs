@@ -1,12 +1,10 @@
 //! A conversation as memscope loads it, and its thread: Dify's extraction, the true tree path,
 //! and where the two differ.
 
-pub use crate::sources::dify::thread::{
-    ThreadMode, ThreadNodes, ThreadView, compare_thread, thread_nodes, thread_view,
-};
+pub use crate::memory::thread_view::{ThreadMode, ThreadNodes, thread_nodes};
 pub use crate::sources::dify::window::{
-    LoadedConversation, WindowOrigin, WindowedRows, conversation_info, effective_window,
-    load_conversation, load_window, load_windows, memory_rows_newest_first,
+    LoadedConversation, WindowOrigin, WindowedRows, effective_window, load_conversation,
+    load_window, load_windows,
 };
 
 #[cfg(test)]

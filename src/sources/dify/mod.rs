@@ -14,7 +14,6 @@ pub mod messages;
 pub mod node_contexts;
 pub mod queries;
 pub mod schema;
-pub mod thread;
 mod thread_tree;
 pub mod window;
 

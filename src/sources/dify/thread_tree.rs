@@ -6,11 +6,11 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use super::thread::{ThreadMode, ThreadView, thread_view};
 use super::window::{DELETED_NOTE, LoadedConversation, effective_window, load_conversation};
 use crate::format::{count, one_line};
 use crate::memory::history::PAUSED_STATUS;
 use crate::memory::model::StoredMessage;
+use crate::memory::thread_view::{ThreadMode, ThreadView, thread_view};
 use crate::memory::tree::MessageTree;
 use crate::sources::conversation::{
     Extra, SourceError, SourceOptions, SourceTree, TreeNode, TreeRequest, extra,
@@ -40,7 +40,14 @@ pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceT
         .transpose()?;
     let requested = request.number::<i64>("message-limit")?;
     let (window, _) = effective_window(requested, conversation.info.memory_window);
-    let view = thread_view(&conversation, &tree, leaf, mode, window);
+    let view = thread_view(
+        &conversation.rows,
+        conversation.info.answered_rows_only,
+        &tree,
+        leaf,
+        mode,
+        window,
+    );
     Ok(source_tree(&conversation, &tree, view, request))
 }
 

@@ -53,7 +53,7 @@ fn regenerated(deleted: bool) -> LoadedConversation {
 
 fn tree_of(conversation: &LoadedConversation, mode: ThreadMode) -> SourceTree {
     let tree = conversation.tree();
-    let view = thread_view(conversation, &tree, None, mode, 500);
+    let view = thread_view(&conversation.rows, false, &tree, None, mode, 500);
     let request = TreeRequest {
         id: conversation.info.id.clone(),
         options: SourceOptions::default(),

@@ -9,6 +9,7 @@ use super::queries::ConversationInfo;
 use crate::format::quoted_id;
 use crate::memory::history::{MAX_ROW_WINDOW, row_window};
 use crate::memory::model::{MessageFile, StoredMessage};
+use crate::memory::thread_view::memory_rows_newest_first;
 use crate::memory::tree::{MessageTree, NodeIndex};
 use crate::sources::conversation::SourceError;
 use crate::store::{IdMatch, Store};
@@ -231,20 +232,4 @@ impl LoadedConversation {
             .map(|&node| self.rows[tree.row(node)].clone())
             .collect()
     }
-}
-
-/// The newest `window` of `rows_oldest_first` that memory reads, newest first: every row, or
-/// only the answered ones where Dify's history query filtered `answer != ''`.
-pub fn memory_rows_newest_first(
-    rows_oldest_first: &[StoredMessage],
-    answered_only: bool,
-    window: usize,
-) -> Vec<StoredMessage> {
-    rows_oldest_first
-        .iter()
-        .rev()
-        .filter(|row| !answered_only || !row.answer.is_empty())
-        .take(window)
-        .cloned()
-        .collect()
 }

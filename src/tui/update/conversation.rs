@@ -239,7 +239,8 @@ pub(super) fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
         .settings
         .window(loaded.conversation.info.memory_window);
     let thread = thread_nodes(
-        &loaded.conversation,
+        &loaded.conversation.rows,
+        loaded.conversation.info.answered_rows_only,
         &loaded.tree,
         Some(conversation.selected),
         conversation.mode,
