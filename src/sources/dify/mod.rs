@@ -15,6 +15,7 @@ pub mod node_contexts;
 pub mod queries;
 pub mod schema;
 mod thread_tree;
+pub mod turn_trees;
 pub mod window;
 
 use std::collections::BTreeSet;
