@@ -7,7 +7,7 @@
 
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
-use memscope::inspect::conversation::load_window;
+use memscope::inspect::turn_trees::turn_trees;
 use memscope::memory::budget_view::{BudgetSettings, BudgetView};
 use memscope::memory::history::{HistoryOptions, assemble_history};
 use memscope::memory::model::StoredMessage;
@@ -108,7 +108,11 @@ fn history(c: &mut Criterion) {
     };
     let assemble = |cache: &mut CountCache| {
         runtime.block_on(async {
-            let rows = load_window(&store, &conversation_id, None).await.unwrap();
+            let rows = turn_trees(&store)
+                .unwrap()
+                .window(&store, &conversation_id, None)
+                .await
+                .unwrap();
             BudgetView::for_history(
                 assemble_history(&rows.rows_newest_first, &rows.files, &settings.options),
                 &settings,
@@ -142,7 +146,11 @@ fn history(c: &mut Criterion) {
         group.bench_function(budget.to_string(), |b| {
             b.iter(|| {
                 runtime.block_on(async {
-                    let rows = load_window(&store, &conversation_id, None).await.unwrap();
+                    let rows = turn_trees(&store)
+                        .unwrap()
+                        .window(&store, &conversation_id, None)
+                        .await
+                        .unwrap();
                     BudgetView::for_history(
                         assemble_history(&rows.rows_newest_first, &rows.files, &settings.options),
                         &settings,

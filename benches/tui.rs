@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::conversation::LoadedConversation;
 use memscope::inspect::nodes::{
     CHATFLOW_MODE, ExecutionDocs, FullColumn, MemoryFileRead, NodeContextView, NodeConversation,
     NodeSources, NodeSummary, NodeThread, node_context, timeline,
@@ -24,7 +23,8 @@ use memscope::sources::conversation::ListedPage;
 use memscope::sources::conversation_registry::conversations_of;
 use memscope::sources::dify::Dify;
 use memscope::sources::dify::listing::listed;
-use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use memscope::sources::dify::queries::ConversationSummary;
+use memscope::sources::turn_trees::{RowWindows, TurnConversation, TurnInfo};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::theme::Theme;
@@ -66,26 +66,25 @@ fn conversation() -> Arc<Loaded> {
             parent = Some(n);
         }
     }
-    let info = ConversationInfo {
+    let info = TurnInfo {
         id: id(u32::MAX),
         name: "Long conversation".to_owned(),
         mode: "chat".to_owned(),
-        status: "normal".to_owned(),
-        from_source: "api".to_owned(),
-        dialogue_count: i64::from(MESSAGES),
         app_id: id(7),
-        app_name: Some("bench".to_owned()),
         app_mode: Some("chat".to_owned()),
-        memory_window: None,
-        created_at: time(0),
-        updated_at: time(i64::from(MESSAGES)),
         is_deleted: false,
+        app_window: None,
         answered_rows_only: false,
     };
-    Arc::new(Loaded::new(LoadedConversation {
+    Arc::new(Loaded::new(TurnConversation {
         info,
         rows,
         files: Vec::new(),
+        // Dify's default: the app sets no window.
+        windows: RowWindows {
+            app_honoured: 500,
+            app_set_aside: 500,
+        },
     }))
 }
 

@@ -15,14 +15,15 @@ use std::sync::Arc;
 use chrono::{NaiveDate, NaiveDateTime, TimeDelta};
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::conversation::load_conversation;
+use memscope::inspect::turn_trees::turn_trees;
 use memscope::memory::model::StoredMessage;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
 use memscope::sources::conversation::ListedPage;
 use memscope::sources::conversation_registry::conversations_of;
 use memscope::sources::dify::Dify;
 use memscope::sources::dify::listing::listed;
-use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use memscope::sources::dify::queries::ConversationSummary;
+use memscope::sources::turn_trees::TurnInfo;
 use memscope::store::Store;
 use memscope::store::rows::{AppRow, Batch, ConversationRow, MessageRow};
 use memscope::tui::keymap::Keymap;
@@ -126,7 +127,7 @@ fn settings() -> Settings {
 }
 
 /// The list showing the conversation, Enter pressed: the state waiting for the load job.
-fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
+fn waiting_state(info: &TurnInfo) -> (AppState, u64) {
     let mut state = AppState::new(
         Keymap::default_keys(),
         settings(),
@@ -140,12 +141,12 @@ fn waiting_state(info: &ConversationInfo) -> (AppState, u64) {
         id: info.id.clone(),
         name: info.name.clone(),
         app_id: info.app_id.clone(),
-        app_name: info.app_name.clone(),
+        app_name: Some("bench".into()),
         app_mode: info.app_mode.clone(),
         mode: info.mode.clone(),
         message_count: MESSAGES as i64,
-        last_activity: info.updated_at,
-        updated_at: info.updated_at,
+        last_activity: at(MESSAGES),
+        updated_at: at(MESSAGES),
         is_deleted: false,
     };
     let result = Ok(ListedPage {
@@ -193,7 +194,11 @@ fn big_conversation(c: &mut Criterion) {
     // What the load job does on its worker: the query, then the tree and its lines.
     let load = || {
         let conversation = runtime
-            .block_on(load_conversation(&store, &conversation_id))
+            .block_on(turn_trees(&store).unwrap().conversation(
+                &store,
+                &conversation_id,
+                Some(settings().message_limit),
+            ))
             .unwrap();
         Arc::new(Loaded::new(conversation))
     };

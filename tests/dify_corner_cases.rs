@@ -10,10 +10,11 @@ mod cli_support;
 use cli_support::{memscope_on, run};
 use common::TestDb;
 use common::dify::{ACCOUNT, Era, Message, app, build, conversation, uid};
-use memscope::inspect::conversation::{ThreadMode, load_conversation, load_window, thread_view};
+use memscope::inspect::turn_trees::turn_trees;
 use memscope::memory::history::{HistoryOptions, assemble_history};
 use memscope::memory::model::{Content, ContentPart};
 use memscope::memory::thread::ThreadComparison;
+use memscope::memory::thread_view::{ThreadMode, thread_view};
 use memscope::store::{Access, Store};
 
 const APP: u64 = 10;
@@ -55,12 +56,12 @@ dify_db_tests! {
             // A regeneration written later in the same second, with a smaller id.
             turn(61, Some(60), same_second),
         ], &[]).await;
-        let window = load_window(&store, &uid(CHAT), None).await.expect("window");
+        let window = turn_trees(&store).unwrap().window(&store, &uid(CHAT), None).await.expect("window");
         assert_eq!(ids(&window.rows_newest_first), [uid(62), uid(61), uid(60)]);
         let history = assemble_history(&window.rows_newest_first, &[], &HistoryOptions::default());
         assert_eq!(history.thread, [uid(60), uid(62)]);
 
-        let conversation = load_conversation(&store, &uid(CHAT)).await.expect("conversation");
+        let conversation = turn_trees(&store).unwrap().conversation(&store, &uid(CHAT), None).await.expect("conversation");
         let tree = conversation.tree();
         let regenerated = tree.find(&uid(62)).expect("in the tree");
         assert_eq!(tree.siblings(regenerated).count(), 1, "61 and 62 are siblings");
@@ -79,9 +80,9 @@ dify_db_tests! {
             // Back on the first branch, continuing from 71.
             turn(73, Some(71), "2024-09-20 10:00:40"),
         ], &[]).await;
-        let conversation = load_conversation(&store, &uid(CHAT)).await.expect("conversation");
+        let conversation = turn_trees(&store).unwrap().conversation(&store, &uid(CHAT), None).await.expect("conversation");
         let tree = conversation.tree();
-        let dify = thread_view(&conversation, &tree, None, ThreadMode::Dify, 500);
+        let dify = thread_view(&conversation.rows, conversation.info.answered_rows_only, &tree, None, ThreadMode::Dify, 500);
         assert_eq!(dify.thread, [uid(72), uid(73)], "Dify keeps the unrelated root");
         assert!(
             matches!(dify.comparison, ThreadComparison::StoppedAtUnrelatedRoot { .. }),
@@ -89,7 +90,7 @@ dify_db_tests! {
             dify.comparison
         );
         assert_eq!(dify.tree_path, [uid(70), uid(71), uid(73)]);
-        let fixed = thread_view(&conversation, &tree, None, ThreadMode::Fixed, 500);
+        let fixed = thread_view(&conversation.rows, conversation.info.answered_rows_only, &tree, None, ThreadMode::Fixed, 500);
         assert_eq!(fixed.thread, [uid(70), uid(71), uid(73)]);
         store.close().await;
     }
@@ -110,7 +111,7 @@ dify_db_tests! {
             turn(82, Some(81), "2024-09-20 10:00:30"),
             failed(83, 82, "2024-09-20 10:00:40"),
         ], &[]).await;
-        let window = load_window(&store, &uid(CHAT), None).await.expect("window");
+        let window = turn_trees(&store).unwrap().window(&store, &uid(CHAT), None).await.expect("window");
         assert_eq!(window.rows_newest_first[0].status, "error");
         assert_eq!(window.rows_newest_first[0].error.as_deref(), Some("[openai] Error: Request timed out."));
         let history = assemble_history(&window.rows_newest_first, &[], &HistoryOptions::default());
@@ -152,7 +153,7 @@ dify_db_tests! {
             .await
             .expect("counts");
         assert_eq!(counts, [(uid(91), 2)]);
-        let window = load_window(&store, &uid(CHAT), None).await.expect("window");
+        let window = turn_trees(&store).unwrap().window(&store, &uid(CHAT), None).await.expect("window");
         let history = assemble_history(&window.rows_newest_first, &[], &HistoryOptions::default());
         assert_eq!(history.messages[3].message.content.text(), "Sunny, 21 °C.");
         store.close().await;
@@ -192,7 +193,7 @@ dify_db_tests! {
             file(102, "document", "local_file", None, "user", Some(108)),
             file(103, "image", "tool_file", Some(&tool_url), "assistant", Some(109)),
         ]).await;
-        let window = load_window(&store, &uid(CHAT), None).await.expect("window");
+        let window = turn_trees(&store).unwrap().window(&store, &uid(CHAT), None).await.expect("window");
         let methods: Vec<(&str, &str)> = window
             .files
             .iter()

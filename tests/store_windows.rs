@@ -5,7 +5,8 @@
 mod common;
 
 use common::fixtures::{app, conversation, id, message, message_file};
-use memscope::inspect::conversation::{WindowedRows, load_window, load_windows};
+use memscope::inspect::turn_trees::turn_trees;
+use memscope::sources::turn_trees::TurnWindow;
 use memscope::store::Store;
 use memscope::store::rows::{AppRow, Batch};
 
@@ -43,7 +44,7 @@ fn page_batch() -> Batch {
     batch
 }
 
-fn rows(window: &WindowedRows) -> Vec<&str> {
+fn rows(window: &TurnWindow) -> Vec<&str> {
     window
         .rows_newest_first
         .iter()
@@ -61,8 +62,9 @@ db_tests! {
         // A conversation that does not exist is left out, like a malformed id.
         ids.insert(5, id(999_999));
         ids.insert(9, "not-a-uuid".to_owned());
+        let turns = turn_trees(&store).expect("Dify's tables");
         for limit in [None, Some(2)] {
-            let batched = load_windows(&store, &ids, limit).await.expect("batch");
+            let batched = turns.windows(&store, &ids, limit).await.expect("batch");
             assert_eq!(batched.len(), batch.conversations.len());
             let expected_order: Vec<&str> = ids
                 .iter()
@@ -72,9 +74,9 @@ db_tests! {
             let order: Vec<&str> = batched.iter().map(|w| w.info.id.as_str()).collect();
             assert_eq!(order, expected_order, "in the order asked");
             for window in &batched {
-                let alone = load_window(&store, &window.info.id, limit).await.expect("one");
+                let alone = turns.window(&store, &window.info.id, limit).await.expect("one");
                 assert_eq!(window.info, alone.info);
-                assert_eq!((window.window, window.window_source), (alone.window, alone.window_source));
+                assert_eq!(window.window, alone.window);
                 assert_eq!(rows(window), rows(&alone), "{}", window.info.name);
                 assert_eq!(window.rows_newest_first, alone.rows_newest_first);
                 assert_eq!(window.files, alone.files, "{}", window.info.name);
@@ -84,7 +86,7 @@ db_tests! {
             let cut = batched.iter().filter(|w| w.rows_newest_first.len() == w.window).count();
             assert!(cut > 10, "windows cut conversations short: {cut}");
         }
-        assert!(load_windows(&store, &[], None).await.expect("empty").is_empty());
+        assert!(turns.windows(&store, &[], None).await.expect("empty").is_empty());
         store.close().await;
     }
 }

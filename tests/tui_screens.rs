@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use memscope::inspect::conversation::LoadedConversation;
 use memscope::inspect::nodes::{
     ContextSource, ExecutionDocs, FullColumn, LatestContext, MemoryFileRead, NodeContextView,
     NodeSources, NodeSummary, NodeThread, node_context, timeline,
@@ -24,7 +23,8 @@ use memscope::sources::conversation::{ListedConversation, ListedPage};
 use memscope::sources::conversation_registry::conversations_of;
 use memscope::sources::dify::Dify;
 use memscope::sources::dify::listing::listed;
-use memscope::sources::dify::queries::{ConversationInfo, ConversationSummary};
+use memscope::sources::dify::queries::ConversationSummary;
+use memscope::sources::turn_trees::{RowWindows, TurnConversation, TurnInfo};
 use memscope::tui::keymap::Keymap;
 use memscope::tui::state::{AppState, Loaded, NodeRow, Settings};
 use memscope::tui::update::{
@@ -104,26 +104,25 @@ fn message(n: u32, parent: Option<u32>, query: &str, answer: &str) -> StoredMess
 
 /// A refund conversation: the second answer was regenerated, the thread goes on from the first.
 fn refund_conversation(rows: Vec<StoredMessage>) -> Arc<Loaded> {
-    let info = ConversationInfo {
+    let info = TurnInfo {
         id: id(1),
         name: "Refund question".to_owned(),
         mode: "advanced-chat".to_owned(),
-        status: "normal".to_owned(),
-        from_source: "api".to_owned(),
-        dialogue_count: rows.len() as i64,
         app_id: id(900),
-        app_name: Some("Support bot".to_owned()),
         app_mode: Some("advanced-chat".to_owned()),
-        memory_window: None,
-        created_at: time(0),
-        updated_at: time(100),
         is_deleted: false,
+        app_window: None,
         answered_rows_only: false,
     };
-    Arc::new(Loaded::new(LoadedConversation {
+    Arc::new(Loaded::new(TurnConversation {
         info,
         rows,
         files: Vec::new(),
+        // Dify's default: the app sets no window.
+        windows: RowWindows {
+            app_honoured: 500,
+            app_set_aside: 500,
+        },
     }))
 }
 

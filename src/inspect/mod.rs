@@ -5,7 +5,6 @@
 pub mod agent_sessions;
 pub mod budget_figures;
 pub mod chat_memory_nodes;
-pub mod conversation;
 pub mod diff;
 pub mod doctor;
 pub mod doctor_finding;
@@ -22,6 +21,7 @@ pub mod stored_trim;
 pub mod syncers;
 pub mod tree;
 pub mod trim;
+pub mod turn_trees;
 
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 use crate::sources::conversation::ambiguous_message;

@@ -13,6 +13,7 @@ pub mod models;
 pub mod names;
 pub mod node_context;
 pub mod thread;
+pub mod thread_view;
 pub mod tokens;
 pub mod tree;
 pub mod trim;

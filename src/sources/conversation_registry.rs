@@ -14,6 +14,7 @@ use super::dify::agent_sessions::DifyAgentRuntime;
 use super::dify::conversation::DifyConversations;
 use super::dify::doctor::DifyDoctor;
 use super::dify::node_contexts::DifyNodeContexts;
+use super::dify::turn_trees::DifyTurnTrees;
 use super::doctor::ConversationDoctor;
 use super::langflow::conversation::LangflowSessions;
 use super::langflow::doctor::LangflowDoctor;
@@ -27,12 +28,13 @@ use super::openai_agents::conversation::AgentSessions;
 use super::openai_agents::doctor::AgentSessionsDoctor;
 use super::openai_agents::trim::SessionTrims;
 use super::stored_trim::StoredTrim;
+use super::turn_trees::TurnTrees;
 
 /// A source's conversation capability, how `doctor` scans its conversations, how a viewer reads
 /// its threads of checkpoints, how memscope trims a stored conversation or a thread of
-/// checkpoints and prunes checkpoints where it may,
-/// and how its chatflows' node contexts and its agents' runtime sessions are read where it
-/// keeps them.
+/// checkpoints and prunes checkpoints where it may, how its chatflows' node contexts and its
+/// agents' runtime sessions are read where it keeps them, and how its regeneration trees of
+/// turns are loaded where its conversations are those.
 struct Registered {
     key: &'static str,
     conversations: &'static dyn ConversationSource,
@@ -43,6 +45,7 @@ struct Registered {
     checkpoint_prune: Option<&'static dyn CheckpointPrune>,
     node_contexts: Option<&'static dyn NodeContexts>,
     agent_runtime: Option<&'static dyn AgentRuntime>,
+    turn_trees: Option<&'static dyn TurnTrees>,
 }
 
 /// Each source that keeps conversations, by its key. memscope's own schema keeps them (and its
@@ -58,6 +61,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
         agent_runtime: Some(&DifyAgentRuntime),
+        turn_trees: Some(&DifyTurnTrees),
     },
     Registered {
         key: "dify",
@@ -69,6 +73,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: Some(&DifyNodeContexts),
         agent_runtime: Some(&DifyAgentRuntime),
+        turn_trees: Some(&DifyTurnTrees),
     },
     Registered {
         key: "langflow",
@@ -80,6 +85,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
+        turn_trees: None,
     },
     Registered {
         key: "langgraph",
@@ -91,6 +97,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: Some(&ThreadPrunes),
         node_contexts: None,
         agent_runtime: None,
+        turn_trees: None,
     },
     Registered {
         key: "openai-agents",
@@ -102,6 +109,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
+        turn_trees: None,
     },
     Registered {
         key: "adk",
@@ -113,6 +121,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
+        turn_trees: None,
     },
     #[cfg(test)]
     Registered {
@@ -125,6 +134,7 @@ const CONVERSATIONS: &[Registered] = &[
         checkpoint_prune: None,
         node_contexts: None,
         agent_runtime: None,
+        turn_trees: None,
     },
 ];
 
@@ -150,6 +160,12 @@ pub fn node_contexts_of(source: &dyn MemorySource) -> Option<&'static dyn NodeCo
 /// How `source`'s agents' runtime sessions are read; `None` where it keeps none.
 pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentRuntime> {
     registered(source).and_then(|r| r.agent_runtime)
+}
+
+/// How `source`'s regeneration trees of turns are loaded; `None` where its conversations are
+/// not those.
+pub fn turn_trees_of(source: &dyn MemorySource) -> Option<&'static dyn TurnTrees> {
+    registered(source).and_then(|r| r.turn_trees)
 }
 
 /// How memscope trims `source`'s stored conversations in place, where it may.

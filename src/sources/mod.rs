@@ -33,6 +33,7 @@ pub mod settings;
 pub mod source_error;
 pub mod stored_figures;
 pub mod stored_trim;
+pub mod turn_trees;
 
 use std::collections::BTreeSet;
 

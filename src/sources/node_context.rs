@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::conversation::SourceFuture;
+use super::turn_trees::TurnInfo;
 use crate::memory::history::PopRule;
 use crate::memory::node_context::{
     NodeProblem, OutputsContext, ParsedMessages, ThreadTurn, parse_outputs, parse_prompts,
@@ -71,6 +72,18 @@ pub struct NodeConversation {
     pub app_mode: Option<String>,
     /// Deleted in the app, which hides it.
     pub is_deleted: bool,
+}
+
+impl From<TurnInfo> for NodeConversation {
+    fn from(info: TurnInfo) -> Self {
+        NodeConversation {
+            id: info.id,
+            name: info.name,
+            app_id: info.app_id,
+            app_mode: info.app_mode,
+            is_deleted: info.is_deleted,
+        }
+    }
 }
 
 /// A conversation's thread as node memory sees it, at a leaf.

@@ -22,7 +22,6 @@ use super::state::{Loaded, NodeRow};
 use super::update::opened_database::{OpenedDatabase, syncs_here};
 use super::update::{Effect, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use crate::inspect::InspectError;
-use crate::inspect::conversation::{load_conversation, load_windows};
 use crate::inspect::listing::{list_conversations, list_scans};
 use crate::inspect::nodes::{
     ExecutionDocs, NodeContextView, NodeSummary, NodeThread, Timeline, latest_context,
@@ -30,6 +29,7 @@ use crate::inspect::nodes::{
     load_timeline, node_context, summarize_nodes, timeline,
 };
 use crate::inspect::search_match::{session_snippet, text_snippet};
+use crate::inspect::turn_trees::turn_trees;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
 use crate::memory::thread::ExtractionMode;
@@ -292,10 +292,10 @@ impl JobRunner {
                         reply.send(LoadReport::ThreadTokens(tokens));
                     }
                 }),
-            Load::Conversation { id } => {
+            Load::Conversation { id, message_limit } => {
                 self.tasks
                     .load(Slot::Conversation, generation, |reply| async move {
-                        let result = conversation(&store, &id).await;
+                        let result = conversation(&store, &id, message_limit).await;
                         reply.send(LoadReport::Conversation(result));
                     })
             }
@@ -366,8 +366,12 @@ impl JobRunner {
 }
 
 /// A conversation loaded, with its tree built on a worker.
-async fn conversation(store: &Store, id: &str) -> Result<Arc<Loaded>, String> {
-    let conversation = load_conversation(store, id).await.map_err(report)?;
+async fn conversation(store: &Store, id: &str, message_limit: i64) -> Result<Arc<Loaded>, String> {
+    let conversation = turn_trees(store)
+        .map_err(report)?
+        .conversation(store, id, Some(message_limit))
+        .await
+        .map_err(report)?;
     tokio::task::spawn_blocking(move || Arc::new(Loaded::new(conversation)))
         .await
         .map_err(report)
@@ -468,7 +472,10 @@ async fn count_threads(
     settings: BudgetSettings,
     message_limit: i64,
 ) -> Option<Vec<(String, u64)>> {
-    let windows = load_windows(store, ids, Some(message_limit))
+    let windows = turn_trees(store)
+        .map_err(report)
+        .ok()?
+        .windows(store, ids, Some(message_limit))
         .await
         .map_err(report)
         .ok()?;

@@ -12,13 +12,13 @@ use crate::cli::context::Context;
 use crate::cli::output::{CliError, CliResult, ExitCode, confirm, emit, table};
 use crate::config::SummarizerKindConfig;
 use crate::format::{one_line, thousands};
-use crate::inspect::conversation::load_window;
 use crate::inspect::document::check_settings;
 use crate::inspect::nodes::ContextSource;
 use crate::inspect::trim::{
     LoadedMemory, TrimCounter, TrimInspectError, TrimSession, apply_policy, load_memory,
     trim_from_cut,
 };
+use crate::inspect::turn_trees::turn_trees;
 use crate::memory::history::{HistoryOptions, assemble_history};
 use crate::memory::model::PromptMessage;
 use crate::memory::tokens::CountCache;
@@ -231,7 +231,7 @@ async fn load_source(context: &Context, args: &TrimArgs) -> CliResult<(Source, O
     }
     if let Some(id) = &args.conversation {
         let requested = Some(context.resolved.config.history.message_limit);
-        let loaded = load_window(&store, id, requested).await?;
+        let loaded = turn_trees(&store)?.window(&store, id, requested).await?;
         let options = HistoryOptions {
             message_limit: Some(loaded.window as i64),
             ..HistoryOptions::default()

@@ -19,7 +19,7 @@ pub async fn history(
     request: &HistoryRequest,
 ) -> Result<SourceHistory, SourceError> {
     let requested = request.number::<i64>("message-limit")?;
-    let loaded = load_window(store, &request.id, requested).await?;
+    let (loaded, window_source) = load_window(store, &request.id, requested).await?;
     let mut settings = request.budget.clone();
     settings.options = HistoryOptions {
         message_limit: Some(loaded.window as i64),
@@ -71,7 +71,7 @@ pub async fn history(
     header.push(format!(
         "window {} ({}), {} loaded{}",
         count(loaded.window as u64, "row"),
-        loaded.window_source.describe(),
+        window_source.describe(),
         thousands(rows.len() as u64),
         view.history
             .popped
@@ -81,7 +81,7 @@ pub async fn history(
     let extra = Extra::from_iter([
         ("deleted".to_owned(), json!(loaded.info.is_deleted)),
         ("window".to_owned(), json!(loaded.window)),
-        ("window_source".to_owned(), json!(loaded.window_source)),
+        ("window_source".to_owned(), json!(window_source)),
         ("rows_loaded".to_owned(), json!(rows.len())),
         ("popped".to_owned(), json!(view.history.popped)),
         ("paused".to_owned(), json!(view.history.paused)),

@@ -14,8 +14,8 @@ pub mod messages;
 pub mod node_contexts;
 pub mod queries;
 pub mod schema;
-pub mod thread;
 mod thread_tree;
+pub mod turn_trees;
 pub mod window;
 
 use std::collections::BTreeSet;

@@ -4,7 +4,6 @@
 //! where Dify keeps a node's memory file.
 
 use super::executions::resolve_offloads;
-use super::queries::ConversationInfo;
 use super::window::{conversation_info, load_conversation};
 use crate::memory::history::{MAX_ROW_WINDOW, PopRule};
 use crate::memory::node_context::{ThreadTurn, thread_turns};
@@ -40,7 +39,7 @@ impl NodeContexts for DifyNodeContexts {
         conversation_id: &'a str,
     ) -> SourceFuture<'a, Vec<NodeExecutionBrief>> {
         Box::pin(async move {
-            let conversation = load_conversation(store, conversation_id).await?;
+            let conversation = load_conversation(store, conversation_id, None).await?;
             let run_ids: Vec<String> = conversation
                 .rows
                 .iter()
@@ -100,18 +99,6 @@ pub fn memory_file_key(conversation: &NodeConversation, node_id: &str) -> String
     )
 }
 
-impl From<ConversationInfo> for NodeConversation {
-    fn from(info: ConversationInfo) -> Self {
-        NodeConversation {
-            id: info.id,
-            name: info.name,
-            app_id: info.app_id,
-            app_mode: info.app_mode,
-            is_deleted: info.is_deleted,
-        }
-    }
-}
-
 /// Without a leaf, Dify's own query (the newest 500 rows, extraction, placeholder pop); with
 /// one, the tree path from that leaf up to its root. Then which runs have no `workflow_runs`
 /// row: archived by Dify (`workflow_archive_logs`), or missing.
@@ -131,7 +118,7 @@ async fn load_thread(
             (info, rows)
         }
         Some(leaf) => {
-            let conversation = load_conversation(store, conversation_id).await?;
+            let conversation = load_conversation(store, conversation_id, None).await?;
             let tree = conversation.tree();
             let node = conversation.find(&tree, leaf)?;
             let rows = conversation.path_newest_first(&tree, node);

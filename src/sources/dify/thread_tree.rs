@@ -6,15 +6,16 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use super::thread::{ThreadMode, ThreadView, thread_view};
-use super::window::{DELETED_NOTE, LoadedConversation, effective_window, load_conversation};
+use super::window::{DELETED_NOTE, load_conversation};
 use crate::format::{count, one_line};
 use crate::memory::history::PAUSED_STATUS;
 use crate::memory::model::StoredMessage;
+use crate::memory::thread_view::{ThreadMode, ThreadView, thread_view};
 use crate::memory::tree::MessageTree;
 use crate::sources::conversation::{
     Extra, SourceError, SourceOptions, SourceTree, TreeNode, TreeRequest, extra,
 };
+use crate::sources::turn_trees::TurnConversation;
 use crate::store::Store;
 
 fn mode(options: &SourceOptions) -> Result<ThreadMode, SourceError> {
@@ -32,20 +33,26 @@ fn mode(options: &SourceOptions) -> Result<ThreadMode, SourceError> {
 pub(super) async fn tree(store: &Store, request: &TreeRequest) -> Result<SourceTree, SourceError> {
     let options = &request.options;
     let mode = mode(options)?;
-    let conversation = load_conversation(store, &request.id).await?;
+    let requested = request.number::<i64>("message-limit")?;
+    let conversation = load_conversation(store, &request.id, requested).await?;
     let tree = conversation.tree();
     let leaf = options
         .get("leaf")
         .map(|leaf| conversation.find(&tree, leaf))
         .transpose()?;
-    let requested = request.number::<i64>("message-limit")?;
-    let (window, _) = effective_window(requested, conversation.info.memory_window);
-    let view = thread_view(&conversation, &tree, leaf, mode, window);
+    let view = thread_view(
+        &conversation.rows,
+        conversation.info.answered_rows_only,
+        &tree,
+        leaf,
+        mode,
+        conversation.windows.rows(true),
+    );
     Ok(source_tree(&conversation, &tree, view, request))
 }
 
 fn source_tree(
-    conversation: &LoadedConversation,
+    conversation: &TurnConversation,
     tree: &MessageTree,
     view: ThreadView,
     details: &TreeRequest,
@@ -132,7 +139,7 @@ fn node_extra(row: &StoredMessage, sibling: (usize, usize)) -> serde_json::Value
 
 /// What the view says beyond the marked thread: the extraction and the tree path, how they
 /// compare, and the conversation's mode and deletion.
-fn tree_extra(conversation: &LoadedConversation, view: ThreadView) -> Extra {
+fn tree_extra(conversation: &TurnConversation, view: ThreadView) -> Extra {
     let mut fields = extra(json!({
         "conversation_mode": conversation.info.mode,
         "deleted": conversation.info.is_deleted,

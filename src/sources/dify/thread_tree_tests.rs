@@ -1,5 +1,5 @@
 use super::*;
-use crate::sources::dify::queries::ConversationInfo;
+use crate::sources::turn_trees::{RowWindows, TurnInfo};
 
 fn time(seconds: i64) -> chrono::NaiveDateTime {
     chrono::DateTime::from_timestamp(1_750_000_000 + seconds, 0)
@@ -12,7 +12,7 @@ fn id(n: usize) -> String {
 }
 
 /// A, then B answered twice (B regenerated as B'), the chain going on from B'.
-fn regenerated(deleted: bool) -> LoadedConversation {
+fn regenerated(deleted: bool) -> TurnConversation {
     let row = |n: usize, parent: Option<usize>, query: &str, answer: &str| {
         StoredMessage::turn(
             id(n),
@@ -28,32 +28,30 @@ fn regenerated(deleted: bool) -> LoadedConversation {
         row(1, Some(0), "second question", "an answer"),
         row(2, Some(0), "second question", "a better answer"),
     ];
-    let info = ConversationInfo {
+    let info = TurnInfo {
         id: "conversation".to_owned(),
         name: "regenerated".to_owned(),
         mode: "chat".to_owned(),
-        status: "normal".to_owned(),
-        from_source: "api".to_owned(),
-        dialogue_count: rows.len() as i64,
         app_id: "app".to_owned(),
-        app_name: None,
         app_mode: Some("chat".to_owned()),
-        memory_window: None,
-        created_at: time(0),
-        updated_at: time(0),
         is_deleted: deleted,
+        app_window: None,
         answered_rows_only: false,
     };
-    LoadedConversation {
+    TurnConversation {
         info,
         rows,
         files: Vec::new(),
+        windows: RowWindows {
+            app_honoured: 500,
+            app_set_aside: 500,
+        },
     }
 }
 
-fn tree_of(conversation: &LoadedConversation, mode: ThreadMode) -> SourceTree {
+fn tree_of(conversation: &TurnConversation, mode: ThreadMode) -> SourceTree {
     let tree = conversation.tree();
-    let view = thread_view(conversation, &tree, None, mode, 500);
+    let view = thread_view(&conversation.rows, false, &tree, None, mode, 500);
     let request = TreeRequest {
         id: conversation.info.id.clone(),
         options: SourceOptions::default(),

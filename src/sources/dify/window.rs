@@ -1,6 +1,7 @@
 //! A Dify conversation as memscope loads it: the row window `TokenBufferMemory` reads (one
-//! conversation or many at once), or every row for its tree, with their files. memscope's own
-//! schema keeps its conversations in Dify's tables, so these serve it too.
+//! conversation or many at once), or every row for its tree, with their files, in the neutral
+//! types of the turn-tree capability (`sources/turn_trees.rs`). memscope's own schema keeps its
+//! conversations in Dify's tables, so these serve it too.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -9,8 +10,8 @@ use super::queries::ConversationInfo;
 use crate::format::quoted_id;
 use crate::memory::history::{MAX_ROW_WINDOW, row_window};
 use crate::memory::model::{MessageFile, StoredMessage};
-use crate::memory::tree::{MessageTree, NodeIndex};
 use crate::sources::conversation::SourceError;
+use crate::sources::turn_trees::{RowWindows, TurnConversation, TurnInfo, TurnWindow};
 use crate::store::{IdMatch, Store};
 
 /// Where the row window in effect comes from.
@@ -38,7 +39,7 @@ impl WindowOrigin {
 
 /// The `message_limit` memory is called with, and why: an explicit limit (> 0) wins, then the
 /// app's window, then Dify's default of 500 rows.
-pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usize, WindowOrigin) {
+fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usize, WindowOrigin) {
     match (requested.filter(|&l| l > 0), app_window.filter(|&l| l > 0)) {
         (Some(limit), _) => (row_window(Some(limit)), WindowOrigin::Requested),
         (None, Some(limit)) => (row_window(Some(limit)), WindowOrigin::App),
@@ -46,24 +47,37 @@ pub fn effective_window(requested: Option<i64>, app_window: Option<i64>) -> (usi
     }
 }
 
+/// The row windows of a conversation whose app sets `app_window`, when `requested` rows are
+/// asked for: the data a view picks from as its user honours the app's window or not.
+fn row_windows(requested: Option<i64>, app_window: Option<i64>) -> RowWindows {
+    RowWindows {
+        app_honoured: effective_window(requested, app_window).0,
+        app_set_aside: effective_window(requested, None).0,
+    }
+}
+
 /// What a conversation deleted in Dify is shown with, first.
 pub const DELETED_NOTE: &str =
     "deleted in Dify: its API and console no longer show this conversation; shown as stored";
 
-/// The newest rows of a conversation, as `TokenBufferMemory` queries them, with their files.
-#[derive(Debug, Clone)]
-pub struct WindowedRows {
-    pub info: ConversationInfo,
-    pub window: usize,
-    pub window_source: WindowOrigin,
-    /// At most `window` rows, newest first.
-    pub rows_newest_first: Vec<StoredMessage>,
-    pub files: Vec<MessageFile>,
+impl From<ConversationInfo> for TurnInfo {
+    fn from(info: ConversationInfo) -> Self {
+        TurnInfo {
+            id: info.id,
+            name: info.name,
+            mode: info.mode,
+            app_id: info.app_id,
+            app_mode: info.app_mode,
+            is_deleted: info.is_deleted,
+            app_window: info.memory_window,
+            answered_rows_only: info.answered_rows_only,
+        }
+    }
 }
 
 /// The conversation `id` names: a whole id or a unique prefix of one (the list shows the first
 /// eight characters), for the CLI and the TUI alike.
-pub async fn conversation_info(store: &Store, id: &str) -> Result<ConversationInfo, SourceError> {
+pub async fn conversation_info(store: &Store, id: &str) -> Result<TurnInfo, SourceError> {
     let unknown = || {
         SourceError::not_found(format!(
             "no conversation {} in {}",
@@ -80,7 +94,7 @@ pub async fn conversation_info(store: &Store, id: &str) -> Result<ConversationIn
     };
     let mut info = store.conversation_info(&full).await?.ok_or_else(unknown)?;
     info.answered_rows_only = store.dify_schema().memory_skips_unanswered();
-    Ok(info)
+    Ok(info.into())
 }
 
 async fn files_of(store: &Store, rows: &[StoredMessage]) -> Result<Vec<MessageFile>, SourceError> {
@@ -88,24 +102,25 @@ async fn files_of(store: &Store, rows: &[StoredMessage]) -> Result<Vec<MessageFi
     Ok(store.message_files(&ids).await?)
 }
 
-/// Loads what memory reads for a conversation: the window's rows and their files only, so a
-/// 10,000-message conversation costs one indexed LIMIT query and one batched file query.
+/// Loads what memory reads for a conversation, and where its window comes from: the window's
+/// rows and their files only, so a 10,000-message conversation costs one indexed LIMIT query
+/// and one batched file query.
 pub async fn load_window(
     store: &Store,
     id: &str,
     requested_limit: Option<i64>,
-) -> Result<WindowedRows, SourceError> {
+) -> Result<(TurnWindow, WindowOrigin), SourceError> {
     let info = conversation_info(store, id).await?;
-    let (window, window_source) = effective_window(requested_limit, info.memory_window);
+    let (window, origin) = effective_window(requested_limit, info.app_window);
     let rows_newest_first = store.history_messages(&info.id, window as i64).await?;
     let files = files_of(store, &rows_newest_first).await?;
-    Ok(WindowedRows {
+    let loaded = TurnWindow {
         info,
         window,
-        window_source,
         rows_newest_first,
         files,
-    })
+    };
+    Ok((loaded, origin))
 }
 
 /// [`load_window`] of many conversations at once, in the order of `ids` (those that do not
@@ -115,7 +130,7 @@ pub async fn load_windows(
     store: &Store,
     ids: &[String],
     requested_limit: Option<i64>,
-) -> Result<Vec<WindowedRows>, SourceError> {
+) -> Result<Vec<TurnWindow>, SourceError> {
     let answered_rows_only = store.dify_schema().memory_skips_unanswered();
     let mut infos: FxHashMap<String, ConversationInfo> = store
         .conversation_infos(ids)
@@ -123,32 +138,27 @@ pub async fn load_windows(
         .into_iter()
         .map(|info| (info.id.clone(), info))
         .collect();
-    let windows: Vec<(ConversationInfo, usize, WindowOrigin)> = ids
+    let windows: Vec<(TurnInfo, usize)> = ids
         .iter()
         .filter_map(|id| infos.remove(id))
         .map(|mut info| {
             info.answered_rows_only = answered_rows_only;
-            let (window, source) = effective_window(requested_limit, info.memory_window);
-            (info, window, source)
+            let (window, _) = effective_window(requested_limit, info.memory_window);
+            (info.into(), window)
         })
         .collect();
     // One query for all: each conversation's own window is cut from the widest.
-    let widest = windows
-        .iter()
-        .map(|(_, window, _)| *window)
-        .max()
-        .unwrap_or(0);
-    let found: Vec<String> = windows.iter().map(|(info, ..)| info.id.clone()).collect();
+    let widest = windows.iter().map(|(_, window)| *window).max().unwrap_or(0);
+    let found: Vec<String> = windows.iter().map(|(info, _)| info.id.clone()).collect();
     let mut rows = store.history_windows(&found, widest as i64).await?;
-    let windows: Vec<WindowedRows> = windows
+    let windows: Vec<TurnWindow> = windows
         .into_iter()
-        .map(|(info, window, window_source)| {
+        .map(|(info, window)| {
             let mut rows_newest_first = rows.remove(&info.id).unwrap_or_default();
             rows_newest_first.truncate(window);
-            WindowedRows {
+            TurnWindow {
                 info,
                 window,
-                window_source,
                 rows_newest_first,
                 files: Vec::new(),
             }
@@ -181,70 +191,58 @@ pub async fn load_windows(
         .collect())
 }
 
-/// A whole conversation: every row (for the tree) and every file.
-#[derive(Debug, Clone)]
-pub struct LoadedConversation {
-    pub info: ConversationInfo,
-    /// Oldest first, ties broken by id (the reverse of the history query's order).
-    pub rows: Vec<StoredMessage>,
-    pub files: Vec<MessageFile>,
-}
-
-pub async fn load_conversation(store: &Store, id: &str) -> Result<LoadedConversation, SourceError> {
+/// A whole conversation, with the row windows memory reads of it when `requested` rows are
+/// asked for.
+pub async fn load_conversation(
+    store: &Store,
+    id: &str,
+    requested: Option<i64>,
+) -> Result<TurnConversation, SourceError> {
     let info = conversation_info(store, id).await?;
     let rows = store.all_messages(&info.id).await?;
     let files = files_of(store, &rows).await?;
-    Ok(LoadedConversation { info, rows, files })
+    let windows = row_windows(requested, info.app_window);
+    Ok(TurnConversation {
+        info,
+        rows,
+        files,
+        windows,
+    })
 }
 
-impl LoadedConversation {
-    pub fn tree(&self) -> MessageTree {
-        MessageTree::build(&self.rows)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_precedence_is_request_then_app_then_500() {
+        assert_eq!(
+            effective_window(Some(10), Some(20)),
+            (10, WindowOrigin::Requested)
+        );
+        assert_eq!(effective_window(Some(0), Some(20)), (20, WindowOrigin::App));
+        assert_eq!(effective_window(None, Some(9999)), (500, WindowOrigin::App));
+        assert_eq!(
+            effective_window(Some(-1), None),
+            (500, WindowOrigin::DifyDefault)
+        );
     }
 
-    /// The newest `window` rows, newest first: what the history query would return (only
-    /// answered rows on a schema before regeneration threads, as Dify's query then read).
-    pub fn window_newest_first(&self, window: usize) -> Vec<StoredMessage> {
-        memory_rows_newest_first(&self.rows, self.info.answered_rows_only, window)
+    #[test]
+    fn setting_the_apps_window_aside_leaves_a_request_alone() {
+        assert_eq!(
+            row_windows(Some(10), Some(20)),
+            RowWindows {
+                app_honoured: 10,
+                app_set_aside: 10
+            }
+        );
+        assert_eq!(
+            row_windows(None, Some(20)),
+            RowWindows {
+                app_honoured: 20,
+                app_set_aside: 500
+            }
+        );
     }
-
-    pub fn find(&self, tree: &MessageTree, id: &str) -> Result<NodeIndex, SourceError> {
-        tree.find(id).ok_or_else(|| {
-            SourceError::not_found(format!(
-                "no message {} in conversation {}",
-                quoted_id(id),
-                self.info.id
-            ))
-            .with_hint(format!(
-                "`memscope thread {}` lists its messages",
-                self.info.id
-            ))
-        })
-    }
-
-    /// The rows of the true tree path from `leaf` up to its root, newest first.
-    pub fn path_newest_first(&self, tree: &MessageTree, leaf: NodeIndex) -> Vec<StoredMessage> {
-        tree.path_to_root(leaf)
-            .nodes
-            .iter()
-            .rev()
-            .map(|&node| self.rows[tree.row(node)].clone())
-            .collect()
-    }
-}
-
-/// The newest `window` of `rows_oldest_first` that memory reads, newest first: every row, or
-/// only the answered ones where Dify's history query filtered `answer != ''`.
-pub fn memory_rows_newest_first(
-    rows_oldest_first: &[StoredMessage],
-    answered_only: bool,
-    window: usize,
-) -> Vec<StoredMessage> {
-    rows_oldest_first
-        .iter()
-        .rev()
-        .filter(|row| !answered_only || !row.answer.is_empty())
-        .take(window)
-        .cloned()
-        .collect()
 }

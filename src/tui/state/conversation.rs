@@ -9,23 +9,24 @@ use super::load::LoadStatus;
 use super::nodes::NodesState;
 use super::search::MessageSearch;
 use super::tree_view::{ThreadMarks, TreeLines};
-use crate::inspect::conversation::{LoadedConversation, ThreadMode, ThreadNodes};
 use crate::memory::budget_view::BudgetView;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
+use crate::memory::thread_view::{ThreadMode, ThreadNodes};
 use crate::memory::tree::{MessageTree, NodeIndex};
+use crate::sources::turn_trees::TurnConversation;
 
 /// A loaded conversation with its tree, shared with background jobs.
 #[derive(Debug)]
 pub struct Loaded {
-    pub conversation: LoadedConversation,
+    pub conversation: TurnConversation,
     pub tree: MessageTree,
     /// The tree's lines with nothing collapsed: built with the tree, off the UI thread.
     pub expanded_lines: Arc<TreeLines>,
 }
 
 impl Loaded {
-    pub fn new(conversation: LoadedConversation) -> Loaded {
+    pub fn new(conversation: TurnConversation) -> Loaded {
         let tree = conversation.tree();
         let expanded_lines = Arc::new(TreeLines::build(&tree, |_| false));
         Loaded {

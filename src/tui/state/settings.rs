@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use crate::config::Resolved;
-use crate::inspect::conversation::effective_window;
 use crate::memory::budget_view::BudgetSettings;
 use crate::memory::history::HistoryOptions;
 use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
+use crate::sources::turn_trees::RowWindows;
 
 /// How much one `+`/`-` changes the budget.
 pub const BUDGET_STEP: i64 = 250;
@@ -132,9 +132,9 @@ impl Settings {
         }
     }
 
-    /// The row window for a conversation whose app has `app_window`.
-    pub fn window(&self, app_window: Option<i64>) -> usize {
-        let app = app_window.filter(|_| self.app_window);
-        effective_window(Some(self.message_limit), app).0
+    /// The row window of a conversation whose source rules `windows` (loaded under
+    /// `message_limit`): its app's own, or set aside as `W` chose.
+    pub fn window(&self, windows: RowWindows) -> usize {
+        windows.rows(self.app_window)
     }
 }

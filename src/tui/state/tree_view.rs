@@ -2,7 +2,7 @@
 //! or key: the visible lines with each node's line, and each node's thread mark. A frame then
 //! costs the lines on screen, and a key a few steps, however long the conversation.
 
-use crate::inspect::conversation::ThreadNodes;
+use crate::memory::thread_view::ThreadNodes;
 use crate::memory::tree::{MessageTree, NodeIndex, VisibleNode};
 
 /// The tree's visible lines (collapsed subtrees left out), and where each node is among them.
@@ -134,9 +134,9 @@ impl ThreadMarks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::conversation::ThreadMode;
     use crate::memory::thread::ThreadComparison;
     use crate::memory::thread::tests::links;
+    use crate::memory::thread_view::ThreadMode;
 
     #[test]
     fn lines_skip_collapsed_subtrees_and_know_each_node_s_line() {

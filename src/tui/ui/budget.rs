@@ -21,11 +21,10 @@ pub fn draw(
     area: Rect,
 ) {
     let settings = &state.settings;
-    let app_window = conversation
-        .loaded
-        .as_ref()
-        .and_then(|l| l.conversation.info.memory_window);
-    let window = settings.window(app_window);
+    let loaded = conversation.loaded.as_ref();
+    let app_window = loaded.and_then(|l| l.conversation.info.app_window);
+    // Drawn only with a budget, which only a loaded conversation has.
+    let window = loaded.map_or(0, |l| settings.window(l.conversation.windows));
     let window_note = match (app_window, settings.app_window) {
         (Some(_), true) => "the app's window",
         (Some(_), false) => "Dify's default; the app's window ignored (W)",

@@ -2,9 +2,9 @@
 
 use super::effect::{Effect, Load};
 use super::session_effects::SessionLoad;
-use crate::inspect::conversation::ThreadMode;
 use crate::memory::budget_view::BudgetView;
 use crate::memory::thread::ExtractionMode;
+use crate::memory::thread_view::ThreadMode;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, BudgetRows, LoadStatus, MAX_BUDGET};
 
@@ -73,9 +73,7 @@ pub(super) fn recompute_budget(state: &mut AppState, effects: &mut Vec<Effect>) 
         settings.options.extraction = ExtractionMode::Fixed;
     }
     let budget = Load::Budget {
-        window: state
-            .settings
-            .window(loaded.conversation.info.memory_window),
+        window: state.settings.window(loaded.conversation.windows),
         leaf: conversation.selected,
         mode: conversation.mode,
         settings,

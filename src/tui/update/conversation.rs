@@ -7,8 +7,8 @@ use super::budget::{budget_panel_action, recompute_budget, set_budget};
 use super::effect::{Effect, Load};
 use super::nodes::{nodes_action, reload_nodes};
 use super::{settings, trim};
-use crate::inspect::conversation::{ThreadMode, thread_nodes};
 use crate::memory::thread::{ExtractionMode, extract_thread_traced};
+use crate::memory::thread_view::{ThreadMode, thread_nodes};
 use crate::memory::tree::NodeIndex;
 use crate::tui::action::Action;
 use crate::tui::state::tree_view::ThreadMarks;
@@ -25,15 +25,22 @@ pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut 
         .map_or(ThreadMode::Dify, |c| c.mode);
     state.conversation = Some(ConversationState::new(id.clone(), generation, mode));
     state.screen = Screen::Conversation;
-    effects.push(Effect::load(generation, Load::Conversation { id }));
+    effects.push(Effect::load(generation, conversation_load(state, id)));
+}
+
+/// The load of conversation `id`, with the row windows its memory reads under `[history]
+/// message_limit`.
+fn conversation_load(state: &AppState, id: String) -> Load {
+    let message_limit = state.settings.message_limit;
+    Load::Conversation { id, message_limit }
 }
 
 /// What `W` changed: a toggle that changes nothing on this conversation says why, instead of
 /// looking as if the key did nothing.
-fn row_window_message(state: &AppState, app_window: Option<i64>) -> String {
+fn row_window_message(state: &AppState, loaded: &Loaded) -> String {
     let settings = &state.settings;
-    let rows = settings.window(app_window);
-    let app_window = app_window.filter(|&w| w > 0);
+    let rows = settings.window(loaded.conversation.windows);
+    let app_window = loaded.conversation.info.app_window.filter(|&w| w > 0);
     if settings.message_limit > 0 {
         return format!(
             "row window: {rows} rows either way, set by [history] message_limit, which comes before the app's window"
@@ -86,7 +93,7 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
             conversation.generation = generation;
             conversation.status = LoadStatus::Loading;
             let id = conversation.id.clone();
-            effects.push(Effect::load(generation, Load::Conversation { id }));
+            effects.push(Effect::load(generation, conversation_load(state, id)));
         }
         (Action::BudgetUp, _) => set_budget(state, state.settings.budget + BUDGET_STEP),
         (Action::BudgetDown, _) => set_budget(state, state.settings.budget - BUDGET_STEP),
@@ -96,9 +103,11 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
         (Action::NextEncoding, _) => settings::next_encoding(state, effects),
         (Action::ToggleRowWindow, loaded) => {
             state.settings.app_window = !state.settings.app_window;
-            let app_window = loaded.and_then(|l| l.conversation.info.memory_window);
-            let said = row_window_message(state, app_window);
-            state.say(said);
+            // Until the conversation is read, its app's window is not known.
+            if let Some(loaded) = loaded {
+                let said = row_window_message(state, &loaded);
+                state.say(said);
+            }
             refresh_thread(state, effects);
         }
         (Action::ToggleThreadMode, _) => {
@@ -118,9 +127,7 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
         }
         (Action::ToggleDemo, Some(loaded)) => {
             if conversation.demo.take().is_none() {
-                let window = state
-                    .settings
-                    .window(loaded.conversation.info.memory_window);
+                let window = state.settings.window(loaded.conversation.windows);
                 let rows = loaded.conversation.window_newest_first(window);
                 let trace = extract_thread_traced(&rows, ExtractionMode::Dify);
                 conversation.demo = Some(DemoState { trace, shown: 1 });
@@ -235,11 +242,10 @@ pub(super) fn refresh_thread(state: &mut AppState, effects: &mut Vec<Effect>) {
     let Some(loaded) = conversation.loaded.clone().filter(|l| !l.tree.is_empty()) else {
         return;
     };
-    let window = state
-        .settings
-        .window(loaded.conversation.info.memory_window);
+    let window = state.settings.window(loaded.conversation.windows);
     let thread = thread_nodes(
-        &loaded.conversation,
+        &loaded.conversation.rows,
+        loaded.conversation.info.answered_rows_only,
         &loaded.tree,
         Some(conversation.selected),
         conversation.mode,
@@ -315,7 +321,8 @@ pub(super) fn newest(
         return false;
     };
     conversation.generation = generation;
-    effects.push(Effect::load(generation, Load::Conversation { id }));
+    let load = conversation_load(state, id);
+    effects.push(Effect::load(generation, load));
     false
 }
 

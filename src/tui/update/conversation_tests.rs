@@ -5,8 +5,8 @@ use std::sync::Arc;
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::inspect::conversation::LoadedConversation;
 use crate::memory::thread::ExtractionMode;
+use crate::sources::turn_trees::TurnConversation;
 use crate::tui::action::Action;
 use crate::tui::state::{POLL_EVERY_TICKS, Screen};
 use crate::tui::update::test_support::*;
@@ -139,10 +139,9 @@ fn a_reload_follows_the_latest_leaf_when_it_was_selected() {
     let mut state = opened();
     let mut rows = loaded().conversation.rows.clone();
     rows.push(message("d", Some("c"), 40));
-    let conversation_data = LoadedConversation {
-        info: loaded().conversation.info.clone(),
+    let conversation_data = TurnConversation {
         rows,
-        files: Vec::new(),
+        ..loaded().conversation.clone()
     };
     let generation = state.generation();
     state.conversation.as_mut().unwrap().generation = generation;

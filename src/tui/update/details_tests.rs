@@ -44,7 +44,7 @@ fn i_in_a_conversation_shows_the_selected_message_whole() {
     let mut conversation = crate::tui::state::ConversationState::new(
         "c1".to_owned(),
         0,
-        crate::inspect::conversation::ThreadMode::Dify,
+        crate::memory::thread_view::ThreadMode::Dify,
     );
     conversation.loaded = Some(loaded);
     state.conversation = Some(conversation);

@@ -13,9 +13,9 @@ use super::doctor_jobs::{DoctorEvent, DoctorScan};
 use super::memory_base_jobs::{MbEffect, MbEvent, MbLoad, MbLoaded};
 use super::opened_database::OpenedDatabase;
 use super::session_effects::{SessionLoad, SessionLoaded, TrimWritten};
-use crate::inspect::conversation::ThreadMode;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread, Timeline};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
+use crate::memory::thread_view::ThreadMode;
 use crate::memory::tree::NodeIndex;
 use crate::sources::conversation::{ListQuery, ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
@@ -109,8 +109,11 @@ pub enum Load {
         settings: BudgetSettings,
         message_limit: i64,
     },
+    /// A conversation whole, with the row windows its memory reads when `[history]
+    /// message_limit` asks for `message_limit` rows.
     Conversation {
         id: String,
+        message_limit: i64,
     },
     Budget {
         loaded: Arc<Loaded>,

@@ -8,14 +8,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::chat_memory_jobs::MemoryLoaded;
 use super::effect::{Effect, Event, JobEvent, Load, LoadReport, LoadedNodes, Stamped};
 use super::{start, update};
-use crate::inspect::conversation::LoadedConversation;
 use crate::inspect::nodes::{ContextSource, NodeContextView, NodeThread};
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::assemble_history;
 use crate::memory::model::StoredMessage;
 use crate::memory::tokens::{CountCache, CounterKind, Encoding};
 use crate::sources::conversation::{ListedConversation, ListedPage, extra};
-use crate::sources::dify::queries::ConversationInfo;
+use crate::sources::turn_trees::{RowWindows, TurnConversation, TurnInfo};
 use crate::store::ChatMemorySummary;
 use crate::tui::action::Action;
 use crate::tui::keymap::Keymap;
@@ -90,26 +89,25 @@ pub(super) fn loaded() -> Arc<Loaded> {
         message("b2", Some("a"), 20),
         message("c", Some("b"), 30),
     ];
-    let info = ConversationInfo {
+    let info = TurnInfo {
         id: "c1".to_owned(),
         name: "first".to_owned(),
         mode: "chat".to_owned(),
-        status: "normal".to_owned(),
-        from_source: "api".to_owned(),
-        dialogue_count: 4,
         app_id: "app".to_owned(),
-        app_name: Some("app".to_owned()),
         app_mode: Some("chat".to_owned()),
-        memory_window: None,
-        created_at: time(0),
-        updated_at: time(30),
         is_deleted: false,
+        app_window: None,
         answered_rows_only: false,
     };
-    Arc::new(Loaded::new(LoadedConversation {
+    Arc::new(Loaded::new(TurnConversation {
         info,
         rows,
         files: Vec::new(),
+        // Dify's default, the app setting no window and `[history]` asking for none.
+        windows: RowWindows {
+            app_honoured: 500,
+            app_set_aside: 500,
+        },
     }))
 }
 
@@ -152,7 +150,7 @@ pub(super) fn opened() -> AppState {
         [
             Effect::Load(Stamped {
                 generation,
-                value: Load::Conversation { id },
+                value: Load::Conversation { id, .. },
             }),
         ] if id == "c1" => *generation,
         other => panic!("expected a conversation load, got {other:?}"),

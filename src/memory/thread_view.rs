@@ -1,15 +1,15 @@
-//! A Dify conversation's thread: Dify's extraction over the row window memory reads, the true
-//! tree path, and where the two differ. Pure: the rows are loaded by `window.rs`.
+//! A conversation's thread seen both ways: Dify's extraction over the row window its memory
+//! reads, the true tree path, and where the two differ, for any conversation of
+//! question-and-answer rows whose parent links form regeneration trees.
 
 use serde::Serialize;
 
-use super::window::LoadedConversation;
-use crate::memory::model::{StoredMessage, ThreadNode};
-use crate::memory::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
-use crate::memory::tree::{MessageTree, NodeIndex};
+use super::model::{StoredMessage, ThreadNode};
+use super::thread::{ExtractionMode, ThreadComparison, compare_with_tree, extract_thread};
+use super::tree::{MessageTree, NodeIndex};
 
-/// The newest `window` rows memory reads, as references into `rows_oldest_first`: what
-/// [`memory_rows_newest_first`] returns, without copying a row.
+/// The newest `window` rows memory reads, as references into `rows_oldest_first`: every row, or
+/// only the answered ones where the history query filtered `answer != ''`.
 fn memory_row_refs_newest_first(
     rows_oldest_first: &[StoredMessage],
     answered_only: bool,
@@ -20,6 +20,18 @@ fn memory_row_refs_newest_first(
         .rev()
         .filter(|row| !answered_only || !row.answer.is_empty())
         .take(window)
+        .collect()
+}
+
+/// [`memory_row_refs_newest_first`], copied: the rows memory reads, newest first.
+pub fn memory_rows_newest_first(
+    rows_oldest_first: &[StoredMessage],
+    answered_only: bool,
+    window: usize,
+) -> Vec<StoredMessage> {
+    memory_row_refs_newest_first(rows_oldest_first, answered_only, window)
+        .into_iter()
+        .cloned()
         .collect()
 }
 
@@ -119,19 +131,18 @@ impl ThreadNodes {
     }
 }
 
-/// Derives the thread's nodes. `leaf` defaults to the newest row: the message Dify starts from.
+/// Derives the thread's nodes over every row (`tree` built from them), where memory reads only
+/// the answered ones if `answered_rows_only`. `leaf` defaults to the newest row: the message
+/// Dify starts from.
 pub fn thread_nodes(
-    conversation: &LoadedConversation,
+    rows_oldest_first: &[StoredMessage],
+    answered_rows_only: bool,
     tree: &MessageTree,
     leaf: Option<NodeIndex>,
     mode: ThreadMode,
     window: usize,
 ) -> ThreadNodes {
-    let window_rows = memory_row_refs_newest_first(
-        &conversation.rows,
-        conversation.info.answered_rows_only,
-        window,
-    );
+    let window_rows = memory_row_refs_newest_first(rows_oldest_first, answered_rows_only, window);
     let extraction = match mode {
         ThreadMode::Fixed => ExtractionMode::Fixed,
         ThreadMode::Dify | ThreadMode::Tree => ExtractionMode::Dify,
@@ -148,8 +159,8 @@ pub fn thread_nodes(
         .unwrap_or_default();
     let comparison = match leaf {
         Some(leaf) => compare_thread(
-            &conversation.rows,
-            conversation.info.answered_rows_only,
+            rows_oldest_first,
+            answered_rows_only,
             &window_rows,
             &extracted_rows,
             tree,
@@ -167,15 +178,23 @@ pub fn thread_nodes(
     }
 }
 
-/// Derives the thread view. `leaf` defaults to the newest row: the message Dify starts from.
+/// [`thread_nodes`] with each node named by its id, as `thread` reports it.
 pub fn thread_view(
-    conversation: &LoadedConversation,
+    rows_oldest_first: &[StoredMessage],
+    answered_rows_only: bool,
     tree: &MessageTree,
     leaf: Option<NodeIndex>,
     mode: ThreadMode,
     window: usize,
 ) -> ThreadView {
-    let nodes = thread_nodes(conversation, tree, leaf, mode, window);
+    let nodes = thread_nodes(
+        rows_oldest_first,
+        answered_rows_only,
+        tree,
+        leaf,
+        mode,
+        window,
+    );
     let ids = |nodes: &[NodeIndex]| -> Vec<String> {
         nodes.iter().map(|&node| tree.id(node).to_owned()).collect()
     };
@@ -191,3 +210,7 @@ pub fn thread_view(
         anomalies: tree.anomalies().iter().map(ToString::to_string).collect(),
     }
 }
+
+#[cfg(test)]
+#[path = "thread_view_tests.rs"]
+mod tests;
