@@ -3,9 +3,9 @@
 use crossterm::event::KeyCode;
 
 use super::*;
-use crate::tui::update::list_query::DELETED;
 use crate::tui::action::Action;
 use crate::tui::state::{AppState, LoadStatus, Overlay, PAGE_SIZE, POLL_EVERY_TICKS};
+use crate::tui::update::list_query::DELETED;
 use crate::tui::update::test_support::*;
 use crate::tui::update::{Effect, Event, JobEvent, Load, LoadReport, Stamped, start, update};
 
