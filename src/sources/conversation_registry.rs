@@ -48,94 +48,61 @@ struct Registered {
     turn_trees: Option<&'static dyn TurnTrees>,
 }
 
-/// Each source that keeps conversations, by its key. memscope's own schema keeps them (and its
-/// chatflows' node executions) in Dify's tables, so Dify's capabilities read and scan them.
+impl Registered {
+    /// A source that keeps conversations and scans them, with none of the optional capabilities.
+    const fn keeps(
+        key: &'static str,
+        conversations: &'static dyn ConversationSource,
+        doctor: &'static dyn ConversationDoctor,
+    ) -> Registered {
+        Registered {
+            key,
+            conversations,
+            doctor: Some(doctor),
+            trim: None,
+            checkpoint_history: None,
+            checkpoint_trim: None,
+            checkpoint_prune: None,
+            node_contexts: None,
+            agent_runtime: None,
+            turn_trees: None,
+        }
+    }
+
+    /// A source whose conversations are Dify's tables: Dify's, and memscope's own schema, which
+    /// keeps them (and its chatflows' node executions) there, so Dify's capabilities read them.
+    const fn in_dify_tables(key: &'static str) -> Registered {
+        Registered {
+            node_contexts: Some(&DifyNodeContexts),
+            agent_runtime: Some(&DifyAgentRuntime),
+            turn_trees: Some(&DifyTurnTrees),
+            ..Registered::keeps(key, &DifyConversations, &DifyDoctor)
+        }
+    }
+}
+
+/// Each source that keeps conversations, by its key.
 const CONVERSATIONS: &[Registered] = &[
+    Registered::in_dify_tables("memscope"),
+    Registered::in_dify_tables("dify"),
+    Registered::keeps("langflow", &LangflowSessions, &LangflowDoctor),
     Registered {
-        key: "memscope",
-        conversations: &DifyConversations,
-        doctor: Some(&DifyDoctor),
-        trim: None,
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: Some(&DifyNodeContexts),
-        agent_runtime: Some(&DifyAgentRuntime),
-        turn_trees: Some(&DifyTurnTrees),
-    },
-    Registered {
-        key: "dify",
-        conversations: &DifyConversations,
-        doctor: Some(&DifyDoctor),
-        trim: None,
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: Some(&DifyNodeContexts),
-        agent_runtime: Some(&DifyAgentRuntime),
-        turn_trees: Some(&DifyTurnTrees),
-    },
-    Registered {
-        key: "langflow",
-        conversations: &LangflowSessions,
-        doctor: Some(&LangflowDoctor),
-        trim: None,
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: None,
-        agent_runtime: None,
-        turn_trees: None,
-    },
-    Registered {
-        key: "langgraph",
-        conversations: &LangGraphThreads,
-        doctor: Some(&LangGraphDoctor),
-        trim: None,
         checkpoint_history: Some(&ThreadHistories),
         checkpoint_trim: Some(&ThreadTrims),
         checkpoint_prune: Some(&ThreadPrunes),
-        node_contexts: None,
-        agent_runtime: None,
-        turn_trees: None,
+        ..Registered::keeps("langgraph", &LangGraphThreads, &LangGraphDoctor)
     },
     Registered {
-        key: "openai-agents",
-        conversations: &AgentSessions,
-        doctor: Some(&AgentSessionsDoctor),
         trim: Some(&SessionTrims),
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: None,
-        agent_runtime: None,
-        turn_trees: None,
+        ..Registered::keeps("openai-agents", &AgentSessions, &AgentSessionsDoctor)
     },
-    Registered {
-        key: "adk",
-        conversations: &AdkSessions,
-        doctor: Some(&AdkDoctor),
-        trim: None,
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: None,
-        agent_runtime: None,
-        turn_trees: None,
-    },
+    Registered::keeps("adk", &AdkSessions, &AdkDoctor),
     #[cfg(test)]
-    Registered {
-        key: "test-log",
-        conversations: &super::fixture::conversation::TestLogConversations,
-        doctor: Some(&super::fixture::doctor::TestLogDoctor),
-        trim: None,
-        checkpoint_history: None,
-        checkpoint_trim: None,
-        checkpoint_prune: None,
-        node_contexts: None,
-        agent_runtime: None,
-        turn_trees: None,
-    },
+    Registered::keeps(
+        "test-log",
+        &super::fixture::conversation::TestLogConversations,
+        &super::fixture::doctor::TestLogDoctor,
+    ),
 ];
 
 fn registered(source: &dyn MemorySource) -> Option<&'static Registered> {
