@@ -87,15 +87,15 @@ pub(crate) fn chapter(setting: &Setting) -> Result<Chapter, WriteFileError> {
             table: "conversations",
             id: kyoto_id,
             demonstrates: "two LLM nodes over a regenerated thread: the Research node keeps \
-                           design-A memory (turns per run), the Write reply node the seed's \
-                           messages list; outputs.context holds design B",
+                           a node memory file of turns per run, the Write reply node one of a \
+                           messages list; each run's outputs.context holds what the node was sent",
         },
         Story {
             title: "Node memory disagreement",
             table: "workflow_node_executions",
             id: played[1].researcher_execution.clone().unwrap_or_default(),
-            demonstrates: "on the Nara turn the design-A file keeps a stale draft answer while \
-                           outputs.context holds the final one",
+            demonstrates: "on the Nara turn the node memory file keeps a stale draft answer \
+                           while outputs.context holds the final one",
         },
         Story {
             title: "Invalid outputs JSON",

@@ -14,7 +14,7 @@ pub(super) const START: Node = Node {
     node_type: "start",
     title: "Start",
 };
-/// Keeps node-scoped memory in the design-A file (`turns` keyed by workflow run).
+/// Keeps node-scoped memory in a node memory file of `turns` keyed by workflow run.
 pub(super) const RESEARCHER: Node = Node {
     id: "1733817600001",
     node_type: "llm",
