@@ -20,7 +20,7 @@ use memscope::memory::model::StoredMessage;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::{CountCache, CounterKind, preload};
 use memscope::sources::conversation::ListedPage;
-use memscope::sources::conversation_registry::conversations_of;
+use memscope::sources::conversations_of;
 use memscope::sources::dify::Dify;
 use memscope::sources::dify::listing::listed;
 use memscope::sources::dify::queries::ConversationSummary;

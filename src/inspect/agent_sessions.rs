@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::InspectError;
 use crate::memory::agent_session::{AgentSessionRow, SessionSnapshot, read_snapshot};
-use crate::sources::conversation_registry::agent_runtime_of;
+use crate::sources::agent_runtime_of;
 use crate::store::{Part, Store};
 
 /// One session and what its snapshot holds.

@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use super::InspectError;
-use crate::sources::conversation_registry::doctor_of;
 use crate::sources::doctor::{ConversationDoctor, SourceScan};
+use crate::sources::doctor_of;
 use crate::store::{CancelFlag, Part, Store};
 
 pub use super::doctor_finding::Finding;

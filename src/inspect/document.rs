@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::InspectError;
+use crate::sources;
 use crate::sources::conversation::{Command, ConversationSource, SourceOptions};
-use crate::sources::conversation_registry;
 use crate::sources::opened::ConversationKey;
 use crate::store::{Part, Store};
 
@@ -34,7 +34,7 @@ impl DocumentHead {
 /// which has no conversations; it holds memory bases".
 pub fn conversations_of(store: &Store) -> Result<&'static dyn ConversationSource, InspectError> {
     let profile = store.profile();
-    conversation_registry::conversations_of(profile.source)
+    sources::conversations_of(profile.source)
         .filter(|c| c.requires().iter().all(|part| profile.has(*part)))
         .ok_or_else(|| InspectError::NoConversations(profile.lacks(Part::Conversations)))
 }

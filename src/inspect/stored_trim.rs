@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::InspectError;
 use super::document::{DocumentHead, conversations_of};
 use super::history::{FedMessage, document};
+use crate::sources;
 use crate::sources::conversation::{Command, Extra, LeftOutCount};
-use crate::sources::conversation_registry;
 use crate::sources::stored_trim::{Keep, StoredTrim, TrimProposal, TrimRequest, UndoneTrim};
 use crate::store::Store;
 
@@ -50,7 +50,7 @@ pub struct TrimDocument {
 /// The open database's stored-trim capability, or why a conversation here is not trimmed in
 /// place; `None` when the source trims its conversations another way (or not at all).
 pub fn stored_trim_of(store: &Store) -> Option<&'static dyn StoredTrim> {
-    conversation_registry::trim_of(store.profile().source)
+    sources::trim_of(store.profile().source)
 }
 
 fn checked(store: &Store, request: &TrimRequest) -> Result<(), InspectError> {

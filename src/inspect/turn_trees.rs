@@ -2,8 +2,8 @@
 //! conversation screen and `trim --conversation` load their rows through.
 
 use crate::sources::conversation::SourceError;
-use crate::sources::conversation_registry::turn_trees_of;
 use crate::sources::turn_trees::TurnTrees;
+use crate::sources::turn_trees_of;
 use crate::store::{Part, Store};
 
 /// The database's regeneration trees of turns; a database whose source keeps none lacks

@@ -36,7 +36,8 @@ const DIFY: &[&str] = &[
 
 #[test]
 fn each_source_is_recognised_with_its_parts() {
-    let langflow = Profile::detect(&catalog(LANGFLOW, &[]), Backend::Sqlite).unwrap();
+    let langflow =
+        Profile::detect(&catalog(LANGFLOW, &[]), Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(langflow.source.name(), "Langflow");
     assert_eq!(langflow.parts().collect::<Vec<_>>(), [Part::MemoryBases]);
     assert_eq!(
@@ -47,7 +48,7 @@ fn each_source_is_recognised_with_its_parts() {
     assert_eq!(langflow.capabilities().knowledge_bases, KbHome::AppRows);
     assert!(!langflow.capabilities().memscope_writes);
 
-    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Postgres).unwrap();
+    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Postgres, super::SOURCES).unwrap();
     assert_eq!(dify.source.name(), "Dify");
     assert_eq!(
         dify.parts().collect::<Vec<_>>(),
@@ -68,7 +69,7 @@ fn each_source_is_recognised_with_its_parts() {
         .copied()
         .collect();
     let own_catalog = catalog(&all, &[("created_by", "memscope")]);
-    let own = Profile::detect(&own_catalog, Backend::Sqlite).unwrap();
+    let own = Profile::detect(&own_catalog, Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(own.source.name(), "memscope");
     assert_eq!(own.parts().count(), 4);
     assert_eq!(
@@ -82,7 +83,7 @@ fn each_source_is_recognised_with_its_parts() {
 #[test]
 fn a_database_with_both_families_is_read_as_difys() {
     let both: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
-    let profile = Profile::detect(&catalog(&both, &[]), Backend::Sqlite).unwrap();
+    let profile = Profile::detect(&catalog(&both, &[]), Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(profile.source.name(), "Dify");
     assert_eq!(
         profile.dialect,
@@ -96,9 +97,30 @@ fn a_database_with_both_families_is_read_as_difys() {
 
 #[test]
 fn other_databases_are_not_memory_databases() {
-    assert!(Profile::detect(&catalog(&["users", "orders"], &[]), Backend::Sqlite).is_none());
-    assert!(Profile::detect(&catalog(&["messages"], &[]), Backend::Sqlite).is_none());
-    assert!(Profile::detect(&catalog(&["memscope_meta"], &[]), Backend::Sqlite).is_none());
+    assert!(
+        Profile::detect(
+            &catalog(&["users", "orders"], &[]),
+            Backend::Sqlite,
+            super::SOURCES
+        )
+        .is_none()
+    );
+    assert!(
+        Profile::detect(
+            &catalog(&["messages"], &[]),
+            Backend::Sqlite,
+            super::SOURCES
+        )
+        .is_none()
+    );
+    assert!(
+        Profile::detect(
+            &catalog(&["memscope_meta"], &[]),
+            Backend::Sqlite,
+            super::SOURCES
+        )
+        .is_none()
+    );
 }
 
 #[test]
@@ -107,13 +129,13 @@ fn a_missing_part_is_explained_in_one_line() {
     langflow
         .probed
         .insert("alembic_revision", "mb01b2c3d4e5".into());
-    let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
+    let profile = Profile::detect(&langflow, Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(
         profile.lacks(Part::Conversations),
         "a Langflow database (schema mb01b2c3d4e5), which has no conversations; \
          it holds memory bases"
     );
-    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Sqlite).unwrap();
+    let dify = Profile::detect(&catalog(DIFY, &[]), Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(
         dify.lacks(Part::MemoryBases),
         "a Dify database, which has no memory bases; it holds conversations and \
@@ -128,7 +150,7 @@ fn creating_or_deleting_a_langflow_base_is_refused_with_langflows_own_endpoint()
     langflow
         .probed
         .insert("alembic_revision", "mb01b2c3d4e5".into());
-    let profile = Profile::detect(&langflow, Backend::Sqlite).unwrap();
+    let profile = Profile::detect(&langflow, Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(
         profile.refuses_base_change(BaseChange::Create).as_deref(),
         Some(
@@ -143,7 +165,7 @@ fn creating_or_deleting_a_langflow_base_is_refused_with_langflows_own_endpoint()
     );
     let all: Vec<&str> = DIFY.iter().chain(LANGFLOW).copied().collect();
     let own_catalog = catalog(&all, &[("created_by", "memscope")]);
-    let own = Profile::detect(&own_catalog, Backend::Sqlite).unwrap();
+    let own = Profile::detect(&own_catalog, Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(own.refuses_base_change(BaseChange::Create), None);
     assert_eq!(own.refuses_base_change(BaseChange::Delete), None);
 }
@@ -153,6 +175,7 @@ fn langgraph_savers_are_recognised_beside_other_tables() {
     let sqlite = Profile::detect(
         &catalog(&["checkpoints", "writes", "store", "orders"], &[]),
         Backend::Sqlite,
+        super::SOURCES,
     )
     .unwrap();
     assert_eq!(sqlite.describe(), "a LangGraph checkpoint database");
@@ -174,7 +197,7 @@ fn langgraph_savers_are_recognised_beside_other_tables() {
         &[],
     );
     postgres.probed.insert("checkpoint_migration", "9".into());
-    let profile = Profile::detect(&postgres, Backend::Postgres).unwrap();
+    let profile = Profile::detect(&postgres, Backend::Postgres, super::SOURCES).unwrap();
     assert_eq!(
         profile.lacks(Part::Conversations),
         "a LangGraph checkpoint database (schema v9), which has no conversations; \
@@ -184,11 +207,19 @@ fn langgraph_savers_are_recognised_beside_other_tables() {
 
 #[test]
 fn a_checkpoints_table_alone_is_no_saver_and_dify_wins_a_shared_database() {
-    assert!(Profile::detect(&catalog(&["checkpoints"], &[]), Backend::Sqlite).is_none());
+    assert!(
+        Profile::detect(
+            &catalog(&["checkpoints"], &[]),
+            Backend::Sqlite,
+            super::SOURCES
+        )
+        .is_none()
+    );
     assert!(
         Profile::detect(
             &catalog(&["checkpoints", "checkpoint_blobs"], &[]),
-            Backend::Postgres
+            Backend::Postgres,
+            super::SOURCES
         )
         .is_none()
     );
@@ -197,6 +228,17 @@ fn a_checkpoints_table_alone_is_no_saver_and_dify_wins_a_shared_database() {
         .chain(&["checkpoints", "writes"])
         .copied()
         .collect();
-    let profile = Profile::detect(&catalog(&shared, &[]), Backend::Sqlite).unwrap();
+    let profile = Profile::detect(&catalog(&shared, &[]), Backend::Sqlite, super::SOURCES).unwrap();
     assert_eq!(profile.source.name(), "Dify");
+}
+
+#[test]
+fn every_registered_source_keeps_conversations_listed_by_its_key() {
+    for source in super::SOURCES {
+        assert!(
+            super::conversations_of(*source).is_some(),
+            "{} keeps conversations but has no capability in the registry",
+            source.name()
+        );
+    }
 }

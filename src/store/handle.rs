@@ -7,13 +7,13 @@ use sqlx::postgres::PgPool;
 use super::catalog::Backend;
 use super::error::{StoreError, redact_url};
 use super::pool::{DbPool, Mode, connect, migrate, probe};
-use super::profile::{BaseChange, Catalog, Part, Profile};
+use super::profile::{BaseChange, Catalog, Part, Profile, Sources, catalog_probes};
 use super::sql;
 
 /// The schema version this binary creates and understands (`memscope_meta.schema_version`).
 pub const SCHEMA_VERSION: i64 = 5;
 
-/// How [`Store::open`] may use the database.
+/// How [`Store::open_among`] may use the database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Access {
     /// Read-write if memscope created the database, read-only otherwise (a live Dify or Langflow
@@ -26,6 +26,10 @@ pub enum Access {
 }
 
 /// An open memory database. Cloning is cheap and shares the connection pool.
+///
+/// The rest of memscope opens one with `Store::open` and `Store::init`, which the registry of
+/// sources (`sources/mod.rs`) defines over [`Store::open_among`] and [`Store::init_among`]:
+/// the store recognises a database among the sources it is handed and never names one.
 #[derive(Clone)]
 pub struct Store {
     pub(crate) pool: DbPool,
@@ -34,6 +38,8 @@ pub struct Store {
     pub(crate) read_only: bool,
     pub(crate) catalog: Catalog,
     pub(crate) profile: Profile,
+    /// The sources the database was recognised among, for reading its catalog again.
+    sources: Sources,
 }
 
 impl Catalog {
@@ -59,9 +65,13 @@ impl Store {
     /// Opens an existing memory database. Fails when the URL is bad or the server unreachable,
     /// when the database holds no memory tables, or when memscope's schema in it is newer than
     /// this binary. A database memscope did not create opens read-only under [`Access::Auto`].
-    pub async fn open(url: &str, access: Access) -> Result<Store, StoreError> {
+    pub async fn open_among(
+        url: &str,
+        access: Access,
+        sources: Sources,
+    ) -> Result<Store, StoreError> {
         let redacted = redact_url(url);
-        let catalog = probe(url, &redacted).await?;
+        let catalog = probe(url, &redacted, &catalog_probes(sources)).await?;
         let version = catalog.schema_version(&redacted)?;
         if let Some(found) = version.filter(|&v| v > SCHEMA_VERSION) {
             return Err(StoreError::SchemaTooNew {
@@ -93,7 +103,7 @@ impl Store {
             Mode::ReadWriteForeign
         };
         let pool = connect(url, &redacted, mode).await?;
-        let mut store = Store::assemble(pool, redacted, read_only, catalog)?;
+        let mut store = Store::assemble(pool, redacted, read_only, catalog, sources)?;
         if !read_only && outdated.is_some() {
             store.migrate().await?;
         }
@@ -106,8 +116,9 @@ impl Store {
         url: String,
         read_only: bool,
         catalog: Catalog,
+        sources: Sources,
     ) -> Result<Store, StoreError> {
-        let Some(profile) = Profile::detect(&catalog, pool.backend()) else {
+        let Some(profile) = Profile::detect(&catalog, pool.backend(), sources) else {
             return Err(StoreError::NotAMemoryDatabase { url });
         };
         if let Some(reason) = profile.source.unreadable(&catalog) {
@@ -123,16 +134,18 @@ impl Store {
             read_only,
             catalog,
             profile,
+            sources,
         })
     }
 
     /// Creates memscope's schema (a SQLite file is created if missing; a PostgreSQL database
     /// must exist) or brings it up to date, and opens the database read-write. Idempotent.
     /// Refuses a database that holds tables memscope did not create.
-    pub async fn init(url: &str) -> Result<Store, StoreError> {
+    pub async fn init_among(url: &str, sources: Sources) -> Result<Store, StoreError> {
         let redacted = redact_url(url);
+        let probes = catalog_probes(sources);
         let pool = connect(url, &redacted, Mode::Create).await?;
-        let catalog = pool.catalog(&redacted).await?;
+        let catalog = pool.catalog(&redacted, &probes).await?;
         if !catalog.created_by_memscope() && catalog.has_foreign_tables() {
             pool.close().await;
             return Err(StoreError::ForeignDatabase { url: redacted });
@@ -149,13 +162,16 @@ impl Store {
             });
         }
         migrate(&pool, &redacted).await?;
-        let catalog = pool.catalog(&redacted).await?;
-        Store::assemble(pool, redacted, false, catalog)
+        let catalog = pool.catalog(&redacted, &probes).await?;
+        Store::assemble(pool, redacted, false, catalog, sources)
     }
 
     async fn migrate(&mut self) -> Result<(), StoreError> {
         migrate(&self.pool, &self.url).await?;
-        self.catalog = self.pool.catalog(&self.url).await?;
+        self.catalog = self
+            .pool
+            .catalog(&self.url, &catalog_probes(self.sources))
+            .await?;
         Ok(())
     }
 

@@ -15,7 +15,7 @@ use sqlx::{ConnectOptions, Connection};
 use super::catalog::{Backend, CatalogConnection};
 use super::error::{self, StoreError};
 use super::mysql;
-use super::profile::{Catalog, Dialect, catalog_probes};
+use super::profile::{Catalog, CatalogProbe, Dialect};
 use super::sqlite_read_only;
 
 static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("assets/migrations/sqlite");
@@ -99,7 +99,11 @@ fn sqlite_cache_kib(mode: Mode) -> &'static str {
 /// Reads what the database holds over one direct read-only connection, closed afterwards: the
 /// pool is opened once its mode is known. On PostgreSQL the direct connection also reports an
 /// unreachable server at once, where a pool retries until its acquire timeout.
-pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreError> {
+pub(super) async fn probe(
+    url: &str,
+    redacted: &str,
+    probes: &[CatalogProbe],
+) -> Result<Catalog, StoreError> {
     let unreachable = |source| StoreError::Unreachable {
         url: redacted.to_owned(),
         source,
@@ -111,7 +115,7 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
             })
             .await?;
             let catalog = CatalogConnection::Sqlite(&mut conn)
-                .read(redacted, &catalog_probes())
+                .read(redacted, probes)
                 .await;
             conn.close().await.map_err(unreachable)?;
             catalog
@@ -119,7 +123,7 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
         Backend::Postgres => {
             let mut conn = connect_postgres_directly(url, redacted, Mode::ReadOnly).await?;
             let catalog = CatalogConnection::Postgres(&mut conn)
-                .read(redacted, &catalog_probes())
+                .read(redacted, probes)
                 .await;
             conn.close().await.map_err(unreachable)?;
             catalog
@@ -127,7 +131,7 @@ pub(super) async fn probe(url: &str, redacted: &str) -> Result<Catalog, StoreErr
         Backend::Mysql => {
             let mut conn = mysql::connect_directly(url, redacted, ACQUIRE_TIMEOUT).await?;
             let catalog = CatalogConnection::Mysql(&mut conn)
-                .read(redacted, &catalog_probes())
+                .read(redacted, probes)
                 .await;
             mysql::close(conn, redacted).await?;
             catalog
@@ -374,7 +378,11 @@ impl DbPool {
     }
 
     /// What the database holds, read over one of the pool's connections.
-    pub(super) async fn catalog(&self, url: &str) -> Result<Catalog, StoreError> {
+    pub(super) async fn catalog(
+        &self,
+        url: &str,
+        probes: &[CatalogProbe],
+    ) -> Result<Catalog, StoreError> {
         let failed = |source| StoreError::Query {
             url: url.to_owned(),
             source,
@@ -382,21 +390,17 @@ impl DbPool {
         match self {
             DbPool::Sqlite(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
-                CatalogConnection::Sqlite(&mut conn)
-                    .read(url, &catalog_probes())
-                    .await
+                CatalogConnection::Sqlite(&mut conn).read(url, probes).await
             }
             DbPool::Postgres(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
                 CatalogConnection::Postgres(&mut conn)
-                    .read(url, &catalog_probes())
+                    .read(url, probes)
                     .await
             }
             DbPool::Mysql(pool, _) => {
                 let mut conn = pool.acquire().await.map_err(failed)?;
-                CatalogConnection::Mysql(&mut conn)
-                    .read(url, &catalog_probes())
-                    .await
+                CatalogConnection::Mysql(&mut conn).read(url, probes).await
             }
         }
     }

@@ -18,10 +18,19 @@ pub use crate::sources::adapter::{
 pub use crate::sources::rewrite::Rewrite;
 pub use crate::sources::schema_eras::SchemaEras;
 
+/// The sources a database may have been made by, in the order they are tried on its catalog.
+/// The registry of sources above the store hands them to it when a database is opened, so
+/// that the store never names a source.
+pub type Sources = &'static [&'static dyn MemorySource];
+
 /// What every source reads of its own tables when a database is opened, before it is known
-/// which source made it.
-pub fn catalog_probes() -> Vec<CatalogProbe> {
-    crate::sources::catalog_probes()
+/// which source made it (`MemorySource::probes`).
+pub fn catalog_probes(sources: Sources) -> Vec<CatalogProbe> {
+    sources
+        .iter()
+        .flat_map(|source| source.probes())
+        .copied()
+        .collect()
 }
 
 /// The kind of database, its parts, and how queries reach its tables.
@@ -36,8 +45,9 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The profile of a database, or `None` when it is not a memory database at all.
-    pub fn detect(catalog: &Catalog, backend: Backend) -> Option<Profile> {
+    /// The profile of a database, or `None` when it is not a memory database at all: the first
+    /// of `sources` that recognises it made it.
+    pub fn detect(catalog: &Catalog, backend: Backend, sources: Sources) -> Option<Profile> {
         let mut parts: BTreeSet<Part> = Part::ALL
             .into_iter()
             .filter(|part| part.tables().iter().all(|t| catalog.has_table(t)))
@@ -46,7 +56,10 @@ impl Profile {
         if backend == Backend::Mysql {
             parts.retain(|part| matches!(part, Part::Conversations | Part::NodeContexts));
         }
-        let source = crate::sources::recognise(catalog, &parts)?;
+        let source = sources
+            .iter()
+            .copied()
+            .find(|source| source.recognises(catalog, &parts))?;
         if backend == Backend::Mysql
             && !parts.contains(&Part::Conversations)
             && !source.read_on_mysql()

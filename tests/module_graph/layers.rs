@@ -52,7 +52,6 @@ const KNOWN: &[(&str, &str)] = &[
     // Opening a database asks the sources' registry what each source probes and which source
     // made it, and keeps that source (and what it says of its schema eras, for `info`).
     ("src/store/profile.rs", "src/sources/adapter.rs"),
-    ("src/store/profile.rs", "src/sources/mod.rs"),
     ("src/store/profile.rs", "src/sources/rewrite.rs"),
     ("src/store/profile.rs", "src/sources/schema_eras.rs"),
 ];

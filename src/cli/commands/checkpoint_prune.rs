@@ -14,7 +14,7 @@ use crate::format::{noun, thousands};
 use crate::sources::checkpoint_prune::{
     CheckpointPrune, KeepRule, PruneFailure, PrunePlan, PruneRequest, RestoredArchive,
 };
-use crate::sources::conversation_registry::checkpoint_prune_of;
+use crate::sources::checkpoint_prune_of;
 use crate::store::{CancelFlag, Part, Store};
 
 pub async fn run(context: &Context, command: CheckpointsCommand) -> CliResult {

@@ -10,7 +10,7 @@ use crate::memory::trim::{MessageCounter, TrimPlan};
 use crate::sources::checkpoint_trim::{
     CheckpointTrim, ThreadState, TrimCheckpoint, UndoneTrimCheckpoint,
 };
-use crate::sources::conversation_registry::checkpoint_trim_of;
+use crate::sources::checkpoint_trim_of;
 use crate::store::Store;
 
 /// The open database's checkpoint trim, when its conversations are threads of checkpoints.

@@ -4,8 +4,8 @@
 use crate::inspect::InspectError;
 use crate::memory::history::PopRule;
 use crate::memory::thread::ExtractionMode;
-use crate::sources::conversation_registry::node_contexts_of;
 use crate::sources::node_context::{NodeContexts, NodeThread};
+use crate::sources::node_contexts_of;
 use crate::store::{Part, Store, StoreError};
 
 /// The node-context capability of the database's source; a database whose source has none has

@@ -35,7 +35,8 @@ fn dify_schema_parts_are_read_from_the_columns_and_tables() {
         &["id", "is_deleted"],
         &["message_agent_thoughts"],
     );
-    let before_threads = Profile::detect(&catalog, Backend::Postgres).unwrap();
+    let before_threads =
+        Profile::detect(&catalog, Backend::Postgres, crate::sources::SOURCES).unwrap();
     let parts = DifySchema::of(&catalog);
     assert!(!parts.regeneration_threads && !parts.offloaded_outputs && !parts.dialogue_count);
     assert!(parts.deleted_conversations && parts.agent_thoughts);

@@ -11,9 +11,7 @@ use crate::memory::tokens::TokenCounter;
 use crate::sources::checkpoint_history::{CheckpointHistory, CheckpointState};
 use crate::sources::checkpoint_prune::{CheckpointPrune, KeepRule, PrunePlan, PruneRequest};
 use crate::sources::checkpoint_trim::CheckpointTrim;
-use crate::sources::conversation_registry::{
-    checkpoint_history_of, checkpoint_prune_of, checkpoint_trim_of,
-};
+use crate::sources::{checkpoint_history_of, checkpoint_prune_of, checkpoint_trim_of};
 use crate::store::CancelFlag;
 use crate::store::Store;
 use crate::tui::state::checkpoints::{CheckpointWrite, ShownCheckpoint};
