@@ -103,7 +103,7 @@ fn history(c: &mut Criterion) {
         counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
         max_tokens: 2000,
         model: "gpt-4o".into(),
-        context_window: memscope::memory::models::ContextWindow::Exact(128_000),
+        context_window: memscope::memory::context_windows::ContextWindow::Exact(128_000),
         options: HistoryOptions::default(),
     };
     let assemble = |cache: &mut CountCache| {
@@ -140,7 +140,7 @@ fn history(c: &mut Criterion) {
             counter: TokenCounter::for_model(CounterKind::Plugin, "gpt-4o"),
             max_tokens: budget,
             model: "gpt-4o".into(),
-            context_window: memscope::memory::models::ContextWindow::Exact(128_000),
+            context_window: memscope::memory::context_windows::ContextWindow::Exact(128_000),
             options: HistoryOptions::default(),
         };
         group.bench_function(budget.to_string(), |b| {

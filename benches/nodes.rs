@@ -263,7 +263,7 @@ fn nodes(c: &mut Criterion<ProcessCpuTime>) {
         counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
         max_tokens: 2000,
         model: "gpt-4o".into(),
-        context_window: memscope::memory::models::ContextWindow::Exact(128_000),
+        context_window: memscope::memory::context_windows::ContextWindow::Exact(128_000),
         options: HistoryOptions::default(),
     };
 

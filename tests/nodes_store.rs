@@ -152,7 +152,7 @@ db_tests! {
             counter: TokenCounter::for_model(CounterKind::OpenAi, "gpt-4o"),
             max_tokens: 500,
             model: "gpt-4o".into(),
-            context_window: memscope::memory::models::ContextWindow::Exact(128_000),
+            context_window: memscope::memory::context_windows::ContextWindow::Exact(128_000),
             options: HistoryOptions::default(),
         };
         let view = NodeContextView::compute(context, &settings, &mut CountCache::default());

@@ -15,8 +15,8 @@ use memscope::inspect::nodes::{
     ContextSource, ExecutionDocs, FullColumn, LatestContext, MemoryFileRead, NodeContextView,
     NodeSources, NodeSummary, NodeThread, node_context, timeline,
 };
+use memscope::memory::context_windows::ContextWindow;
 use memscope::memory::model::StoredMessage;
-use memscope::memory::models::ContextWindow;
 use memscope::memory::node_context::ThreadTurn;
 use memscope::memory::tokens::CountCache;
 use memscope::sources::conversation::{ListedConversation, ListedPage};

@@ -7,7 +7,7 @@ use super::args::{GlobalArgs, TokenArgs};
 use super::demo_database;
 use super::output::{CliError, CliResult};
 use crate::config::{self, Dirs, Overrides, Resolved, UrlOrigin};
-use crate::memory::models::ContextWindow;
+use crate::memory::context_windows::ContextWindow;
 use crate::store::{Access, Part, Store};
 
 /// Everything a command needs: the resolved configuration and how to open the database.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::format::{count, thousands};
 use crate::memory::budget_view::BudgetView;
-use crate::memory::models::{ContextWindow, ContextWindowFields};
+use crate::memory::context_windows::{ContextWindow, ContextWindowFields};
 
 /// A budget's counter and token figures, flattened into each report in the same place.
 #[derive(Debug, Clone, Serialize)]

@@ -6,8 +6,8 @@ use serde::Serialize;
 use crate::format::{count, thousands};
 
 use crate::memory::budget::{MessageTokens, Pruned, SuffixTotals, prune};
+use crate::memory::context_windows::ContextWindow;
 use crate::memory::history::{History, HistoryOptions, PausedTurn};
-use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CountCache, CounterKind, TokenCounter};
 
 /// How a budget is computed.

@@ -434,7 +434,7 @@ mod tests {
             ),
             max_tokens: 50,
             model: "gpt-4o".into(),
-            context_window: crate::memory::models::ContextWindow::Exact(128_000),
+            context_window: crate::memory::context_windows::ContextWindow::Exact(128_000),
             options: crate::memory::history::HistoryOptions::default(),
         };
         let view = NodeContextView::compute(context, &settings, &mut CountCache::default());

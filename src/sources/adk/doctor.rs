@@ -12,7 +12,7 @@ use super::contents::apply_rewinds;
 use super::event::Event;
 use super::read::{self, Key};
 use super::session::{agent_of, contents_for, prompt_of};
-use crate::memory::models::ContextWindow;
+use crate::memory::context_windows::ContextWindow;
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{Extra, SourceError, SourceFuture};
 use crate::sources::doctor::{

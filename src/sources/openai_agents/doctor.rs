@@ -10,7 +10,7 @@ use serde_json::{Value as Json, json};
 use super::item::{StoredItem, prompt_of};
 use super::prepare::{Reason, prepare};
 use super::read::{self, Scope, Writer};
-use crate::memory::models::ContextWindow;
+use crate::memory::context_windows::ContextWindow;
 use crate::memory::tokens::CountCache;
 use crate::sources::conversation::{Extra, SourceError, SourceFuture};
 use crate::sources::doctor::{

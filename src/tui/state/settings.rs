@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use crate::config::Resolved;
 use crate::memory::budget_view::BudgetSettings;
+use crate::memory::context_windows::ContextWindow;
 use crate::memory::history::HistoryOptions;
-use crate::memory::models::ContextWindow;
 use crate::memory::tokens::{CounterKind, Encoding, TokenCounter};
 use crate::sources::turn_trees::RowWindows;
 

@@ -56,7 +56,7 @@ fn stale_budgets_are_dropped() {
         counter,
         max_tokens: 10,
         model: "gpt-4o".to_owned(),
-        context_window: crate::memory::models::ContextWindow::Exact(128_000),
+        context_window: crate::memory::context_windows::ContextWindow::Exact(128_000),
         options: Default::default(),
     };
     let view = BudgetView::for_history(
