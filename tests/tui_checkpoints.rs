@@ -19,8 +19,8 @@ use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainT
 use memscope::sources::langgraph::decode::tree::{CheckpointRow, CheckpointTree, TaskRow};
 use memscope::sources::langgraph::restore::restore_command;
 use memscope::sources::langgraph::thread_history::{ThreadHistories, checkpoint_message};
-use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
+use memscope::tui::state::ConversationScreens;
 use memscope::tui::state::checkpoints::ShownCheckpoint;
 use memscope::tui::state::prune::PlannedPrune;
 use memscope::tui::state::{AppState, Overlay, Settings};
@@ -160,7 +160,7 @@ fn state() -> AppState {
         "sqlite:///data/checkpoints.sqlite".to_owned(),
         true,
     );
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     state.keeps(&memscope::sources::langgraph::conversation::LangGraphThreads);
     state
 }

@@ -10,9 +10,9 @@ use std::process::Command;
 use app_driver::{app, press, screen, settle};
 use crossterm::event::KeyCode;
 use memscope::demo::write_langgraph_demo;
-use memscope::store::{Access, ConversationShape};
+use memscope::store::Access;
 use memscope::tui::App;
-use memscope::tui::state::{LoadStatus, Screen};
+use memscope::tui::state::{ConversationScreens, LoadStatus, Screen};
 
 /// memscope's demo database in `root`, made by the real binary.
 fn memscope_demo(root: &Path) -> String {
@@ -65,7 +65,10 @@ async fn open_switches_database_without_quitting_and_keeps_the_open_one_on_failu
     assert!(app.state.busy(), "it opens off the frame");
     opened(&mut app).await;
     assert_eq!(app.state.database, memscope);
-    assert_eq!(app.state.shape, ConversationShape::RegenerationTrees);
+    assert_eq!(
+        app.state.conversation_screens,
+        ConversationScreens::TurnTree
+    );
     assert!(!app.state.read_only, "memscope's own database is writable");
     assert_eq!(app.state.screen, Screen::Conversations);
     assert!(app.state.session.is_none() && app.state.checkpoints.is_none());
@@ -114,7 +117,10 @@ async fn open_switches_database_without_quitting_and_keeps_the_open_one_on_failu
     // Back to the LangGraph file: read-only again, as memscope was started without --write.
     command(&mut app, &format!("open {langgraph}"));
     opened(&mut app).await;
-    assert_eq!(app.state.shape, ConversationShape::CheckpointThreads);
+    assert_eq!(
+        app.state.conversation_screens,
+        ConversationScreens::CheckpointThread
+    );
     assert!(app.state.read_only);
     settle(&mut app, |a| a.state.list.status == LoadStatus::Loaded).await;
     assert!(!app.state.list.rows.is_empty());

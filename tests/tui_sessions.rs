@@ -22,8 +22,8 @@ use memscope::sources::langgraph::conversation::LangGraphThreads;
 use memscope::sources::langgraph::decode::message::{LangChainMessage, LangChainToolCall};
 use memscope::sources::langgraph::opened::channel;
 use memscope::sources::opened::{ConversationKey, OpenConversation};
-use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
+use memscope::tui::state::ConversationScreens;
 use memscope::tui::state::{AppState, Settings};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, LoadReport, SessionLoad, SessionLoaded, Stamped, start, update,
@@ -43,16 +43,16 @@ fn settings() -> Settings {
     }
 }
 
-fn state(shape: ConversationShape) -> AppState {
+fn state(screens: ConversationScreens) -> AppState {
     let mut state = AppState::new(
         Keymap::default_keys(),
         settings(),
         "sqlite:///data/langflow.db".to_owned(),
         true,
     );
-    state.shape = shape;
-    match shape {
-        ConversationShape::CheckpointThreads => state.keeps(&LangGraphThreads),
+    state.conversation_screens = screens;
+    match screens {
+        ConversationScreens::CheckpointThread => state.keeps(&LangGraphThreads),
         _ => state.keeps(&LangflowSessions),
     }
     start(&mut state);
@@ -211,7 +211,7 @@ fn run_budgets(state: &mut AppState, effects: Vec<Effect>) {
 
 #[test]
 fn langflow_sessions_loaded() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), Some("3"));
     key(&mut state, 'j');
     snapshot!("langflow_sessions_loaded", &state);
@@ -219,7 +219,7 @@ fn langflow_sessions_loaded() {
 
 #[test]
 fn langflow_sessions_searching() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, '/');
     for c in "refund".chars() {
@@ -232,7 +232,7 @@ fn langflow_sessions_searching() {
 /// the words around the first hit in its messages, read once for the row.
 #[test]
 fn the_session_list_says_why_the_selected_row_matched() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     key(&mut state, '/');
     for c in "refund".chars() {
         key(&mut state, c);
@@ -289,7 +289,7 @@ fn the_session_list_says_why_the_selected_row_matched() {
 
 #[test]
 fn langflow_session_loading() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), None);
     code(&mut state, KeyCode::Enter);
     snapshot!("langflow_session_loading", &state);
@@ -297,7 +297,7 @@ fn langflow_session_loading() {
 
 #[test]
 fn langflow_session_with_what_the_agent_is_fed() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, 'j');
     open(&mut state, support_session());
@@ -321,7 +321,7 @@ fn langflow_session_with_what_the_agent_is_fed() {
 
 #[test]
 fn langflow_session_help_names_its_keys() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), None);
     open(&mut state, support_session());
     let bar = tui_support::hint_bar(&state, 120, 32);
@@ -432,14 +432,14 @@ fn weather_thread() -> OpenConversation {
 
 #[test]
 fn langgraph_threads_loaded() {
-    let mut state = state(ConversationShape::CheckpointThreads);
+    let mut state = state(ConversationScreens::CheckpointThread);
     list_loaded(&mut state, thread_rows(), None);
     snapshot!("langgraph_threads_loaded", &state);
 }
 
 #[test]
 fn langgraph_thread_with_its_budget() {
-    let mut state = state(ConversationShape::CheckpointThreads);
+    let mut state = state(ConversationScreens::CheckpointThread);
     list_loaded(&mut state, thread_rows(), None);
     open(&mut state, weather_thread());
     key(&mut state, 'G');
@@ -462,7 +462,7 @@ fn langgraph_thread_with_its_budget() {
 
 #[test]
 fn a_dropped_message_of_a_langgraph_thread_is_not_fed() {
-    let mut state = state(ConversationShape::CheckpointThreads);
+    let mut state = state(ConversationScreens::CheckpointThread);
     list_loaded(&mut state, thread_rows(), None);
     open(&mut state, weather_thread());
     key(&mut state, 'j');
@@ -514,7 +514,7 @@ fn reversed_text(state: &AppState, width: u16, height: u16) -> Vec<String> {
 
 #[test]
 fn slash_in_a_session_searches_its_messages_and_highlights_them() {
-    let mut state = state(ConversationShape::FlowSessions);
+    let mut state = state(ConversationScreens::Messages);
     list_loaded(&mut state, langflow_rows(), None);
     key(&mut state, 'j');
     open(&mut state, support_session());

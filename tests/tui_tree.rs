@@ -16,8 +16,8 @@ use memscope::inspect::document::DocumentHead;
 use memscope::inspect::tree::{ThreadDocument, ThreadNode};
 use memscope::sources::conversation::extra;
 use memscope::sources::langflow::conversation::LangflowSessions;
-use memscope::store::ConversationShape;
 use memscope::tui::keymap::Keymap;
+use memscope::tui::state::ConversationScreens;
 use memscope::tui::state::{AppState, Overlay, Screen};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, SessionLoad, SessionLoaded, Stamped, start, update,
@@ -31,7 +31,7 @@ fn state() -> AppState {
         "sqlite:///data/sessions.db".to_owned(),
         true,
     );
-    state.shape = ConversationShape::FlowSessions;
+    state.conversation_screens = ConversationScreens::Messages;
     state.keeps(&LangflowSessions);
     start(&mut state);
     state

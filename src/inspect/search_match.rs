@@ -11,6 +11,7 @@ use crate::format::one_line;
 use crate::memory::budget_view::BudgetSettings;
 use crate::sources::conversation::{ListColumn, ListedConversation};
 use crate::sources::opened::ConversationKey;
+use crate::sources::turn_trees_of;
 use crate::store::Store;
 
 /// Characters of context kept before a hit in a snippet.
@@ -90,30 +91,23 @@ pub fn snippet(text: &str, search: &str, width: usize) -> Option<String> {
     Some(format!("{lead}{}", one_line(&text[start..], room)))
 }
 
-/// The first message of conversation `id` (oldest first) whose question or answer holds
-/// `search`, as a [`snippet`] of at most `width` characters.
-pub async fn text_snippet(
-    store: &Store,
-    id: &str,
-    search: &str,
-    width: usize,
-) -> Result<Option<String>, InspectError> {
-    let rows = store.all_messages(id).await?;
-    Ok(rows.iter().find_map(|row| {
-        snippet(&row.query, search, width).or_else(|| snippet(&row.answer, search, width))
-    }))
-}
-
-/// The first message of session or thread `key` (as the open view reads it, oldest first) whose
-/// text holds `search`, as a [`snippet`] of at most `width` characters: why a Langflow session
-/// or a LangGraph thread matched the list's search over their message text.
-pub async fn session_snippet(
+/// Why conversation `key` matched the list's search over message text: the first of its
+/// messages (oldest first) whose text holds `search`, as a [`snippet`] of at most `width`
+/// characters. A source whose conversations are trees of turns searches every branch, so every
+/// stored turn is read; the others' search reads what the open view reads.
+pub async fn conversation_snippet(
     store: &Store,
     key: &ConversationKey,
     search: &str,
     width: usize,
     budget: &BudgetSettings,
 ) -> Result<Option<String>, InspectError> {
+    if let Some(turn_trees) = turn_trees_of(store.profile().source) {
+        let conversation = turn_trees.conversation(store, &key.id, None).await?;
+        return Ok(conversation.rows.iter().find_map(|row| {
+            snippet(&row.query, search, width).or_else(|| snippet(&row.answer, search, width))
+        }));
+    }
     let view = open_conversation(store, key, budget).await?;
     Ok(view
         .messages

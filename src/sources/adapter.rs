@@ -173,24 +173,6 @@ pub struct Capabilities {
     pub locks: LockStyle,
     /// Where the knowledge bases that memory bases flush into live.
     pub knowledge_bases: KbHome,
-    /// How the database keeps its conversations.
-    pub conversations: ConversationShape,
-}
-
-/// How a database keeps its conversations: which of the TUI's conversation screens draw them
-/// (the commands read every source through its conversation capability instead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConversationShape {
-    /// Conversations of question-and-answer rows whose parent links form regeneration trees;
-    /// the model is fed the thread of the newest leaf.
-    RegenerationTrees,
-    /// A flat log of messages, one conversation per (flow, session); the model is fed the
-    /// newest messages of the flow's session.
-    FlowSessions,
-    /// Threads of checkpoints, each the whole state after a step; their parent links form a
-    /// tree (time travel, edits and forks are branches), and the model is fed the `messages`
-    /// of the latest one.
-    CheckpointThreads,
 }
 
 /// How a memory base's session is ingested.

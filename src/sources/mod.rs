@@ -40,8 +40,7 @@ pub mod stored_trim;
 pub mod turn_trees;
 
 pub use adapter::{
-    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
-    MemorySource, Part,
+    BaseChange, Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 pub use rewrite::Rewrite;
 

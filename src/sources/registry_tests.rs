@@ -180,10 +180,7 @@ fn langgraph_savers_are_recognised_beside_other_tables() {
     .unwrap();
     assert_eq!(sqlite.describe(), "a LangGraph checkpoint database");
     assert_eq!(sqlite.parts().collect::<Vec<_>>(), [Part::Checkpoints]);
-    assert_eq!(
-        sqlite.capabilities().conversations,
-        crate::sources::ConversationShape::CheckpointThreads
-    );
+    assert!(super::checkpoint_history_of(sqlite.source).is_some());
     assert!(!sqlite.capabilities().memscope_writes);
 
     let mut postgres = catalog(

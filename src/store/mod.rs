@@ -48,8 +48,7 @@ pub use nodes::{NodeExecutionBrief, NodeExecutionRecord, Offload};
 pub use pool::SQLITE_MAX_PAGES_ENV;
 pub(crate) use pool::sqlite_path;
 pub use profile::{
-    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, Part,
-    Profile, dashed_id,
+    BaseChange, Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, Part, Profile, dashed_id,
 };
 pub use sql::strip_casts;
 pub use uploads::MessageUpload;

@@ -12,8 +12,7 @@ use std::collections::BTreeSet;
 use super::catalog::Backend;
 pub use super::catalog::{Catalog, CatalogProbe, PROFILED_TABLES};
 pub use crate::sources::adapter::{
-    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
-    MemorySource, Part,
+    BaseChange, Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 pub use crate::sources::rewrite::Rewrite;
 pub use crate::sources::schema_eras::SchemaEras;

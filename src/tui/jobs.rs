@@ -28,7 +28,7 @@ use crate::inspect::nodes::{
     load_conversation_executions, load_latest_executions, load_node_sources, load_thread,
     load_timeline, node_context, summarize_nodes, timeline,
 };
-use crate::inspect::search_match::{session_snippet, text_snippet};
+use crate::inspect::search_match::conversation_snippet;
 use crate::inspect::turn_trees::turn_trees;
 use crate::memory::budget_view::{BudgetSettings, BudgetView};
 use crate::memory::history::{PopRule, assemble_history};
@@ -36,7 +36,7 @@ use crate::memory::thread::ExtractionMode;
 use crate::memory::tokens::{CountCache, Encoding, preload};
 use crate::sources::conversation::{ListQuery, ListedPage};
 use crate::storage::ObjectStore;
-use crate::store::{Access, ConversationShape, Store};
+use crate::store::{Access, Store};
 use crate::summarize::Summarizer;
 use crate::sync::MbSettings;
 
@@ -264,16 +264,10 @@ impl JobRunner {
             } => self
                 .tasks
                 .load(Slot::Snippet, generation, |reply| async move {
-                    let result = match store.profile().capabilities().conversations {
-                        ConversationShape::RegenerationTrees => {
-                            text_snippet(&store, &key.id, &search, SNIPPET_WIDTH)
-                                .await
-                                .map_err(report)
-                        }
-                        _ => session_snippet(&store, &key, &search, SNIPPET_WIDTH, &settings)
+                    let result =
+                        conversation_snippet(&store, &key, &search, SNIPPET_WIDTH, &settings)
                             .await
-                            .map_err(report),
-                    };
+                            .map_err(report);
                     reply.send(LoadReport::Snippet { key, result });
                 }),
             Load::List(query) => self.tasks.load(Slot::List, generation, |reply| async move {

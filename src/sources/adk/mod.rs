@@ -27,7 +27,7 @@ mod tree;
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -99,7 +99,6 @@ impl MemorySource for Adk {
             locks: LockStyle::AppKeys,
             knowledge_bases: KbHome::AppRows,
             // A session is a flat log of events, as a flow's session is.
-            conversations: ConversationShape::FlowSessions,
         }
     }
 

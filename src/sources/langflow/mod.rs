@@ -21,8 +21,7 @@ pub mod writes;
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    BaseChange, Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle,
-    MemorySource, Part,
+    BaseChange, Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::rewrite::Rewrite;
 use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
@@ -54,7 +53,6 @@ impl MemorySource for Langflow {
             jobs: JobOwnership::Heartbeat,
             locks: LockStyle::AppKeys,
             knowledge_bases: KbHome::AppRows,
-            conversations: ConversationShape::FlowSessions,
         }
     }
 

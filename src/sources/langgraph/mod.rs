@@ -34,7 +34,7 @@ pub use read::{
 pub use stored::CheckpointError;
 
 use super::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::rewrite::Rewrite;
 use crate::store::catalog::{Catalog, CatalogProbe, CountedTable};
@@ -72,7 +72,6 @@ impl MemorySource for LangGraph {
             jobs: JobOwnership::Heartbeat,
             locks: LockStyle::AppKeys,
             knowledge_bases: KbHome::AppRows,
-            conversations: ConversationShape::CheckpointThreads,
         }
     }
 

@@ -7,7 +7,7 @@ pub(crate) mod demo;
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::dify::schema::DifySchema;
 use super::rewrite::Rewrite;
@@ -55,7 +55,6 @@ pub const MEMSCOPE_FORMATS: Capabilities = Capabilities {
     jobs: JobOwnership::ProcessRecords,
     locks: LockStyle::Memscope,
     knowledge_bases: KbHome::MemscopeDirectory,
-    conversations: ConversationShape::RegenerationTrees,
 };
 
 /// The tables of memscope's own schema that the summary counts, in its order: Dify's

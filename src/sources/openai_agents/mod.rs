@@ -23,7 +23,7 @@ mod trim_write;
 use std::collections::BTreeSet;
 
 use super::adapter::{
-    Capabilities, ConversationShape, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
+    Capabilities, Ingestion, JobOwnership, KbHome, LockStyle, MemorySource, Part,
 };
 use super::rewrite::Rewrite;
 use crate::store::catalog::Catalog;
@@ -70,7 +70,6 @@ impl MemorySource for OpenAiAgents {
             locks: LockStyle::AppKeys,
             knowledge_bases: KbHome::AppRows,
             // A session is a flat log of items, as a flow's session is.
-            conversations: ConversationShape::FlowSessions,
         }
     }
 

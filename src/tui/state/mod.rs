@@ -32,11 +32,12 @@ pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition, key_of};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
-pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
+pub use screen::{
+    COMMANDS, ConversationScreens, Detail, Overlay, Prompt, Screen, Tab, TextComparison,
+};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::memory::budget_view::BudgetView;
-use crate::store::ConversationShape;
 use chat_memories::ChatMemoriesState;
 use checkpoints::CheckpointsState;
 use doctor::DoctorState;
@@ -101,8 +102,8 @@ pub struct AppState {
     pub budget_panel: BudgetPanelState,
     /// The doctor view's scan, from its start until the view is closed.
     pub doctor: Option<DoctorState>,
-    /// How the database keeps its conversations: which list and which view the tab shows.
-    pub shape: ConversationShape,
+    /// Which screens the database's conversations open on.
+    pub conversation_screens: ConversationScreens,
     /// What one conversation is called here ("session", "thread"), as its source says.
     pub noun: &'static str,
     /// What a doctor scan counts here, singular: "message", "checkpoint".
@@ -164,7 +165,7 @@ impl AppState {
             missing_tabs: Vec::new(),
             budget_panel: BudgetPanelState::default(),
             doctor: None,
-            shape: ConversationShape::RegenerationTrees,
+            conversation_screens: ConversationScreens::TurnTree,
             noun: "conversation",
             scan_unit: "message",
             list_columns: Vec::new(),
@@ -213,7 +214,7 @@ impl AppState {
     /// Whether the list's rows open on the session screens rather than on a regeneration
     /// tree of turns.
     pub fn lists_sessions(&self) -> bool {
-        self.shape != ConversationShape::RegenerationTrees
+        self.conversation_screens != ConversationScreens::TurnTree
     }
 
     /// Where keys go now: the popup in front, else the screen.
@@ -249,7 +250,7 @@ impl AppState {
         if let Some(context) = dialog.and_then(Dialog::key_context) {
             return context;
         }
-        let threads = self.shape == ConversationShape::CheckpointThreads;
+        let threads = self.conversation_screens == ConversationScreens::CheckpointThread;
         match self.screen {
             Screen::Conversations if threads => KeyContext::Threads,
             Screen::Conversations if self.lists_sessions() => KeyContext::Sessions,

@@ -8,16 +8,15 @@ use crossterm::event::KeyCode;
 use super::checkpoint_jobs::CheckpointWrite;
 use super::checkpoint_writes::READ_ONLY;
 use super::effect::{Effect, Load};
-use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::prune::{DEFAULT_KEEP_LAST, MAX_KEEP_LAST, PlannedPrune, PruneState};
-use crate::tui::state::{AppState, LoadStatus, Overlay};
+use crate::tui::state::{AppState, ConversationScreens, LoadStatus, Overlay};
 
 /// `P` on `thread_id`: the popup opens on "planning…" while the plan for the CLI's default
 /// rule is made. A read-only database plans too (what a prune would delete and free); yes
 /// then says `--write` is needed.
 pub(super) fn ask(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
-    if state.shape != ConversationShape::CheckpointThreads {
+    if state.conversation_screens != ConversationScreens::CheckpointThread {
         state.message = Some("only a LangGraph database has checkpoints to prune".to_owned());
         return;
     }

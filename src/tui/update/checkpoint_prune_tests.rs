@@ -19,7 +19,7 @@ const ARCHIVE: &str =
 fn on_tree(read_only: bool) -> AppState {
     let mut state = state();
     state.read_only = read_only;
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     open_thread(&mut state, "agent".to_owned(), &mut Vec::new());
     state
 }
@@ -27,7 +27,7 @@ fn on_tree(read_only: bool) -> AppState {
 /// A LangGraph database's thread list with `threads` listed, the first selected.
 fn on_list(threads: &[&str]) -> AppState {
     let mut state = state();
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     state.list.rows = threads
         .iter()
         .map(|id| ListedConversation {
@@ -264,7 +264,7 @@ fn p_on_the_thread_list_prunes_the_selected_thread_and_a_toggles_every_thread() 
 #[test]
 fn a_langflow_session_list_has_no_prune_key() {
     let mut state = on_list(&["s1"]);
-    state.shape = ConversationShape::FlowSessions;
+    state.conversation_screens = ConversationScreens::Messages;
     assert!(update(&mut state, key('P')).is_empty());
     assert!(state.prune.is_none());
 }

@@ -21,7 +21,7 @@ const ARCHIVE: &str =
 fn on_tree(read_only: bool) -> AppState {
     let mut state = state();
     state.read_only = read_only;
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     open_thread(&mut state, "agent".to_owned(), &mut Vec::new());
     state
 }
@@ -155,7 +155,7 @@ fn nothing_to_undo_says_why_and_an_overtaken_answer_is_dropped() {
 #[test]
 fn u_on_the_thread_list_asks_for_the_selected_thread_and_a_langflow_list_has_none() {
     let mut state = state();
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     let listed = |state: &mut AppState| {
         state.list.rows = vec![ListedConversation {
             id: "agent".to_owned(),
@@ -174,7 +174,7 @@ fn u_on_the_thread_list_asks_for_the_selected_thread_and_a_langflow_list_has_non
     assert_eq!(thread, "agent");
 
     let mut flows = super::super::test_support::state();
-    flows.shape = ConversationShape::FlowSessions;
+    flows.conversation_screens = ConversationScreens::Messages;
     listed(&mut flows);
     let effects = update(&mut flows, key('u'));
     assert!(effects.is_empty(), "{effects:?}");

@@ -4,12 +4,11 @@
 
 use super::effect::{Effect, Load};
 use crate::format::{noun, thousands};
-use crate::store::ConversationShape;
 use crate::tui::state::checkpoints::{CheckpointWrite, CheckpointsState};
 use crate::tui::state::confirm::{Confirm, PendingWrite};
 use crate::tui::state::prune::{UndoAsk, UndoPlan};
 use crate::tui::state::trim::TrimState;
-use crate::tui::state::{AppState, Overlay};
+use crate::tui::state::{AppState, ConversationScreens, Overlay};
 
 /// What a write refused on a read-only database says.
 pub(super) const READ_ONLY: &str = "read-only database: memscope opened it without --write, so \
@@ -94,7 +93,7 @@ fn removal(trim: &TrimState, thread: &CheckpointsState) -> Result<Confirm, Strin
 /// `u` on thread `thread_id`: what it undoes is looked for off the UI thread (memscope's trim
 /// when it is the thread's latest checkpoint, else the thread's last prune), then asked.
 pub(super) fn ask_to_undo(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
-    if state.shape != ConversationShape::CheckpointThreads {
+    if state.conversation_screens != ConversationScreens::CheckpointThread {
         state.message = Some("only a LangGraph thread has a trim or a prune to undo".to_owned());
         return;
     }

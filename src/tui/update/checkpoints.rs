@@ -11,10 +11,11 @@ use super::effect::Effect;
 use super::{checkpoint_prune, checkpoint_writes};
 use super::{sessions, settings};
 use crate::sources::opened::ConversationKey;
-use crate::store::ConversationShape;
 use crate::tui::action::Action;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ThreadOrigin};
-use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, MAX_BUDGET, Screen};
+use crate::tui::state::{
+    AppState, BUDGET_STEP, ConversationScreens, LoadStatus, MAX_BUDGET, Screen,
+};
 
 /// Opens `thread_id`: its tree loads, then its latest checkpoint. Esc goes back where it was
 /// opened from (opened again from its own screen, where that was).
@@ -101,13 +102,13 @@ fn set_budget(state: &mut AppState, budget: i64, effects: &mut Vec<Effect>) {
 /// checkpoint tree, a Langflow session as the log its flow's Agent reads (a session id several
 /// flows use says so and names them), a Dify conversation on its regeneration tree.
 pub(super) fn open_any_conversation(state: &mut AppState, id: String, effects: &mut Vec<Effect>) {
-    match state.shape {
-        ConversationShape::CheckpointThreads => open_thread(state, id, effects),
-        ConversationShape::FlowSessions => {
+    match state.conversation_screens {
+        ConversationScreens::CheckpointThread => open_thread(state, id, effects),
+        ConversationScreens::Messages => {
             let key = ConversationKey::new(id);
             sessions::open_session(state, key, Screen::Conversations, effects)
         }
-        ConversationShape::RegenerationTrees => conversation::open_conversation(state, id, effects),
+        ConversationScreens::TurnTree => conversation::open_conversation(state, id, effects),
     }
 }
 

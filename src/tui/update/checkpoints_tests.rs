@@ -11,7 +11,7 @@ use crate::sources::langgraph::decode::message::LangChainMessage;
 use crate::sources::langgraph::decode::tree::CheckpointTree;
 use crate::sources::langgraph::decode::tree_fixtures::{agent_rows_with_subgraph, task};
 use crate::sources::langgraph::thread_history::{ThreadHistories, checkpoint_message};
-use crate::store::ConversationShape;
+use crate::tui::state::ConversationScreens;
 use crate::tui::state::Overlay;
 use crate::tui::state::checkpoints::ShownCheckpoint;
 use crate::tui::update::{CheckpointLoad, CheckpointLoaded};
@@ -81,7 +81,7 @@ fn shown(generation: u64, id: &str) -> Event {
 /// the tree's arrival asked for.
 fn opened() -> (AppState, Vec<Effect>) {
     let mut state = state();
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     state.overlay = Overlay::Prompt(crate::tui::state::Prompt::Command("conv agent".into()));
     let effects = update(&mut state, code(KeyCode::Enter));
     let generation = match effects.as_slice() {
@@ -221,7 +221,7 @@ fn the_budget_keys_count_the_shown_checkpoint_again_without_reading_it() {
 #[test]
 fn a_failed_tree_says_why_and_esc_goes_back_to_the_list() {
     let mut state = state();
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     let mut effects = Vec::new();
     open_thread(&mut state, "gone".to_owned(), &mut effects);
     let generation = state.checkpoints.as_ref().unwrap().generation;

@@ -33,6 +33,7 @@ mod memory_base_jobs;
 mod memory_base_results;
 mod memory_bases;
 mod nodes;
+mod sessions;
 pub mod opened_database;
 mod popups;
 mod prompt;
@@ -42,7 +43,6 @@ mod selection;
 mod session;
 mod session_effects;
 mod session_trim;
-mod sessions;
 mod settings;
 mod start;
 mod tabs;
@@ -59,8 +59,9 @@ pub use session_effects::{SessionLoad, SessionLoaded, TrimFigures, TrimWritten};
 
 use super::action::Action;
 use super::keymap::KeyChord;
-use super::state::{AppState, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab};
-use crate::store::ConversationShape;
+use super::state::{
+    AppState, ConversationScreens, LoadStatus, Overlay, POLL_EVERY_TICKS, Screen, Tab,
+};
 pub use start::start;
 use tabs::show_tab;
 
@@ -262,12 +263,10 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
 /// The doctor view's keys; enter opens the selected finding's conversation.
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if let Some(id) = doctor::action(state, action, effects) {
-        match state.shape {
-            ConversationShape::CheckpointThreads => checkpoints::open_thread(state, id, effects),
-            ConversationShape::FlowSessions => sessions::open_from_doctor(state, id, effects),
-            ConversationShape::RegenerationTrees => {
-                conversation::open_conversation(state, id, effects)
-            }
+        match state.conversation_screens {
+            ConversationScreens::CheckpointThread => checkpoints::open_thread(state, id, effects),
+            ConversationScreens::Messages => sessions::open_from_doctor(state, id, effects),
+            ConversationScreens::TurnTree => conversation::open_conversation(state, id, effects),
         }
     }
 }

@@ -6,9 +6,10 @@ use crate::inspect::doctor::scanned_unit;
 use crate::inspect::document::conversations_of;
 use crate::inspect::stored_trim::stored_trim_of;
 use crate::sources::conversation::ConversationSource;
-use crate::store::{BaseChange, ConversationShape, Ingestion, Part, Profile, Store};
+use crate::sources::{MemorySource, checkpoint_history_of, turn_trees_of};
+use crate::store::{BaseChange, Ingestion, Part, Profile, Store};
 use crate::tui::state::memory_bases::RefusedChanges;
-use crate::tui::state::{AppState, Tab};
+use crate::tui::state::{AppState, ConversationScreens, Tab};
 
 /// A database opened for the app: the store the job runner switches to, and what the state
 /// takes of it.
@@ -20,8 +21,8 @@ pub struct OpenedDatabase {
     pub read_only: bool,
     /// The tabs whose part it lacks, each with the line that says why.
     pub missing_tabs: Vec<(Tab, String)>,
-    /// How it keeps its conversations.
-    pub shape: ConversationShape,
+    /// Which screens its conversations open on.
+    pub conversation_screens: ConversationScreens,
     /// Its source's conversations, where it keeps any.
     pub conversations: Option<&'static dyn ConversationSource>,
     /// What a doctor scan counts in it, singular.
@@ -37,7 +38,7 @@ impl std::fmt::Debug for OpenedDatabase {
         f.debug_struct("OpenedDatabase")
             .field("database", &self.database)
             .field("read_only", &self.read_only)
-            .field("shape", &self.shape)
+            .field("conversation_screens", &self.conversation_screens)
             .finish_non_exhaustive()
     }
 }
@@ -51,7 +52,7 @@ impl OpenedDatabase {
             database: store.url().to_owned(),
             read_only: store.is_read_only(),
             missing_tabs: missing_tabs(profile),
-            shape: profile.capabilities().conversations,
+            conversation_screens: conversation_screens(profile.source),
             refused_changes: refused_changes(profile),
             trims_in_place: stored_trim_of(&store).is_some(),
             store,
@@ -65,16 +66,25 @@ pub fn syncs_here(store: &Store) -> bool {
         && store.profile().capabilities().ingestion == Ingestion::Memscope
 }
 
-/// The tabs whose part the database lacks, each with the line that says why. A database whose
-/// conversations are sessions or threads lists them in the conversations tab.
+/// Which screens `source`'s conversations open on: its turn trees' where it has them, else its
+/// checkpoint history's, else its messages on the session screens.
+fn conversation_screens(source: &dyn MemorySource) -> ConversationScreens {
+    if turn_trees_of(source).is_some() {
+        ConversationScreens::TurnTree
+    } else if checkpoint_history_of(source).is_some() {
+        ConversationScreens::CheckpointThread
+    } else {
+        ConversationScreens::Messages
+    }
+}
+
+/// The tabs whose part the database lacks, each with the line that says why. Turn trees are
+/// kept in the conversation tables, which a database of memscope's own schema may lack; every
+/// other source that is recognised holds what its conversations tab lists.
 fn missing_tabs(profile: &Profile) -> Vec<(Tab, String)> {
-    let held = |tab: Tab| match (tab, profile.capabilities().conversations) {
-        (Tab::Conversations, ConversationShape::RegenerationTrees)
-        | (Tab::ChatMemories | Tab::MemoryBases, _) => profile.has(tab.part()),
-        (
-            Tab::Conversations,
-            ConversationShape::FlowSessions | ConversationShape::CheckpointThreads,
-        ) => true,
+    let held = |tab: Tab| match tab {
+        Tab::Conversations if turn_trees_of(profile.source).is_none() => true,
+        Tab::Conversations | Tab::ChatMemories | Tab::MemoryBases => profile.has(tab.part()),
     };
     Tab::ALL
         .into_iter()
@@ -95,7 +105,7 @@ pub fn take(state: &mut AppState, database: &OpenedDatabase) {
     state.database = database.database.clone();
     state.read_only = database.read_only;
     state.missing_tabs = database.missing_tabs.clone();
-    state.shape = database.shape;
+    state.conversation_screens = database.conversation_screens;
     state.scan_unit = database.scan_unit;
     if let Some(conversations) = database.conversations {
         state.keeps(conversations);

@@ -9,9 +9,8 @@ use super::reopen::reopen;
 use super::selection::moved;
 use super::{settings, trim};
 use crate::sources::opened::{FedHistory, OpenConversation};
-use crate::store::ConversationShape;
 use crate::tui::action::Action;
-use crate::tui::state::{AppState, BUDGET_STEP, LoadStatus, Screen};
+use crate::tui::state::{AppState, BUDGET_STEP, ConversationScreens, LoadStatus, Screen};
 
 /// `>` and `<` move a memory's message window (Langflow's `n_messages`) by this much.
 pub const HISTORY_STEP: u32 = 10;
@@ -58,12 +57,12 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         Action::TrimPreview => trim::open_for_session(state, effects),
         // A thread's tree is its checkpoints, with their own screen; any other session's is
         // what `thread` draws.
-        Action::Open => match state.shape {
-            ConversationShape::CheckpointThreads => {
+        Action::Open => match state.conversation_screens {
+            ConversationScreens::CheckpointThread => {
                 let id = session.key.id.clone();
                 super::checkpoints::open_thread(state, id, effects);
             }
-            ConversationShape::FlowSessions | ConversationShape::RegenerationTrees => {
+            ConversationScreens::Messages | ConversationScreens::TurnTree => {
                 super::tree_screen::open(state, effects);
             }
         },

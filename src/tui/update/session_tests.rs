@@ -6,12 +6,12 @@ use crate::sources::langflow::opened::agent_memory;
 use crate::sources::opened::{
     ConversationKey, ConversationMemory, FedHistory, OpenConversation, ShownMessage,
 };
-use crate::store::ConversationShape;
+use crate::tui::state::ConversationScreens;
 use crate::tui::state::Overlay;
 use crate::tui::state::trim::TrimSource;
 use crate::tui::update::effect::{Load, Stamped};
-use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
 use crate::tui::update::sessions::open_session;
+use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
 use crate::tui::update::test_support::{code, key, state};
 use crate::tui::update::{Event, JobEvent, update};
 use chrono::{TimeZone, Utc};
@@ -79,7 +79,7 @@ fn flow_view() -> Arc<OpenConversation> {
 /// The state with `view` open and loaded, and the effects its arrival asked for.
 fn opened(view: Arc<OpenConversation>) -> (AppState, Vec<Effect>) {
     let mut state = state();
-    state.shape = ConversationShape::FlowSessions;
+    state.conversation_screens = ConversationScreens::Messages;
     let mut effects = Vec::new();
     open_session(
         &mut state,
@@ -274,7 +274,7 @@ fn enter_on_a_thread_opens_its_checkpoint_tree_and_on_a_langflow_session_the_mes
     assert!(detail.title.contains("m1"), "{}", detail.title);
 
     let (mut state, _) = opened(flow_view());
-    state.shape = ConversationShape::CheckpointThreads;
+    state.conversation_screens = ConversationScreens::CheckpointThread;
     let (hints, _) = state.keymap.hints(state.key_context());
     assert!(
         hints.contains(&("t/enter".to_owned(), "checkpoint tree")),
@@ -303,7 +303,7 @@ fn enter_on_a_thread_opens_its_checkpoint_tree_and_on_a_langflow_session_the_mes
 #[test]
 fn conv_opens_a_langflow_session_as_its_log() {
     let mut state = state();
-    state.shape = ConversationShape::FlowSessions;
+    state.conversation_screens = ConversationScreens::Messages;
     update(&mut state, key(':'));
     for c in "conv s".chars() {
         update(&mut state, key(c));

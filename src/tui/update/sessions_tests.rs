@@ -1,7 +1,7 @@
 use super::*;
 use crate::sources::conversation::{Extra, ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
-use crate::store::ConversationShape;
+use crate::tui::state::ConversationScreens;
 use crate::tui::update::effect::{Load, LoadReport, Stamped};
 use crate::tui::update::session_effects::SessionLoad;
 use crate::tui::update::test_support::{code, key, state};
@@ -23,7 +23,7 @@ fn row(id: &str, flow: &str) -> ListedConversation {
 
 fn langflow_state() -> AppState {
     let mut state = state();
-    state.shape = ConversationShape::FlowSessions;
+    state.conversation_screens = ConversationScreens::Messages;
     state
 }
 
