@@ -8,7 +8,7 @@ mod checkpoints;
 mod doctor;
 mod export;
 mod memory_bases;
-mod sessions;
+mod session;
 mod slot;
 
 use std::ops::ControlFlow;
@@ -178,7 +178,7 @@ impl JobRunner {
             }
             Effect::SessionTrim(write) => {
                 let data_dir = self.data_dir.clone();
-                sessions::write_trim(&mut self.tasks, self.store.clone(), data_dir, write)
+                session::write_trim(&mut self.tasks, self.store.clone(), data_dir, write)
             }
             Effect::CopyToClipboard(text) => copy_to_clipboard(&text),
             Effect::SwitchDatabase(database) => self.switch_to(database),
@@ -215,7 +215,7 @@ impl JobRunner {
         match load {
             Load::MemoryBases(load) => self.memory_bases.load(generation, load),
             Load::Doctor(scan) => self.doctor.run(generation, scan),
-            Load::Sessions(load) => sessions::load(&mut self.tasks, generation, store, cache, load),
+            Load::Sessions(load) => session::load(&mut self.tasks, generation, store, cache, load),
             Load::Checkpoints(load) => checkpoints::load(&mut self.tasks, generation, store, load),
             Load::PrunePlan { threads, keep_last } => {
                 let data_dir = self.data_dir.clone();

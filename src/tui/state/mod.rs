@@ -21,7 +21,7 @@ mod nodes;
 pub mod prune;
 mod screen;
 pub mod search;
-pub mod sessions;
+pub mod session;
 mod settings;
 pub mod tree_screen;
 pub mod tree_view;
@@ -43,7 +43,7 @@ use checkpoints::CheckpointsState;
 use doctor::DoctorState;
 use memory_bases::{Dialog, JobsState, MemoryBasesState};
 use prune::{PruneState, UndoAsk};
-use sessions::SessionState;
+use session::SessionState;
 use tree_screen::TreeScreenState;
 use trim::{SummarizerInfo, TrimState};
 

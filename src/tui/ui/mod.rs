@@ -15,7 +15,7 @@ mod nodes;
 mod prune;
 mod rows;
 pub mod session;
-mod sessions;
+mod session_list;
 mod tree_screen;
 mod trim;
 
@@ -39,7 +39,7 @@ const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
 fn component(state: &AppState) -> &'static dyn Component {
     match state.screen {
-        Screen::Conversations if state.lists_sessions() => &sessions::SessionList,
+        Screen::Conversations if state.lists_sessions() => &session_list::SessionList,
         Screen::Conversations => &conversations::ConversationList,
         Screen::Conversation => &conversation::ConversationView,
         Screen::Session => &session::SessionScreen,

@@ -11,7 +11,7 @@ use super::budget::{BudgetOf, Panel, draw_panel};
 use super::common::{Component, framed, highlighted, pane_block, placeholder, short_id};
 use crate::format::{fit, one_line};
 use crate::sources::opened::{OpenConversation, ShownMessage};
-use crate::tui::state::sessions::SessionState;
+use crate::tui::state::session::SessionState;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 

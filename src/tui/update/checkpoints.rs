@@ -9,7 +9,7 @@ use super::checkpoint_loads::{recount, show_selected};
 use super::conversation;
 use super::effect::Effect;
 use super::{checkpoint_prune, checkpoint_writes};
-use super::{sessions, settings};
+use super::{open_session, settings};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
 use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ThreadOrigin};
@@ -106,7 +106,7 @@ pub(super) fn open_any_conversation(state: &mut AppState, id: String, effects: &
         ConversationScreens::CheckpointThread => open_thread(state, id, effects),
         ConversationScreens::Messages => {
             let key = ConversationKey::new(id);
-            sessions::open_session(state, key, Screen::Conversations, effects)
+            open_session::open_session(state, key, Screen::Conversations, effects)
         }
         ConversationScreens::TurnTree => conversation::open_conversation(state, id, effects),
     }

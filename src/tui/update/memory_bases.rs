@@ -132,7 +132,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             }
             None => state.message = Some("no memory base to search".to_owned()),
         },
-        Action::ShowConversation => super::sessions::open_from_memory_base(state, effects),
+        Action::ShowConversation => super::open_session::open_from_memory_base(state, effects),
         Action::SyncSession => sync(state, true, effects),
         Action::SyncBase => sync(state, false, effects),
         Action::ToggleAutoCapture => {

@@ -33,7 +33,7 @@ mod memory_base_jobs;
 mod memory_base_results;
 mod memory_bases;
 mod nodes;
-mod sessions;
+mod open_session;
 pub mod opened_database;
 mod popups;
 mod prompt;
@@ -265,7 +265,7 @@ fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>
     if let Some(id) = doctor::action(state, action, effects) {
         match state.conversation_screens {
             ConversationScreens::CheckpointThread => checkpoints::open_thread(state, id, effects),
-            ConversationScreens::Messages => sessions::open_from_doctor(state, id, effects),
+            ConversationScreens::Messages => open_session::open_from_doctor(state, id, effects),
             ConversationScreens::TurnTree => conversation::open_conversation(state, id, effects),
         }
     }

@@ -10,7 +10,7 @@ use crate::tui::state::ConversationScreens;
 use crate::tui::state::Overlay;
 use crate::tui::state::trim::TrimSource;
 use crate::tui::update::effect::{Load, Stamped};
-use crate::tui::update::sessions::open_session;
+use crate::tui::update::open_session::open_session;
 use crate::tui::update::session_effects::{SessionLoad, SessionLoaded};
 use crate::tui::update::test_support::{code, key, state};
 use crate::tui::update::{Event, JobEvent, update};

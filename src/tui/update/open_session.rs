@@ -8,7 +8,7 @@ use crate::inspect::doctor::Finding;
 use crate::sources::doctor::FindingTarget;
 use crate::sources::opened::ConversationKey;
 use crate::tui::state::memory_bases::Focus;
-use crate::tui::state::sessions::SessionState;
+use crate::tui::state::session::SessionState;
 use crate::tui::state::{AppState, Screen, Tab};
 
 /// Opens the conversation `key` names; esc goes back to `back_to`.
@@ -78,5 +78,5 @@ pub(super) fn open_from_doctor(state: &mut AppState, id: String, effects: &mut V
 }
 
 #[cfg(test)]
-#[path = "sessions_tests.rs"]
+#[path = "open_session_tests.rs"]
 mod tests;
