@@ -1,6 +1,8 @@
 //! The text formats both front ends share, so the CLI and the TUI print a number, a plural or a
 //! cut line alike. Pure functions on text: this module imports nothing of the crate.
 
+use std::borrow::Cow;
+
 /// `1234567` → `1,234,567`: the one number format of human output (JSON keeps plain numbers).
 pub fn thousands(n: impl Into<i128>) -> String {
     let n = n.into();
@@ -123,6 +125,23 @@ fn take_columns(chars: impl Iterator<Item = char>, room: usize) -> Vec<char> {
         .collect()
 }
 
+/// An id short enough for a column: a UUID's first block, enough to tell rows apart as a short
+/// commit hash is; any other id whole up to 12 characters, or cut in its middle with `…`
+/// (a LangGraph thread named `long-chat` cut at its hyphen would read as another thread,
+/// `long`, and LangChain's `lc_run--…` message ids all begin alike).
+pub fn short_id(id: &str) -> Cow<'_, str> {
+    match id.split_once('-') {
+        Some((block, _)) if block.len() == 8 && block.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Cow::Borrowed(block)
+        }
+        _ if id.chars().count() <= SHORT_ID_WIDTH => Cow::Borrowed(id),
+        _ => Cow::Owned(middle_cut(id, SHORT_ID_WIDTH)),
+    }
+}
+
+/// The widest [`short_id`].
+pub const SHORT_ID_WIDTH: usize = 12;
+
 /// A size in bytes as people read it, in powers of 1,000: `912 bytes`, `3.4 kB`, `170 MB`.
 pub fn byte_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["kB", "MB", "GB", "TB", "PB"];
@@ -155,6 +174,16 @@ pub fn quoted_id(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_id_shortens_uuids_only() {
+        assert_eq!(short_id("3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"), "3f2a1b4c");
+        assert_eq!(short_id("long-chat"), "long-chat");
+        assert_eq!(short_id("msg-36"), "msg-36");
+        assert_eq!(short_id("run"), "run");
+        let langchain = short_id("lc_run--019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b");
+        assert_eq!(langchain, "lc_run…f4a5b");
+    }
 
     #[test]
     fn thousands_groups_digits() {

@@ -10,6 +10,8 @@ use crate::store::{ChatMemorySummary, DeleteScope};
 
 use super::form::Form;
 use super::load::LoadStatus;
+use super::screen_unit::{Around, ScreenUnit};
+use crate::tui::keymap::KeyContext;
 
 /// Messages per page of an open memory: seed 004's "get memory data" with limit and offset.
 pub const MESSAGE_PAGE: i64 = 50;
@@ -144,6 +146,26 @@ pub fn policy_summary(json: &str) -> String {
         parts.push("summary".to_owned());
     }
     parts.join(" · ")
+}
+
+impl ScreenUnit for ChatMemoriesState {
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        KeyContext::ChatMemories
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading() || self.open.as_ref().is_some_and(|m| m.status.is_loading())
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        match &self.open {
+            Some(open) => {
+                let row = open.rows.get(open.selected)?;
+                Some(("message id", row.id.clone()))
+            }
+            None => Some(("chat memory id", self.selected_row()?.id.clone())),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
+use super::screen_unit::{Around, ScreenUnit};
 use super::search::MessageSearch;
 use crate::sources::checkpoint_history::{
     CheckpointLine, CheckpointState, MessagesBudget, ThreadTree, TreeRow,
 };
+use crate::tui::keymap::KeyContext;
 
 /// A write to a LangGraph thread, waiting for its confirmation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,5 +187,20 @@ impl CheckpointsState {
             }
             _ => false,
         }
+    }
+}
+
+impl ScreenUnit for CheckpointsState {
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        KeyContext::Checkpoints
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading() || self.shown_status.is_loading()
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        let (_, line) = self.selected()?;
+        Some(("checkpoint id", line.id.clone()))
     }
 }

@@ -7,14 +7,17 @@ use rustc_hash::FxHashSet;
 
 use super::load::LoadStatus;
 use super::nodes::NodesState;
+use super::screen_unit::{Around, ScreenUnit};
 use super::search::MessageSearch;
 use super::tree_view::{ThreadMarks, TreeLines};
+use crate::format::short_id;
 use crate::memory::budget_view::BudgetView;
 use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
 use crate::memory::thread_view::{ThreadMode, ThreadNodes};
 use crate::memory::tree::{MessageTree, NodeIndex};
 use crate::sources::turn_trees::TurnConversation;
+use crate::tui::keymap::KeyContext;
 
 /// A loaded conversation with its tree, shared with background jobs.
 #[derive(Debug)]
@@ -169,5 +172,54 @@ impl ConversationState {
                 self.collapsed.contains(&n)
             }))
         };
+    }
+}
+
+impl ScreenUnit for ConversationState {
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        match self.nodes {
+            Some(_) => KeyContext::Nodes,
+            None => KeyContext::Conversation,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading()
+            || self.budget_status.is_loading()
+            || self.nodes.as_ref().is_some_and(NodesState::is_loading)
+    }
+
+    /// The conversation's name, the selected message, then the extraction demo or the nodes
+    /// pane and its node where they are open.
+    fn breadcrumbs(&self, _around: &Around) -> Vec<String> {
+        let name = self
+            .loaded
+            .as_ref()
+            .map(|l| l.conversation.info.name.clone())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| short_id(&self.id).into_owned());
+        let mut crumbs = vec![name];
+        if let Some(loaded) = self.loaded.as_ref().filter(|l| !l.tree.is_empty()) {
+            crumbs.push(short_id(loaded.tree.id(self.selected)).into_owned());
+        }
+        if self.demo.is_some() {
+            crumbs.push("extraction demo".to_owned());
+        }
+        if let Some(nodes) = &self.nodes {
+            crumbs.push("nodes".to_owned());
+            if let Some(node) = nodes.selected_node() {
+                crumbs.push(node.title.clone());
+            }
+        }
+        crumbs
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        if let Some(nodes) = &self.nodes {
+            let row = nodes.rows.get(nodes.selected)?;
+            return Some(("node id", row.summary.node_id.clone()));
+        }
+        let loaded = self.loaded.as_ref()?;
+        (!loaded.tree.is_empty()).then(|| ("message id", loaded.tree.id(self.selected).to_owned()))
     }
 }

@@ -3,7 +3,9 @@
 
 use chrono::{DateTime, Utc};
 
+use super::screen_unit::{Around, ScreenUnit};
 use crate::inspect::doctor::{DoctorReport, Finding};
+use crate::tui::keymap::KeyContext;
 
 /// Where the scan stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,5 +109,25 @@ impl DoctorState {
 
     pub fn selected_finding(&self) -> Option<&Finding> {
         self.findings.get(self.selected)
+    }
+}
+
+impl ScreenUnit for DoctorState {
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        KeyContext::Doctor
+    }
+
+    /// The scan draws its own progress, so it does not turn the spinner.
+    fn busy(&self) -> bool {
+        false
+    }
+
+    fn breadcrumbs(&self, _around: &Around) -> Vec<String> {
+        vec!["doctor".to_owned()]
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        let id = self.selected_finding()?.conversation_id()?;
+        Some(("conversation id", id.to_owned()))
     }
 }

@@ -2,8 +2,10 @@
 //! the pages around it.
 
 use super::load::LoadStatus;
+use super::screen_unit::{Around, ConversationScreens, ScreenUnit};
 use crate::sources::conversation::ListedConversation;
 use crate::sources::opened::ConversationKey;
+use crate::tui::keymap::KeyContext;
 
 /// Conversations per list page: a keyset page, so every page costs the same.
 pub const PAGE_SIZE: u32 = 50;
@@ -138,4 +140,23 @@ impl ListState {
 /// What opens a row of the list: its id, scoped where the source scopes ids (Langflow's flow).
 pub fn key_of(row: &ListedConversation) -> ConversationKey {
     ConversationKey::scoped(row.id.clone(), row.scope.clone())
+}
+
+impl ScreenUnit for ListState {
+    fn key_context(&self, around: &Around) -> KeyContext {
+        match around.conversation_screens {
+            ConversationScreens::CheckpointThread => KeyContext::Threads,
+            ConversationScreens::Messages => KeyContext::Sessions,
+            ConversationScreens::TurnTree => KeyContext::Conversations,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading()
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        let row = self.selected_row()?;
+        Some(("conversation id", row.id.clone()))
+    }
 }

@@ -252,6 +252,7 @@ impl CreateForm {
     }
 }
 
+use super::screen_unit::{Around, ScreenUnit};
 pub use crate::inspect::memory_bases::parse_threshold;
 
 /// A sync job this process runs, as its progress reports describe it.
@@ -400,5 +401,35 @@ impl JobsState {
     /// Jobs running now, in any process.
     pub fn running(&self) -> usize {
         self.lines().iter().filter(|l| l.is_running()).count()
+    }
+}
+
+impl ScreenUnit for MemoryBasesState {
+    /// A form's keys while one is open over the tab, else the tab's.
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        let dialog = self.dialog.as_ref().and_then(Dialog::key_context);
+        dialog.unwrap_or(KeyContext::MemoryBases)
+    }
+
+    fn busy(&self) -> bool {
+        self.is_loading()
+    }
+
+    /// A search hit's session while a search is shown, else the focused list's row.
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        if let Some(search) = &self.search {
+            let hit = search.hits.get(search.selected)?;
+            return Some(("session", hit.session_id.clone()));
+        }
+        match self.focus {
+            Focus::Bases => {
+                let status = self.selected_base()?;
+                Some(("memory base id", status.base.id.clone()))
+            }
+            Focus::Sessions => {
+                let status = self.selected_session()?;
+                Some(("session", status.session.session_id.clone()))
+            }
+        }
     }
 }

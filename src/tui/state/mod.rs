@@ -20,6 +20,7 @@ pub mod memory_bases;
 mod nodes;
 pub mod prune;
 mod screen;
+pub mod screen_unit;
 pub mod search;
 pub mod session;
 mod settings;
@@ -32,17 +33,17 @@ pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition, key_of};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
-pub use screen::{
-    COMMANDS, ConversationScreens, Detail, Overlay, Prompt, Screen, Tab, TextComparison,
-};
+pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
+pub use screen_unit::{ConversationScreens, ScreenUnit};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 
 use crate::memory::budget_view::BudgetView;
 use chat_memories::ChatMemoriesState;
 use checkpoints::CheckpointsState;
 use doctor::DoctorState;
-use memory_bases::{Dialog, JobsState, MemoryBasesState};
+use memory_bases::{JobsState, MemoryBasesState};
 use prune::{PruneState, UndoAsk};
+use screen_unit::Around;
 use session::SessionState;
 use tree_screen::TreeScreenState;
 use trim::{SummarizerInfo, TrimState};
@@ -198,12 +199,6 @@ impl AppState {
         }
     }
 
-    /// Whether the open conversation's memory reads a message window the keys can move.
-    fn session_has_window(&self) -> bool {
-        let view = self.session.as_ref().and_then(|s| s.view.as_ref());
-        view.is_some_and(|v| v.memory.window().is_some())
-    }
-
     /// Names and lists conversations as `conversations` (a source's capability) does.
     pub fn keeps(&mut self, conversations: &'static dyn ConversationSource) {
         self.noun = conversations.noun();
@@ -235,36 +230,13 @@ impl AppState {
 
     fn context_with(&self, overlay: &Overlay) -> KeyContext {
         match overlay {
-            Overlay::Trim => return KeyContext::TrimPreview,
-            Overlay::Confirm(_) => return KeyContext::Confirm,
-            Overlay::Prune => return KeyContext::Prune,
-            Overlay::Form(_) => return KeyContext::Form,
-            Overlay::Jobs => return KeyContext::Jobs,
-            Overlay::Detail(_) => return KeyContext::Detail,
-            Overlay::None | Overlay::Help | Overlay::Prompt(_) => {}
-        }
-        let dialog = match self.screen {
-            Screen::MemoryBases => self.memory_bases.dialog.as_ref(),
-            _ => None,
-        };
-        if let Some(context) = dialog.and_then(Dialog::key_context) {
-            return context;
-        }
-        let threads = self.conversation_screens == ConversationScreens::CheckpointThread;
-        match self.screen {
-            Screen::Conversations if threads => KeyContext::Threads,
-            Screen::Conversations if self.lists_sessions() => KeyContext::Sessions,
-            Screen::Conversations => KeyContext::Conversations,
-            Screen::Session if threads => KeyContext::Thread,
-            Screen::Session if self.session_has_window() => KeyContext::FlowSession,
-            Screen::Session => KeyContext::Session,
-            Screen::Conversation if self.nodes().is_some() => KeyContext::Nodes,
-            Screen::Conversation => KeyContext::Conversation,
-            Screen::ChatMemories => KeyContext::ChatMemories,
-            Screen::MemoryBases => KeyContext::MemoryBases,
-            Screen::Doctor => KeyContext::Doctor,
-            Screen::Checkpoints => KeyContext::Checkpoints,
-            Screen::Tree => KeyContext::Tree,
+            Overlay::Trim => KeyContext::TrimPreview,
+            Overlay::Confirm(_) => KeyContext::Confirm,
+            Overlay::Prune => KeyContext::Prune,
+            Overlay::Form(_) => KeyContext::Form,
+            Overlay::Jobs => KeyContext::Jobs,
+            Overlay::Detail(_) => KeyContext::Detail,
+            Overlay::None | Overlay::Help | Overlay::Prompt(_) => self.screen_key_context(),
         }
     }
 
@@ -292,19 +264,6 @@ impl AppState {
     }
 
     /// Why `tab` is empty, when this database does not hold its part.
-    /// Whether `screen` has what it shows: a list always, a conversation, session, thread or
-    /// scan once one was opened.
-    pub fn is_open(&self, screen: Screen) -> bool {
-        match screen {
-            Screen::Conversations | Screen::ChatMemories | Screen::MemoryBases => true,
-            Screen::Conversation => self.conversation.is_some(),
-            Screen::Session => self.session.is_some(),
-            Screen::Doctor => self.doctor.is_some(),
-            Screen::Checkpoints => self.checkpoints.is_some(),
-            Screen::Tree => self.tree.is_some(),
-        }
-    }
-
     pub fn tab_missing(&self, tab: Tab) -> Option<&str> {
         self.missing_tabs
             .iter()
@@ -329,57 +288,24 @@ impl AppState {
         self.message_log.push(entry);
     }
 
-    /// Whether any background load is under way, for the spinner.
+    /// Whether any background load is under way, for the spinner: the list's (which loads
+    /// behind the other screens too), the screen in front's, a prune's plan, a database being
+    /// opened, a trim preview's count or summary, or a chat memory being written.
     pub fn busy(&self) -> bool {
-        let conversation_busy = self.screen == Screen::Conversation
-            && self.conversation.as_ref().is_some_and(|c| {
-                c.status.is_loading()
-                    || c.budget_status.is_loading()
-                    || c.nodes.as_ref().is_some_and(NodesState::is_loading)
-            });
-        let session_busy = self.screen == Screen::Session
-            && self
-                .session
-                .as_ref()
-                .is_some_and(|s| s.status.is_loading() || s.budget_status.is_loading());
-        let thread_busy = self.screen == Screen::Checkpoints
-            && self
-                .checkpoints
-                .as_ref()
-                .is_some_and(|t| t.status.is_loading() || t.shown_status.is_loading());
-        let tree_busy = self.screen == Screen::Tree
-            && self.tree.as_ref().is_some_and(|t| t.status.is_loading());
-        let memory_bases_busy =
-            self.screen == Screen::MemoryBases && self.memory_bases.is_loading();
+        let screen_busy = self.unit(self.screen).is_some_and(|unit| unit.busy());
         let planning = self.prune.as_ref().is_some_and(|p| p.status.is_loading());
-        let opening = self.opening.is_some();
-        let list_busy = self.list.status.is_loading();
-        list_busy
-            || conversation_busy
-            || session_busy
-            || thread_busy
-            || tree_busy
-            || memory_bases_busy
-            || planning
-            || opening
-            || self.chat_memories_busy()
-    }
-
-    fn chat_memories_busy(&self) -> bool {
-        let memories = &self.chat_memories;
-        let tab = self.screen == Screen::ChatMemories
-            && (memories.status.is_loading()
-                || memories
-                    .open
-                    .as_ref()
-                    .is_some_and(|m| m.status.is_loading()));
         let trim = self.trim.as_ref().is_some_and(|t| {
             t.status.is_loading()
                 || t.summary_status
                     .as_ref()
                     .is_some_and(LoadStatus::is_loading)
         });
-        tab || trim || memories.writing
+        self.list.status.is_loading()
+            || screen_busy
+            || planning
+            || self.opening.is_some()
+            || trim
+            || self.chat_memories.writing
     }
 
     /// Warnings in effect: settings, the open conversation's anomalies, its budget, memory-base
@@ -409,5 +335,56 @@ impl AppState {
             }
         }
         warnings
+    }
+}
+
+impl AppState {
+    /// What the screens' answers depend on beyond their own state.
+    fn around(&self) -> Around<'_> {
+        Around {
+            conversation_screens: self.conversation_screens,
+            open_session: self.session.as_ref().map(|s| s.key.id.as_str()),
+        }
+    }
+
+    /// The state of `screen`: a list's always, an opened one's (a conversation, session, thread,
+    /// tree or scan) once it was opened.
+    pub fn unit(&self, screen: Screen) -> Option<&dyn ScreenUnit> {
+        fn unit<T: ScreenUnit>(state: &T) -> &dyn ScreenUnit {
+            state
+        }
+        match screen {
+            Screen::Conversations => Some(&self.list),
+            Screen::ChatMemories => Some(&self.chat_memories),
+            Screen::MemoryBases => Some(&self.memory_bases),
+            Screen::Conversation => self.conversation.as_ref().map(unit),
+            Screen::Session => self.session.as_ref().map(unit),
+            Screen::Doctor => self.doctor.as_ref().map(unit),
+            Screen::Checkpoints => self.checkpoints.as_ref().map(unit),
+            Screen::Tree => self.tree.as_ref().map(unit),
+        }
+    }
+
+    /// Whether `screen` has what it shows: a list always, an opened one once it was opened.
+    pub fn is_open(&self, screen: Screen) -> bool {
+        self.unit(screen).is_some()
+    }
+
+    /// The keys the screen in front takes with no popup over it. A screen whose state is gone
+    /// takes the list's.
+    fn screen_key_context(&self) -> KeyContext {
+        let unit = self.unit(self.screen).unwrap_or(&self.list);
+        unit.key_context(&self.around())
+    }
+
+    /// The header's breadcrumbs for the screen in front.
+    pub fn breadcrumbs(&self) -> Vec<String> {
+        self.unit(self.screen)
+            .map_or_else(Vec::new, |unit| unit.breadcrumbs(&self.around()))
+    }
+
+    /// What `y` copies on the screen in front.
+    pub fn selected_id(&self) -> Option<(&'static str, String)> {
+        self.unit(self.screen)?.selected_id()
     }
 }

@@ -37,18 +37,6 @@ impl Screen {
     }
 }
 
-/// Which screens a conversation of the open database opens on: those of the capability its
-/// source offers for it, the richest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConversationScreens {
-    /// A tree of question-and-answer turns, its regenerations as branches.
-    TurnTree,
-    /// A thread of checkpoints, and the checkpoint tree behind it.
-    CheckpointThread,
-    /// Its messages and the memory fed of them, on the session screens.
-    Messages,
-}
-
 /// The top-level tabs: one per kind of memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tab {

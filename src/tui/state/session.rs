@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use super::load::LoadStatus;
 use super::screen::Screen;
+use super::screen_unit::{Around, ConversationScreens, ScreenUnit};
 use super::search::MessageSearch;
 use crate::sources::opened::{ConversationKey, FedHistory, OpenConversation};
+use crate::tui::keymap::KeyContext;
 
 /// An open conversation: its messages, the selected one, and its budget.
 #[derive(Debug, Clone)]
@@ -52,5 +54,34 @@ impl SessionState {
     /// while the budget is counted.
     pub fn is_fed(&self, id: &str) -> Option<bool> {
         Some(self.budget.as_ref()?.is_sent(id))
+    }
+}
+
+impl ScreenUnit for SessionState {
+    /// A thread of checkpoints' messages, a session whose memory reads a message window the
+    /// keys can move, or any other session.
+    fn key_context(&self, around: &Around) -> KeyContext {
+        let has_window = self
+            .view
+            .as_ref()
+            .is_some_and(|v| v.memory.window().is_some());
+        match around.conversation_screens {
+            ConversationScreens::CheckpointThread => KeyContext::Thread,
+            _ if has_window => KeyContext::FlowSession,
+            _ => KeyContext::Session,
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading() || self.budget_status.is_loading()
+    }
+
+    fn breadcrumbs(&self, _around: &Around) -> Vec<String> {
+        vec![self.key.id.clone()]
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        let message = self.view.as_ref()?.messages.get(self.selected)?;
+        Some(("message id", message.message.id.clone()))
     }
 }

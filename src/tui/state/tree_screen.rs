@@ -6,8 +6,10 @@
 use std::sync::Arc;
 
 use super::load::LoadStatus;
+use super::screen_unit::{Around, ScreenUnit};
 use crate::inspect::tree::{ThreadDocument, ThreadNode};
 use crate::sources::opened::ConversationKey;
+use crate::tui::keymap::KeyContext;
 
 /// The tree of the conversation `key` names, as it loads and once loaded.
 #[derive(Debug, Clone)]
@@ -42,5 +44,27 @@ impl TreeScreenState {
     /// The newest node on the path the model sees: where the conversation goes on from.
     pub fn last_on_path(&self) -> Option<usize> {
         self.nodes().iter().rposition(|node| node.on_thread)
+    }
+}
+
+impl ScreenUnit for TreeScreenState {
+    fn key_context(&self, _around: &Around) -> KeyContext {
+        KeyContext::Tree
+    }
+
+    fn busy(&self) -> bool {
+        self.status.is_loading()
+    }
+
+    /// The open session's id, then the tree.
+    fn breadcrumbs(&self, around: &Around) -> Vec<String> {
+        around
+            .open_session
+            .map_or_else(Vec::new, |id| vec![id.to_owned(), "tree".to_owned()])
+    }
+
+    fn selected_id(&self) -> Option<(&'static str, String)> {
+        let node = self.selected_node()?;
+        Some(("node id", node.id.clone()))
     }
 }

@@ -1,15 +1,13 @@
 //! What the screens' components share: the [`Component`] trait, the selectable table, popups
 //! and the confirmation, and the cutting of text to a cell.
 
-use std::borrow::Cow;
-
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, TableState, Wrap};
 
-pub(crate) use crate::format::middle_cut;
+pub(crate) use crate::format::{SHORT_ID_WIDTH, middle_cut, short_id};
 use crate::format::{display_width, one_line};
 use crate::tui::keymap::KeyContext;
 use crate::tui::state::AppState;
@@ -152,23 +150,6 @@ pub(crate) fn confirm_popup(
     frame.render_widget(fit_line(hints.spans, usize::from(keys.width)), keys);
 }
 
-/// An id short enough for a column: a UUID's first block, enough to tell rows apart as a short
-/// commit hash is; any other id whole up to 12 characters, or cut in its middle with `…`
-/// (a LangGraph thread named `long-chat` cut at its hyphen would read as another thread,
-/// `long`, and LangChain's `lc_run--…` message ids all begin alike).
-pub(crate) fn short_id(id: &str) -> Cow<'_, str> {
-    match id.split_once('-') {
-        Some((block, _)) if block.len() == 8 && block.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            Cow::Borrowed(block)
-        }
-        _ if id.chars().count() <= SHORT_ID_WIDTH => Cow::Borrowed(id),
-        _ => Cow::Owned(middle_cut(id, SHORT_ID_WIDTH)),
-    }
-}
-
-/// The widest [`short_id`].
-pub(crate) const SHORT_ID_WIDTH: usize = 12;
-
 /// `word` with its first letter in capitals: a column's heading.
 pub(crate) fn heading(word: &str) -> String {
     let mut letters = word.chars();
@@ -247,15 +228,5 @@ mod tests {
         assert_eq!(text(fit_line(spans(), 10)), " q quit  …");
         assert_eq!(text(fit_line(spans(), 1)), "…");
         assert_eq!(text(fit_line(spans(), 0)), "");
-    }
-
-    #[test]
-    fn short_id_shortens_uuids_only() {
-        assert_eq!(short_id("3f2a1b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b"), "3f2a1b4c");
-        assert_eq!(short_id("long-chat"), "long-chat");
-        assert_eq!(short_id("msg-36"), "msg-36");
-        assert_eq!(short_id("run"), "run");
-        let langchain = short_id("lc_run--019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b");
-        assert_eq!(langchain, "lc_run…f4a5b");
     }
 }

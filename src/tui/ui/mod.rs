@@ -29,7 +29,7 @@ use super::state::{AppState, Detail, Overlay, Prompt, Screen, Tab};
 use super::theme::Theme;
 use crate::format::one_line;
 pub use common::Component;
-use common::{confirm_popup, fit_line, middle_cut, popup, short_id};
+use common::{confirm_popup, fit_line, middle_cut, popup};
 
 /// Below this size the layout cannot show its panes; a message says so instead.
 pub const MIN_WIDTH: u16 = 60;
@@ -132,7 +132,7 @@ fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
             style,
         ));
     }
-    let crumbs = breadcrumbs(state);
+    let crumbs = state.breadcrumbs();
     if !crumbs.is_empty() {
         let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
         let room = usize::from(area.width).saturating_sub(used + 1);
@@ -143,55 +143,6 @@ fn draw_header(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
         ));
     }
     frame.render_widget(Line::from(spans), area);
-}
-
-/// Where the conversations tab is below its list: the doctor view, or conversation, message,
-/// demo, nodes, node.
-fn breadcrumbs(state: &AppState) -> Vec<String> {
-    let mut crumbs = Vec::new();
-    if state.screen == Screen::Doctor {
-        crumbs.push("doctor".to_owned());
-    }
-    if let Some(session) = state
-        .session
-        .as_ref()
-        .filter(|_| matches!(state.screen, Screen::Session | Screen::Tree))
-    {
-        crumbs.push(session.key.id.clone());
-        if state.screen == Screen::Tree {
-            crumbs.push("tree".to_owned());
-        }
-        return crumbs;
-    }
-    let Some(conversation) = state
-        .conversation
-        .as_ref()
-        .filter(|_| state.screen == Screen::Conversation)
-    else {
-        return crumbs;
-    };
-    let name = conversation
-        .loaded
-        .as_ref()
-        .map(|l| l.conversation.info.name.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| short_id(&conversation.id).into_owned());
-    crumbs.push(name);
-    if let Some(loaded) = &conversation.loaded {
-        if !loaded.tree.is_empty() {
-            crumbs.push(short_id(loaded.tree.id(conversation.selected)).into_owned());
-        }
-    }
-    if conversation.demo.is_some() {
-        crumbs.push("extraction demo".to_owned());
-    }
-    if let Some(nodes) = &conversation.nodes {
-        crumbs.push("nodes".to_owned());
-        if let Some(node) = nodes.selected_node() {
-            crumbs.push(node.title.clone());
-        }
-    }
-    crumbs
 }
 
 fn draw_status(state: &AppState, theme: &Theme, frame: &mut Frame, area: Rect) {
