@@ -7,11 +7,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::load::LoadStatus;
+use super::screen::Screen;
 use super::screen_unit::{Around, ScreenUnit};
 use super::search::MessageSearch;
 use crate::sources::checkpoint_history::{
     CheckpointLine, CheckpointState, MessagesBudget, ThreadTree, TreeRow,
 };
+use crate::sources::opened::ConversationKey;
 use crate::tui::keymap::KeyContext;
 
 /// A write to a LangGraph thread, waiting for its confirmation.
@@ -72,16 +74,6 @@ pub struct ShownCheckpoint {
     pub max_tokens: i64,
 }
 
-/// The screen a thread was opened from, which esc goes back to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThreadOrigin {
-    List,
-    /// The thread's messages (enter there opens the tree).
-    Messages,
-    /// A doctor finding.
-    Doctor,
-}
-
 /// The open thread.
 #[derive(Debug, Clone)]
 pub struct CheckpointsState {
@@ -96,8 +88,9 @@ pub struct CheckpointsState {
     pub shown_status: LoadStatus,
     pub shown_generation: u64,
     pub pane: CheckpointPane,
-    /// Where esc goes.
-    pub opened_from: ThreadOrigin,
+    /// Where esc goes: the list, the thread's messages or the doctor's findings it was
+    /// opened from.
+    pub back_to: Screen,
     /// A search in the shown checkpoint's messages (`/`), by their positions.
     pub search: Option<MessageSearch>,
     /// The message the search went to, kept in view; `None`: the newest messages are shown.
@@ -105,7 +98,7 @@ pub struct CheckpointsState {
 }
 
 impl CheckpointsState {
-    pub fn new(thread_id: String, generation: u64, opened_from: ThreadOrigin) -> CheckpointsState {
+    pub fn new(thread_id: String, generation: u64, back_to: Screen) -> CheckpointsState {
         CheckpointsState {
             thread_id,
             status: LoadStatus::Loading,
@@ -117,7 +110,7 @@ impl CheckpointsState {
             shown_status: LoadStatus::Loading,
             shown_generation: 0,
             pane: CheckpointPane::default(),
-            opened_from,
+            back_to,
             search: None,
             message_at: None,
         }
@@ -202,5 +195,18 @@ impl ScreenUnit for CheckpointsState {
     fn selected_id(&self) -> Option<(&'static str, String)> {
         let (_, line) = self.selected()?;
         Some(("checkpoint id", line.id.clone()))
+    }
+
+    fn back_to(&self) -> Option<Screen> {
+        Some(self.back_to)
+    }
+
+    /// The thread at the selected checkpoint of its root graph, as `export --leaf` takes it.
+    fn exported(&self) -> Option<(ConversationKey, Option<String>)> {
+        let leaf = self
+            .selected()
+            .filter(|(namespace, _)| namespace.is_empty())
+            .map(|(_, checkpoint)| checkpoint.id.clone());
+        Some((ConversationKey::new(self.thread_id.clone()), leaf))
     }
 }

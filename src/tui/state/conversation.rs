@@ -7,6 +7,7 @@ use rustc_hash::FxHashSet;
 
 use super::load::LoadStatus;
 use super::nodes::NodesState;
+use super::screen::Screen;
 use super::screen_unit::{Around, ScreenUnit};
 use super::search::MessageSearch;
 use super::tree_view::{ThreadMarks, TreeLines};
@@ -16,6 +17,7 @@ use crate::memory::model::StoredMessage;
 use crate::memory::thread::ExtractionTrace;
 use crate::memory::thread_view::{ThreadMode, ThreadNodes};
 use crate::memory::tree::{MessageTree, NodeIndex};
+use crate::sources::opened::ConversationKey;
 use crate::sources::turn_trees::TurnConversation;
 use crate::tui::keymap::KeyContext;
 
@@ -112,10 +114,17 @@ pub struct ConversationState {
     pub nodes: Option<NodesState>,
     /// A search in the messages (`/`), over the tree's lines with nothing collapsed.
     pub search: Option<MessageSearch>,
+    /// Where esc goes: the list, or the doctor's findings it was opened from.
+    pub back_to: Screen,
 }
 
 impl ConversationState {
-    pub fn new(id: String, generation: u64, mode: ThreadMode) -> ConversationState {
+    pub fn new(
+        id: String,
+        generation: u64,
+        mode: ThreadMode,
+        back_to: Screen,
+    ) -> ConversationState {
         ConversationState {
             id,
             status: LoadStatus::Loading,
@@ -135,6 +144,7 @@ impl ConversationState {
             newest_id: None,
             nodes: None,
             search: None,
+            back_to,
         }
     }
 
@@ -221,5 +231,13 @@ impl ScreenUnit for ConversationState {
         }
         let loaded = self.loaded.as_ref()?;
         (!loaded.tree.is_empty()).then(|| ("message id", loaded.tree.id(self.selected).to_owned()))
+    }
+
+    fn back_to(&self) -> Option<Screen> {
+        Some(self.back_to)
+    }
+
+    fn exported(&self) -> Option<(ConversationKey, Option<String>)> {
+        Some((ConversationKey::new(self.id.clone()), None))
     }
 }

@@ -18,6 +18,7 @@ mod list;
 mod load;
 pub mod memory_bases;
 mod nodes;
+mod overlay;
 pub mod prune;
 mod screen;
 pub mod screen_unit;
@@ -33,7 +34,8 @@ pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition, key_of};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
-pub use screen::{COMMANDS, Detail, Overlay, Prompt, Screen, Tab, TextComparison};
+pub use overlay::{COMMANDS, Detail, Overlay, Prompt, TextComparison};
+pub use screen::{Screen, Tab};
 pub use screen_unit::{ConversationScreens, ScreenUnit};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};
 

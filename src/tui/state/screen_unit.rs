@@ -1,9 +1,11 @@
 //! What a screen says of itself beside what it draws: the keys it takes, whether a load of its
 //! own is under way, where it sits below its tab (the header's breadcrumbs) and what `y` copies
-//! there. Each screen's state answers in its own module; `AppState::unit` finds the state of a
+//! there, and which conversation `E` exports. Each screen's state answers in its own module; `AppState::unit` finds the state of a
 //! screen, and only while it has something to show, which is what a tab switch restores. A leaf:
 //! the screens' states implement it without importing the whole state.
 
+use super::screen::Screen;
+use crate::sources::opened::ConversationKey;
 use crate::tui::keymap::KeyContext;
 
 /// Which screens a conversation of the open database opens on: those of the capability its
@@ -42,4 +44,16 @@ pub trait ScreenUnit {
 
     /// What `y` copies here: what the selected row is, and its id.
     fn selected_id(&self) -> Option<(&'static str, String)>;
+
+    /// Where esc goes from here, while that screen still shows something (else the list);
+    /// `None` where esc is no way back (a list, a tab, the doctor's scan).
+    fn back_to(&self) -> Option<Screen> {
+        None
+    }
+
+    /// The open conversation `E` exports here, and the checkpoint it is exported at; none
+    /// where no conversation is open.
+    fn exported(&self) -> Option<(ConversationKey, Option<String>)> {
+        None
+    }
 }

@@ -84,4 +84,12 @@ impl ScreenUnit for SessionState {
         let message = self.view.as_ref()?.messages.get(self.selected)?;
         Some(("message id", message.message.id.clone()))
     }
+
+    fn back_to(&self) -> Option<Screen> {
+        Some(self.back_to)
+    }
+
+    fn exported(&self) -> Option<(ConversationKey, Option<String>)> {
+        Some((self.key.clone(), None))
+    }
 }

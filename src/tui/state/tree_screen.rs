@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::load::LoadStatus;
+use super::screen::Screen;
 use super::screen_unit::{Around, ScreenUnit};
 use crate::inspect::tree::{ThreadDocument, ThreadNode};
 use crate::sources::opened::ConversationKey;
@@ -61,6 +62,11 @@ impl ScreenUnit for TreeScreenState {
         around
             .open_session
             .map_or_else(Vec::new, |id| vec![id.to_owned(), "tree".to_owned()])
+    }
+
+    /// The session it is the tree of.
+    fn back_to(&self) -> Option<Screen> {
+        Some(Screen::Session)
     }
 
     fn selected_id(&self) -> Option<(&'static str, String)> {

@@ -12,7 +12,7 @@ use super::{checkpoint_prune, checkpoint_writes};
 use super::{open_session, settings};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
-use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState, ThreadOrigin};
+use crate::tui::state::checkpoints::{CheckpointPane, CheckpointsState};
 use crate::tui::state::{
     AppState, BUDGET_STEP, ConversationScreens, LoadStatus, MAX_BUDGET, Screen,
 };
@@ -21,16 +21,15 @@ use crate::tui::state::{
 /// opened from (opened again from its own screen, where that was).
 pub(super) fn open_thread(state: &mut AppState, thread_id: String, effects: &mut Vec<Effect>) {
     let generation = state.generation();
-    let opened_from = match (state.screen, state.checkpoints.as_ref()) {
-        (Screen::Checkpoints, Some(open)) => open.opened_from,
-        (Screen::Session, _) => ThreadOrigin::Messages,
-        (Screen::Doctor, _) => ThreadOrigin::Doctor,
-        _ => ThreadOrigin::List,
+    let back_to = match (state.screen, state.checkpoints.as_ref()) {
+        (Screen::Checkpoints, Some(open)) => open.back_to,
+        (Screen::Session | Screen::Doctor, _) => state.screen,
+        _ => Screen::Conversations,
     };
     state.checkpoints = Some(CheckpointsState::new(
         thread_id.clone(),
         generation,
-        opened_from,
+        back_to,
     ));
     state.screen = Screen::Checkpoints;
     state.conversations_screen = Screen::Checkpoints;
@@ -61,15 +60,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             open_thread(state, id, effects);
             return;
         }
-        Action::Back => {
-            state.screen = match thread.opened_from {
-                ThreadOrigin::Messages if state.session.is_some() => Screen::Session,
-                ThreadOrigin::Doctor if state.doctor.is_some() => Screen::Doctor,
-                _ => Screen::Conversations,
-            };
-            state.conversations_screen = state.screen;
-            return;
-        }
+        Action::Back => return super::back::go_back(state),
         Action::BudgetUp => return set_budget(state, state.settings.budget + BUDGET_STEP, effects),
         Action::BudgetDown => {
             return set_budget(state, state.settings.budget - BUDGET_STEP, effects);

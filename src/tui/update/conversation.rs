@@ -23,7 +23,18 @@ pub(super) fn open_conversation(state: &mut AppState, id: String, effects: &mut 
         .conversation
         .as_ref()
         .map_or(ThreadMode::Dify, |c| c.mode);
-    state.conversation = Some(ConversationState::new(id.clone(), generation, mode));
+    // Opened again from its own screen, it keeps the way back it was opened with.
+    let back_to = match (state.screen, state.conversation.as_ref()) {
+        (Screen::Conversation, Some(open)) => open.back_to,
+        (Screen::Doctor, _) => Screen::Doctor,
+        _ => Screen::Conversations,
+    };
+    state.conversation = Some(ConversationState::new(
+        id.clone(),
+        generation,
+        mode,
+        back_to,
+    ));
     state.screen = Screen::Conversation;
     effects.push(Effect::load(generation, conversation_load(state, id)));
 }
@@ -82,11 +93,8 @@ pub(super) fn conversation_action(state: &mut AppState, action: Action, effects:
         (Action::Back, _) => {
             if conversation.demo.take().is_some() {
                 refresh_thread(state, effects);
-            } else if state.doctor.is_some() {
-                // Opened from a doctor finding: back to the findings.
-                state.screen = Screen::Doctor;
             } else {
-                state.screen = Screen::Conversations;
+                super::back::go_back(state);
             }
         }
         (Action::Refresh, _) => {

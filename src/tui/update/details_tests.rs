@@ -45,6 +45,7 @@ fn i_in_a_conversation_shows_the_selected_message_whole() {
         "c1".to_owned(),
         0,
         crate::memory::thread_view::ThreadMode::Dify,
+        crate::tui::state::Screen::Conversations,
     );
     conversation.loaded = Some(loaded);
     state.conversation = Some(conversation);

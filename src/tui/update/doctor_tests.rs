@@ -197,6 +197,21 @@ fn enter_opens_the_findings_conversation_and_esc_comes_back() {
 }
 
 #[test]
+fn a_conversation_opened_from_the_list_goes_back_to_the_list_while_the_scan_is_kept() {
+    let mut state = finished();
+    // `/` on the findings searches the list; the scan stays for `:doctor`'s return.
+    update(&mut state, key('/'));
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Conversations);
+    assert!(state.doctor.is_some());
+    list_loaded(&mut state, &["c-1"]);
+    update(&mut state, code(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Conversation);
+    update(&mut state, code(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Conversations, "back where it was opened from");
+}
+
+#[test]
 fn esc_cancels_a_running_scan_then_closes_the_view() {
     let mut state = scanning(300);
     let effects = update(&mut state, code(KeyCode::Esc));

@@ -2,28 +2,12 @@
 //! written as a new file under the data directory; the status line says where.
 
 use super::effect::{Effect, Load};
-use crate::sources::opened::ConversationKey;
-use crate::tui::state::{AppState, Screen};
+use crate::tui::state::AppState;
 
-/// Asks for the open conversation's bundle: a LangGraph thread's tree exports it at the
-/// selected checkpoint of its root graph, as `export --leaf` does.
+/// Asks for the bundle of the conversation open in front (a thread of checkpoints at its
+/// selected checkpoint), as `memscope export` makes it.
 pub(super) fn ask(state: &mut AppState, effects: &mut Vec<Effect>) {
-    let open = match state.screen {
-        Screen::Conversation => state.conversation.as_ref().map(|c| {
-            let key = ConversationKey::new(c.id.clone());
-            (key, None)
-        }),
-        Screen::Session => state.session.as_ref().map(|s| (s.key.clone(), None)),
-        Screen::Checkpoints => state.checkpoints.as_ref().map(|thread| {
-            let key = ConversationKey::new(thread.thread_id.clone());
-            let leaf = thread
-                .selected()
-                .filter(|(namespace, _)| namespace.is_empty())
-                .map(|(_, checkpoint)| checkpoint.id.clone());
-            (key, leaf)
-        }),
-        _ => None,
-    };
+    let open = state.unit(state.screen).and_then(|unit| unit.exported());
     let Some((key, leaf)) = open else {
         state.message = Some("E exports an open conversation: open one first".to_owned());
         return;

@@ -6,6 +6,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+mod back;
 mod budget;
 pub mod chat_memories;
 mod chat_memory_jobs;

@@ -32,12 +32,7 @@ pub(super) fn session_action(state: &mut AppState, action: Action, effects: &mut
         return;
     }
     match action {
-        Action::Back => {
-            state.screen = match session.back_to {
-                Screen::Doctor if state.doctor.is_none() => Screen::Conversations,
-                back => back,
-            };
-        }
+        Action::Back => super::back::go_back(state),
         Action::Refresh => reopen(state, effects),
         Action::NextView => next_view(state, effects),
         Action::Undo => super::session_trim::ask_to_undo(state),

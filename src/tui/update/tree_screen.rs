@@ -39,13 +39,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
         return;
     }
     match action {
-        Action::Back => {
-            state.screen = match state.session {
-                Some(_) => Screen::Session,
-                None => Screen::Conversations,
-            };
-            state.conversations_screen = state.screen;
-        }
+        Action::Back => super::back::go_back(state),
         Action::JumpLatest => match tree.last_on_path() {
             Some(newest) => tree.selected = newest,
             None => state.message = Some("the model is sent no node of this tree".to_owned()),
