@@ -208,7 +208,11 @@ fn a_conversation_opened_from_the_list_goes_back_to_the_list_while_the_scan_is_k
     update(&mut state, code(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Conversation);
     update(&mut state, code(KeyCode::Esc));
-    assert_eq!(state.screen, Screen::Conversations, "back where it was opened from");
+    assert_eq!(
+        state.screen,
+        Screen::Conversations,
+        "back where it was opened from"
+    );
 }
 
 #[test]

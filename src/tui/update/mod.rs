@@ -261,13 +261,14 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
     true
 }
 
-/// The doctor view's keys; enter opens the selected finding's conversation.
+/// The doctor view's keys; enter opens the selected finding's conversation as `:conv` does,
+/// except on the session screens, where a finding leads where it says (a finding may lead to a
+/// search instead).
 fn doctor_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
     if let Some(id) = doctor::action(state, action, effects) {
         match state.conversation_screens {
-            ConversationScreens::CheckpointThread => checkpoints::open_thread(state, id, effects),
             ConversationScreens::Messages => open_session::open_from_doctor(state, id, effects),
-            ConversationScreens::TurnTree => conversation::open_conversation(state, id, effects),
+            _ => checkpoints::open_any_conversation(state, id, effects),
         }
     }
 }
