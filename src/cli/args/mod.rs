@@ -27,11 +27,12 @@ pub use trim::{SummarizerArgs, SummarizerKind, TrimArgs, TrimCommand};
 #[command(
     name = "memscope",
     version,
-    about = "Inspect and administer the memory of LLM applications: Dify, Langflow and LangGraph",
+    about = "Inspect and administer the memory of LLM applications: Dify, Langflow, LangGraph, \
+the OpenAI Agents SDK and Google ADK",
     long_about = "Inspect and administer the memory of LLM applications: Dify (on PostgreSQL, MySQL \
-or MariaDB), Langflow, LangGraph's checkpoint savers and memscope's own demo database. \
-OpenAI Agents SDK and Google ADK sessions are not read yet.\n\n\
-It shows conversations and their regeneration threads, what Dify's TokenBufferMemory sends to \
+or MariaDB), Langflow, LangGraph's checkpoint savers, the OpenAI Agents SDK's sessions, Google \
+ADK's session services and memscope's own demo database.\n\n\
+It shows conversations and their regeneration trees, what each application's memory sends to \
 the model, token budgets and more.\n\n\
 With no command, memscope opens the terminal UI on its embedded demo database (created on \
 first run) or the configured one; press ? in it for every key, q to quit. `memscope info` shows \
@@ -74,7 +75,7 @@ pub enum Command {
     Init,
     /// Fill a database with deterministic demo data
     Demo(DemoArgs),
-    /// Open the terminal UI on one conversation, Langflow session or LangGraph thread
+    /// Open the terminal UI on one conversation, session or thread
     ///
     /// The id is looked up first: an unknown one fails as `thread` does (exit 3), before the
     /// screen is taken. Esc goes back to the list, as after opening it there.
@@ -83,7 +84,8 @@ pub enum Command {
     Conversations(ConversationsArgs),
     /// Show a conversation's message tree with a thread marked
     Thread(ThreadArgs),
-    /// Show exactly what TokenBufferMemory would send for a conversation
+    /// Show exactly what a conversation's memory sends the model (Dify's TokenBufferMemory, a
+    /// Langflow Agent's chat memory, a LangGraph thread's messages, an agent session's items)
     History(HistoryArgs),
     /// Count tokens of a JSON list of chat messages
     Tokens(TokensArgs),
