@@ -193,45 +193,33 @@ pub fn conversations_of(source: &dyn MemorySource) -> Option<&'static dyn Conver
     registered(source).map(|r| r.conversations)
 }
 
-/// How `doctor` scans `source`'s conversations; `None` when it keeps none or has no scan.
-pub fn doctor_of(source: &dyn MemorySource) -> Option<&'static dyn ConversationDoctor> {
-    registered(source).and_then(|r| r.doctor)
+/// The lookups of the optional capabilities: each is `None` where the source lacks it.
+macro_rules! optional_capabilities {
+    ($($(#[$doc:meta])* $lookup:ident: $field:ident as $capability:ident;)*) => {$(
+        $(#[$doc])*
+        pub fn $lookup(source: &dyn MemorySource) -> Option<&'static dyn $capability> {
+            registered(source).and_then(|r| r.$field)
+        }
+    )*};
 }
 
-/// How `source`'s chatflows' node contexts are read; `None` where it keeps none.
-pub fn node_contexts_of(source: &dyn MemorySource) -> Option<&'static dyn NodeContexts> {
-    registered(source).and_then(|r| r.node_contexts)
-}
-
-/// How `source`'s agents' runtime sessions are read; `None` where it keeps none.
-pub fn agent_runtime_of(source: &dyn MemorySource) -> Option<&'static dyn AgentRuntime> {
-    registered(source).and_then(|r| r.agent_runtime)
-}
-
-/// How `source`'s regeneration trees of turns are loaded; `None` where its conversations are
-/// not those.
-pub fn turn_trees_of(source: &dyn MemorySource) -> Option<&'static dyn TurnTrees> {
-    registered(source).and_then(|r| r.turn_trees)
-}
-
-/// How memscope trims `source`'s stored conversations in place, where it may.
-pub fn trim_of(source: &dyn MemorySource) -> Option<&'static dyn StoredTrim> {
-    registered(source).and_then(|r| r.trim)
-}
-
-/// How a viewer reads `source`'s threads of checkpoints, where it keeps them.
-pub fn checkpoint_history_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointHistory> {
-    registered(source).and_then(|r| r.checkpoint_history)
-}
-
-/// How memscope trims `source`'s threads of checkpoints, where it may.
-pub fn checkpoint_trim_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointTrim> {
-    registered(source).and_then(|r| r.checkpoint_trim)
-}
-
-/// How memscope prunes `source`'s threads of checkpoints, where it may.
-pub fn checkpoint_prune_of(source: &dyn MemorySource) -> Option<&'static dyn CheckpointPrune> {
-    registered(source).and_then(|r| r.checkpoint_prune)
+optional_capabilities! {
+    /// How `doctor` scans `source`'s conversations.
+    doctor_of: doctor as ConversationDoctor;
+    /// How `source`'s chatflows' node contexts are read.
+    node_contexts_of: node_contexts as NodeContexts;
+    /// How `source`'s agents' runtime sessions are read.
+    agent_runtime_of: agent_runtime as AgentRuntime;
+    /// How `source`'s regeneration trees of turns are loaded, where its conversations are those.
+    turn_trees_of: turn_trees as TurnTrees;
+    /// How memscope trims `source`'s stored conversations in place, where it may.
+    trim_of: trim as StoredTrim;
+    /// How a viewer reads `source`'s threads of checkpoints, where it keeps them.
+    checkpoint_history_of: checkpoint_history as CheckpointHistory;
+    /// How memscope trims `source`'s threads of checkpoints, where it may.
+    checkpoint_trim_of: checkpoint_trim as CheckpointTrim;
+    /// How memscope prunes `source`'s threads of checkpoints, where it may.
+    checkpoint_prune_of: checkpoint_prune as CheckpointPrune;
 }
 
 #[cfg(test)]
