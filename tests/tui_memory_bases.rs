@@ -17,17 +17,16 @@ use memscope::sync::watch::WatchEvent;
 use memscope::sync::{JobProgress, Stage, SyncOutcome};
 use memscope::tui::keymap::{KeyContext, Keymap};
 use memscope::tui::state::confirm::PendingWrite;
-use memscope::tui::state::memory_bases::{
-    CreateForm, Dialog, Focus, MemoryBaseWrite, RefusedChanges,
-};
+use memscope::tui::state::memory_bases::{BaseForm, Focus, MemoryBaseWrite, RefusedChanges};
 use memscope::tui::state::{AppState, LoadStatus, Overlay, Screen};
+use memscope::tui::state::{FormPopup, FormPurpose};
 use memscope::tui::update::{
     Effect, Event, JobEvent, Load, MbEffect, MbEvent, MbLoad, MbLoaded, Stamped, SyncResult, update,
 };
 use serde_json::json;
 
-#[path = "tui_memory_bases/dialogs.rs"]
-mod dialogs;
+#[path = "tui_memory_bases/forms.rs"]
+mod forms;
 #[path = "tui_memory_bases/jobs_and_screens.rs"]
 mod jobs_and_screens;
 

@@ -51,7 +51,7 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
     use memscope::config::{self, Dirs, Overrides};
     use memscope::store::{Access, Store};
     use memscope::tui::App;
-    use memscope::tui::state::{LoadStatus, Screen};
+    use memscope::tui::state::{LoadStatus, Overlay, Screen};
     use memscope::tui::theme::Theme;
     use memscope::tui::update::Event;
     use ratatui::Terminal;
@@ -134,7 +134,7 @@ fn langflow_the_tui_lists_sessions_and_opens_a_bases_session() {
                 press(&mut app, KeyCode::Char(key));
                 let said = app.state.message.clone().unwrap_or_default();
                 assert!(said.contains(endpoint), "{key}: {said}");
-                assert!(app.state.memory_bases.dialog.is_none(), "{key}");
+                assert_eq!(app.state.overlay, Overlay::None, "{key}");
             }
             // From a session of a base straight into its conversation, of the base's flow.
             tokio::time::timeout(std::time::Duration::from_secs(60), async {

@@ -8,7 +8,6 @@ use crate::memory::trim::{ChatMemoryPolicy, LimitType, PolicyStrategy, TrimMode}
 use crate::store::rows::{ChatMemoryMessageRow, ChatMemoryRow};
 use crate::store::{ChatMemorySummary, DeleteScope};
 
-use super::form::Form;
 use super::load::LoadStatus;
 use super::screen_unit::{Around, ScreenUnit};
 use crate::tui::keymap::KeyContext;
@@ -107,14 +106,11 @@ pub enum FormKind {
     Delete,
 }
 
-/// A chat memory form over the tab.
+/// What a chat memory form is for: which form, on which memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryForm {
     pub kind: FormKind,
     pub memory_id: String,
-    pub form: Form,
-    /// Why the last submit was refused.
-    pub error: Option<String>,
 }
 
 /// A policy in a few words: `tokens ≤ 2000 · drop middle (first 2) · summary`.

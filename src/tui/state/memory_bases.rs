@@ -37,10 +37,9 @@ pub struct MemoryBasesState {
     pub sessions_generation: u64,
     pub session_selected: usize,
     pub search: Option<SearchState>,
-    pub dialog: Option<Dialog>,
     /// The create form behind its confirmation and while the base is created: a "no" or a
     /// refusal reopens it as it was typed.
-    pub create_draft: Option<CreateForm>,
+    pub create_draft: Option<Form>,
     /// Why creating and deleting a base are refused on this database (its app's own API makes
     /// them, which the refusal names); `None` where memscope makes them. Their keys are not
     /// offered where they are refused.
@@ -95,34 +94,15 @@ pub struct SearchState {
     pub missing_folder: Option<String>,
 }
 
-/// A dialog of the tab; while one is open it takes the keys.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Dialog {
-    /// A base's threshold and its unit, in the shared form.
-    Threshold {
-        base_id: String,
-        base_name: String,
-        form: Form,
-        error: Option<String>,
-    },
-    /// Typing a KB search query.
-    Search {
-        base: Box<MemoryBaseInfo>,
-        text: String,
-    },
-    /// The create form.
-    Create(CreateForm),
-}
-
-impl Dialog {
-    /// The context whose keys apply (and the hint bar shows) while the dialog is open: a
-    /// form's, else `None`.
-    pub fn key_context(&self) -> Option<KeyContext> {
-        match self {
-            Dialog::Create(_) | Dialog::Threshold { .. } => Some(KeyContext::Form),
-            Dialog::Search { .. } => None,
-        }
-    }
+/// What a memory base form is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseForm {
+    /// A base's threshold and its unit.
+    Threshold { base_id: String, base_name: String },
+    /// A query of a base's knowledge base.
+    Search { base: Box<MemoryBaseInfo> },
+    /// A new base.
+    Create,
 }
 
 /// A change of a memory base that asks first (in the one confirmation popup).
@@ -191,65 +171,48 @@ pub fn threshold_of(form: &Form) -> Result<(i64, ThresholdUnit), String> {
     Ok((threshold, unit))
 }
 
-/// The create form: the shared [`Form`] (the unit a choice, auto-capture a toggle, the
-/// threshold a number), with what is wrong with it and whether its flow is being checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CreateForm {
-    pub form: Form,
-    pub error: Option<String>,
-    /// The request went to a job that checks the flow, the name and the model: the form waits.
-    pub checking: bool,
+/// The create form, with the defaults of `memscope mb create`, on `flow`.
+pub fn create_form(flow: String) -> Form {
+    let mut form = Form::new(vec![
+        Field::new("flow", "flow", FieldValue::text(flow)),
+        Field::new("name", "name", FieldValue::text("")),
+        Field::new("threshold", "threshold", FieldValue::number(50, 10)),
+        unit_field(ThresholdUnit::Runs.as_str()),
+        Field::new("auto", "auto-capture", FieldValue::Toggle(true)),
+        Field::new(
+            "model",
+            "embedding model",
+            FieldValue::text(crate::kb::embedder::HASHING_MODEL),
+        ),
+    ]);
+    form.focused = 1;
+    form
 }
 
-impl CreateForm {
-    /// The defaults of `memscope mb create`, on `flow`.
-    pub fn new(flow: String) -> CreateForm {
-        let mut form = Form::new(vec![
-            Field::new("flow", "flow", FieldValue::text(flow)),
-            Field::new("name", "name", FieldValue::text("")),
-            Field::new("threshold", "threshold", FieldValue::number(50, 10)),
-            unit_field(ThresholdUnit::Runs.as_str()),
-            Field::new("auto", "auto-capture", FieldValue::Toggle(true)),
-            Field::new(
-                "model",
-                "embedding model",
-                FieldValue::text(crate::kb::embedder::HASHING_MODEL),
-            ),
-        ]);
-        form.focused = 1;
-        CreateForm {
-            form,
-            error: None,
-            checking: false,
-        }
+/// The new base a create form describes, or what is wrong with it (the flow itself is checked
+/// against the database by a job).
+pub fn new_base_request(form: &Form) -> Result<NewBaseRequest, String> {
+    let (flow, name, model) = (
+        form.text("flow").trim(),
+        form.text("name").trim(),
+        form.text("model").trim(),
+    );
+    if flow.is_empty() {
+        return Err("flow: give a flow id or name".to_owned());
     }
-
-    /// The request the form describes, or what is wrong with it (the flow itself is checked
-    /// against the database by a job).
-    pub fn request(&self) -> Result<NewBaseRequest, String> {
-        let form = &self.form;
-        let (flow, name, model) = (
-            form.text("flow").trim(),
-            form.text("name").trim(),
-            form.text("model").trim(),
-        );
-        if flow.is_empty() {
-            return Err("flow: give a flow id or name".to_owned());
-        }
-        if name.is_empty() {
-            return Err("name: a memory base needs a name".to_owned());
-        }
-        let (threshold, unit) = threshold_of(form)?;
-        Ok(NewBaseRequest {
-            name: name.to_owned(),
-            flow: flow.to_owned(),
-            threshold,
-            unit,
-            auto_capture: form.toggle("auto"),
-            // Empty: the configured default model.
-            embedding_model: Some(model.to_owned()).filter(|m| !m.is_empty()),
-        })
+    if name.is_empty() {
+        return Err("name: a memory base needs a name".to_owned());
     }
+    let (threshold, unit) = threshold_of(form)?;
+    Ok(NewBaseRequest {
+        name: name.to_owned(),
+        flow: flow.to_owned(),
+        threshold,
+        unit,
+        auto_capture: form.toggle("auto"),
+        // Empty: the configured default model.
+        embedding_model: Some(model.to_owned()).filter(|m| !m.is_empty()),
+    })
 }
 
 use super::screen_unit::{Around, ScreenUnit};
@@ -405,10 +368,8 @@ impl JobsState {
 }
 
 impl ScreenUnit for MemoryBasesState {
-    /// A form's keys while one is open over the tab, else the tab's.
     fn key_context(&self, _around: &Around) -> KeyContext {
-        let dialog = self.dialog.as_ref().and_then(Dialog::key_context);
-        dialog.unwrap_or(KeyContext::MemoryBases)
+        KeyContext::MemoryBases
     }
 
     fn busy(&self) -> bool {

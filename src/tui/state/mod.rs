@@ -34,7 +34,7 @@ pub use conversation::{ConversationState, DemoState, Loaded};
 pub use list::{ListState, MatchSnippet, PAGE_SIZE, PagePosition, key_of};
 pub use load::LoadStatus;
 pub use nodes::{NodeRow, NodesState};
-pub use overlay::{COMMANDS, Detail, Overlay, Prompt, TextComparison};
+pub use overlay::{COMMANDS, Detail, FormPopup, FormPurpose, Overlay, Prompt, TextComparison};
 pub use screen::{Screen, Tab};
 pub use screen_unit::{ConversationScreens, ScreenUnit};
 pub use settings::{BUDGET_STEP, MAX_BUDGET, MODELS, Settings, parse_budget};

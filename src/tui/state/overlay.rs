@@ -2,6 +2,8 @@
 
 use super::chat_memories::MemoryForm;
 use super::confirm::Confirm;
+use super::form::Form;
+use super::memory_bases::BaseForm;
 use crate::inspect::diff::DiffRow;
 
 /// The `:` commands, as the help lists them and an unknown command's message names them.
@@ -40,10 +42,70 @@ pub enum Overlay {
     Confirm(Confirm),
     /// A checkpoint prune's plan waiting for yes or no ([`super::AppState::prune`]).
     Prune,
-    /// A chat memory form (add, delete).
-    Form(MemoryForm),
+    /// A form: a chat memory's add or delete, a memory base's threshold, search or creation.
+    Form(FormPopup),
     /// A value shown whole: a message, the warnings.
     Detail(Detail),
+}
+
+/// A form over the screen: its fields, what submitting it does, and how it went. Every form of
+/// the TUI is one of these, with the same keys and the same popup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormPopup {
+    pub title: String,
+    pub purpose: FormPurpose,
+    pub form: Form,
+    /// What the popup says while nothing is wrong (what a field takes, say).
+    pub note: Option<String>,
+    /// Why the last submit was refused.
+    pub error: Option<String>,
+    /// Submitted, and waiting for the database's answer (what it checks): only esc acts meanwhile.
+    pub waiting: Option<String>,
+}
+
+/// What submitting a form does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormPurpose {
+    ChatMemory(MemoryForm),
+    MemoryBase(BaseForm),
+}
+
+impl FormPopup {
+    pub fn new(title: String, purpose: FormPurpose, form: Form) -> FormPopup {
+        FormPopup {
+            title,
+            purpose,
+            form,
+            note: None,
+            error: None,
+            waiting: None,
+        }
+    }
+
+    pub fn with_note(self, note: impl Into<String>) -> FormPopup {
+        FormPopup {
+            note: Some(note.into()),
+            ..self
+        }
+    }
+
+    /// The same form, open again with why its submit was refused.
+    pub fn refused(self, error: String) -> FormPopup {
+        FormPopup {
+            error: Some(error),
+            waiting: None,
+            ..self
+        }
+    }
+
+    /// The same form, waiting for the database to check `what`.
+    pub fn waiting_for(self, what: impl Into<String>) -> FormPopup {
+        FormPopup {
+            error: None,
+            waiting: Some(what.into()),
+            ..self
+        }
+    }
 }
 
 /// A popup showing a text whole, wrapped and scrolled: what a cell or a line had to cut.

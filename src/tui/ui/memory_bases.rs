@@ -1,19 +1,19 @@
 //! The memory bases tab: the bases table, the selected base's sessions with their pending
-//! gauges (or the KB search results), and the tab's dialogs.
+//! gauges (or the KB search results). Its forms are the one form popup.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Row};
+use ratatui::widgets::{Block, Borders, LineGauge, Row};
 
-use super::common::{Component, middle_cut, placeholder, popup, selectable_table, short_id};
+use super::common::{Component, middle_cut, placeholder, selectable_table, short_id};
 use super::rows::{RowCells, layout_rows};
 use crate::format::{one_line, thousands};
 use crate::inspect::memory_bases::{BaseState, BaseStatus, SessionStatus};
 use crate::tui::action::Action;
 use crate::tui::keymap::KeyContext;
-use crate::tui::state::memory_bases::{Dialog, Focus, MemoryBasesState, SearchState};
+use crate::tui::state::memory_bases::{Focus, MemoryBasesState, SearchState};
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
@@ -32,9 +32,6 @@ impl Component for MemoryBasesView {
         match &tab.search {
             Some(search) => draw_search(state, search, theme, frame, bottom),
             None => draw_sessions(tab, theme, frame, bottom),
-        }
-        if let Some(dialog) = &tab.dialog {
-            draw_dialog(state, dialog, theme, frame, area);
         }
     }
 }
@@ -370,83 +367,4 @@ fn draw_search(
     ];
     let header = Row::new(["Score", "Session", "Sender", "Snippet"]).style(theme.title);
     selectable_table(header, rows, &widths, search.selected, theme, frame, inner);
-}
-
-/// A popup `width` x `height` in the middle of `area`.
-fn centered_popup(
-    frame: &mut Frame,
-    area: Rect,
-    width: u16,
-    height: u16,
-    title: String,
-    theme: &Theme,
-) -> Rect {
-    let rect = area.centered(
-        Constraint::Length(width.min(area.width)),
-        Constraint::Length(height.min(area.height)),
-    );
-    popup(title, theme, frame, rect)
-}
-
-fn input_line<'a>(label: &str, text: &str, focused: bool, theme: &Theme) -> Line<'a> {
-    let style: Style = if focused { theme.selected } else { theme.text };
-    let mut spans = vec![
-        Span::styled(format!("{label:>16}: "), theme.title),
-        Span::styled(text.to_owned(), style),
-    ];
-    if focused {
-        spans.push(Span::styled("█", theme.dim));
-    }
-    Line::from(spans)
-}
-
-fn draw_dialog(state: &AppState, dialog: &Dialog, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let width = 72;
-    match dialog {
-        Dialog::Threshold {
-            base_name,
-            form,
-            error,
-            ..
-        } => {
-            let note = match error {
-                Some(error) => (error.as_str(), theme.error),
-                None => ("a whole number ≥ 1, applied at the next check", theme.dim),
-            };
-            super::trim::draw_form_popup(
-                state,
-                format!(" Threshold of {base_name} "),
-                form,
-                Some(note),
-                theme,
-                frame,
-                area,
-            );
-        }
-        Dialog::Search { base, text } => {
-            let title = format!(" Search the KB of {} ", base.name);
-            let inner = centered_popup(frame, area, width, 5, title, theme);
-            let lines = vec![
-                input_line("query", text, true, theme),
-                Line::styled("enter searches · esc cancels", theme.dim),
-            ];
-            frame.render_widget(Paragraph::new(lines), inner);
-        }
-        Dialog::Create(create) => {
-            let note = match (&create.error, create.checking) {
-                (Some(error), _) => Some((error.as_str(), theme.error)),
-                (None, true) => Some(("checking the flow, the name and the model…", theme.dim)),
-                (None, false) => None,
-            };
-            super::trim::draw_form_popup(
-                state,
-                " New memory base ".to_owned(),
-                &create.form,
-                note,
-                theme,
-                frame,
-                area,
-            );
-        }
-    }
 }

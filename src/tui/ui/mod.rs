@@ -9,6 +9,7 @@ mod conversation;
 mod conversations;
 mod diff;
 mod doctor;
+mod form;
 mod jobs;
 mod memory_bases;
 mod nodes;
@@ -110,7 +111,7 @@ pub fn draw(state: &AppState, theme: &Theme, frame: &mut Frame) {
                 prune::draw(state, planned, theme, frame, body);
             }
         }
-        Overlay::Form(form) => trim::draw_form(state, form, theme, frame, body),
+        Overlay::Form(form) => form::draw(state, form, theme, frame, body),
         Overlay::Jobs => jobs::draw_jobs(state, theme, frame, body),
         Overlay::Detail(detail) => draw_detail(detail, theme, frame, body),
         Overlay::None | Overlay::Prompt(_) => {}

@@ -1,5 +1,5 @@
 //! The trim-preview overlay (policy form, plan with struck-through removals, modified messages,
-//! the summary in place, totals and a gauge), the confirmation popup and the chat memory forms.
+//! the summary in place, totals and a gauge).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -7,62 +7,16 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::common::{context_hints, placeholder, popup};
+use super::common::{placeholder, popup};
 use crate::format::{display_width, fit, one_line, thousands};
 use crate::memory::model::PromptMessage;
 use crate::memory::trim::{Step, TrimPlan};
-use crate::tui::keymap::KeyContext;
-use crate::tui::state::chat_memories::{FormKind, MemoryForm};
-use crate::tui::state::form::{FieldValue, Form};
 use crate::tui::state::trim::TrimState;
 use crate::tui::state::{AppState, LoadStatus};
 use crate::tui::theme::Theme;
 
 /// Width of the policy form column.
 const FORM_WIDTH: u16 = 36;
-
-/// A form's visible fields, the focused one highlighted.
-fn form_lines(form: &Form, theme: &Theme, width: usize) -> Vec<Line<'static>> {
-    let label_width = form
-        .fields
-        .iter()
-        .filter(|f| f.visible)
-        .map(|f| f.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    form.fields
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.visible)
-        .map(|(i, field)| {
-            let focused = i == form.focused;
-            let value = match &field.value {
-                // The cursor where the next character goes.
-                FieldValue::Text(text) if focused => {
-                    let (before, after): (String, String) = {
-                        let at = text.cursor();
-                        let chars: Vec<char> = text.value().chars().collect();
-                        (
-                            chars[..at.min(chars.len())].iter().collect(),
-                            chars[at.min(chars.len())..].iter().collect(),
-                        )
-                    };
-                    format!("{before}█{after}")
-                }
-                FieldValue::Text(text) => text.value().to_owned(),
-                value if focused => format!("‹{}›", value.display()),
-                value => format!(" {}", value.display()),
-            };
-            let value = one_line(&value, width.saturating_sub(label_width + 3));
-            let style = if focused { theme.selected } else { theme.text };
-            Line::from(vec![
-                Span::styled(if focused { "▸ " } else { "  " }, theme.title),
-                Span::styled(format!("{:<label_width$} ", field.label), theme.dim),
-                Span::styled(value, style),
-            ])
-        })
-        .collect()
-}
 
 /// The trim preview, over the whole body.
 pub fn draw_overlay(
@@ -78,7 +32,7 @@ pub fn draw_overlay(
     let [form_area, plan_area] =
         Layout::horizontal([Constraint::Length(FORM_WIDTH), Constraint::Min(20)]).areas(inner);
     let form_area = form_area.inner(ratatui::layout::Margin::new(1, 0));
-    let lines = form_lines(&trim.form, theme, usize::from(form_area.width));
+    let lines = super::form::form_lines(&trim.form, theme, usize::from(form_area.width));
     let [fields_area, notes_area] = Layout::vertical([
         Constraint::Length(lines.len() as u16 + 1),
         Constraint::Min(0),
@@ -342,58 +296,4 @@ fn step_line(
         Span::styled(fit(&text, text_width), style),
         Span::styled(format!("  {reason}"), theme.warning),
     ])
-}
-
-/// The add or delete form of a chat memory.
-pub fn draw_form(
-    state: &AppState,
-    form: &MemoryForm,
-    theme: &Theme,
-    frame: &mut Frame,
-    body: Rect,
-) {
-    let label = state
-        .chat_memories
-        .rows
-        .iter()
-        .find(|r| r.id == form.memory_id)
-        .map_or_else(|| form.memory_id.clone(), |r| r.label.clone());
-    let title = match form.kind {
-        FormKind::Add => format!(" Add a message to {label} "),
-        FormKind::Delete => format!(" Delete messages from {label} "),
-    };
-    let error = form.error.as_deref().map(|e| (e, theme.error));
-    draw_form_popup(state, title, &form.form, error, theme, frame, body);
-}
-
-/// Every form of the TUI (a chat memory's add and delete, a new memory base) in one popup:
-/// its fields, a line for what is wrong (or under way), and the form keys.
-pub(crate) fn draw_form_popup(
-    state: &AppState,
-    title: String,
-    form: &Form,
-    note: Option<(&str, ratatui::style::Style)>,
-    theme: &Theme,
-    frame: &mut Frame,
-    body: Rect,
-) {
-    let visible = form.fields.iter().filter(|f| f.visible).count() as u16;
-    let height = (visible + 5).max(9);
-    let area = body.centered(Constraint::Percentage(70), Constraint::Length(height));
-    let inner = popup(title, theme, frame, area);
-    let [fields, error, keys] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
-    frame.render_widget(
-        Paragraph::new(form_lines(form, theme, usize::from(inner.width))),
-        fields,
-    );
-    if let Some((message, style)) = note {
-        let text = one_line(message, usize::from(error.width));
-        frame.render_widget(Line::styled(text, style), error);
-    }
-    frame.render_widget(context_hints(state, KeyContext::Form, theme), keys);
 }

@@ -14,6 +14,7 @@ use crate::tui::state::chat_memories::{FormKind, MESSAGE_PAGE, MemoryForm, Memor
 use crate::tui::state::confirm::{Confirm, PendingWrite};
 use crate::tui::state::form::{Field, FieldValue, Form};
 use crate::tui::state::{AppState, Detail, LoadStatus, Overlay};
+use crate::tui::state::{FormPopup, FormPurpose};
 
 /// The tab came to the front.
 pub(super) fn enter(state: &mut AppState, effects: &mut Vec<Effect>) {
@@ -188,88 +189,81 @@ fn memory_command(state: &mut AppState, id: &str, action: Action, effects: &mut 
             }));
         }
         Action::AddMemory => {
-            state.overlay = Overlay::Form(MemoryForm {
-                kind: FormKind::Add,
-                memory_id: id.to_owned(),
-                form: Form::new(vec![
-                    Field::new(
-                        "role",
-                        "role",
-                        FieldValue::choice(&["user", "assistant"], "user"),
-                    ),
-                    Field::new("content", "content", FieldValue::text("")),
-                    Field::new("files", "files (JSON)", FieldValue::text("")),
-                ]),
-                error: None,
-            });
+            let form = Form::new(vec![
+                Field::new(
+                    "role",
+                    "role",
+                    FieldValue::choice(&["user", "assistant"], "user"),
+                ),
+                Field::new("content", "content", FieldValue::text("")),
+                Field::new("files", "files (JSON)", FieldValue::text("")),
+            ]);
+            let title = format!(
+                " Add a message to {} ",
+                memory_label(&state.chat_memories.rows, id)
+            );
+            state.overlay = memory_form(title, FormKind::Add, id, form);
         }
         Action::DeleteMemory => {
-            state.overlay = Overlay::Form(MemoryForm {
-                kind: FormKind::Delete,
-                memory_id: id.to_owned(),
-                form: Form::new(vec![
-                    Field::new(
-                        "scope",
-                        "messages of",
-                        FieldValue::choice(&["latest request", "all"], "latest request"),
-                    ),
-                    Field::new(
-                        "roles",
-                        "roles",
-                        FieldValue::choice(
-                            &["user+assistant", "user", "assistant"],
-                            "user+assistant",
-                        ),
-                    ),
-                ]),
-                error: None,
-            });
+            let form = Form::new(vec![
+                Field::new(
+                    "scope",
+                    "messages of",
+                    FieldValue::choice(&["latest request", "all"], "latest request"),
+                ),
+                Field::new(
+                    "roles",
+                    "roles",
+                    FieldValue::choice(&["user+assistant", "user", "assistant"], "user+assistant"),
+                ),
+            ]);
+            let title = format!(
+                " Delete messages from {} ",
+                memory_label(&state.chat_memories.rows, id)
+            );
+            state.overlay = memory_form(title, FormKind::Delete, id, form);
         }
         _ => {}
     }
 }
 
-/// Keys while a chat memory form is open.
-pub(super) fn form_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
-    let Overlay::Form(memory_form) = &mut state.overlay else {
-        return;
+/// A form of the tab over the screen.
+fn memory_form(title: String, kind: FormKind, memory_id: &str, form: Form) -> Overlay {
+    let which = MemoryForm {
+        kind,
+        memory_id: memory_id.to_owned(),
     };
-    match action {
-        Action::Back => state.overlay = Overlay::None,
-        Action::Up => memory_form.form.move_focus(-1),
-        Action::Down => memory_form.form.move_focus(1),
-        Action::Increase | Action::Decrease => {
-            if let Some(value) = memory_form.form.focused_value() {
-                value.step(if action == Action::Increase { 1 } else { -1 });
-            }
+    Overlay::Form(FormPopup::new(title, FormPurpose::ChatMemory(which), form))
+}
+
+/// A submitted form: an added message is written at once, a delete asks first (naming how many
+/// messages go once a job has counted them). A refusal opens the form again with the reason.
+pub(super) fn submit_form(
+    state: &mut AppState,
+    which: MemoryForm,
+    popup: FormPopup,
+    effects: &mut Vec<Effect>,
+) {
+    match submit(which, &popup.form) {
+        Ok(write @ Write::Add { .. }) => start_write(state, write, effects),
+        Ok(write) => {
+            let question = describe(&write, &state.chat_memories.rows, None);
+            effects.push(Effect::ChatMemory(MemoryEffect::CountDelete {
+                write: write.clone(),
+            }));
+            state.overlay = Overlay::Confirm(Confirm {
+                question,
+                write: PendingWrite::ChatMemory(write),
+            });
         }
-        Action::Confirm => match submit(memory_form) {
-            Ok(write @ Write::Add { .. }) => {
-                state.overlay = Overlay::None;
-                start_write(state, write, effects);
-            }
-            Ok(write) => {
-                // The question names the count once the job has counted what would go.
-                let question = describe(&write, &state.chat_memories.rows, None);
-                effects.push(Effect::ChatMemory(MemoryEffect::CountDelete {
-                    write: write.clone(),
-                }));
-                state.overlay = Overlay::Confirm(Confirm {
-                    question,
-                    write: PendingWrite::ChatMemory(write),
-                });
-            }
-            Err(error) => memory_form.error = Some(error),
-        },
-        _ => {}
+        Err(error) => state.overlay = Overlay::Form(popup.refused(error)),
     }
 }
 
 /// The write a form asks for, or why it cannot be.
-fn submit(memory_form: &MemoryForm) -> Result<Write, String> {
-    let form = &memory_form.form;
-    let memory_id = memory_form.memory_id.clone();
-    match memory_form.kind {
+fn submit(which: MemoryForm, form: &Form) -> Result<Write, String> {
+    let memory_id = which.memory_id;
+    match which.kind {
         FormKind::Add => {
             let content = form.text("content").trim().to_owned();
             if content.is_empty() {
@@ -314,11 +308,11 @@ fn submit(memory_form: &MemoryForm) -> Result<Write, String> {
     }
 }
 
-/// The label of the memory a write changes, or its id.
-fn label_of(write: &Write, rows: &[ChatMemorySummary]) -> String {
+/// A memory's label, or its id while the list does not have it.
+fn memory_label(rows: &[ChatMemorySummary], id: &str) -> String {
     rows.iter()
-        .find(|r| r.id == write.memory_id())
-        .map_or_else(|| write.memory_id().to_owned(), |r| r.label.clone())
+        .find(|r| r.id == id)
+        .map_or_else(|| id.to_owned(), |r| r.label.clone())
 }
 
 /// The confirmation question of a delete, with how many messages go once they are counted.
@@ -327,7 +321,7 @@ fn describe(
     rows: &[ChatMemorySummary],
     count: Option<&Result<usize, String>>,
 ) -> String {
-    let label = label_of(write, rows);
+    let label = memory_label(rows, write.memory_id());
     match write {
         Write::Delete { scope, roles, .. } => {
             let scope = match scope {
@@ -367,7 +361,7 @@ fn on_delete_count(state: &mut AppState, write: Write, result: Result<usize, Str
         return false;
     }
     if result == Ok(0) {
-        let label = label_of(&write, &state.chat_memories.rows);
+        let label = memory_label(&state.chat_memories.rows, write.memory_id());
         state.overlay = Overlay::None;
         state.message = Some(format!("no message of {label} matches the delete"));
         return true;
@@ -382,7 +376,7 @@ fn on_undo_count(state: &mut AppState, write: Write, result: Result<usize, Strin
     if state.overlay != Overlay::None || state.screen != crate::tui::state::Screen::ChatMemories {
         return false;
     }
-    let label = label_of(&write, &state.chat_memories.rows);
+    let label = memory_label(&state.chat_memories.rows, write.memory_id());
     match result {
         Ok(0) => state.say(format!(
             "nothing to undo in {label}: no change of it is left to revert"

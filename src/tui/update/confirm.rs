@@ -5,7 +5,7 @@
 use super::effect::Effect;
 use crate::tui::action::Action;
 use crate::tui::state::confirm::PendingWrite;
-use crate::tui::state::memory_bases::{Dialog, MemoryBaseWrite};
+use crate::tui::state::memory_bases::MemoryBaseWrite;
 use crate::tui::state::{AppState, Overlay};
 
 pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) {
@@ -30,7 +30,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                     effects.push(Effect::SessionTrim(write));
                 }
                 PendingWrite::MemoryBase(change) => {
-                    super::memory_base_dialogs::start_change(state, change, effects)
+                    super::memory_base_forms::start_change(state, change, effects)
                 }
             }
         }
@@ -41,9 +41,10 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                 PendingWrite::MemoryBase(MemoryBaseWrite::Create(_))
             ) =>
         {
-            state.overlay = Overlay::None;
-            let tab = &mut state.memory_bases;
-            tab.dialog = tab.create_draft.take().map(Dialog::Create);
+            state.overlay = match state.memory_bases.create_draft.take() {
+                Some(form) => Overlay::Form(super::memory_base_forms::new_base_form(form)),
+                None => Overlay::None,
+            };
         }
         Action::Back => {
             state.overlay = if state.trim.is_some() {

@@ -4,12 +4,16 @@
 use chrono::{DateTime, Utc};
 
 use super::effect::Effect;
+use super::memory_base_forms::new_base_form;
 use super::memory_base_jobs::{MbEvent, MbLoaded, SyncResult};
 use super::memory_bases::{reload_bases, reload_jobs, reload_sessions};
 use crate::inspect::memory_bases::{BaseStatus, NewBaseRequest};
 use crate::sync::{JobProgress, Stage};
+use crate::tui::state::FormPurpose;
 use crate::tui::state::confirm::Confirm;
-use crate::tui::state::memory_bases::{Dialog, Focus, JOB_ROWS, MemoryBaseWrite, TrackedJob};
+use crate::tui::state::memory_bases::{
+    BaseForm, Focus, JOB_ROWS, MemoryBaseWrite, TrackedJob, new_base_request,
+};
 use crate::tui::state::{AppState, LoadStatus, Overlay};
 
 /// Applies a load's report (of the latest request: `loads.rs` checked). `false` when it
@@ -83,11 +87,12 @@ pub(super) fn on_job(state: &mut AppState, event: MbEvent, effects: &mut Vec<Eff
                     state.message = Some(done);
                 }
                 // Refused after all (e.g. another process took the name): the form comes back
-                // as it was typed, with the reason.
+                // as it was typed, with the reason, unless another popup is in front by now.
                 Err(error) => {
-                    if let Some(mut form) = tab.create_draft.take() {
-                        form.error = Some(error.clone());
-                        tab.dialog = Some(Dialog::Create(form));
+                    if state.overlay == Overlay::None
+                        && let Some(form) = tab.create_draft.take()
+                    {
+                        state.overlay = Overlay::Form(new_base_form(form).refused(error.clone()));
                     }
                     state.message = Some(format!("failed: {error}"));
                 }
@@ -189,26 +194,29 @@ fn progressed(
 }
 
 /// The new base's check: the confirmation when it passed, the form with the reason otherwise.
+/// `false` when that form is no longer waiting for it (closed, or changed and sent again).
 fn create_checked(
     state: &mut AppState,
     request: NewBaseRequest,
     result: Result<(), String>,
 ) -> bool {
-    let tab = &mut state.memory_bases;
-    let Some(Dialog::Create(form)) = tab.dialog.as_mut().filter(
-        |d| matches!(d, Dialog::Create(f) if f.checking && f.request().as_ref() == Ok(&request)),
-    ) else {
+    let waiting = matches!(&state.overlay, Overlay::Form(popup)
+        if popup.purpose == FormPurpose::MemoryBase(BaseForm::Create)
+            && popup.waiting.is_some()
+            && new_base_request(&popup.form).as_ref() == Ok(&request));
+    if !waiting {
+        return false;
+    }
+    let Overlay::Form(popup) = std::mem::take(&mut state.overlay) else {
         return false;
     };
-    form.checking = false;
     match result {
         Ok(()) => {
-            tab.create_draft = Some(form.clone());
-            tab.dialog = None;
+            state.memory_bases.create_draft = Some(popup.form);
             state.overlay =
                 Overlay::Confirm(Confirm::memory_base(MemoryBaseWrite::Create(request)));
         }
-        Err(error) => form.error = Some(error),
+        Err(error) => state.overlay = Overlay::Form(popup.refused(error)),
     }
     true
 }

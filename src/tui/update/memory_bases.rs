@@ -1,4 +1,4 @@
-//! The memory bases tab: its loads and actions. Its dialogs are in `memory_base_dialogs.rs`,
+//! The memory bases tab: its loads and actions. What its forms do is in `memory_base_forms.rs`,
 //! its job results in `memory_base_results.rs`, and the jobs popup in `jobs_popup.rs`.
 //!
 //! Every write is a request to the job runner, refused up front on a read-only database; its
@@ -6,14 +6,16 @@
 //! race to another sync shows "already syncing"; the watcher's automatic ones stay quiet.
 
 use super::effect::Effect;
+use super::memory_base_forms::{base_form, new_base_form};
 use super::memory_base_jobs::{MbEffect, MbLoad};
 use super::selection::moved;
 use crate::inspect::memory_bases::BaseState;
 use crate::store::memory_bases::{MemoryBaseInfo, MemoryBaseUpdate};
 use crate::tui::action::Action;
 use crate::tui::state::confirm::Confirm;
+use crate::tui::state::form::{Field, FieldValue, Form};
 use crate::tui::state::memory_bases::{
-    CreateForm, Dialog, Focus, JOB_ROWS, MemoryBaseWrite, threshold_form,
+    BaseForm, Focus, JOB_ROWS, MemoryBaseWrite, create_form, threshold_form,
 };
 use crate::tui::state::{AppState, LoadStatus, Overlay};
 
@@ -33,7 +35,8 @@ pub(super) fn enter(state: &mut AppState, effects: &mut Vec<Effect>) {
 
 /// A polling tick while the tab is in front: bases, sessions and pending counts.
 pub(super) fn poll(state: &mut AppState, effects: &mut Vec<Effect>) {
-    if state.memory_bases.status == LoadStatus::Loaded && state.memory_bases.dialog.is_none() {
+    let form_open = matches!(state.overlay, Overlay::Form(_));
+    if state.memory_bases.status == LoadStatus::Loaded && !form_open {
         reload_bases(state, false, effects);
     }
 }
@@ -128,7 +131,9 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                     .as_ref()
                     .map(|s| s.query.clone())
                     .unwrap_or_default();
-                state.memory_bases.dialog = Some(Dialog::Search { base, text });
+                let title = format!(" Search the KB of {} ", base.name);
+                let form = Form::new(vec![Field::new("query", "query", FieldValue::text(text))]);
+                state.overlay = Overlay::Form(base_form(title, BaseForm::Search { base }, form));
             }
             None => state.message = Some("no memory base to search".to_owned()),
         },
@@ -152,12 +157,15 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                 return;
             }
             if let Some(base) = selected_info(state) {
-                state.memory_bases.dialog = Some(Dialog::Threshold {
-                    form: threshold_form(base.threshold, base.unit().as_str()),
+                let title = format!(" Threshold of {} ", base.name);
+                let form = threshold_form(base.threshold, base.unit().as_str());
+                let which = BaseForm::Threshold {
                     base_id: base.id,
                     base_name: base.name,
-                    error: None,
-                });
+                };
+                let popup = base_form(title, which, form)
+                    .with_note("a whole number ≥ 1, applied at the next check");
+                state.overlay = Overlay::Form(popup);
             }
         }
         Action::CreateBase => {
@@ -171,7 +179,7 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
             let flow = selected_info(state)
                 .map(|b| b.flow_name.unwrap_or(b.flow_id))
                 .unwrap_or_default();
-            state.memory_bases.dialog = Some(Dialog::Create(CreateForm::new(flow)));
+            state.overlay = Overlay::Form(new_base_form(create_form(flow)));
         }
         Action::DeleteBase => {
             if let Some(refused) = &state.memory_bases.refused_changes {

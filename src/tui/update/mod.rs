@@ -25,11 +25,12 @@ pub mod doctor;
 mod doctor_jobs;
 mod effect;
 mod export;
+mod form;
 mod jobs_popup;
 mod list;
 mod list_query;
 mod loads;
-mod memory_base_dialogs;
+mod memory_base_forms;
 mod memory_base_jobs;
 mod memory_base_results;
 mod memory_bases;
@@ -122,26 +123,11 @@ fn on_key(state: &mut AppState, key: KeyEvent, effects: &mut Vec<Effect>) -> boo
         state.quit = true;
         return true;
     }
-    if memory_base_dialogs::takes_text(state) {
-        return memory_base_dialogs::text_key(state, key, effects);
-    }
     if matches!(state.overlay, Overlay::Prompt(_)) {
         return prompt::prompt_key(state, key, effects);
     }
-    // Typing into a form: text fields take every character, number fields digits.
-    if let Overlay::Form(form) = &mut state.overlay
-        && let Some(value) = form.form.focused_value()
-        && !key.modifiers.contains(KeyModifiers::CONTROL)
-    {
-        let typed = match key.code {
-            KeyCode::Char(c) => value.type_char(c),
-            KeyCode::Backspace => value.backspace(),
-            _ => false,
-        };
-        if typed {
-            form.error = None;
-            return true;
-        }
+    if form::type_key(state, key) {
+        return true;
     }
     if state.overlay == Overlay::Trim
         && !key.modifiers.contains(KeyModifiers::CONTROL)
@@ -197,7 +183,7 @@ fn on_action(state: &mut AppState, action: Action, effects: &mut Vec<Effect>) ->
             return true;
         }
         Overlay::Form(_) if action != Action::ToggleHelp => {
-            chat_memories::form_action(state, action, effects);
+            form::action(state, action, effects);
             return true;
         }
         Overlay::None

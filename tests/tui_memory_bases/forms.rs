@@ -1,4 +1,4 @@
-//! The tab's dialogs and refusals: the threshold and create forms, auto capture, delete and
+//! The tab's forms and refusals: the threshold, search and create forms, auto capture, delete and
 //! regenerate asking first, a read-only database's refusals, and the search.
 
 use super::*;
@@ -14,12 +14,27 @@ fn asked(state: &AppState) -> Option<&MemoryBaseWrite> {
     }
 }
 
-fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
-    match &state.memory_bases.dialog {
-        Some(Dialog::Threshold { form, error, .. }) => (
-            form.number("threshold"),
-            form.choice("unit"),
-            error.as_deref(),
+/// The tab's form in front, if any.
+fn open_form(state: &AppState) -> Option<(&BaseForm, &FormPopup)> {
+    match &state.overlay {
+        Overlay::Form(popup) => match &popup.purpose {
+            FormPurpose::MemoryBase(which) => Some((which, popup)),
+            FormPurpose::ChatMemory(_) => None,
+        },
+        _ => None,
+    }
+}
+
+fn no_form(state: &AppState) -> bool {
+    open_form(state).is_none()
+}
+
+fn threshold_form(state: &AppState) -> (u64, &'static str, Option<&str>) {
+    match open_form(state) {
+        Some((BaseForm::Threshold { .. }, popup)) => (
+            popup.form.number("threshold"),
+            popup.form.choice("unit"),
+            popup.error.as_deref(),
         ),
         other => panic!("the threshold form is not open: {other:?}"),
     }
@@ -29,39 +44,39 @@ fn threshold_dialog(state: &AppState) -> (u64, &'static str, Option<&str>) {
 fn the_threshold_form_validates_before_saving() {
     let mut state = tab(false);
     key(&mut state, 't');
-    assert_eq!(threshold_dialog(&state), (20, "messages", None));
+    assert_eq!(threshold_form(&state), (20, "messages", None));
     code(&mut state, KeyCode::Backspace);
     code(&mut state, KeyCode::Backspace);
     // Only digits type into a number: a letter is no threshold and no command either.
     typed(&mut state, "x0");
-    assert_eq!(threshold_dialog(&state).0, 0);
+    assert_eq!(threshold_form(&state).0, 0);
     let effects = code(&mut state, KeyCode::Enter);
     assert!(mb_effects(effects).is_empty());
-    assert!(threshold_dialog(&state).2.unwrap().contains("below 1"));
+    assert!(threshold_form(&state).2.unwrap().contains("below 1"));
     typed(&mut state, "12");
-    assert_eq!(threshold_dialog(&state), (12, "messages", None));
+    assert_eq!(threshold_form(&state), (12, "messages", None));
     // The unit is a choice of the same form.
     code(&mut state, KeyCode::Down);
     code(&mut state, KeyCode::Right);
-    assert_eq!(threshold_dialog(&state).1, "runs");
+    assert_eq!(threshold_form(&state).1, "runs");
     let effects = mb_effects(code(&mut state, KeyCode::Enter));
     assert!(matches!(
         &effects[..],
         [MbEffect::Update { base, update }] if base.id == "base-1" && update.threshold == Some(12)
             && update.unit == Some(ThresholdUnit::Runs) && update.auto_capture.is_none()
     ));
-    assert!(state.memory_bases.dialog.is_none());
+    assert!(no_form(&state));
 }
 
 #[test]
-fn typing_in_a_dialog_does_not_trigger_keys() {
+fn typing_in_a_form_does_not_trigger_keys() {
     let mut state = tab(false);
     key(&mut state, 't');
     typed(&mut state, "qjD");
     assert!(!state.quit);
     assert_eq!(state.memory_bases.selected, 0);
     code(&mut state, KeyCode::Esc);
-    assert!(state.memory_bases.dialog.is_none());
+    assert!(no_form(&state));
 }
 
 #[test]
@@ -100,7 +115,7 @@ fn delete_asks_first_and_no_cancels() {
     );
     key(&mut state, 'n');
     assert!(asked(&state).is_none());
-    assert!(state.memory_bases.dialog.is_none());
+    assert!(no_form(&state));
     assert_eq!(state.key_context(), KeyContext::MemoryBases);
 
     key(&mut state, 'D');
@@ -113,7 +128,7 @@ fn delete_asks_first_and_no_cancels() {
 fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     let mut state = tab(false);
     key(&mut state, 'R');
-    assert!(state.memory_bases.dialog.is_none());
+    assert!(no_form(&state));
     assert!(state.message.as_deref().unwrap().contains("mismatch"));
     key(&mut state, 'j');
     key(&mut state, 'R');
@@ -125,9 +140,9 @@ fn regenerate_is_offered_on_a_mismatch_only_and_asks_first() {
     assert!(matches!(&effects[..], [MbEffect::Regenerate(b)] if b.id == "base-2"));
 }
 
-fn create_form(state: &AppState) -> &CreateForm {
-    match &state.memory_bases.dialog {
-        Some(Dialog::Create(form)) => form,
+fn create_form(state: &AppState) -> &FormPopup {
+    match open_form(state) {
+        Some((BaseForm::Create, popup)) => popup,
         other => panic!("the create form is not open: {other:?}"),
     }
 }
@@ -169,7 +184,7 @@ fn the_create_form_validates_then_asks() {
         panic!("{effects:?}");
     };
     let request = request.clone();
-    assert!(create_form(&state).checking);
+    assert!(create_form(&state).waiting.is_some());
     deliver(
         &mut state,
         MbEvent::CreateChecked {
@@ -229,7 +244,7 @@ fn a_read_only_database_refuses_every_write_with_a_reason() {
         state.message = None;
         let effects = mb_effects(key(&mut state, c));
         assert!(effects.is_empty(), "{c}: {effects:?}");
-        assert!(state.memory_bases.dialog.is_none(), "{c}");
+        assert!(no_form(&state), "{c}");
         let message = state.message.clone().unwrap_or_default();
         assert!(message.starts_with("read-only database"), "{c}: {message}");
     }
@@ -272,10 +287,7 @@ fn creating_and_deleting_are_not_offered_where_the_database_refuses_them() {
         ('D', "DELETE /api/v1/memories"),
     ] {
         let effects = mb_effects(key(&mut state, c));
-        assert!(
-            effects.is_empty() && state.memory_bases.dialog.is_none(),
-            "{c}"
-        );
+        assert!(effects.is_empty() && no_form(&state), "{c}");
         let message = state.message.clone().unwrap_or_default();
         assert!(message.contains(says), "{c}: {message}");
     }
