@@ -1,5 +1,5 @@
-//! TUI frame costs with a 10,000-message conversation open (TestBackend, 120x40):
-//! drawing one frame, moving the selection (thread view + a budget request), and a budget key
+//! TUI frame costs (TestBackend, 120x40): the conversation list with a page of 50 rows, then
+//! with a 10,000-message conversation open: drawing one frame, moving the selection (thread view + a budget request), and a budget key
 //! press followed by the redraw of the cut line. Then the nodes pane of a chatflow thread of
 //! 1,000 turns: computing a node's context (warm cache) and its timeline, as their jobs do, and
 //! drawing the pane with the timeline's sparkline.
@@ -88,6 +88,45 @@ fn conversation() -> Arc<Loaded> {
     }))
 }
 
+/// A summary of a conversation of the list.
+fn summary(n: u32, name: &str, messages: u32) -> ConversationSummary {
+    ConversationSummary {
+        id: id(n),
+        name: name.to_owned(),
+        app_id: id(7),
+        app_name: Some("bench".to_owned()),
+        app_mode: Some("chat".to_owned()),
+        mode: "chat".to_owned(),
+        message_count: i64::from(messages),
+        last_activity: time(i64::from(n)),
+        updated_at: time(i64::from(n)),
+        is_deleted: false,
+    }
+}
+
+/// The list of a Dify database with a whole page shown.
+fn list_state() -> AppState {
+    let mut state = AppState::new(
+        Keymap::default_keys(),
+        tui_support::settings(),
+        "sqlite://bench".into(),
+        false,
+    );
+    start(&mut state);
+    state.keeps(conversations_of(&Dify).expect("Dify keeps conversations"));
+    let rows = (0..50).map(|n| listed(&summary(n, &format!("Refund question {n}"), 12)));
+    let result = Ok(ListedPage {
+        conversations: rows.collect(),
+        next: Some("next".to_owned()),
+    });
+    let generation = state.list.generation;
+    update(
+        &mut state,
+        Event::Job(JobEvent::load(generation, LoadReport::List(result))),
+    );
+    state
+}
+
 fn opened_state(cache: &mut CountCache) -> AppState {
     let settings = Settings {
         counter: CounterKind::OpenAi,
@@ -104,20 +143,8 @@ fn opened_state(cache: &mut CountCache) -> AppState {
     start(&mut state);
     state.keeps(conversations_of(&Dify).expect("Dify keeps conversations"));
     let generation = state.list.generation;
-    let summary = ConversationSummary {
-        id: id(u32::MAX),
-        name: "Long conversation".to_owned(),
-        app_id: id(7),
-        app_name: Some("bench".to_owned()),
-        app_mode: Some("chat".to_owned()),
-        mode: "chat".to_owned(),
-        message_count: i64::from(MESSAGES),
-        last_activity: time(0),
-        updated_at: time(0),
-        is_deleted: false,
-    };
     let result = Ok(ListedPage {
-        conversations: vec![listed(&summary)],
+        conversations: vec![listed(&summary(u32::MAX, "Long conversation", MESSAGES))],
         next: None,
     });
     update(
@@ -146,10 +173,19 @@ fn key(c: char) -> Event {
 }
 
 fn frames(c: &mut Criterion) {
-    let mut cache = CountCache::new(CountCache::DEFAULT_CAPACITY);
-    let mut state = opened_state(&mut cache);
     let theme = Theme::dark();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let list = list_state();
+    c.bench_function("draw_frame_conversation_list_50_rows", |b| {
+        b.iter(|| {
+            terminal
+                .draw(|frame| ui::draw(black_box(&list), &theme, frame))
+                .unwrap();
+        })
+    });
+
+    let mut cache = CountCache::new(CountCache::DEFAULT_CAPACITY);
+    let mut state = opened_state(&mut cache);
 
     c.bench_function("draw_frame_10k_conversation", |b| {
         b.iter(|| {

@@ -1,6 +1,6 @@
 //! Why a conversation matched the list's search, and where a text occurs in another. A source's
-//! search matches a text, ignoring case, in a conversation's title, a column the source says
-//! its search reads (Dify's app name), one of its messages, or as a prefix of its id; this says
+//! search matches a text, ignoring case, in a conversation's id, one of its messages, and where
+//! the source says its search reads them, its title and columns (Dify's app name); this says
 //! which, and for message text shows the words around the first hit.
 
 use std::ops::Range;
@@ -9,7 +9,7 @@ use super::InspectError;
 use super::sessions::open_conversation;
 use crate::format::one_line;
 use crate::memory::budget_view::BudgetSettings;
-use crate::sources::conversation::{ListColumn, ListedConversation};
+use crate::sources::conversation::{ListColumn, ListSearch, ListedConversation};
 use crate::sources::opened::ConversationKey;
 use crate::sources::turn_trees_of;
 use crate::store::Store;
@@ -50,17 +50,17 @@ fn prefix_length(text: &str, query: &str) -> Option<usize> {
 }
 
 /// The part of a conversation the search matched without reading its messages: its title, a
-/// searched column of `columns` (named by its heading) or the start of its id. `None`: the
-/// search found it in a message's text.
+/// searched column of `columns` (named by its heading) or its id, as `reads` says the source's
+/// search reads them. `None`: the search found it in a message's text.
 pub fn matched_field(
     row: &ListedConversation,
     columns: &[ListColumn],
+    reads: ListSearch,
     search: &str,
 ) -> Option<&'static str> {
     let search = search.trim();
     let holds = |text: &str| find(text, search).next().is_some();
-    let id_prefix = search.replace('-', "").to_lowercase();
-    if row.title.as_deref().is_some_and(holds) {
+    if reads.titles && row.title.as_deref().is_some_and(holds) {
         return Some("title");
     }
     let mut searched = columns.iter().filter(|column| column.searched);
@@ -69,12 +69,27 @@ pub fn matched_field(
         cell.is_some_and(holds)
     });
     if let Some(column) = column {
-        Some(column.header)
-    } else if !id_prefix.is_empty() && row.id.replace('-', "").starts_with(&id_prefix) {
-        Some("id")
-    } else {
-        None
+        return Some(column.header);
     }
+    let id_matched = if reads.id_prefix {
+        let prefix = search.replace('-', "").to_lowercase();
+        !prefix.is_empty() && row.id.replace('-', "").to_lowercase().starts_with(&prefix)
+    } else {
+        holds(&row.id)
+    };
+    id_matched.then_some("id")
+}
+
+/// What a list search reads, for a user: "titles, app, ids and message text".
+pub fn what_search_reads(reads: ListSearch, columns: &[ListColumn]) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if reads.titles {
+        parts.push("titles");
+    }
+    parts.extend(columns.iter().filter(|c| c.searched).map(|c| c.header));
+    parts.push("ids");
+    let last = "message text";
+    format!("{} and {last}", parts.join(", "))
 }
 
 /// `text` around the first hit of `search`, on one line, at most `width` characters: a leading
@@ -115,12 +130,6 @@ pub async fn conversation_snippet(
         .find_map(|message| snippet(&message.message.message.content.text(), search, width)))
 }
 
-/// Whether a session's or thread's id holds `search` (any case): the list's search matched it
-/// there, without reading its messages.
-pub fn id_holds(id: &str, search: &str) -> bool {
-    find(id, search.trim()).next().is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,29 +166,63 @@ mod tests {
         assert_eq!(find("aaa", "aa").count(), 1, "matches do not overlap");
     }
 
+    const TITLES_AND_ID_PREFIXES: ListSearch = ListSearch {
+        titles: true,
+        id_prefix: true,
+    };
+
     #[test]
     fn names_the_field_the_search_matched() {
+        let reads = TITLES_AND_ID_PREFIXES;
         assert_eq!(
-            matched_field(&row("Refund for order", "Bot"), &[APP], "REFUND"),
+            matched_field(&row("Refund for order", "Bot"), &[APP], reads, "REFUND"),
             Some("title")
         );
         assert_eq!(
-            matched_field(&row("Hello", "Refund desk"), &[APP], "refund"),
+            matched_field(&row("Hello", "Refund desk"), &[APP], reads, "refund"),
             Some("app")
         );
         assert_eq!(
-            matched_field(&row("Hello", "Bot"), &[APP], "9B691C25-0"),
+            matched_field(&row("Hello", "Bot"), &[APP], reads, "9B691C25-0"),
             Some("id")
         );
-        assert_eq!(matched_field(&row("Hello", "Bot"), &[APP], "kyoto"), None);
+        assert_eq!(
+            matched_field(&row("Hello", "Bot"), &[APP], reads, "c25"),
+            None,
+            "an id matched by its start only is not matched in its middle"
+        );
+        assert_eq!(
+            matched_field(&row("Hello", "Bot"), &[APP], reads, "kyoto"),
+            None
+        );
         let unsearched = ListColumn {
             searched: false,
             ..APP
         };
         assert_eq!(
-            matched_field(&row("Hello", "Refund desk"), &[unsearched], "refund"),
+            matched_field(&row("Hello", "Refund desk"), &[unsearched], reads, "refund"),
             None,
             "a column the search does not read is never why a row matched"
+        );
+    }
+
+    #[test]
+    fn a_search_of_ids_and_text_names_neither_title_nor_prefix() {
+        let reads = ListSearch::default();
+        assert_eq!(
+            matched_field(&row("Refund", "Bot"), &[], reads, "refund"),
+            None,
+            "the title is not what such a search read"
+        );
+        assert_eq!(
+            matched_field(&row("Hello", "Bot"), &[], reads, "C25-00"),
+            Some("id"),
+            "anywhere in the id, any case"
+        );
+        assert_eq!(what_search_reads(reads, &[]), "ids and message text");
+        assert_eq!(
+            what_search_reads(TITLES_AND_ID_PREFIXES, &[APP]),
+            "titles, app, ids and message text"
         );
     }
 

@@ -65,6 +65,12 @@ pub trait ConversationSource: Sync {
         &[]
     }
 
+    /// What [`Self::list`]'s search reads besides the messages' text and the searched columns,
+    /// so a front end can say where a row matched.
+    fn list_search(&self) -> ListSearch {
+        ListSearch::default()
+    }
+
     /// Whether [`Self::list`] of `query` reads every message (a search without an index), so
     /// the CLI prints rows as they come instead of waiting for the page.
     fn list_scans(&self, store: &Store, query: &ListQuery) -> bool {
@@ -205,6 +211,17 @@ pub struct ListedConversation {
     /// view opens the row with it.
     #[serde(skip)]
     pub scope: Option<String>,
+}
+
+/// What a source's list search reads of a conversation besides its messages' text and the
+/// columns marked searched: the id always, the title where it says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ListSearch {
+    /// Titles hold the text searched for.
+    pub titles: bool,
+    /// Ids match by their start only, dashes left out (a UUID typed in part); otherwise
+    /// anywhere in them, any case.
+    pub id_prefix: bool,
 }
 
 /// A column of the list a source adds: its heading, the key of `extra` it shows, and the

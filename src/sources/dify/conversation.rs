@@ -9,8 +9,8 @@ use futures_util::future::BoxFuture;
 use super::{history, listing, thread_tree};
 use crate::sources::adapter::Part;
 use crate::sources::conversation::{
-    Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListedConversation,
-    ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
+    Census, Command, ConversationSource, HistoryRequest, ListColumn, ListQuery, ListSearch,
+    ListedConversation, ListedPage, Setting, SourceFuture, SourceHistory, SourceTree, TreeRequest,
 };
 use crate::store::{Store, StoreError};
 
@@ -80,6 +80,14 @@ impl ConversationSource for DifyConversations {
 
     fn list_columns(&self) -> &'static [ListColumn] {
         COLUMNS
+    }
+
+    /// The search reads names, app names, and ids by their start (a UUID typed in part).
+    fn list_search(&self) -> ListSearch {
+        ListSearch {
+            titles: true,
+            id_prefix: true,
+        }
     }
 
     fn list_scans(&self, store: &Store, query: &ListQuery) -> bool {

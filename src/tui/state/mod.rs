@@ -5,7 +5,7 @@
 //! re-exports the parts.
 
 use super::keymap::{KeyContext, Keymap};
-use crate::sources::conversation::{ConversationSource, ListColumn};
+use crate::sources::conversation::{ConversationSource, ListColumn, ListSearch};
 
 mod budget;
 pub mod chat_memories;
@@ -113,6 +113,8 @@ pub struct AppState {
     pub scan_unit: &'static str,
     /// The columns its source adds to a short list, each a key of a row's extras.
     pub list_columns: Vec<ListColumn>,
+    /// What its source's list search reads, to say where a row matched.
+    pub list_search: ListSearch,
     /// The open session or thread.
     pub session: Option<SessionState>,
     /// The open session's tree (`t`), where its source's tree is not a checkpoint tree.
@@ -172,6 +174,7 @@ impl AppState {
             noun: "conversation",
             scan_unit: "message",
             list_columns: Vec::new(),
+            list_search: ListSearch::default(),
             session: None,
             tree: None,
             checkpoints: None,
@@ -206,6 +209,13 @@ impl AppState {
         self.noun = conversations.noun();
         let columns = conversations.list_columns().iter();
         self.list_columns = columns.filter(|column| column.brief).copied().collect();
+        self.list_search = conversations.list_search();
+    }
+
+    /// Whether the list counts each row's tokens: only a tree of turns has a latest thread to
+    /// count; a session's budget is counted when it is opened.
+    pub fn list_counts_tokens(&self) -> bool {
+        self.conversation_screens == ConversationScreens::TurnTree
     }
 
     /// Whether the list's rows open on the session screens rather than on a regeneration

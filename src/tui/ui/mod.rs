@@ -16,7 +16,6 @@ mod nodes;
 mod prune;
 mod rows;
 pub mod session;
-mod session_list;
 mod tree_screen;
 mod trim;
 
@@ -40,7 +39,6 @@ const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
 fn component(state: &AppState) -> &'static dyn Component {
     match state.screen {
-        Screen::Conversations if state.lists_sessions() => &session_list::SessionList,
         Screen::Conversations => &conversations::ConversationList,
         Screen::Conversation => &conversation::ConversationView,
         Screen::Session => &session::SessionScreen,

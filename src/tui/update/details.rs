@@ -35,13 +35,11 @@ fn selected(state: &AppState) -> Option<Detail> {
         return lines.get(state.jobs.selected).map(|line| job(state, line));
     }
     match state.screen {
-        Screen::Conversations if state.lists_sessions() => state
-            .list
-            .selected_row()
-            .map(|row| session_row(row, &state.list_columns)),
-        Screen::Conversations => state.list.rows.get(state.list.selected).map(|row| {
-            let tokens = state.list.thread_tokens.get(&row.id).copied();
-            conversation(row, &state.list_columns, tokens)
+        Screen::Conversations => state.list.selected_row().map(|row| {
+            let tokens = state
+                .list_counts_tokens()
+                .then(|| state.list.thread_tokens.get(&row.id).copied());
+            list_row(row, &state.list_columns, tokens)
         }),
         Screen::Session => {
             let session = state.session.as_ref()?;
@@ -131,33 +129,14 @@ fn when(at: impl std::fmt::Display) -> String {
     at.to_string()
 }
 
-/// A row of the conversation list, every cell and the source's other facts whole, with the
-/// tokens of its latest thread.
-fn conversation(row: &ListedConversation, columns: &[ListColumn], tokens: Option<u64>) -> Detail {
-    let mut pairs = row_pairs(row, columns);
-    let shown: Vec<&str> = columns.iter().map(|column| column.key).collect();
-    pairs.extend(
-        row.extra
-            .iter()
-            .filter(|(key, _)| !shown.contains(&key.as_str()))
-            .filter_map(|(key, value)| Some((key.as_str(), value.as_str()?.to_owned()))),
-    );
-    let counted = tokens.map_or("counting…".to_owned(), |t| {
-        crate::format::count(t, "token")
-    });
-    pairs.push(("latest thread", counted));
-    Detail::new(format!(" {} ", row.id), fields(&pairs))
-}
-
-/// A row of the session list, every cell whole: a Langflow session of one flow, a LangGraph
-/// thread, any source's log.
-fn session_row(row: &ListedConversation, columns: &[ListColumn]) -> Detail {
-    Detail::new(format!(" {} ", row.id), fields(&row_pairs(row, columns)))
-}
-
-/// A listed row's cells under their headings, the empty ones left out, and why it could not be
-/// read whole.
-fn row_pairs<'a>(row: &'a ListedConversation, columns: &[ListColumn]) -> Vec<(&'a str, String)> {
+/// A row of the conversation list: every cell whole (the empty ones left out), why it could not
+/// be read whole, the extras the list has no column for and, where the list counts them, the
+/// tokens of its latest thread (`Some(None)`: not counted yet).
+fn list_row(
+    row: &ListedConversation,
+    columns: &[ListColumn],
+    tokens: Option<Option<u64>>,
+) -> Detail {
     let mut pairs: Vec<(&str, String)> = headers(columns)
         .into_iter()
         .zip(cells(row, columns))
@@ -166,7 +145,20 @@ fn row_pairs<'a>(row: &'a ListedConversation, columns: &[ListColumn]) -> Vec<(&'
     if let Some(problem) = &row.problem {
         pairs.push(("unread", problem.clone()));
     }
-    pairs
+    let shown: Vec<&str> = columns.iter().map(|column| column.key).collect();
+    pairs.extend(
+        row.extra
+            .iter()
+            .filter(|(key, _)| !shown.contains(&key.as_str()))
+            .filter_map(|(key, value)| Some((key.as_str(), value.as_str()?.to_owned()))),
+    );
+    if let Some(tokens) = tokens {
+        let counted = tokens.map_or("counting…".to_owned(), |t| {
+            crate::format::count(t, "token")
+        });
+        pairs.push(("latest thread", counted));
+    }
+    Detail::new(format!(" {} ", row.id), fields(&pairs))
 }
 
 /// A message of the conversation's tree: its ids, state, tokens, and query and answer whole.

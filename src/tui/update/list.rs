@@ -9,7 +9,7 @@ use super::effect::{Effect, Load};
 use super::list_query::{filter_list, reload_list};
 use super::open_session::open_session;
 use super::selection::moved;
-use crate::inspect::search_match::{id_holds, matched_field};
+use crate::inspect::search_match::matched_field;
 use crate::sources::conversation::{ListedConversation, ListedPage};
 use crate::sources::opened::ConversationKey;
 use crate::tui::action::Action;
@@ -205,9 +205,7 @@ pub(super) fn listed(
                 // Passed through on the way to a later page: nothing to count.
                 return true;
             }
-            // Only a tree of turns has a latest thread to count; a session's budget is counted
-            // when it is opened.
-            if !to_count.is_empty() && !state.lists_sessions() {
+            if !to_count.is_empty() && state.list_counts_tokens() {
                 let tokens_generation = state.generation();
                 state.list.tokens_generation = tokens_generation;
                 let count = Load::CountThreads {
@@ -252,12 +250,7 @@ pub(super) fn ask_snippet(state: &mut AppState, effects: &mut Vec<Effect>) {
     else {
         return;
     };
-    // A session list's search reads ids and message text; a tree list's, its named fields too.
-    let matched_elsewhere = match state.lists_sessions() {
-        true => id_holds(&row.id, &search),
-        false => matched_field(row, &state.list_columns, &search).is_some(),
-    };
-    if matched_elsewhere {
+    if matched_field(row, &state.list_columns, state.list_search, &search).is_some() {
         return;
     }
     let key = key_of(row);
