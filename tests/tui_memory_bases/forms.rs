@@ -325,3 +325,48 @@ fn search_asks_for_hits_and_drops_stale_ones() {
         "esc closes the results"
     );
 }
+
+#[test]
+fn the_search_is_the_one_form_popup_and_takes_any_text() {
+    let mut state = tab(false);
+    key(&mut state, '/');
+    assert_eq!(state.key_context(), KeyContext::Form);
+    assert!(
+        matches!(open_form(&state), Some((BaseForm::Search { base }, _)) if base.id == "base-1")
+    );
+    // Letters that are keys elsewhere are typed: `q` does not quit, `j` does not move.
+    typed(&mut state, "q j");
+    assert!(!state.quit);
+    assert_eq!(open_form(&state).unwrap().1.form.text("query"), "q j");
+    code(&mut state, KeyCode::Esc);
+    assert!(no_form(&state), "esc closes the form");
+    assert!(state.memory_bases.search.is_none(), "and searches nothing");
+}
+
+/// The memory bases tab's forms take their keys from `[keys.form]`, as the chat memory forms
+/// do: a user who submits with another key submits here too.
+#[test]
+fn the_forms_keys_are_the_configured_ones() {
+    let user: toml::Table = toml::from_str(
+        r#"
+        [form]
+        "enter" = { action = "none" }
+        "f2" = { action = "confirm" }
+        "#,
+    )
+    .unwrap();
+    let mut state = tab(false);
+    state.keymap = Keymap::from_toml(memscope::tui::keymap::DEFAULT_KEYS, Some(&user)).unwrap();
+    key(&mut state, 't');
+    code(&mut state, KeyCode::Enter);
+    assert!(
+        matches!(open_form(&state), Some((BaseForm::Threshold { .. }, _))),
+        "enter is unbound in forms"
+    );
+    let effects = mb_effects(code(&mut state, KeyCode::F(2)));
+    assert!(
+        matches!(&effects[..], [MbEffect::Update { base, .. }] if base.id == "base-1"),
+        "{effects:?}"
+    );
+    assert!(no_form(&state));
+}

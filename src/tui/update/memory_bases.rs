@@ -133,7 +133,9 @@ pub(super) fn action(state: &mut AppState, action: Action, effects: &mut Vec<Eff
                     .unwrap_or_default();
                 let title = format!(" Search the KB of {} ", base.name);
                 let form = Form::new(vec![Field::new("query", "query", FieldValue::text(text))]);
-                state.overlay = Overlay::Form(base_form(title, BaseForm::Search { base }, form));
+                let popup = base_form(title, BaseForm::Search { base }, form)
+                    .with_note("the words to look for; enter searches its knowledge base");
+                state.overlay = Overlay::Form(popup);
             }
             None => state.message = Some("no memory base to search".to_owned()),
         },
