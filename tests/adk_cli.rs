@@ -302,3 +302,71 @@ fn app_and_user_are_refused_where_the_source_does_not_take_them() {
     );
     assert!(stderr.contains("--user is not taken by"), "{stderr}");
 }
+
+/// Runs one statement on the session file, as another program writing to it would.
+fn execute(db: &str, statement: &'static str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let pool = sqlx::SqlitePool::connect(db).await.unwrap();
+        sqlx::query(statement).execute(&pool).await.unwrap();
+        pool.close().await;
+    });
+}
+
+/// The list reads each session's events without building them: its agents are those `thread`
+/// names from the built events, and an event ADK cannot load is counted among the session's
+/// messages and said to be unreadable, as `doctor` says it.
+#[test]
+fn the_list_names_the_agents_thread_names_and_counts_what_adk_cannot_load() {
+    let home = tempfile::tempdir().unwrap();
+    let db = adk_demo(home.path());
+    let listed = json(memscope_on(home.path(), &db).args(["conversations"]));
+    let rows = listed["conversations"].as_array().unwrap();
+    assert!(rows.len() >= 3, "{listed}");
+    for row in rows {
+        let id = row["id"].as_str().unwrap();
+        let thread = json(memscope_on(home.path(), &db).args(["thread", id]));
+        let agents: Vec<&str> = thread["extra"]["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert_eq!(row["extra"]["agents"], agents.join(", "), "{id}");
+        assert_eq!(row["extra"]["unreadable"], 0, "{id}");
+    }
+    let messages = rows.iter().find(|r| r["id"] == "escalation").unwrap()["messages"].clone();
+
+    // Two events become what ADK cannot load: the user's gets an author that is a number, the
+    // specialist's last one content that is text; the coordinator's transfer still names it.
+    execute(
+        &db,
+        "UPDATE events SET event_data = json_set(event_data, '$.author', 5) \
+         WHERE rowid = (SELECT MIN(rowid) FROM events WHERE session_id = 'escalation' \
+         AND json_extract(event_data, '$.author') = 'user')",
+    );
+    execute(
+        &db,
+        "UPDATE events SET event_data = json_set(event_data, '$.content', 'hello') \
+         WHERE rowid = (SELECT MAX(rowid) FROM events WHERE session_id = 'escalation' \
+         AND json_extract(event_data, '$.author') = 'specialist')",
+    );
+    let listed = json(memscope_on(home.path(), &db).args(["conversations"]));
+    let escalation = listed["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "escalation")
+        .unwrap()
+        .clone();
+    assert_eq!(escalation["messages"], messages, "{escalation}");
+    assert_eq!(escalation["extra"]["unreadable"], 2, "{escalation}");
+    assert_eq!(escalation["extra"]["agents"], "coordinator, specialist");
+    assert_eq!(
+        escalation["problem"],
+        "2 events not JSON ADK can load: ADK fails to load the session"
+    );
+}

@@ -76,19 +76,24 @@ pub async fn list(
     page.truncate(limit as usize);
     let mut rows = Vec::with_capacity(page.len());
     for (key, updated) in page {
-        let loaded = read::events(store, &key).await?;
-        let agents = router::agents(&loaded.events);
-        let stored = loaded.events.len() + loaded.unreadable.len();
+        let glanced = read::glances(store, &key).await?;
+        let agents = router::agents_named(
+            glanced
+                .glances
+                .iter()
+                .map(|g| (g.author.as_str(), g.transfer_to.as_deref())),
+        );
+        let stored = glanced.glances.len() + glanced.unreadable;
         let mut extra = Extra::new();
         extra.insert("app".to_owned(), json!(key.app_name));
         extra.insert("user".to_owned(), json!(key.user_id));
         extra.insert("agents".to_owned(), json!(agents.join(", ")));
-        extra.insert("unreadable".to_owned(), json!(loaded.unreadable.len()));
+        extra.insert("unreadable".to_owned(), json!(glanced.unreadable));
         let row = ListedConversation {
-            problem: (!loaded.unreadable.is_empty()).then(|| {
+            problem: (glanced.unreadable > 0).then(|| {
                 format!(
                     "{} not JSON ADK can load: ADK fails to load the session",
-                    crate::format::count(loaded.unreadable.len() as u64, "event")
+                    crate::format::count(glanced.unreadable as u64, "event")
                 )
             }),
             scope: Some(format!("{}/{}", key.app_name, key.user_id)),

@@ -14,6 +14,7 @@ pub mod conversation;
 pub mod demo;
 pub mod doctor;
 pub mod event;
+mod glance;
 pub mod item;
 mod list;
 mod opened;

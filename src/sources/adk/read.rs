@@ -17,6 +17,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde_json::{Map, Value as Json};
 
 use super::event::{self, Event};
+use super::glance::Glance;
 use crate::sources::conversation::SourceError;
 use crate::store::Store;
 use crate::store::pool::{DbPool, on_pool};
@@ -122,6 +123,59 @@ type OldRow = (
 
 /// Every event of the session, oldest first, as the session's service loads them.
 pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
+    let Some(rows) = stored_events(store, key).await? else {
+        return old_events(store, key).await;
+    };
+    let mut loaded = Loaded::default();
+    for (id, data, at) in rows {
+        match Event::decode(loaded.events.len(), &data, at) {
+            Some(event) => loaded.events.push(event),
+            None => loaded.unreadable.push(id),
+        }
+    }
+    Ok(loaded)
+}
+
+/// What the sessions list shows of a session's events: a glance at each event ADK can load,
+/// and how many it could not.
+#[derive(Debug, Default)]
+pub struct Glanced {
+    pub glances: Vec<Glance>,
+    pub unreadable: usize,
+}
+
+/// A glance at every event of the session: what [`events`] reads, without building them.
+pub async fn glances(store: &Store, key: &Key) -> Result<Glanced, SourceError> {
+    let Some(rows) = stored_events(store, key).await? else {
+        let loaded = old_events(store, key).await?;
+        return Ok(Glanced {
+            glances: loaded
+                .events
+                .iter()
+                .map(|event| Glance {
+                    author: event.author.clone(),
+                    transfer_to: event.transfer_to().map(str::to_owned),
+                })
+                .collect(),
+            unreadable: loaded.unreadable.len(),
+        });
+    };
+    let mut glanced = Glanced::default();
+    for (_, data, _) in rows {
+        match Glance::of(&data) {
+            Some(glance) => glanced.glances.push(glance),
+            None => glanced.unreadable += 1,
+        }
+    }
+    Ok(glanced)
+}
+
+/// The session's stored events, oldest first, as `(id, event_data, seconds)`; `None` on the
+/// old schema, whose events are separate columns.
+async fn stored_events(
+    store: &Store,
+    key: &Key,
+) -> Result<Option<Vec<(String, String, f64)>>, SourceError> {
     let layout = Layout::of(store);
     let rows: Vec<(String, String, f64)> = match layout {
         Layout::SqliteService => {
@@ -162,16 +216,9 @@ pub async fn events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {
                 .map(|(id, data, at)| (id, data.unwrap_or_default(), seconds_of(at.as_deref())))
                 .collect()
         }
-        Layout::Pickled => return old_events(store, key).await,
+        Layout::Pickled => return Ok(None),
     };
-    let mut loaded = Loaded::default();
-    for (id, data, at) in rows {
-        match Event::decode(loaded.events.len(), &data, at) {
-            Some(event) => loaded.events.push(event),
-            None => loaded.unreadable.push(id),
-        }
-    }
-    Ok(loaded)
+    Ok(Some(rows))
 }
 
 async fn old_events(store: &Store, key: &Key) -> Result<Loaded, SourceError> {

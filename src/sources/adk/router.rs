@@ -8,12 +8,15 @@ use super::event::Event;
 
 /// The agents of a session, in the order they first spoke (or were transferred to).
 pub fn agents(events: &[Event]) -> Vec<String> {
+    agents_named(events.iter().map(|e| (e.author.as_str(), e.transfer_to())))
+}
+
+/// The agents named by each event's author and the agent it transfers to, in order: the
+/// sessions list's, from glances at its events.
+pub fn agents_named<'a>(named: impl Iterator<Item = (&'a str, Option<&'a str>)>) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    for event in events {
-        for name in [Some(event.author.as_str()), event.transfer_to()]
-            .into_iter()
-            .flatten()
-        {
+    for (author, transfer_to) in named {
+        for name in [Some(author), transfer_to].into_iter().flatten() {
             if name != "user" && !name.is_empty() && !names.iter().any(|n| n == name) {
                 names.push(name.to_owned());
             }
