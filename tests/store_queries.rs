@@ -304,6 +304,56 @@ db_tests! {
         store.close().await;
     }
 
+    async fn a_conversations_files_are_its_messages_files_in_one_read(db) {
+        let support = app(10, "Bot", "chat");
+        let chat = conversation(20, &support, "Chat", 0);
+        let other = conversation(21, &support, "Other", 0);
+        let messages: Vec<_> = (0..300).map(|i| message(1_000 + i, &chat, i as i64)).collect();
+        let elsewhere = message(2_000, &other, 5);
+        let upload = upload_file(30, "receipt.png");
+        let mut files: Vec<_> = messages
+            .iter()
+            .step_by(7)
+            .enumerate()
+            .map(|(i, m)| message_file(5_000 + i as u128, m, None))
+            .collect();
+        // Two files of one message, the later one written first: the read orders them in time.
+        let mut later = message_file(6_001, &messages[3], Some(&upload));
+        later.created_at = messages[3].message.created_at + chrono::TimeDelta::seconds(9);
+        files.push(later);
+        files.push(message_file(6_002, &messages[3], None));
+        files.push(message_file(6_003, &elsewhere, None));
+        let mut all = messages.clone();
+        all.push(elsewhere);
+        let batch = Batch {
+            apps: vec![support],
+            conversations: vec![chat.clone(), other],
+            upload_files: vec![upload],
+            messages: all,
+            message_files: files,
+            ..Batch::default()
+        };
+        let store = store_with(&db, &batch).await;
+        let ids: Vec<String> = messages.iter().map(|m| m.message.id.clone()).collect();
+        let one_read = store.conversation_files(&chat.id).await.expect("files");
+        assert_eq!(one_read.len(), 300_usize.div_ceil(7) + 2);
+        assert_eq!(one_read, store.message_files(&ids).await.expect("files"));
+        let third: Vec<_> = one_read
+            .iter()
+            .filter(|f| f.message_id == messages[3].message.id)
+            .map(|f| f.name.as_deref())
+            .collect();
+        assert_eq!(third, [None, Some("receipt.png")]);
+        assert!(
+            store
+                .conversation_files("not-a-uuid")
+                .await
+                .expect("files")
+                .is_empty()
+        );
+        store.close().await;
+    }
+
     async fn existing_workflow_runs_are_found(db) {
         let support = app(10, "Bot", "chat");
         let runs: Vec<_> = (0..300).map(|i| workflow_run(2_000 + i, &support)).collect();

@@ -200,7 +200,7 @@ pub async fn load_conversation(
 ) -> Result<TurnConversation, SourceError> {
     let info = conversation_info(store, id).await?;
     let rows = store.all_messages(&info.id).await?;
-    let files = files_of(store, &rows).await?;
+    let files = store.conversation_files(&info.id).await?;
     let windows = row_windows(requested, info.app_window);
     Ok(TurnConversation {
         info,
