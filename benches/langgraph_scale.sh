@@ -51,7 +51,8 @@ WORK=$(mktemp -d)
 
 pg_admin() { psql "$PG_ADMIN" -v ON_ERROR_STOP=1 -qAt "$@"; }
 pg() { psql "$PG_URL" -v ON_ERROR_STOP=1 -qAt "$@"; }
-load() { cut -d' ' -f1-3 /proc/loadavg; }
+# shellcheck source=benches/side_by_side.sh
+. "$ROOT/benches/side_by_side.sh"
 
 cleanup() {
     rm -rf "$WORK"
@@ -82,51 +83,6 @@ if [ -z "${SKIP_POSTGRES:-}" ] && ! pg_ready; then
     pg -c "CREATE TABLE generated (copies int); INSERT INTO generated VALUES ($PG_COPIES)"
     echo "postgres: generated in $(($(date +%s) - start)) s (load $(load))"
 fi
-
-# min, median and max wall milliseconds of a command run N times: hyperfine's when installed.
-measure() {
-    local runs=$1
-    shift
-    if command -v hyperfine >/dev/null; then
-        hyperfine --runs "$runs" --warmup 1 --export-json "$WORK/h.json" -N "$(printf '%q ' "$@")" \
-            >/dev/null 2>"$WORK/h.err" || { cat "$WORK/h.err" >&2; return 1; }
-        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]
-print("%.0f %.0f %.0f" % (r["min"]*1000, r["median"]*1000, r["max"]*1000))' "$WORK/h.json"
-    else
-        "$@" >/dev/null
-        local times=()
-        for _ in $(seq "$runs"); do
-            local t0=$(date +%s%N)
-            "$@" >/dev/null
-            times+=($((($(date +%s%N) - t0) / 1000000)))
-        done
-        local sorted=($(printf '%s\n' "${times[@]}" | sort -n))
-        echo "${sorted[0]} ${sorted[$((${#sorted[@]} / 2))]} ${sorted[-1]}"
-    fi
-}
-
-# One line: a memscope read, what it is measured against, both figures and their ratio.
-MEDIANS=()
-row() {
-    local label=$1 target=$2 runs_base=$3
-    shift 3
-    local split
-    for ((split = 1; split <= $#; split++)); do [ "${!split}" = "--" ] && break; done
-    local ours=("${@:1:split-1}") base=("${@:split+1}")
-    read -r lo mid hi < <(measure "$RUNS" "${ours[@]}")
-    read -r blo bmid bhi < <(measure "$runs_base" "${base[@]}")
-    local ratio
-    ratio=$(python3 -c "import sys; a, b = map(float, sys.argv[1:]); print(f'{a / b:.2f}x' if a >= b else f'1/{b / max(a, 1):.1f}')" "$mid" "$bmid")
-    printf '%-26s %6s %6s %6s ms | %-30s %7s %7s %7s ms | %8s  %-12s %s\n' "$label" "$lo" \
-        "$mid" "$hi" "${base_label}" "$blo" "$bmid" "$bhi" "$ratio" "$target" "$(load)"
-}
-
-header() {
-    echo
-    echo "== $1"
-    printf '%-26s %20s    | %-30s %23s    | %8s  %-12s %s\n' "memscope" "min/median/max" \
-        "against" "min/median/max" "ratio" "target" "load"
-}
 
 # `checkpoints prune --keep-last 10` of thread `long` (1,290 checkpoints and their writes
 # archived, then deleted in one transaction) and the `restore` that puts them back, so the data
