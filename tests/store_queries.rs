@@ -11,7 +11,7 @@ use common::fixtures::{
 };
 use memscope::sources::dify::queries::{ConversationCursor, ConversationFilter};
 use memscope::store::rows::{Batch, ConversationRow};
-use memscope::store::{Access, Store};
+use memscope::store::{Access, Backend, Store};
 
 /// The conversation whose app row is missing; its id has a prefix no other id shares.
 const ORPHAN: u128 = 0xabcdef12_0000_4000_8000_000000000024;
@@ -351,6 +351,56 @@ db_tests! {
                 .expect("files")
                 .is_empty()
         );
+        store.close().await;
+    }
+
+    async fn a_whole_conversation_reads_as_its_history_window_reads_it(db) {
+        let support = app(10, "Bot", "chat");
+        let chat = conversation(20, &support, "Chat", 0);
+        let other = conversation(21, &support, "Other", 0);
+        let mut messages: Vec<_> = (0..40).map(|i| message(1_000 + i, &chat, i as i64)).collect();
+        // Two messages of one second: ties go by id.
+        messages[7].message.created_at = messages[6].message.created_at;
+        let elsewhere = message(2_000, &other, 3);
+        let mut all = messages.clone();
+        all.push(elsewhere);
+        let batch = Batch {
+            apps: vec![support],
+            conversations: vec![chat.clone(), other],
+            messages: all,
+            ..Batch::default()
+        };
+        let store = store_with(&db, &batch).await;
+        if db.backend == Backend::Sqlite {
+            // Instants as other programs write them, which SQLite's own reader leaves to sqlx.
+            for (update, n) in [
+                ("created_at = '2025-01-01T00:00:20'", 1_020),
+                ("created_at = '2025-01-01 00:00:21Z'", 1_021),
+                ("created_at = '2025-01-01 00:00:22.250'", 1_022),
+            ] {
+                db.execute(&format!(
+                    "UPDATE messages SET {update} WHERE id = '{}'",
+                    id(n)
+                ))
+                .await;
+            }
+        }
+        let whole = store.all_messages(&chat.id).await.expect("messages");
+        let mut window = store.history_messages(&chat.id, 1_000).await.expect("window");
+        window.reverse();
+        assert_eq!(whole.len(), 40);
+        assert_eq!(whole, window);
+        assert!(store.all_messages("not-a-uuid").await.expect("none").is_empty());
+
+        if db.backend == Backend::Sqlite {
+            // A row no reader can read fails the conversation, as it always did.
+            db.execute(&format!(
+                "UPDATE messages SET created_at = 'not a time' WHERE id = '{}'",
+                id(1_030)
+            ))
+            .await;
+            assert!(store.all_messages(&chat.id).await.is_err());
+        }
         store.close().await;
     }
 

@@ -47,6 +47,9 @@ enum Event {
 pub(crate) struct ScanSql {
     /// The ordered scan, its first column `rowid`, then the columns `MessageRecord` reads.
     pub scan: String,
+    /// The text bound to the scan's one parameter (`$1`), where it has one: one conversation's
+    /// id, say.
+    pub parameter: Option<String>,
     /// One message by `rowid` (`$1`), its columns those `MessageRecord` reads.
     pub by_rowid: &'static str,
 }
@@ -145,6 +148,27 @@ fn prepare(db: *mut ffi::sqlite3, sql: &str) -> Option<Statement> {
     statement.map(Statement)
 }
 
+/// Binds `text` to the statement's first parameter.
+fn bind_text(db: *mut ffi::sqlite3, statement: &Statement, text: &str) -> Result<(), ScanFailure> {
+    let length = c_int::try_from(text.len()).map_err(|_| ScanFailure::Prepare)?;
+    // SAFETY: the statement belongs to `db`, which this thread has locked; SQLite copies the
+    // text (`SQLITE_TRANSIENT`) before the call returns.
+    let code = unsafe {
+        ffi::sqlite3_bind_text(
+            statement.0.as_ptr(),
+            1,
+            text.as_ptr().cast(),
+            length,
+            ffi::SQLITE_TRANSIENT(),
+        )
+    };
+    if code == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(ScanFailure::Sqlx(step_error(db, code)))
+    }
+}
+
 /// The scan thread: steps the statement with the handle locked, and unlocks it only to read an
 /// unusual row through sqlx.
 fn scan_blocking<R>(
@@ -163,6 +187,9 @@ where
         .map_err(ScanFailure::Sqlx)?;
     let db = locked.as_raw_handle().as_ptr();
     let statement = prepare(db, &sql.scan).ok_or(ScanFailure::Prepare)?;
+    if let Some(parameter) = &sql.parameter {
+        bind_text(db, &statement, parameter)?;
+    }
     let mut batch = Batcher::new(sender);
     loop {
         if stop.is_cancelled() {

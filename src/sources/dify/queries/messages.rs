@@ -102,6 +102,11 @@ impl Store {
         &self,
         conversation_id: &str,
     ) -> Result<Vec<StoredMessage>, StoreError> {
+        if let Some(id) = canonical_uuid(conversation_id)
+            && let Some(messages) = self.scan_one_conversation(ALL_MESSAGES_SQL, &id).await?
+        {
+            return Ok(messages);
+        }
         self.conversation_messages(conversation_id, ALL_MESSAGES_SQL, None)
             .await
     }

@@ -94,6 +94,7 @@ impl Store {
             let sql = sqlite_scan::ScanSql {
                 scan: with_rowid(dialect_text(*dialect, EVERY_MESSAGE_SQL)),
                 by_rowid: dialect_text(*dialect, MESSAGE_BY_ROWID_SQL),
+                parameter: None,
             };
             let decode = |raw: &sqlx::sqlite::SqliteRow| {
                 sqlite_scan::decode_row::<MessageRecord>(raw, "messages")
@@ -114,6 +115,45 @@ impl Store {
             }
         }
         self.conversations_via_sqlx(stop, visit, bad_row).await
+    }
+
+    /// One conversation's messages by `postgres_sql` (ordered, its one parameter the id) through
+    /// the SQLite scan's reader: a 50,000-message conversation spent most of its opening in
+    /// sqlx's hand-over of each row. `None` where the scan does not apply (another backend, a
+    /// table without `rowid`) or met a row sqlx cannot read: the caller then reads through
+    /// sqlx, which reports it as before.
+    pub(super) async fn scan_one_conversation(
+        &self,
+        postgres_sql: &'static str,
+        id: &str,
+    ) -> Result<Option<Vec<StoredMessage>>, StoreError> {
+        let DbPool::Sqlite(pool, dialect) = &self.pool else {
+            return Ok(None);
+        };
+        let sql = sqlite_scan::ScanSql {
+            scan: with_rowid(dialect_text(*dialect, postgres_sql)),
+            by_rowid: dialect_text(*dialect, MESSAGE_BY_ROWID_SQL),
+            parameter: Some(id.to_owned()),
+        };
+        let decode = |raw: &sqlx::sqlite::SqliteRow| {
+            sqlite_scan::decode_row::<MessageRecord>(raw, "messages")
+        };
+        let mut messages = Vec::new();
+        let mut unreadable = false;
+        let scan = sqlite_scan::for_each_conversation(
+            pool,
+            sql,
+            decode,
+            &CancelFlag::default(),
+            &mut |conversation: Vec<StoredMessage>| messages.extend(conversation),
+            &mut |_| unreadable = true,
+        )
+        .await;
+        match scan {
+            Ok(()) if !unreadable => Ok(Some(messages)),
+            Ok(()) | Err(sqlite_scan::Unavailable::Prepare) => Ok(None),
+            Err(sqlite_scan::Unavailable::Sqlx(error)) => Err(self.query_failed(error)),
+        }
     }
 
     /// [`Store::for_each_conversation`] through sqlx's row streams on every backend: what
