@@ -182,31 +182,22 @@ fn thread_and_export_take_the_agent_whose_view_is_marked() {
 /// The demo file with the first `events` events of `session` copied under user `bob`: one id,
 /// two sessions of different lengths.
 fn share_with_bob(db: &str, session: &str, events: i64) {
-    const SESSION: &str = "INSERT INTO sessions (app_name, user_id, id, state, create_time, \
-         update_time) SELECT app_name, 'bob', id, state, create_time, update_time FROM sessions \
-         WHERE id = ?1";
-    const EVENTS: &str = "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, \
-         timestamp, event_data) SELECT id, app_name, 'bob', session_id, invocation_id, timestamp, \
-         event_data FROM events WHERE session_id = ?1 ORDER BY timestamp, rowid LIMIT ?2";
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let pool = sqlx::SqlitePool::connect(db).await.unwrap();
-        sqlx::query(SESSION)
-            .bind(session)
-            .execute(&pool)
-            .await
-            .unwrap();
-        sqlx::query(EVENTS)
-            .bind(session)
-            .bind(events)
-            .execute(&pool)
-            .await
-            .unwrap();
-        pool.close().await;
-    });
+    execute(
+        db,
+        &[
+            format!(
+                "INSERT INTO sessions (app_name, user_id, id, state, create_time, update_time) \
+                 SELECT app_name, 'bob', id, state, create_time, update_time FROM sessions \
+                 WHERE id = '{session}'"
+            ),
+            format!(
+                "INSERT INTO events (id, app_name, user_id, session_id, invocation_id, \
+                 timestamp, event_data) SELECT id, app_name, 'bob', session_id, invocation_id, \
+                 timestamp, event_data FROM events WHERE session_id = '{session}' \
+                 ORDER BY timestamp, rowid LIMIT {events}"
+            ),
+        ],
+    );
 }
 
 #[test]
@@ -303,15 +294,20 @@ fn app_and_user_are_refused_where_the_source_does_not_take_them() {
     assert!(stderr.contains("--user is not taken by"), "{stderr}");
 }
 
-/// Runs one statement on the session file, as another program writing to it would.
-fn execute(db: &str, statement: &'static str) {
+/// Runs statements on the session file, in order, as another program writing to it would.
+fn execute(db: &str, statements: &[String]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
         let pool = sqlx::SqlitePool::connect(db).await.unwrap();
-        sqlx::query(statement).execute(&pool).await.unwrap();
+        for statement in statements {
+            sqlx::query(sqlx::AssertSqlSafe(statement.as_str()))
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
         pool.close().await;
     });
 }
@@ -344,15 +340,16 @@ fn the_list_names_the_agents_thread_names_and_counts_what_adk_cannot_load() {
     // specialist's last one content that is text; the coordinator's transfer still names it.
     execute(
         &db,
-        "UPDATE events SET event_data = json_set(event_data, '$.author', 5) \
-         WHERE rowid = (SELECT MIN(rowid) FROM events WHERE session_id = 'escalation' \
-         AND json_extract(event_data, '$.author') = 'user')",
-    );
-    execute(
-        &db,
-        "UPDATE events SET event_data = json_set(event_data, '$.content', 'hello') \
-         WHERE rowid = (SELECT MAX(rowid) FROM events WHERE session_id = 'escalation' \
-         AND json_extract(event_data, '$.author') = 'specialist')",
+        &[
+            "UPDATE events SET event_data = json_set(event_data, '$.author', 5) \
+             WHERE rowid = (SELECT MIN(rowid) FROM events WHERE session_id = 'escalation' \
+             AND json_extract(event_data, '$.author') = 'user')"
+                .to_owned(),
+            "UPDATE events SET event_data = json_set(event_data, '$.content', 'hello') \
+             WHERE rowid = (SELECT MAX(rowid) FROM events WHERE session_id = 'escalation' \
+             AND json_extract(event_data, '$.author') = 'specialist')"
+                .to_owned(),
+        ],
     );
     let listed = json(memscope_on(home.path(), &db).args(["conversations"]));
     let escalation = listed["conversations"]
